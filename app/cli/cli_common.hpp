@@ -1,0 +1,30 @@
+#pragma once
+// Shared by spillway-cli subcommands: exit codes, built-in resources, policy loading.
+#include <QStringList>
+
+#include <string>
+
+#include "spillway/policy.hpp"
+
+namespace spillway::cli {
+
+// Exit codes, the same for every subcommand.
+enum Exit : int { kOk = 0, kFindings = 1, kInputError = 2 };
+
+// Built-in resources compiled into the binary (resources/ in the source tree).
+inline constexpr const char* kDefaultPolicy = ":/spillway/policies/default.yaml";
+inline constexpr const char* kSampleTrace = ":/spillway/traces/seed000-sample.jsonl";
+inline constexpr const char* kSampleFaults = ":/spillway/traces/seed000-sample.faults.jsonl";
+
+// Reads a file or a ":/" resource whole. Throws InputError when it cannot.
+std::string readWhole(const std::string& path);
+
+// `path` empty → the built-in default policy. Throws InputError.
+Policy loadPolicy(const std::string& path);
+
+// Formats a duration for tables: "18.2s", "1m32s", "inf", "n/a".
+std::string humanDuration(Micros d);
+
+int runReplay(const QStringList& args);
+
+}  // namespace spillway::cli

@@ -1,0 +1,50 @@
+// spillway-cli: headless Spillway. `spillway-cli <command> [options]`; `--help` on each.
+#include <QCoreApplication>
+#include <QStringList>
+
+#include <cstdio>
+
+#include "cli_common.hpp"
+
+namespace {
+
+void usage(std::FILE* to) {
+  std::fputs(
+      "Usage: spillway-cli <command> [options]\n"
+      "\n"
+      "Commands:\n"
+      "  replay    replay recorded telemetry (JSONL) through a breaker policy\n"
+      "\n"
+      "Run 'spillway-cli <command> --help' for a command's options.\n"
+      "Exit codes: 0 success, 1 findings, 2 usage or input error.\n",
+      to);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QCoreApplication app(argc, argv);
+  QCoreApplication::setApplicationName("spillway-cli");
+  QCoreApplication::setApplicationVersion(SPILLWAY_VERSION);
+  QStringList args = QCoreApplication::arguments();
+  if (args.size() < 2) {
+    usage(stderr);
+    return spillway::cli::kInputError;
+  }
+  const QString cmd = args.at(1);
+  if (cmd == "--help" || cmd == "-h" || cmd == "help") {
+    usage(stdout);
+    return spillway::cli::kOk;
+  }
+  if (cmd == "--version") {
+    std::printf("spillway-cli %s\n", SPILLWAY_VERSION);
+    return spillway::cli::kOk;
+  }
+  // The subcommand sees "spillway-cli <command>" as its program name.
+  args.removeAt(1);
+  args[0] = "spillway-cli " + cmd;
+  if (cmd == "replay") return spillway::cli::runReplay(args);
+  std::fprintf(stderr, "spillway-cli: unknown command '%s'\n\n", qPrintable(cmd));
+  usage(stderr);
+  return spillway::cli::kInputError;
+}

@@ -1,0 +1,186 @@
+#pragma once
+// One instance's breaker: detect (windows, baseline), classify, trip (sustained), break
+// (states), recover (probes, ramp), account (counters, events). Time and randomness are inputs;
+// the hot paths (admit in CLOSED, record) are inline and allocation-free.
+#include <array>
+#include <cstdint>
+
+#include "spillway/events.hpp"
+#include "spillway/histogram.hpp"
+#include "spillway/outcome.hpp"
+#include "spillway/policy.hpp"
+#include "spillway/rng.hpp"
+#include "spillway/window.hpp"
+
+namespace spillway {
+
+struct Decision {
+  bool admitted = true;
+  bool probe = false;  // admitted as a half-open probe: its outcome decides recovery
+  RejectReason reason = RejectReason::None;
+  explicit operator bool() const { return admitted; }
+};
+
+struct BreakerCounters {
+  std::uint64_t admitted = 0;
+  std::uint64_t rejected = 0;  // all breaker blocks
+  std::array<std::uint64_t, kRejectReasonCount> rejectedBy{};
+  std::uint64_t verdicts = 0;          // blocked requests whose "would it have succeeded" is known
+  std::uint64_t blockedWouldSucceed = 0;  // false positives
+  std::array<std::uint64_t, 2> fpByTrip{};  // FP attributed to trips by [error, slow]
+  std::uint64_t recorded = 0;
+  std::uint64_t failures = 0;
+  std::uint64_t slow = 0;
+  std::uint64_t ignored = 0;
+  std::uint64_t probes = 0;
+  std::uint64_t opens = 0;
+  std::uint64_t wouldOpens = 0;  // METRICS_ONLY trips
+  std::uint64_t clockRegressions = 0;
+  std::array<Micros, kStateCount> timeIn{};
+};
+
+// Read-only view for plots and tiles.
+struct BreakerSnapshot {
+  Micros at = 0;
+  BreakerState state = BreakerState::Closed;
+  bool ramping = false;
+  double admitShare = 1.0;      // share of traffic admitted right now
+  WindowCounts window;          // whole window (for plots)
+  WindowCounts decision;        // what the trip rule sees
+  double errorRate = 0;         // of the decision window; NaN-free: 0 when no calls
+  double slowRate = 0;
+  double p50 = 0, p90 = 0, p99 = 0;  // µs, window
+  double baselineP99 = 0;       // µs; 0 while still learning
+  bool baselineLearned = false;
+  bool baselineFrozen = false;
+  Micros slowThreshold = 0;     // µs; kForever while unknown
+  std::uint64_t inflight = 0;
+  Micros openUntil = 0;
+  std::uint32_t attempts = 0;   // opens counted for backoff
+  BreakerCounters counters;
+};
+
+class Breaker {
+  // Completed window slices feed the P99 baseline (declared first: the inline paths use it).
+  struct SliceHook {
+    Breaker* self;
+    void operator()(const CompletedSlice& s) const { self->onSliceComplete(s); }
+  };
+  SliceHook sliceHook() { return SliceHook{this}; }
+
+ public:
+  Breaker(InstanceId id, const BreakerConfig& cfg, std::uint64_t seed, EventSink* sink);
+
+  Decision admit(Micros now) {
+    if (now > lastNow_ && stateSince_ != kNever) [[likely]] {
+      lastNow_ = now;
+    } else {
+      now = clamp(now);
+    }
+    if (state_ == BreakerState::Closed && !ramping_) {
+      ++counters_.admitted;
+      ++inflight_;
+      return Decision{};
+    }
+    return admitSlow(now);
+  }
+
+  // The outcome of an admitted call, known at `end`. `probe` comes from its Decision.
+  void record(Micros end, Micros latency, int status, Outcome outcome, bool probe = false) {
+    if (end > lastNow_ && stateSince_ != kNever) [[likely]] {
+      lastNow_ = end;
+    } else {
+      end = clamp(end);
+    }
+    if (inflight_) --inflight_;
+    if (state_ == BreakerState::Disabled) return;
+    stats_.advanceTo(end, sliceHook());
+    const Verdict v = classify(cfg_->classify, status, outcome);
+    if (v == Verdict::Ignored) {
+      ++counters_.ignored;
+      return;
+    }
+    const bool failure = v == Verdict::Failure;
+    const std::uint64_t lat = latency > 0 ? static_cast<std::uint64_t>(latency) : 0;
+    const bool slow = latency > slowThreshold_;
+    stats_.addOutcome(failure, slow, lat);
+    if (countWindow_) countWindow_->add(failure, slow);
+    ++counters_.recorded;
+    counters_.failures += failure;
+    counters_.slow += slow;
+    afterOutcome(end, probe, !failure && !slow, 1);
+  }
+
+  // Aggregate sample (Prometheus-style): counts over an interval that ended at `end`.
+  // `slow` < 0 means unknown: derived from `hist` against the current slow threshold.
+  void recordAggregate(Micros end, std::uint32_t calls, std::uint32_t failures, std::int64_t slow,
+                       const LatencyHistogram* hist);
+
+  // The caller's verdict on a request this breaker blocked (FP accounting).
+  void noteBlocked(bool wouldHaveSucceeded);
+
+  // Lets time pass without traffic (OPEN→HALF_OPEN, ramp completion, state timers).
+  void advance(Micros now);
+
+  // Operator / mode transitions: FORCED_OPEN, DISABLED, METRICS_ONLY, CLOSED (reset).
+  void force(BreakerState to, Micros now);
+
+  BreakerSnapshot snapshot(Micros now) const;
+  const BreakerCounters& counters() const { return counters_; }
+  BreakerState state() const { return state_; }
+  bool ramping() const { return ramping_; }
+  Micros slowThreshold() const { return slowThreshold_; }
+  InstanceId id() const { return id_; }
+  const BreakerConfig& config() const { return *cfg_; }
+
+ private:
+  // Time never runs backwards inside a breaker: an earlier timestamp is treated as "now".
+  Micros clamp(Micros t);
+  Decision admitSlow(Micros now);
+  Decision reject(Micros now, RejectReason r);
+  void afterOutcome(Micros now, bool probe, bool good, std::uint32_t n);
+  void evaluateTrip(Micros now);
+  void onSliceComplete(const CompletedSlice& s);
+  void transition(BreakerState to, Reason reason, Micros now, Micros openFor = 0,
+                  Micros sustained = 0);
+  void open(Micros now, Reason reason, Micros sustained);
+  void toHalfOpen(Micros at);
+  void close(Micros now);
+  void finishRamp(Micros at);
+  double rampShare(Micros now) const;
+  Micros rampEnd() const;
+  void updateSlowThreshold();
+  void decisionCounts(std::uint32_t& calls, std::uint32_t& failures, std::uint32_t& slow) const;
+  void publish(EventKind kind, BreakerState from, BreakerState to, Reason reason, Micros now,
+            Micros openFor, Micros sustained);
+
+  InstanceId id_;
+  const BreakerConfig* cfg_;
+  EventSink* sink_;
+  Rng rng_;
+  SlidingStats stats_;
+  std::unique_ptr<CountWindow> countWindow_;
+  DecayingHistogram baseline_;
+  double baselineP99_ = 0;
+  double baselineP50_ = 0;
+  bool baselineLearned_ = false;
+  bool lastSliceFrozen_ = false;
+  Micros slowThreshold_ = kForever;
+
+  BreakerState state_ = BreakerState::Closed;
+  Micros stateSince_ = kNever;
+  Micros lastNow_ = kNever;
+  bool ramping_ = false;
+  Micros rampStart_ = 0;
+  Micros openUntil_ = 0;
+  std::uint32_t attempts_ = 0;   // consecutive opens for backoff (decays when healthy)
+  Micros healthySince_ = kNever;
+  Micros overSince_ = kNever;    // trip condition true since
+  bool wouldOpenFired_ = false;  // METRICS_ONLY: one event per episode
+  std::uint32_t streak_ = 0;
+  int tripKind_ = 0;             // 0 error, 1 slow: what the current open was caused by
+  std::uint64_t inflight_ = 0;
+  BreakerCounters counters_;
+};
+
+}  // namespace spillway

@@ -1,0 +1,37 @@
+#pragma once
+// One error type for every input Spillway reads (policy, trace, scenario, payload): it names
+// the file, the line and the field, so the message reads `file:line: field: what is wrong`.
+#include <stdexcept>
+#include <string>
+
+namespace spillway {
+
+class InputError : public std::runtime_error {
+ public:
+  InputError(std::string file, long line, std::string field, std::string what)
+      : std::runtime_error(format(file, line, field, what)),
+        file_(std::move(file)),
+        line_(line),
+        field_(std::move(field)),
+        detail_(std::move(what)) {}
+  const std::string& file() const { return file_; }
+  long line() const { return line_; }  // 1-based; 0 when unknown
+  const std::string& field() const { return field_; }
+  const std::string& detail() const { return detail_; }
+
+ private:
+  static std::string format(const std::string& file, long line, const std::string& field,
+                            const std::string& what) {
+    std::string s = file;
+    if (line > 0) s += ":" + std::to_string(line);
+    s += ": ";
+    if (!field.empty()) s += field + ": ";
+    return s + what;
+  }
+  std::string file_;
+  long line_;
+  std::string field_;
+  std::string detail_;
+};
+
+}  // namespace spillway

@@ -1,0 +1,117 @@
+#pragma once
+// The policy: const configuration objects, as Envoy's outlier detection takes them. Values
+// here are the defaults documented in docs/policy.md; resources/policies/default.yaml carries
+// the seed-000 numbers explicitly.
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "spillway/time.hpp"
+
+namespace spillway {
+
+enum class BreakerMode : std::uint8_t { Normal, MetricsOnly, Disabled, ForcedOpen };
+enum class WindowType : std::uint8_t { Time, Count };
+enum class RampShape : std::uint8_t { Linear, Step };
+enum class ClientErrors : std::uint8_t { Ignore, Success, Failure };
+
+struct WindowConfig {
+  WindowType type = WindowType::Time;
+  Micros length = seconds(10);
+  Micros bucket = seconds(1);
+  std::uint32_t calls = 100;  // size of a count-based window
+};
+
+struct TripConfig {
+  double errorRate = 0.5;  // trip when the window's error rate is strictly above this
+  double slowRate = 0.4;   // ... or the slow-call rate is strictly above this
+  Micros sustain = seconds(3);  // condition must hold this long (0 = trip at once)
+};
+
+struct ClassifyConfig {
+  // failure[s] for HTTP status s in [0, 999]; 0 = no response.
+  std::array<bool, 1000> failureStatus{};
+  ClientErrors clientErrors = ClientErrors::Ignore;  // 4xx that are not listed as failures
+  bool timeoutIsFailure = true;
+  bool resetIsFailure = true;
+  ClassifyConfig();  // 5xx, 0 and 429 count by default
+};
+
+struct SlowConfig {
+  double k = 3.0;                 // slow = latency > k × P99 baseline
+  Micros floor = millis(200);     // ... but never below this
+  Micros absolute = 0;            // > 0: fixed threshold instead of the baseline rule
+  Micros initialBaseline = 0;     // > 0: baseline to use until one is learned
+};
+
+struct BaselineConfig {
+  Micros horizon = seconds(300);  // time constant of the exponential forgetting
+  std::uint32_t minCalls = 200;   // learned weight before the baseline is trusted
+  // A completed slice only feeds the baseline while the instance looks healthy: breaker fully
+  // closed, slice error/slow rates at most these, and the window's median latency at most
+  // ratio × the baseline's median. The median, not the P99: over a few dozen calls it is
+  // stable, so a drift (a memory leak) freezes the baseline before it can drag it up.
+  double freezeErrorRate = 0.25;
+  double freezeSlowRate = 0.2;
+  double freezeDriftRatio = 1.3;
+};
+
+struct OpenConfig {
+  Micros duration = seconds(10);
+  double backoffMultiplier = 1.5;
+  Micros maxDuration = seconds(60);
+  double jitter = 0.0;            // ± share of the duration, drawn from the breaker's stream
+  Micros decayAfter = seconds(60);  // healthy (closed, not ramping) time that forgets one open
+};
+
+struct HalfOpenConfig {
+  double probeShare = 0.1;
+  std::uint32_t successStreak = 5;
+};
+
+struct RampConfig {
+  Micros duration = seconds(30);
+  RampShape shape = RampShape::Linear;
+  std::uint32_t steps = 4;
+  bool relapseReopens = true;
+};
+
+struct BreakerConfig {
+  BreakerMode mode = BreakerMode::Normal;
+  WindowConfig window;
+  std::uint32_t minCalls = 20;
+  TripConfig trip;
+  ClassifyConfig classify;
+  SlowConfig slow;
+  BaselineConfig baseline;
+  OpenConfig open;
+  HalfOpenConfig halfOpen;
+  RampConfig ramp;
+};
+
+struct CalibrationConfig {
+  double fpTarget = 0.05;           // propose less sensitive thresholds above this FP rate
+  Micros period = seconds(300);
+  std::uint32_t minBlocked = 20;    // do not judge a period on fewer blocked requests
+  double rateStep = 0.05;           // how much a proposal raises a rate threshold
+  Micros sustainStep = seconds(2);  // ... and lengthens sustain
+};
+
+// A per-model or per-instance override: a partial `breaker` section, kept as validated YAML
+// text so that an instance override layers on top of its model's override (resolveBreaker).
+struct BreakerOverride {
+  std::string yaml;
+  int line = 0;  // where it came from, for messages
+};
+
+struct Policy {
+  std::string name = "default";
+  BreakerConfig breaker;
+  CalibrationConfig calibration;
+  std::map<std::string, BreakerOverride> modelOverrides;
+  std::map<std::string, BreakerOverride> instanceOverrides;
+};
+
+}  // namespace spillway

@@ -1,0 +1,200 @@
+#pragma once
+// Sliding windows. SlidingStats is the time-based window every breaker keeps: a ring of
+// buckets with running totals (subtract on evict), plus latency histograms per slice for
+// quantiles. It keeps two sets of totals: `all` for plots, and `decision` which the breaker can
+// restart (on closing) without losing the plotted history.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "spillway/histogram.hpp"
+#include "spillway/time.hpp"
+
+namespace spillway {
+
+struct WindowCounts {
+  std::uint32_t calls = 0;     // recorded (non-ignored) outcomes
+  std::uint32_t failures = 0;
+  std::uint32_t slow = 0;
+  std::uint32_t rejected = 0;  // breaker rejections in this bucket
+
+  void add(const WindowCounts& o) {
+    calls += o.calls;
+    failures += o.failures;
+    slow += o.slow;
+    rejected += o.rejected;
+  }
+  void sub(const WindowCounts& o) {
+    calls -= o.calls;
+    failures -= o.failures;
+    slow -= o.slow;
+    rejected -= o.rejected;
+  }
+};
+
+// A completed histogram slice, handed to the baseline learner.
+struct CompletedSlice {
+  const LatencyHistogram* hist;
+  WindowCounts counts;
+  Micros end;
+};
+
+class SlidingStats {
+ public:
+  static constexpr int kMaxSlices = 10;
+
+  SlidingStats(Micros length, Micros bucketWidth);
+
+  // Moves the window so that `t` falls in the newest bucket. Calls onSlice for every slice
+  // that completes (in time order, empty ones skipped). `t` must not go backwards (the
+  // breaker clamps).
+  template <typename OnSlice>
+  void advanceTo(Micros t, OnSlice&& onSlice) {
+    if (t < headEnd_) return;  // fast path: still inside the newest bucket
+    roll(t, onSlice);
+  }
+  void advanceTo(Micros t) {
+    advanceTo(t, [](const CompletedSlice&) {});
+  }
+
+  void addOutcome(bool failure, bool slow, std::uint64_t latencyUs) {
+    WindowCounts& b = buckets_[headSlot_];
+    b.calls++;
+    b.failures += failure;
+    b.slow += slow;
+    all_.calls++;
+    all_.failures += failure;
+    all_.slow += slow;
+    decision_.calls++;
+    decision_.failures += failure;
+    decision_.slow += slow;
+    sliceCounts_[headSlice_].calls++;
+    sliceCounts_[headSlice_].failures += failure;
+    sliceCounts_[headSlice_].slow += slow;
+    if (!slices_) allocHist();
+    const int bin = HistogramLayout::binOf(latencyUs);
+    slices_[headSlice_].addBin(bin, 1);
+    windowHist_->addBin(bin, 1);
+  }
+  void addAggregate(const WindowCounts& c, const LatencyHistogram* hist);
+  void addRejected() {
+    buckets_[headSlot_].rejected++;
+    all_.rejected++;
+    decision_.rejected++;
+  }
+
+  // Restart the decision totals: only outcomes from now on count for the next decision.
+  void restartDecision();
+
+  const WindowCounts& all() const { return all_; }
+  const WindowCounts& decision() const { return decision_; }
+  const LatencyHistogram* histogram() const { return windowHist_.get(); }
+  double quantile(double q) const { return windowHist_ ? windowHist_->quantile(q) : 0.0; }
+  Micros bucketWidth() const { return width_; }
+  int bucketCount() const { return n_; }
+  int bucketsPerSlice() const { return bucketsPerSlice_; }
+
+ private:
+  template <typename OnSlice>
+  void roll(Micros t, OnSlice& onSlice);
+  void evictBucket(std::int64_t idx);
+  void allocHist();
+
+  Micros width_;
+  int n_;                 // buckets in the window
+  int bucketsPerSlice_;
+  int nSlices_;
+  std::vector<WindowCounts> buckets_;
+  std::vector<std::int64_t> slotIdx_;  // absolute bucket index held by each slot
+  std::vector<WindowCounts> sliceCounts_;
+  std::unique_ptr<LatencyHistogram[]> slices_;
+  std::unique_ptr<LatencyHistogram> windowHist_;
+  WindowCounts all_;
+  WindowCounts decision_;
+  std::int64_t headIdx_ = 0;   // absolute bucket index of the newest bucket
+  Micros headEnd_ = kNever;    // end time of the newest bucket (exclusive)
+  int headSlot_ = 0;
+  int headSlice_ = 0;
+  bool started_ = false;
+  // Decision epoch: buckets before epochIdx_ are not in decision_; the epoch bucket only
+  // partially (epochBase_ is what it held when the decision restarted).
+  std::int64_t epochIdx_ = 0;
+  WindowCounts epochBase_;
+};
+
+template <typename OnSlice>
+void SlidingStats::roll(Micros t, OnSlice& onSlice) {
+  const std::int64_t idx = t >= 0 ? t / width_ : (t - width_ + 1) / width_;
+  if (!started_) {
+    started_ = true;
+    headIdx_ = idx;
+    epochIdx_ = idx;
+    headSlot_ = static_cast<int>(((idx % n_) + n_) % n_);
+    slotIdx_[headSlot_] = idx;
+    const std::int64_t sIdx = idx >= 0 ? idx / bucketsPerSlice_ : (idx - bucketsPerSlice_ + 1) / bucketsPerSlice_;
+    headSlice_ = static_cast<int>(((sIdx % nSlices_) + nSlices_) % nSlices_);
+    headEnd_ = (idx + 1) * width_;
+    return;
+  }
+  auto sliceOf = [this](std::int64_t b) {
+    return b >= 0 ? b / bucketsPerSlice_ : (b - bucketsPerSlice_ + 1) / bucketsPerSlice_;
+  };
+  std::int64_t oldSlice = sliceOf(headIdx_);
+  const std::int64_t newSlice = sliceOf(idx);
+  if (newSlice != oldSlice && sliceCounts_[headSlice_].calls > 0) {
+    onSlice(CompletedSlice{slices_ ? &slices_[headSlice_] : nullptr, sliceCounts_[headSlice_],
+                           (oldSlice + 1) * bucketsPerSlice_ * width_});
+  }
+  // Evict at most one window's worth of buckets: a long idle gap clears everything once.
+  std::int64_t from = headIdx_ + 1;
+  if (idx - from >= n_) from = idx - n_ + 1;
+  for (std::int64_t b = from; b <= idx; ++b) evictBucket(b);
+  // Slices: evict the ones newly entered.
+  std::int64_t sFrom = oldSlice + 1;
+  if (newSlice - sFrom >= nSlices_) sFrom = newSlice - nSlices_ + 1;
+  for (std::int64_t s = sFrom; s <= newSlice; ++s) {
+    const int slot = static_cast<int>(((s % nSlices_) + nSlices_) % nSlices_);
+    if (slices_ && slices_[slot].total() > 0) {
+      windowHist_->subtract(slices_[slot]);
+      slices_[slot].clear();
+    }
+    sliceCounts_[slot] = WindowCounts{};
+  }
+  headIdx_ = idx;
+  headSlot_ = static_cast<int>(((idx % n_) + n_) % n_);
+  headSlice_ = static_cast<int>(((newSlice % nSlices_) + nSlices_) % nSlices_);
+  headEnd_ = (idx + 1) * width_;
+}
+
+// Count-based window: the last N outcomes, for breakers configured like Resilience4j's
+// COUNT_BASED window.
+class CountWindow {
+ public:
+  explicit CountWindow(std::uint32_t size) : ring_(size == 0 ? 1 : size, 0) {}
+  void add(bool failure, bool slow) {
+    std::uint8_t& slot = ring_[pos_];
+    if (filled_ == ring_.size()) {
+      failures_ -= slot & 1u;
+      slow_ -= (slot >> 1) & 1u;
+    } else {
+      ++filled_;
+    }
+    slot = static_cast<std::uint8_t>(failure | (slow << 1));
+    failures_ += failure;
+    slow_ += slow;
+    if (++pos_ == ring_.size()) pos_ = 0;
+  }
+  void clear() {
+    std::fill(ring_.begin(), ring_.end(), 0);
+    pos_ = filled_ = failures_ = slow_ = 0;
+  }
+  std::uint32_t calls() const { return filled_; }
+  std::uint32_t failures() const { return failures_; }
+  std::uint32_t slow() const { return slow_; }
+
+ private:
+  std::vector<std::uint8_t> ring_;
+  std::uint32_t pos_ = 0, filled_ = 0, failures_ = 0, slow_ = 0;
+};
+
+}  // namespace spillway

@@ -1,0 +1,375 @@
+#include "spillway/breaker.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace spillway {
+
+Breaker::Breaker(InstanceId id, const BreakerConfig& cfg, std::uint64_t seed, EventSink* sink)
+    : id_(id), cfg_(&cfg), sink_(sink), rng_(seed), stats_(cfg.window.length, cfg.window.bucket) {
+  if (cfg.window.type == WindowType::Count)
+    countWindow_ = std::make_unique<CountWindow>(cfg.window.calls);
+  switch (cfg.mode) {
+    case BreakerMode::Normal: state_ = BreakerState::Closed; break;
+    case BreakerMode::MetricsOnly: state_ = BreakerState::MetricsOnly; break;
+    case BreakerMode::Disabled: state_ = BreakerState::Disabled; break;
+    case BreakerMode::ForcedOpen: state_ = BreakerState::ForcedOpen; break;
+  }
+  updateSlowThreshold();
+}
+
+Micros Breaker::clamp(Micros t) {
+  if (t < lastNow_) {
+    ++counters_.clockRegressions;
+    return lastNow_;
+  }
+  if (stateSince_ == kNever) stateSince_ = t;
+  lastNow_ = t;
+  return t;
+}
+
+void Breaker::decisionCounts(std::uint32_t& calls, std::uint32_t& failures,
+                             std::uint32_t& slow) const {
+  if (countWindow_) {
+    calls = countWindow_->calls();
+    failures = countWindow_->failures();
+    slow = countWindow_->slow();
+  } else {
+    const WindowCounts& d = stats_.decision();
+    calls = d.calls;
+    failures = d.failures;
+    slow = d.slow;
+  }
+}
+
+Decision Breaker::reject(Micros now, RejectReason r) {
+  stats_.advanceTo(now, sliceHook());
+  stats_.addRejected();
+  ++counters_.rejected;
+  ++counters_.rejectedBy[static_cast<int>(r)];
+  return Decision{false, false, r};
+}
+
+Decision Breaker::admitSlow(Micros now) {
+  switch (state_) {
+    case BreakerState::Closed: {  // ramping back after recovery
+      const double share = rampShare(now);
+      if (share >= 1.0) {
+        finishRamp(rampEnd());
+      } else if (rng_.uniform() >= share) {
+        return reject(now, RejectReason::Ramp);
+      }
+      ++counters_.admitted;
+      ++inflight_;
+      return Decision{};
+    }
+    case BreakerState::Open:
+      if (now < openUntil_) return reject(now, RejectReason::BreakerOpen);
+      toHalfOpen(openUntil_);
+      [[fallthrough]];
+    case BreakerState::HalfOpen:
+      if (rng_.uniform() < cfg_->halfOpen.probeShare) {
+        ++counters_.admitted;
+        ++counters_.probes;
+        ++inflight_;
+        return Decision{true, true, RejectReason::None};
+      }
+      return reject(now, RejectReason::HalfOpen);
+    case BreakerState::ForcedOpen:
+      return reject(now, RejectReason::ForcedOpen);
+    case BreakerState::Disabled:
+    case BreakerState::MetricsOnly:
+      ++counters_.admitted;
+      ++inflight_;
+      return Decision{};
+  }
+  return Decision{};
+}
+
+void Breaker::afterOutcome(Micros now, bool probe, bool good, std::uint32_t n) {
+  switch (state_) {
+    case BreakerState::Closed:
+    case BreakerState::MetricsOnly:
+      evaluateTrip(now);
+      break;
+    case BreakerState::HalfOpen:
+      if (!probe) break;  // started before the breaker opened: stats only
+      if (!good) {
+        open(now, Reason::ProbeFailed, 0);
+      } else {
+        streak_ += n;
+        if (streak_ >= cfg_->halfOpen.successStreak) close(now);
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+void Breaker::evaluateTrip(Micros now) {
+  std::uint32_t calls, failures, slow;
+  decisionCounts(calls, failures, slow);
+  const bool enough = calls >= cfg_->minCalls && calls > 0;
+  const double c = calls;
+  const bool errOver = enough && failures > cfg_->trip.errorRate * c;
+  const bool slowOver = enough && slow > cfg_->trip.slowRate * c;
+  if (!errOver && !slowOver) {
+    overSince_ = kNever;
+    wouldOpenFired_ = false;
+    if (state_ == BreakerState::Closed && !ramping_) {
+      if (healthySince_ == kNever) healthySince_ = now;
+      // Flap damping decays: every decay_after of health forgets one open.
+      if (attempts_ > 0 && now - healthySince_ >= cfg_->open.decayAfter) {
+        --attempts_;
+        healthySince_ = now;
+      }
+    }
+    return;
+  }
+  healthySince_ = now;
+  if (state_ == BreakerState::Closed && ramping_) {
+    if (cfg_->ramp.relapseReopens) open(now, Reason::RampRelapse, 0);
+    return;
+  }
+  if (overSince_ == kNever) overSince_ = now;
+  const Micros held = now - overSince_;
+  if (held < cfg_->trip.sustain) return;
+  const Reason r = errOver && slowOver ? Reason::ErrorAndSlow
+                   : errOver           ? Reason::ErrorRate
+                                       : Reason::SlowRate;
+  tripKind_ = errOver ? 0 : 1;
+  if (state_ == BreakerState::MetricsOnly) {
+    if (!wouldOpenFired_) {
+      wouldOpenFired_ = true;
+      ++counters_.wouldOpens;
+      publish(EventKind::WouldOpen, state_, state_, r, now, 0, held);
+    }
+    return;
+  }
+  open(now, r, held);
+}
+
+void Breaker::open(Micros now, Reason reason, Micros sustained) {
+  ++attempts_;
+  ++counters_.opens;
+  if (reason == Reason::ErrorRate || reason == Reason::ErrorAndSlow) tripKind_ = 0;
+  else if (reason == Reason::SlowRate) tripKind_ = 1;
+  double d = static_cast<double>(cfg_->open.duration);
+  const double cap = static_cast<double>(std::max(cfg_->open.maxDuration, cfg_->open.duration));
+  for (std::uint32_t i = 1; i < attempts_ && d < cap; ++i) d *= cfg_->open.backoffMultiplier;
+  d = std::min(d, cap);
+  if (cfg_->open.jitter > 0) d *= 1.0 + cfg_->open.jitter * (2.0 * rng_.uniform() - 1.0);
+  const Micros openFor = std::max<Micros>(1, static_cast<Micros>(std::llround(d)));
+  openUntil_ = now + openFor;
+  ramping_ = false;
+  streak_ = 0;
+  overSince_ = kNever;
+  transition(BreakerState::Open, reason, now, openFor, sustained);
+}
+
+void Breaker::toHalfOpen(Micros at) {
+  streak_ = 0;
+  transition(BreakerState::HalfOpen, Reason::OpenElapsed, at);
+}
+
+void Breaker::close(Micros now) {
+  transition(BreakerState::Closed, Reason::ProbeStreak, now);
+  stats_.restartDecision();
+  if (countWindow_) countWindow_->clear();
+  overSince_ = kNever;
+  healthySince_ = now;
+  rampStart_ = now;
+  ramping_ = cfg_->ramp.duration > 0 && cfg_->halfOpen.probeShare < 1.0;
+  if (!ramping_) finishRamp(now);
+}
+
+void Breaker::finishRamp(Micros at) {
+  ramping_ = false;
+  healthySince_ = at;
+  publish(EventKind::RampComplete, BreakerState::Closed, BreakerState::Closed, Reason::RampComplete,
+       at, 0, 0);
+}
+
+Micros Breaker::rampEnd() const { return rampStart_ + cfg_->ramp.duration; }
+
+double Breaker::rampShare(Micros now) const {
+  if (cfg_->ramp.duration <= 0) return 1.0;
+  const double p0 = cfg_->halfOpen.probeShare;
+  double f = static_cast<double>(now - rampStart_) / static_cast<double>(cfg_->ramp.duration);
+  f = std::clamp(f, 0.0, 1.0);
+  if (cfg_->ramp.shape == RampShape::Step) {
+    const double n = std::max<std::uint32_t>(1, cfg_->ramp.steps);
+    f = std::floor(f * n) / n;
+  }
+  return f >= 1.0 ? 1.0 : p0 + (1.0 - p0) * f;
+}
+
+void Breaker::transition(BreakerState to, Reason reason, Micros now, Micros openFor,
+                         Micros sustained) {
+  if (stateSince_ != kNever && now > stateSince_)
+    counters_.timeIn[static_cast<int>(state_)] += now - stateSince_;
+  const BreakerState from = state_;
+  state_ = to;
+  stateSince_ = now;
+  publish(EventKind::Transition, from, to, reason, now, openFor, sustained);
+}
+
+void Breaker::publish(EventKind kind, BreakerState from, BreakerState to, Reason reason, Micros now,
+                   Micros openFor, Micros sustained) {
+  if (!sink_) return;
+  std::uint32_t calls, failures, slow;
+  decisionCounts(calls, failures, slow);
+  Event e;
+  e.ts = now;
+  e.instance = id_;
+  e.kind = kind;
+  e.from = from;
+  e.to = to;
+  e.reason = reason;
+  e.calls = calls;
+  e.errorRate = calls ? static_cast<double>(failures) / calls : 0.0;
+  e.slowRate = calls ? static_cast<double>(slow) / calls : 0.0;
+  e.openFor = openFor;
+  e.sustained = sustained;
+  sink_->onEvent(e);
+}
+
+void Breaker::onSliceComplete(const CompletedSlice& s) {
+  const BaselineConfig& b = cfg_->baseline;
+  bool healthy = (state_ == BreakerState::Closed && !ramping_) ||
+                 state_ == BreakerState::MetricsOnly || state_ == BreakerState::Disabled;
+  if (healthy && s.counts.calls > 0) {
+    const double c = s.counts.calls;
+    if (s.counts.failures > b.freezeErrorRate * c || s.counts.slow > b.freezeSlowRate * c) {
+      healthy = false;
+    } else if (baselineLearned_ && stats_.histogram() &&
+               stats_.quantile(0.5) > b.freezeDriftRatio * baselineP50_) {
+      // The slice is clearly slower than what we learned: a drift (a leak) must not be
+      // allowed to drag the baseline up with it.
+      healthy = false;
+    }
+  }
+  lastSliceFrozen_ = !healthy;
+  if (!healthy || !s.hist || s.hist->total() == 0) return;
+  const double sliceLen = static_cast<double>(stats_.bucketWidth()) * stats_.bucketsPerSlice();
+  const double horizon = static_cast<double>(std::max<Micros>(b.horizon, 1));
+  baseline_.scale(std::exp(-sliceLen / horizon));
+  baseline_.merge(*s.hist);
+  if (!baselineLearned_ && baseline_.total() >= b.minCalls) baselineLearned_ = true;
+  if (baselineLearned_) {
+    baselineP99_ = baseline_.quantile(0.99);
+    baselineP50_ = baseline_.quantile(0.5);
+    updateSlowThreshold();
+  }
+}
+
+void Breaker::updateSlowThreshold() {
+  const SlowConfig& s = cfg_->slow;
+  if (s.absolute > 0) {
+    slowThreshold_ = s.absolute;
+  } else if (baselineLearned_) {
+    slowThreshold_ = std::max<Micros>(s.floor, static_cast<Micros>(s.k * baselineP99_));
+  } else if (s.initialBaseline > 0) {
+    slowThreshold_ =
+        std::max<Micros>(s.floor, static_cast<Micros>(s.k * static_cast<double>(s.initialBaseline)));
+  } else {
+    slowThreshold_ = kForever;  // still learning: nothing is called slow yet
+  }
+}
+
+void Breaker::recordAggregate(Micros end, std::uint32_t calls, std::uint32_t failures,
+                              std::int64_t slow, const LatencyHistogram* hist) {
+  end = clamp(end);
+  if (state_ == BreakerState::Disabled || calls == 0) return;
+  stats_.advanceTo(end, sliceHook());
+  failures = std::min(failures, calls);
+  if (slow < 0) {
+    slow = (hist && slowThreshold_ != kForever)
+               ? static_cast<std::int64_t>(hist->countAbove(static_cast<std::uint64_t>(slowThreshold_)))
+               : 0;
+  }
+  const auto slowN = static_cast<std::uint32_t>(std::min<std::int64_t>(slow, calls));
+  stats_.addAggregate(WindowCounts{calls, failures, slowN, 0}, hist);
+  if (countWindow_) {
+    const std::uint32_t n = std::min(calls, cfg_->window.calls);
+    for (std::uint32_t i = 0; i < n; ++i) countWindow_->add(i < failures, i < slowN);
+  }
+  counters_.recorded += calls;
+  counters_.failures += failures;
+  counters_.slow += slowN;
+  // Probes inside an aggregate are not individually known: the interval as a whole is a good
+  // probe when nothing failed or was slow, and counts as the probes it would have carried.
+  const bool good = failures == 0 && slowN == 0;
+  const auto probes = std::max<std::uint32_t>(
+      1, static_cast<std::uint32_t>(std::lround(calls * cfg_->halfOpen.probeShare)));
+  afterOutcome(end, state_ == BreakerState::HalfOpen, good, probes);
+}
+
+void Breaker::noteBlocked(bool wouldHaveSucceeded) {
+  ++counters_.verdicts;
+  if (wouldHaveSucceeded) {
+    ++counters_.blockedWouldSucceed;
+    ++counters_.fpByTrip[tripKind_];
+  }
+}
+
+void Breaker::advance(Micros now) {
+  now = clamp(now);
+  stats_.advanceTo(now, sliceHook());
+  if (state_ == BreakerState::Open && now >= openUntil_) toHalfOpen(openUntil_);
+  if (state_ == BreakerState::Closed && ramping_ && now >= rampEnd()) finishRamp(rampEnd());
+}
+
+void Breaker::force(BreakerState to, Micros now) {
+  now = clamp(now);
+  if (to == state_) return;
+  ramping_ = false;
+  overSince_ = kNever;
+  wouldOpenFired_ = false;
+  transition(to, Reason::Manual, now);
+  if (to == BreakerState::Closed) {
+    stats_.restartDecision();
+    if (countWindow_) countWindow_->clear();
+    healthySince_ = now;
+  }
+}
+
+BreakerSnapshot Breaker::snapshot(Micros now) const {
+  BreakerSnapshot s;
+  s.at = now;
+  s.state = state_;
+  s.ramping = ramping_ && now < rampEnd();
+  switch (state_) {
+    case BreakerState::Closed: s.admitShare = ramping_ ? rampShare(now) : 1.0; break;
+    case BreakerState::Open:
+      s.admitShare = now >= openUntil_ ? cfg_->halfOpen.probeShare : 0.0;
+      break;
+    case BreakerState::HalfOpen: s.admitShare = cfg_->halfOpen.probeShare; break;
+    case BreakerState::ForcedOpen: s.admitShare = 0.0; break;
+    default: s.admitShare = 1.0; break;
+  }
+  s.window = stats_.all();
+  s.decision = stats_.decision();
+  std::uint32_t calls, failures, slow;
+  decisionCounts(calls, failures, slow);
+  s.errorRate = calls ? static_cast<double>(failures) / calls : 0.0;
+  s.slowRate = calls ? static_cast<double>(slow) / calls : 0.0;
+  if (const LatencyHistogram* h = stats_.histogram()) {
+    s.p50 = h->quantile(0.50);
+    s.p90 = h->quantile(0.90);
+    s.p99 = h->quantile(0.99);
+  }
+  s.baselineP99 = baselineLearned_ ? baselineP99_ : 0.0;
+  s.baselineLearned = baselineLearned_;
+  s.baselineFrozen = lastSliceFrozen_;
+  s.slowThreshold = slowThreshold_;
+  s.inflight = inflight_;
+  s.openUntil = openUntil_;
+  s.attempts = attempts_;
+  s.counters = counters_;
+  if (stateSince_ != kNever && now > stateSince_)
+    s.counters.timeIn[static_cast<int>(state_)] += now - stateSince_;
+  return s;
+}
+
+}  // namespace spillway

@@ -1,0 +1,72 @@
+#include "spillway/replay.hpp"
+
+#include <algorithm>
+
+namespace spillway {
+
+Replayer::Replayer(Policy policy, ReplayOptions options, EventSink* sink)
+    : tee_(events_, sink), engine_(std::move(policy), options.seed, &tee_), options_(options) {}
+
+void Replayer::feed(const CallRecord& rec) {
+  const InstanceId id = engine_.addInstance(rec.instance, rec.model);
+  if (id >= stats_.size()) stats_.resize(id + 1);
+  ++fed_;
+  if (first_ == kNever || rec.ts < first_) first_ = rec.ts;
+  Pending p{rec.ts, rec.latency, seq_++, id, rec.status, rec.outcome};
+  if (rec.ts < lastAdmit_) ++late_;  // beyond the reorder window: applied at "now"
+  if (pending_.empty() || pending_.back().ts <= rec.ts) {
+    pending_.push_back(p);
+  } else {
+    auto at = std::upper_bound(pending_.begin(), pending_.end(), p,
+                               [](const Pending& a, const Pending& b) { return a.ts < b.ts; });
+    pending_.insert(at, p);
+  }
+  if (rec.ts > maxTs_) maxTs_ = rec.ts;
+  drainUntil(maxTs_ - options_.reorderWindow);
+}
+
+void Replayer::completeUntil(Micros t) {
+  while (!inflight_.empty() && inflight_.top().end <= t) {
+    const Completion c = inflight_.top();
+    inflight_.pop();
+    engine_.breaker(c.id).record(c.end, c.latency, c.status, c.outcome, c.probe);
+    last_ = std::max(last_, c.end);
+  }
+}
+
+void Replayer::admit(const Pending& p) {
+  completeUntil(p.ts);  // outcomes known by now come first
+  lastAdmit_ = std::max(lastAdmit_, p.ts);
+  Breaker& b = engine_.breaker(p.id);
+  ReplayInstanceStats& st = stats_[p.id];
+  ++st.records;
+  // "Succeeded in the recording": a non-failure answer that was not slow by the breaker's
+  // own measure at that moment.
+  const Verdict v = classify(b.config().classify, p.status, p.outcome);
+  const bool succeeded = v != Verdict::Failure && p.latency <= b.slowThreshold();
+  st.recordedSucceeded += succeeded;
+  const Decision d = b.admit(p.ts);
+  if (d.admitted) {
+    inflight_.push(Completion{p.ts + p.latency, p.seq, p.id, p.latency, p.status, p.outcome,
+                              d.probe});
+  } else {
+    b.noteBlocked(succeeded);
+  }
+  last_ = std::max(last_, p.ts);
+}
+
+void Replayer::drainUntil(Micros watermark) {
+  while (!pending_.empty() && pending_.front().ts <= watermark) {
+    const Pending p = pending_.front();
+    pending_.pop_front();
+    admit(p);
+  }
+}
+
+void Replayer::finish() {
+  drainUntil(kForever);
+  completeUntil(kForever);
+  if (last_ != kNever) engine_.advanceAll(last_);
+}
+
+}  // namespace spillway

@@ -1,0 +1,332 @@
+#include "spillway/telemetry.hpp"
+
+#include <simdjson.h>
+
+#include <cmath>
+#include <cstring>
+
+namespace spillway {
+
+namespace {
+
+constexpr std::size_t kChunk = 1 << 22;  // 4 MiB reads
+
+// Days since 1970-01-01 of a civil date (Howard Hinnant's algorithm).
+std::int64_t daysFromCivil(std::int64_t y, unsigned m, unsigned d) {
+  y -= m <= 2;
+  const std::int64_t era = (y >= 0 ? y : y - 399) / 400;
+  const auto yoe = static_cast<unsigned>(y - era * 400);
+  const unsigned doy = (153 * (m + (m > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const unsigned doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
+}
+
+bool digits(std::string_view s, std::size_t pos, std::size_t n, int& out) {
+  if (pos + n > s.size()) return false;
+  out = 0;
+  for (std::size_t i = pos; i < pos + n; ++i) {
+    if (s[i] < '0' || s[i] > '9') return false;
+    out = out * 10 + (s[i] - '0');
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<Micros> parseRfc3339(std::string_view s) {
+  int y, mo, d, h, mi, sec;
+  if (!digits(s, 0, 4, y) || s.size() < 19 || s[4] != '-' || !digits(s, 5, 2, mo) ||
+      s[7] != '-' || !digits(s, 8, 2, d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
+      !digits(s, 11, 2, h) || s[13] != ':' || !digits(s, 14, 2, mi) || s[16] != ':' ||
+      !digits(s, 17, 2, sec))
+    return std::nullopt;
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return std::nullopt;
+  std::size_t i = 19;
+  Micros frac = 0;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    Micros scale = 100000;
+    const std::size_t start = i;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
+      frac += (s[i] - '0') * scale;
+      scale /= 10;
+      ++i;
+    }
+    if (i == start) return std::nullopt;
+  }
+  Micros offset = 0;
+  if (i < s.size() && (s[i] == 'Z' || s[i] == 'z')) {
+    ++i;
+  } else if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
+    int oh, om;
+    if (!digits(s, i + 1, 2, oh) || i + 3 >= s.size() || s[i + 3] != ':' ||
+        !digits(s, i + 4, 2, om))
+      return std::nullopt;
+    offset = (oh * 3600LL + om * 60LL) * kMicrosPerSecond * (s[i] == '+' ? 1 : -1);
+    i += 6;
+  } else {
+    return std::nullopt;  // RFC 3339 requires a zone
+  }
+  if (i != s.size()) return std::nullopt;
+  const std::int64_t days = daysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
+  const Micros t = ((days * 86400 + h * 3600LL + mi * 60LL + sec) * kMicrosPerSecond) + frac;
+  return t - offset;
+}
+
+struct JsonlReader::Impl {
+  simdjson::ondemand::parser parser;
+};
+
+JsonlReader::JsonlReader(std::string sourceName, ReadFn read, bool skipBadLines)
+    : impl_(std::make_unique<Impl>()),
+      source_(std::move(sourceName)),
+      read_(std::move(read)),
+      skipBad_(skipBadLines) {
+  buf_.resize(kChunk + simdjson::SIMDJSON_PADDING);
+}
+
+JsonlReader::~JsonlReader() {
+  if (file_) std::fclose(file_);
+}
+
+std::unique_ptr<JsonlReader> JsonlReader::openFile(const std::string& path, bool skipBadLines) {
+  std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (!f) throw InputError(path, 0, "", std::string("cannot open: ") + std::strerror(errno));
+  auto r = std::make_unique<JsonlReader>(
+      path, [f](char* dst, std::size_t n) { return std::fread(dst, 1, n, f); }, skipBadLines);
+  if (f != stdin) r->file_ = f;
+  return r;
+}
+
+std::unique_ptr<JsonlReader> JsonlReader::fromMemory(std::string name, std::string_view data,
+                                                     bool skipBadLines) {
+  auto pos = std::make_shared<std::size_t>(0);
+  return std::make_unique<JsonlReader>(
+      std::move(name),
+      [data, pos](char* dst, std::size_t n) {
+        const std::size_t k = std::min(n, data.size() - *pos);
+        std::memcpy(dst, data.data() + *pos, k);
+        *pos += k;
+        return k;
+      },
+      skipBadLines);
+}
+
+bool JsonlReader::nextLine(std::string_view& line) {
+  for (;;) {
+    const char* start = buf_.data() + begin_;
+    const void* nl = std::memchr(start, '\n', end_ - begin_);
+    if (nl) {
+      const auto len = static_cast<std::size_t>(static_cast<const char*>(nl) - start);
+      line = std::string_view(start, len);
+      begin_ += len + 1;
+      return true;
+    }
+    if (eof_) {
+      if (begin_ == end_) return false;
+      line = std::string_view(start, end_ - begin_);  // last line without '\n'
+      begin_ = end_;
+      return true;
+    }
+    // Keep the partial line, refill behind it. A line longer than the chunk grows the buffer.
+    const std::size_t keep = end_ - begin_;
+    if (keep) std::memmove(buf_.data(), start, keep);
+    begin_ = 0;
+    end_ = keep;
+    if (buf_.size() - simdjson::SIMDJSON_PADDING - end_ < kChunk / 2)
+      buf_.resize(buf_.size() + kChunk);
+    const std::size_t room = buf_.size() - simdjson::SIMDJSON_PADDING - end_;
+    const std::size_t got = read_(buf_.data() + end_, room);
+    if (got == 0) eof_ = true;
+    end_ += got;
+    std::memset(buf_.data() + end_, 0, simdjson::SIMDJSON_PADDING);
+  }
+}
+
+bool JsonlReader::next(CallRecord& rec) {
+  std::string_view line;
+  std::string field, err;
+  while (nextLine(line)) {
+    ++line_;
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    bool blank = true;
+    for (char c : line) blank = blank && (c == ' ' || c == '\t');
+    if (blank) continue;
+    field.clear();
+    err.clear();
+    if (parseLine(line, rec, field, err)) {
+      rec.line = line_;
+      return true;
+    }
+    InputError e(source_, line_, field, err);
+    if (!skipBad_) throw e;
+    ++skipped_;
+    if (skippedMessages_.size() < 20) skippedMessages_.emplace_back(e.what());
+  }
+  return false;
+}
+
+bool JsonlReader::parseLine(std::string_view line, CallRecord& rec, std::string& field,
+                            std::string& err) {
+  using namespace simdjson;
+  rec = CallRecord{};
+  // The buffer holds at least SIMDJSON_PADDING readable bytes after any line.
+  const std::size_t capacity =
+      static_cast<std::size_t>(buf_.data() + buf_.size() - line.data());
+  ondemand::document doc;
+  if (auto e = impl_->parser.iterate(padded_string_view(line.data(), line.size(), capacity))
+                   .get(doc)) {
+    err = std::string("invalid JSON: ") + error_message(e);
+    return false;
+  }
+  ondemand::object obj;
+  if (doc.get_object().get(obj)) {
+    err = "expected a JSON object per line";
+    return false;
+  }
+  bool hasTs = false, hasInstance = false, hasLatency = false, hasStatus = false;
+  for (auto fieldResult : obj) {
+    ondemand::field f;
+    if (auto e = std::move(fieldResult).get(f)) {
+      err = std::string("invalid JSON: ") + error_message(e);
+      return false;
+    }
+    std::string_view key;
+    if (f.unescaped_key().get(key)) {
+      err = "invalid JSON: bad key";
+      return false;
+    }
+    ondemand::value v = f.value();
+    auto wantString = [&](std::string_view& out) {
+      if (v.get_string().get(out)) {
+        field = std::string(key);
+        err = "expected a string";
+        return false;
+      }
+      return true;
+    };
+    if (key == "ts") {
+      ondemand::json_type t;
+      if (v.type().get(t)) {
+        field = "ts";
+        err = "invalid value";
+        return false;
+      }
+      if (t == ondemand::json_type::number) {
+        double ms;
+        if (v.get_double().get(ms) || !std::isfinite(ms)) {
+          field = "ts";
+          err = "expected epoch milliseconds or an RFC 3339 string";
+          return false;
+        }
+        rec.ts = static_cast<Micros>(std::llround(ms * 1000.0));
+      } else if (t == ondemand::json_type::string) {
+        std::string_view s;
+        if (v.get_string().get(s)) {
+          field = "ts";
+          err = "invalid string";
+          return false;
+        }
+        auto parsed = parseRfc3339(s);
+        if (!parsed) {
+          field = "ts";
+          err = "not an RFC 3339 timestamp: '" + std::string(s) + "'";
+          return false;
+        }
+        rec.ts = *parsed;
+      } else {
+        field = "ts";
+        err = "expected epoch milliseconds or an RFC 3339 string";
+        return false;
+      }
+      hasTs = true;
+    } else if (key == "instance") {
+      if (!wantString(rec.instance)) return false;
+      if (rec.instance.empty()) {
+        field = "instance";
+        err = "must not be empty";
+        return false;
+      }
+      hasInstance = true;
+    } else if (key == "latency_ms") {
+      double ms;
+      if (v.get_double().get(ms) || !std::isfinite(ms)) {
+        field = "latency_ms";
+        err = "expected a number";
+        return false;
+      }
+      if (ms < 0) {
+        field = "latency_ms";
+        err = "must not be negative";
+        return false;
+      }
+      rec.latency = static_cast<Micros>(std::llround(ms * 1000.0));
+      hasLatency = true;
+    } else if (key == "status") {
+      std::int64_t s;
+      if (v.get_int64().get(s)) {
+        field = "status";
+        err = "expected an integer HTTP status";
+        return false;
+      }
+      if (s < 0 || s > 999) {
+        field = "status";
+        err = "must be in [0, 999]";
+        return false;
+      }
+      rec.status = static_cast<int>(s);
+      hasStatus = true;
+    } else if (key == "outcome") {
+      std::string_view s;
+      if (!wantString(s)) return false;
+      if (!parseOutcome(s, rec.outcome)) {
+        field = "outcome";
+        err = "expected ok, error, timeout or reset, got '" + std::string(s) + "'";
+        return false;
+      }
+      rec.hasOutcome = true;
+    } else if (key == "model") {
+      if (!wantString(rec.model)) return false;
+    } else if (key == "tenant") {
+      if (!wantString(rec.tenant)) return false;
+    } else if (key == "route") {
+      if (!wantString(rec.route)) return false;
+    } else if (key == "session") {
+      if (!wantString(rec.session)) return false;
+    } else if (key == "critical") {
+      bool b;
+      if (v.get_bool().get(b)) {
+        field = "critical";
+        err = "expected true or false";
+        return false;
+      }
+      rec.critical = b;
+    } else if (key == "tokens_in" || key == "tokens_out") {
+      std::int64_t n;
+      if (v.get_int64().get(n) || n < 0) {
+        field = std::string(key);
+        err = "expected a non-negative integer";
+        return false;
+      }
+      (key == "tokens_in" ? rec.tokensIn : rec.tokensOut) = n;
+    }
+    // Unknown fields are ignored (the value is skipped by the iterator).
+  }
+  const char* rest = nullptr;
+  if (!doc.current_location().get(rest)) {  // succeeds only when something follows
+    err = "trailing content after the JSON object";
+    return false;
+  }
+  if (!hasTs) field = "ts";
+  else if (!hasInstance) field = "instance";
+  else if (!hasLatency) field = "latency_ms";
+  else if (!hasStatus) field = "status";
+  if (!field.empty()) {
+    err = "missing required field";
+    return false;
+  }
+  if (!rec.hasOutcome) rec.outcome = rec.status == 0 ? Outcome::Error : Outcome::Ok;
+  return true;
+}
+
+}  // namespace spillway

@@ -1,0 +1,64 @@
+#include "spillway/window.hpp"
+
+#include <algorithm>
+
+namespace spillway {
+
+SlidingStats::SlidingStats(Micros length, Micros bucketWidth)
+    : width_(bucketWidth > 0 ? bucketWidth : 1) {
+  const Micros len = std::max(length, width_);
+  n_ = static_cast<int>((len + width_ - 1) / width_);
+  // Histograms are the memory cost of a window (6.4 KB each): group buckets into at most
+  // kMaxSlices slices. Quantiles then cover the window rounded up to whole slices.
+  bucketsPerSlice_ = (n_ + kMaxSlices - 1) / kMaxSlices;
+  nSlices_ = (n_ + bucketsPerSlice_ - 1) / bucketsPerSlice_ + 1;  // +1: the slice being filled
+  buckets_.assign(static_cast<std::size_t>(n_), WindowCounts{});
+  slotIdx_.assign(static_cast<std::size_t>(n_), std::int64_t{-1} << 62);
+  sliceCounts_.assign(static_cast<std::size_t>(nSlices_), WindowCounts{});
+}
+
+void SlidingStats::allocHist() {
+  slices_ = std::make_unique<LatencyHistogram[]>(static_cast<std::size_t>(nSlices_));
+  windowHist_ = std::make_unique<LatencyHistogram>();
+}
+
+void SlidingStats::evictBucket(std::int64_t idx) {
+  const int slot = static_cast<int>(((idx % n_) + n_) % n_);
+  WindowCounts& b = buckets_[slot];
+  const std::int64_t old = slotIdx_[slot];
+  all_.sub(b);
+  if (old > epochIdx_) {
+    decision_.sub(b);
+  } else if (old == epochIdx_) {
+    WindowCounts part = b;
+    part.sub(epochBase_);
+    decision_.sub(part);
+    epochBase_ = WindowCounts{};
+  }
+  b = WindowCounts{};
+  slotIdx_[slot] = idx;
+}
+
+void SlidingStats::addAggregate(const WindowCounts& c, const LatencyHistogram* hist) {
+  WindowCounts& b = buckets_[headSlot_];
+  b.add(c);
+  all_.add(c);
+  decision_.add(c);
+  sliceCounts_[headSlice_].add(c);
+  if (hist && hist->total() > 0) {
+    if (!slices_) allocHist();
+    slices_[headSlice_].merge(*hist);
+    windowHist_->merge(*hist);
+  }
+}
+
+void SlidingStats::restartDecision() {
+  decision_ = WindowCounts{};
+  epochIdx_ = headIdx_;
+  epochBase_ = buckets_[headSlot_];
+  if (slotIdx_[headSlot_] != headIdx_) {
+    slotIdx_[headSlot_] = headIdx_;
+  }
+}
+
+}  // namespace spillway

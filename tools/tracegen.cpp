@@ -1,0 +1,163 @@
+// Deterministic synthetic telemetry in the canonical JSONL format: a group of model instances
+// with lognormal latency, light background errors, one instance that leaks memory (latency
+// drifts up without errors, then times out), and a short error blip elsewhere that a good
+// policy must *not* trip on. Used for the bundled sample trace and to feed benchmarks.
+// This is a trace fixture, not the simulator: no queueing, no retries (see sim/).
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "spillway/rng.hpp"
+
+namespace {
+
+struct Options {
+  int instances = 4;
+  double durationS = 900;
+  double rps = 6;  // per instance
+  std::uint64_t seed = 42;
+  int leakInstance = 2;  // 0-based; -1 = none
+  double leakStartS = 240, leakRampS = 180, leakEndS = 600;
+  double leakPeak = 8;       // latency multiplier at the end of the ramp
+  double blipStartS = 120, blipS = 2;  // error blip on instance 0
+  double timeoutS = 30;
+  double medianMs = 900, sigma = 0.35;
+  std::int64_t epochMs = 1764480000000;  // 2025-11-30T05:20:00Z
+  std::string out = "-";
+  std::string faultsOut;
+};
+
+double normal(spillway::Rng& r) {
+  // Box–Muller: deterministic everywhere, unlike std::normal_distribution.
+  double u1 = r.uniform();
+  if (u1 < 1e-300) u1 = 1e-300;
+  const double u2 = r.uniform();
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+}
+
+void usage() {
+  std::fputs(
+      "usage: spillway-tracegen [--instances N] [--duration S] [--rps R] [--seed N]\n"
+      "                         [--leak-instance I|-1] [--out FILE] [--faults-out FILE]\n"
+      "Writes canonical telemetry JSONL (docs/telemetry.md), sorted by start time.\n",
+      stderr);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto val = [&]() -> const char* {
+      if (i + 1 >= argc) {
+        usage();
+        std::exit(2);
+      }
+      return argv[++i];
+    };
+    if (a == "--instances") o.instances = std::atoi(val());
+    else if (a == "--duration") o.durationS = std::atof(val());
+    else if (a == "--rps") o.rps = std::atof(val());
+    else if (a == "--seed") o.seed = std::strtoull(val(), nullptr, 10);
+    else if (a == "--leak-instance") o.leakInstance = std::atoi(val());
+    else if (a == "--out") o.out = val();
+    else if (a == "--faults-out") o.faultsOut = val();
+    else if (a == "--help" || a == "-h") {
+      usage();
+      return 0;
+    } else {
+      usage();
+      return 2;
+    }
+  }
+  if (o.instances < 1 || o.durationS <= 0 || o.rps <= 0) {
+    usage();
+    return 2;
+  }
+  std::FILE* out = o.out == "-" ? stdout : std::fopen(o.out.c_str(), "w");
+  if (!out) {
+    std::perror(o.out.c_str());
+    return 2;
+  }
+  static char buf[1 << 20];
+  std::setvbuf(out, buf, _IOFBF, sizeof buf);
+
+  // One stream per instance so the instances' draws are independent of each other.
+  struct Inst {
+    spillway::Rng rng;
+    double next;
+  };
+  std::vector<Inst> inst;
+  for (int i = 0; i < o.instances; ++i) {
+    spillway::Rng r(o.seed ^ spillway::stableHash("instance-" + std::to_string(i)));
+    const double first = -std::log(1.0 - r.uniform()) / o.rps;
+    inst.push_back({r, first});
+  }
+  const char* tenants[] = {"cs-bot", "search", "report-gen", "code-assist"};
+  for (;;) {
+    int k = 0;
+    for (int i = 1; i < o.instances; ++i)
+      if (inst[i].next < inst[k].next) k = i;
+    const double t = inst[k].next;
+    if (t >= o.durationS) break;
+    spillway::Rng& r = inst[k].rng;
+    inst[k].next += -std::log(1.0 - r.uniform()) / o.rps;
+
+    double mult = 1.0;
+    if (k == o.leakInstance && t >= o.leakStartS && t < o.leakEndS) {
+      const double f = std::min(1.0, (t - o.leakStartS) / o.leakRampS);
+      mult = 1.0 + (o.leakPeak - 1.0) * f;
+    }
+    double latMs = o.medianMs * std::exp(o.sigma * normal(r)) * mult;
+    int status = 200;
+    const char* outcome = "ok";
+    const double u = r.uniform();
+    const bool blip = k == 0 && t >= o.blipStartS && t < o.blipStartS + o.blipS;
+    if (latMs > o.timeoutS * 1000) {
+      latMs = o.timeoutS * 1000;
+      status = 0;
+      outcome = "timeout";
+    } else if (blip ? u < 0.9 : u < 0.004) {
+      status = 503;
+      latMs = std::min(latMs, 50.0 + 30 * r.uniform());
+      outcome = "error";
+    } else if (u < 0.006) {
+      status = 429;
+      latMs = 5 + 5 * r.uniform();
+      outcome = "error";
+    } else if (u < 0.010) {
+      status = 400;  // client error: ignored by default policies
+    }
+    const int tenant = static_cast<int>(r.uniform() * 4);
+    const long long tokIn = 200 + static_cast<long long>(r.uniform() * 1800);
+    const long long tokOut = status == 200 ? 50 + static_cast<long long>(r.uniform() * 600) : 0;
+    std::fprintf(out,
+                 "{\"ts\":%.3f,\"instance\":\"chat-72b-%d\",\"model\":\"chat-72b\","
+                 "\"latency_ms\":%.3f,\"status\":%d,\"outcome\":\"%s\",\"tenant\":\"%s\","
+                 "\"critical\":%s,\"tokens_in\":%lld,\"tokens_out\":%lld}\n",
+                 static_cast<double>(o.epochMs) + t * 1000.0, k + 1, latMs, status, outcome,
+                 tenants[tenant], tenant == 0 ? "true" : "false", tokIn, tokOut);
+  }
+  if (out != stdout) std::fclose(out);
+  else std::fflush(out);
+
+  if (!o.faultsOut.empty() && o.leakInstance >= 0 && o.leakInstance < o.instances) {
+    std::FILE* f = std::fopen(o.faultsOut.c_str(), "w");
+    if (!f) {
+      std::perror(o.faultsOut.c_str());
+      return 2;
+    }
+    std::fprintf(f,
+                 "{\"instance\":\"chat-72b-%d\",\"start\":%lld,\"end\":%lld,"
+                 "\"kind\":\"latency_drift\",\"note\":\"GPU memory leak: latency x1 -> x%.0f over "
+                 "%.0fs, no errors until timeouts\"}\n",
+                 o.leakInstance + 1, static_cast<long long>(o.epochMs + o.leakStartS * 1000),
+                 static_cast<long long>(o.epochMs + o.leakEndS * 1000), o.leakPeak, o.leakRampS);
+    std::fclose(f);
+  }
+  return 0;
+}
