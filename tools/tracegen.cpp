@@ -21,7 +21,7 @@ struct Options {
   std::uint64_t seed = 42;
   int leakInstance = 2;  // 0-based; -1 = none
   double leakStartS = 240, leakRampS = 180, leakEndS = 600;
-  double leakPeak = 8;       // latency multiplier at the end of the ramp
+  double leakPeak = 8;                 // latency multiplier at the end of the ramp
   double blipStartS = 120, blipS = 2;  // error blip on instance 0
   double timeoutS = 30;
   double medianMs = 900, sigma = 0.35;
@@ -59,13 +59,20 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
-    if (a == "--instances") o.instances = std::atoi(val());
-    else if (a == "--duration") o.durationS = std::atof(val());
-    else if (a == "--rps") o.rps = std::atof(val());
-    else if (a == "--seed") o.seed = std::strtoull(val(), nullptr, 10);
-    else if (a == "--leak-instance") o.leakInstance = std::atoi(val());
-    else if (a == "--out") o.out = val();
-    else if (a == "--faults-out") o.faultsOut = val();
+    if (a == "--instances")
+      o.instances = std::atoi(val());
+    else if (a == "--duration")
+      o.durationS = std::atof(val());
+    else if (a == "--rps")
+      o.rps = std::atof(val());
+    else if (a == "--seed")
+      o.seed = std::strtoull(val(), nullptr, 10);
+    else if (a == "--leak-instance")
+      o.leakInstance = std::atoi(val());
+    else if (a == "--out")
+      o.out = val();
+    else if (a == "--faults-out")
+      o.faultsOut = val();
     else if (a == "--help" || a == "-h") {
       usage();
       return 0;
@@ -142,8 +149,10 @@ int main(int argc, char** argv) {
                  static_cast<double>(o.epochMs) + t * 1000.0, k + 1, latMs, status, outcome,
                  tenants[tenant], tenant == 0 ? "true" : "false", tokIn, tokOut);
   }
-  if (out != stdout) std::fclose(out);
-  else std::fflush(out);
+  if (out != stdout)
+    std::fclose(out);
+  else
+    std::fflush(out);
 
   if (!o.faultsOut.empty() && o.leakInstance >= 0 && o.leakInstance < o.instances) {
     std::FILE* f = std::fopen(o.faultsOut.c_str(), "w");

@@ -77,8 +77,7 @@ std::vector<NamedFault> readFaults(const std::string& path, const std::string& t
     f.instance = j["instance"].get<std::string>();
     f.interval.start = time("start");
     f.interval.end = time("end");
-    if (f.interval.end < f.interval.start)
-      throw InputError(path, lineNo, "end", "is before start");
+    if (f.interval.end < f.interval.start) throw InputError(path, lineNo, "end", "is before start");
     if (j.contains("kind") && j["kind"].is_string()) f.interval.kind = j["kind"].get<std::string>();
     f.line = lineNo;
     out.push_back(std::move(f));
@@ -205,8 +204,10 @@ int runReplay(const QStringList& args) {
       }
     }
     replayer.finish();
-    if (out && out != stdout) std::fclose(out);
-    else if (out) std::fflush(out);
+    if (out && out != stdout)
+      std::fclose(out);
+    else if (out)
+      std::fflush(out);
     out = nullptr;
 
     const Engine& eng = replayer.engine();
@@ -215,8 +216,10 @@ int runReplay(const QStringList& args) {
     // Per-instance table.
     std::printf("Replay of %s under policy '%s': %llu records", reader->source().c_str(),
                 eng.policy().name.c_str(), static_cast<unsigned long long>(replayer.fed()));
-    if (reader->skipped()) std::printf(", %llu bad lines skipped", static_cast<unsigned long long>(reader->skipped()));
-    if (replayer.late()) std::printf(", %llu late", static_cast<unsigned long long>(replayer.late()));
+    if (reader->skipped())
+      std::printf(", %llu bad lines skipped", static_cast<unsigned long long>(reader->skipped()));
+    if (replayer.late())
+      std::printf(", %llu late", static_cast<unsigned long long>(replayer.late()));
     std::printf("\n\n");
     std::printf("%-18s %-12s %8s %5s %9s %9s %9s %8s %6s %7s  %-9s\n", "instance", "model",
                 "records", "opens", "closed", "open", "half-open", "rejected", "FP", "FP rate",
@@ -262,15 +265,17 @@ int runReplay(const QStringList& args) {
             static_cast<double>(c.timeIn[st]) / 1000.0;
       j["time_in_state_ms"] = tis;
       j["final_state"] = std::string(stateName(s.state));
-      j["baseline_p99_ms"] = s.baselineLearned ? nlohmann::json(s.baselineP99 / 1000.0) : nlohmann::json(nullptr);
+      j["baseline_p99_ms"] =
+          s.baselineLearned ? nlohmann::json(s.baselineP99 / 1000.0) : nlohmann::json(nullptr);
       j["slow_threshold_ms"] = msOrNull(s.slowThreshold);
       jinst.push_back(j);
     }
     const auto totFpRate = rate(totFp, totVerdicts);
-    std::printf("\nBlocked by breakers: %llu; would have succeeded: %llu; false-positive rate %s "
-                "(n=%llu)\n",
-                static_cast<unsigned long long>(totRej), static_cast<unsigned long long>(totFp),
-                pct(totFpRate).c_str(), static_cast<unsigned long long>(totVerdicts));
+    std::printf(
+        "\nBlocked by breakers: %llu; would have succeeded: %llu; false-positive rate %s "
+        "(n=%llu)\n",
+        static_cast<unsigned long long>(totRej), static_cast<unsigned long long>(totFp),
+        pct(totFpRate).c_str(), static_cast<unsigned long long>(totVerdicts));
 
     // Fault scores.
     nlohmann::json jfaults = nlohmann::json::array();
@@ -314,7 +319,8 @@ int runReplay(const QStringList& args) {
                         {"slow_rate", prop.proposed.trip.slowRate},
                         {"sustain_ms", static_cast<double>(prop.proposed.trip.sustain) / 1000.0}});
     }
-    for (const auto& m : reader->skippedMessages()) std::fprintf(stderr, "skipped: %s\n", m.c_str());
+    for (const auto& m : reader->skippedMessages())
+      std::fprintf(stderr, "skipped: %s\n", m.c_str());
     (void)errTh;
     (void)slowTh;
 
@@ -326,10 +332,11 @@ int runReplay(const QStringList& args) {
       rep["skipped_lines"] = reader->skipped();
       rep["late_records"] = replayer.late();
       rep["instances"] = jinst;
-      rep["totals"] = {{"rejected", totRej},
-                       {"false_positives", totFp},
-                       {"verdicts", totVerdicts},
-                       {"fp_rate", totFpRate ? nlohmann::json(*totFpRate) : nlohmann::json(nullptr)}};
+      rep["totals"] = {
+          {"rejected", totRej},
+          {"false_positives", totFp},
+          {"verdicts", totVerdicts},
+          {"fp_rate", totFpRate ? nlohmann::json(*totFpRate) : nlohmann::json(nullptr)}};
       rep["faults"] = jfaults;
       rep["calibration"] = jprops;
       const std::string rp = p.value("report").toStdString();
@@ -338,8 +345,10 @@ int runReplay(const QStringList& args) {
       f << rep.dump(2) << "\n";
     }
   } catch (const InputError& e) {
-    if (out && out != stdout) std::fclose(out);
-    else if (out) std::fflush(out);
+    if (out && out != stdout)
+      std::fclose(out);
+    else if (out)
+      std::fflush(out);
     std::fprintf(stderr, "%s\n", e.what());
     rc = kInputError;
   }

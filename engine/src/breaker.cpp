@@ -10,10 +10,18 @@ Breaker::Breaker(InstanceId id, const BreakerConfig& cfg, std::uint64_t seed, Ev
   if (cfg.window.type == WindowType::Count)
     countWindow_ = std::make_unique<CountWindow>(cfg.window.calls);
   switch (cfg.mode) {
-    case BreakerMode::Normal: state_ = BreakerState::Closed; break;
-    case BreakerMode::MetricsOnly: state_ = BreakerState::MetricsOnly; break;
-    case BreakerMode::Disabled: state_ = BreakerState::Disabled; break;
-    case BreakerMode::ForcedOpen: state_ = BreakerState::ForcedOpen; break;
+    case BreakerMode::Normal:
+      state_ = BreakerState::Closed;
+      break;
+    case BreakerMode::MetricsOnly:
+      state_ = BreakerState::MetricsOnly;
+      break;
+    case BreakerMode::Disabled:
+      state_ = BreakerState::Disabled;
+      break;
+    case BreakerMode::ForcedOpen:
+      state_ = BreakerState::ForcedOpen;
+      break;
   }
   updateSlowThreshold();
 }
@@ -87,6 +95,9 @@ Decision Breaker::admitSlow(Micros now) {
 }
 
 void Breaker::afterOutcome(Micros now, bool probe, bool good, std::uint32_t n) {
+  // A call admitted while ramping may end after the ramp did, with no admit or advance in
+  // between: the ramp is over, so it must not be judged as a relapse (no sustain).
+  if (state_ == BreakerState::Closed && ramping_ && now >= rampEnd()) finishRamp(rampEnd());
   switch (state_) {
     case BreakerState::Closed:
     case BreakerState::MetricsOnly:
@@ -152,8 +163,10 @@ void Breaker::evaluateTrip(Micros now) {
 void Breaker::open(Micros now, Reason reason, Micros sustained) {
   ++attempts_;
   ++counters_.opens;
-  if (reason == Reason::ErrorRate || reason == Reason::ErrorAndSlow) tripKind_ = 0;
-  else if (reason == Reason::SlowRate) tripKind_ = 1;
+  if (reason == Reason::ErrorRate || reason == Reason::ErrorAndSlow)
+    tripKind_ = 0;
+  else if (reason == Reason::SlowRate)
+    tripKind_ = 1;
   double d = static_cast<double>(cfg_->open.duration);
   const double cap = static_cast<double>(std::max(cfg_->open.maxDuration, cfg_->open.duration));
   for (std::uint32_t i = 1; i < attempts_ && d < cap; ++i) d *= cfg_->open.backoffMultiplier;
@@ -187,10 +200,12 @@ void Breaker::finishRamp(Micros at) {
   ramping_ = false;
   healthySince_ = at;
   publish(EventKind::RampComplete, BreakerState::Closed, BreakerState::Closed, Reason::RampComplete,
-       at, 0, 0);
+          at, 0, 0);
 }
 
-Micros Breaker::rampEnd() const { return rampStart_ + cfg_->ramp.duration; }
+Micros Breaker::rampEnd() const {
+  return rampStart_ + cfg_->ramp.duration;
+}
 
 double Breaker::rampShare(Micros now) const {
   if (cfg_->ramp.duration <= 0) return 1.0;
@@ -215,7 +230,7 @@ void Breaker::transition(BreakerState to, Reason reason, Micros now, Micros open
 }
 
 void Breaker::publish(EventKind kind, BreakerState from, BreakerState to, Reason reason, Micros now,
-                   Micros openFor, Micros sustained) {
+                      Micros openFor, Micros sustained) {
   if (!sink_) return;
   std::uint32_t calls, failures, slow;
   decisionCounts(calls, failures, slow);
@@ -270,8 +285,8 @@ void Breaker::updateSlowThreshold() {
   } else if (baselineLearned_) {
     slowThreshold_ = std::max<Micros>(s.floor, static_cast<Micros>(s.k * baselineP99_));
   } else if (s.initialBaseline > 0) {
-    slowThreshold_ =
-        std::max<Micros>(s.floor, static_cast<Micros>(s.k * static_cast<double>(s.initialBaseline)));
+    slowThreshold_ = std::max<Micros>(
+        s.floor, static_cast<Micros>(s.k * static_cast<double>(s.initialBaseline)));
   } else {
     slowThreshold_ = kForever;  // still learning: nothing is called slow yet
   }
@@ -284,9 +299,9 @@ void Breaker::recordAggregate(Micros end, std::uint32_t calls, std::uint32_t fai
   stats_.advanceTo(end, sliceHook());
   failures = std::min(failures, calls);
   if (slow < 0) {
-    slow = (hist && slowThreshold_ != kForever)
-               ? static_cast<std::int64_t>(hist->countAbove(static_cast<std::uint64_t>(slowThreshold_)))
-               : 0;
+    slow = (hist && slowThreshold_ != kForever) ? static_cast<std::int64_t>(hist->countAbove(
+                                                      static_cast<std::uint64_t>(slowThreshold_)))
+                                                : 0;
   }
   const auto slowN = static_cast<std::uint32_t>(std::min<std::int64_t>(slow, calls));
   stats_.addAggregate(WindowCounts{calls, failures, slowN, 0}, hist);
@@ -340,13 +355,21 @@ BreakerSnapshot Breaker::snapshot(Micros now) const {
   s.state = state_;
   s.ramping = ramping_ && now < rampEnd();
   switch (state_) {
-    case BreakerState::Closed: s.admitShare = ramping_ ? rampShare(now) : 1.0; break;
+    case BreakerState::Closed:
+      s.admitShare = ramping_ ? rampShare(now) : 1.0;
+      break;
     case BreakerState::Open:
       s.admitShare = now >= openUntil_ ? cfg_->halfOpen.probeShare : 0.0;
       break;
-    case BreakerState::HalfOpen: s.admitShare = cfg_->halfOpen.probeShare; break;
-    case BreakerState::ForcedOpen: s.admitShare = 0.0; break;
-    default: s.admitShare = 1.0; break;
+    case BreakerState::HalfOpen:
+      s.admitShare = cfg_->halfOpen.probeShare;
+      break;
+    case BreakerState::ForcedOpen:
+      s.admitShare = 0.0;
+      break;
+    default:
+      s.admitShare = 1.0;
+      break;
   }
   s.window = stats_.all();
   s.decision = stats_.decision();

@@ -42,7 +42,8 @@ std::optional<CalibrationProposal> Calibrator::observe(Micros now, const Engine&
                   "FP rate %.1f%% > target %.1f%% over %s (%llu of %llu blocked would have "
                   "succeeded; %llu after slow-rate trips): raise trip.slow_rate %.2f -> %.2f, "
                   "trip.sustain %s -> %s",
-                  rate * 100, cfg_.fpTarget * 100, formatDuration((now - start) / kMicrosPerSecond * kMicrosPerSecond).c_str(),
+                  rate * 100, cfg_.fpTarget * 100,
+                  formatDuration((now - start) / kMicrosPerSecond * kMicrosPerSecond).c_str(),
                   static_cast<unsigned long long>(fp), static_cast<unsigned long long>(blocked),
                   static_cast<unsigned long long>(fpSlow), old, b.trip.slowRate,
                   formatDuration(oldSustain).c_str(), formatDuration(b.trip.sustain).c_str());
@@ -53,7 +54,8 @@ std::optional<CalibrationProposal> Calibrator::observe(Micros now, const Engine&
                   "FP rate %.1f%% > target %.1f%% over %s (%llu of %llu blocked would have "
                   "succeeded; %llu after error-rate trips): raise trip.error_rate %.2f -> %.2f, "
                   "trip.sustain %s -> %s",
-                  rate * 100, cfg_.fpTarget * 100, formatDuration((now - start) / kMicrosPerSecond * kMicrosPerSecond).c_str(),
+                  rate * 100, cfg_.fpTarget * 100,
+                  formatDuration((now - start) / kMicrosPerSecond * kMicrosPerSecond).c_str(),
                   static_cast<unsigned long long>(fp), static_cast<unsigned long long>(blocked),
                   static_cast<unsigned long long>(fpErr), old, b.trip.errorRate,
                   formatDuration(oldSustain).c_str(), formatDuration(b.trip.sustain).c_str());

@@ -8,8 +8,10 @@ namespace {
 
 void appendMs(std::string& s, Micros us) {
   char buf[48];
-  if (us % 1000 == 0) std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(us / 1000));
-  else std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(us) / 1000.0);
+  if (us % 1000 == 0)
+    std::snprintf(buf, sizeof buf, "%lld", static_cast<long long>(us / 1000));
+  else
+    std::snprintf(buf, sizeof buf, "%.3f", static_cast<double>(us) / 1000.0);
   s += buf;
 }
 
@@ -17,11 +19,21 @@ void appendJsonString(std::string& s, std::string_view v) {
   s += '"';
   for (char c : v) {
     switch (c) {
-      case '"': s += "\\\""; break;
-      case '\\': s += "\\\\"; break;
-      case '\n': s += "\\n"; break;
-      case '\r': s += "\\r"; break;
-      case '\t': s += "\\t"; break;
+      case '"':
+        s += "\\\"";
+        break;
+      case '\\':
+        s += "\\\\";
+        break;
+      case '\n':
+        s += "\\n";
+        break;
+      case '\r':
+        s += "\\r";
+        break;
+      case '\t':
+        s += "\\t";
+        break;
       default:
         if (static_cast<unsigned char>(c) < 0x20) {
           char buf[8];

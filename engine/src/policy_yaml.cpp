@@ -27,8 +27,11 @@ class Reader {
   // Unknown keys are errors: a typo must not silently fall back to a default.
   void checkKeys(const YAML::Node& map, const std::string& path,
                  std::initializer_list<std::string_view> allowed) const {
+    std::set<std::string> seen;
     for (auto it = map.begin(); it != map.end(); ++it) {
       const std::string k = it->first.as<std::string>();
+      // yaml-cpp keeps the first of two equal keys; a second one is a mistake, say so.
+      if (!seen.insert(k).second) fail(it->first.Mark(), join(path, k), "duplicate key");
       bool ok = false;
       for (auto a : allowed) ok = ok || a == k;
       if (!ok) {
@@ -37,6 +40,14 @@ class Reader {
         fail(it->first.Mark(), join(path, k), "unknown key (expected one of: " + list + ")");
       }
     }
+  }
+
+  // Where key `k` is written in `map` (for checks that involve several keys), or where the
+  // map starts when the key is absent.
+  static YAML::Mark keyMark(const YAML::Node& map, const std::string& k) {
+    for (auto it = map.begin(); it != map.end(); ++it)
+      if (it->first.IsScalar() && it->first.Scalar() == k) return it->first.Mark();
+    return map.Mark();
   }
 
   static std::string join(const std::string& path, const std::string& k) {
@@ -88,15 +99,15 @@ class Reader {
   Micros duration(const YAML::Node& n, const std::string& key, Micros lo, bool allowOff = false,
                   bool loOpen = false) const {
     const std::string s = scalar(n, key);
-    if (allowOff && (s == "off" || s == "0")) return 0;
+    if (allowOff && s == "off") return 0;
+    if (s == "0" && lo <= 0 && !loOpen) return 0;  // zero needs no unit
     const auto d = parseDuration(s);
     if (!d)
-      fail(n.Mark(), key,
-           "expected a duration with a unit (e.g. 800ms, 10s, 5m), got '" + s + "'");
+      fail(n.Mark(), key, "expected a duration with a unit (e.g. 800ms, 10s, 5m), got '" + s + "'");
     if (loOpen ? *d <= lo : *d < lo)
       fail(n.Mark(), key,
-           std::string("must be ") + (loOpen ? "greater than " : "at least ") +
-               formatDuration(lo) + ", got " + s);
+           std::string("must be ") + (loOpen ? "greater than " : "at least ") + formatDuration(lo) +
+               ", got " + s);
     return *d;
   }
 
@@ -139,15 +150,19 @@ void Reader::breaker(const YAML::Node& n, const std::string& path, BreakerConfig
     requireMap(w, p);
     checkKeys(w, p, {"type", "length", "bucket", "calls"});
     if (auto v = w["type"])
-      b.window.type = choice<WindowType>(v, join(p, "type"),
-                                         {{"time", WindowType::Time}, {"count", WindowType::Count}});
+      b.window.type = choice<WindowType>(
+          v, join(p, "type"), {{"time", WindowType::Time}, {"count", WindowType::Count}});
     if (auto v = w["length"]) b.window.length = duration(v, join(p, "length"), 1, false, true);
     if (auto v = w["bucket"]) b.window.bucket = duration(v, join(p, "bucket"), 1, false, true);
     if (auto v = w["calls"]) b.window.calls = count(v, join(p, "calls"), 1, 1000000);
+    // Blame the key the user wrote: bucket when given, else length.
+    const std::string culprit = w["bucket"] ? "bucket" : "length";
     if (b.window.bucket > b.window.length)
-      fail(w.Mark(), join(p, "bucket"), "must not be longer than window.length");
+      fail(keyMark(w, culprit), join(p, culprit),
+           "window.bucket must not be longer than window.length");
     if (b.window.length / b.window.bucket > 3600)
-      fail(w.Mark(), join(p, "bucket"), "window.length / bucket must be at most 3600 buckets");
+      fail(keyMark(w, culprit), join(p, culprit),
+           "window.length / bucket must be at most 3600 buckets");
   }
   if (auto v = n["min_calls"]) b.minCalls = count(v, key("min_calls"), 1, 10000000);
   if (auto t = n["trip"]) {
@@ -201,8 +216,9 @@ void Reader::breaker(const YAML::Node& n, const std::string& path, BreakerConfig
   if (auto s = n["baseline"]) {
     const std::string p = key("baseline");
     requireMap(s, p);
-    checkKeys(s, p,
-              {"horizon", "min_calls", "freeze_error_rate", "freeze_slow_rate", "freeze_drift_ratio"});
+    checkKeys(
+        s, p,
+        {"horizon", "min_calls", "freeze_error_rate", "freeze_slow_rate", "freeze_drift_ratio"});
     if (auto v = s["horizon"]) b.baseline.horizon = duration(v, join(p, "horizon"), 1, false, true);
     if (auto v = s["min_calls"]) b.baseline.minCalls = count(v, join(p, "min_calls"), 1, 100000000);
     if (auto v = s["freeze_error_rate"])
@@ -224,8 +240,11 @@ void Reader::breaker(const YAML::Node& n, const std::string& path, BreakerConfig
     if (auto v = o["jitter"]) b.open.jitter = number(v, join(p, "jitter"), 0, 1, false, true);
     if (auto v = o["decay_after"])
       b.open.decayAfter = duration(v, join(p, "decay_after"), 1, false, true);
-    if (b.open.maxDuration < b.open.duration)
-      fail(o.Mark(), join(p, "max_duration"), "must not be shorter than open.duration");
+    if (b.open.maxDuration < b.open.duration) {
+      const std::string culprit = o["max_duration"] ? "max_duration" : "duration";
+      fail(keyMark(o, culprit), join(p, culprit),
+           "open.max_duration must not be shorter than open.duration");
+    }
   }
   if (auto h = n["half_open"]) {
     const std::string p = key("half_open");
@@ -245,7 +264,8 @@ void Reader::breaker(const YAML::Node& n, const std::string& path, BreakerConfig
       b.ramp.shape = choice<RampShape>(v, join(p, "shape"),
                                        {{"linear", RampShape::Linear}, {"step", RampShape::Step}});
     if (auto v = r["steps"]) b.ramp.steps = count(v, join(p, "steps"), 1, 1000);
-    if (auto v = r["relapse_reopens"]) b.ramp.relapseReopens = boolean(v, join(p, "relapse_reopens"));
+    if (auto v = r["relapse_reopens"])
+      b.ramp.relapseReopens = boolean(v, join(p, "relapse_reopens"));
   }
 }
 
@@ -293,6 +313,7 @@ Policy parsePolicy(std::string_view yamlText, const std::string& source) {
       r.requireMap(s, path);
       for (auto it = s.begin(); it != s.end(); ++it) {
         const std::string name = it->first.as<std::string>();
+        if (out.count(name)) r.fail(it->first.Mark(), path + "." + name, "duplicate key");
         // Validate now against the default so errors carry the file's line numbers.
         BreakerConfig probe = p.breaker;
         r.breaker(it->second, path + "." + name, probe);
@@ -333,7 +354,9 @@ BreakerConfig resolveBreaker(const Policy& policy, const std::string& model,
 
 namespace {
 
-std::string dur(Micros d) { return d == 0 ? std::string("off") : formatDuration(d); }
+std::string dur(Micros d) {
+  return d == 0 ? std::string("off") : formatDuration(d);
+}
 
 void emitBreaker(YAML::Emitter& e, const BreakerConfig& b) {
   e << YAML::BeginMap;
@@ -366,7 +389,8 @@ void emitBreaker(YAML::Emitter& e, const BreakerConfig& b) {
   e << YAML::EndSeq;
   const char* ce[] = {"ignore", "success", "failure"};
   e << YAML::Key << "client_errors" << YAML::Value << ce[static_cast<int>(b.classify.clientErrors)];
-  e << YAML::Key << "timeout" << YAML::Value << (b.classify.timeoutIsFailure ? "failure" : "success");
+  e << YAML::Key << "timeout" << YAML::Value
+    << (b.classify.timeoutIsFailure ? "failure" : "success");
   e << YAML::Key << "reset" << YAML::Value << (b.classify.resetIsFailure ? "failure" : "success");
   e << YAML::EndMap;
   e << YAML::Key << "slow" << YAML::Value << YAML::BeginMap;
@@ -394,7 +418,8 @@ void emitBreaker(YAML::Emitter& e, const BreakerConfig& b) {
   e << YAML::Key << "success_streak" << YAML::Value << b.halfOpen.successStreak << YAML::EndMap;
   e << YAML::Key << "ramp" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "duration" << YAML::Value << dur(b.ramp.duration);
-  e << YAML::Key << "shape" << YAML::Value << (b.ramp.shape == RampShape::Linear ? "linear" : "step");
+  e << YAML::Key << "shape" << YAML::Value
+    << (b.ramp.shape == RampShape::Linear ? "linear" : "step");
   e << YAML::Key << "steps" << YAML::Value << b.ramp.steps;
   e << YAML::Key << "relapse_reopens" << YAML::Value << b.ramp.relapseReopens;
   e << YAML::EndMap;

@@ -47,8 +47,8 @@ void Replayer::admit(const Pending& p) {
   st.recordedSucceeded += succeeded;
   const Decision d = b.admit(p.ts);
   if (d.admitted) {
-    inflight_.push(Completion{p.ts + p.latency, p.seq, p.id, p.latency, p.status, p.outcome,
-                              d.probe});
+    inflight_.push(
+        Completion{p.ts + p.latency, p.seq, p.id, p.latency, p.status, p.outcome, d.probe});
   } else {
     b.noteBlocked(succeeded);
   }

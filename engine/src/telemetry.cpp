@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <cerrno>
 #include <cmath>
 #include <cstring>
 
@@ -31,16 +32,69 @@ bool digits(std::string_view s, std::size_t pos, std::size_t n, int& out) {
   return true;
 }
 
+// The on-demand parser only checks the values it is asked for; a skipped (unknown) field's
+// value would go unchecked, so `"x":tru` would pass. Walk it to validate it.
+simdjson::error_code validateValue(simdjson::ondemand::value v) {
+  using namespace simdjson;
+  ondemand::json_type t;
+  if (auto e = v.type().get(t)) return e;
+  switch (t) {
+    case ondemand::json_type::array: {
+      ondemand::array a;
+      if (auto e = v.get_array().get(a)) return e;
+      for (auto item : a) {
+        ondemand::value x;
+        if (auto e = std::move(item).get(x)) return e;
+        if (auto e = validateValue(x)) return e;
+      }
+      return SUCCESS;
+    }
+    case ondemand::json_type::object: {
+      ondemand::object o;
+      if (auto e = v.get_object().get(o)) return e;
+      for (auto item : o) {
+        ondemand::field f;
+        if (auto e = std::move(item).get(f)) return e;
+        std::string_view k;
+        if (auto e = f.unescaped_key().get(k)) return e;
+        if (auto e = validateValue(f.value())) return e;
+      }
+      return SUCCESS;
+    }
+    case ondemand::json_type::number: {
+      ondemand::number n;
+      return v.get_number().get(n);
+    }
+    case ondemand::json_type::string: {
+      std::string_view s;
+      return v.get_string().get(s);
+    }
+    case ondemand::json_type::boolean: {
+      bool b;
+      return v.get_bool().get(b);
+    }
+    case ondemand::json_type::null: {
+      bool isNull = false;
+      if (auto e = v.is_null().get(isNull)) return e;
+      return isNull ? SUCCESS : N_ATOM_ERROR;
+    }
+  }
+  return INCORRECT_TYPE;
+}
+
 }  // namespace
 
 std::optional<Micros> parseRfc3339(std::string_view s) {
   int y, mo, d, h, mi, sec;
-  if (!digits(s, 0, 4, y) || s.size() < 19 || s[4] != '-' || !digits(s, 5, 2, mo) ||
-      s[7] != '-' || !digits(s, 8, 2, d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
+  if (!digits(s, 0, 4, y) || s.size() < 19 || s[4] != '-' || !digits(s, 5, 2, mo) || s[7] != '-' ||
+      !digits(s, 8, 2, d) || (s[10] != 'T' && s[10] != 't' && s[10] != ' ') ||
       !digits(s, 11, 2, h) || s[13] != ':' || !digits(s, 14, 2, mi) || s[16] != ':' ||
       !digits(s, 17, 2, sec))
     return std::nullopt;
   if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return std::nullopt;
+  static constexpr int kMonthDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  const bool leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+  if (d > kMonthDays[mo - 1] + (mo == 2 && leap)) return std::nullopt;  // no February 30th
   std::size_t i = 19;
   Micros frac = 0;
   if (i < s.size() && s[i] == '.') {
@@ -60,7 +114,7 @@ std::optional<Micros> parseRfc3339(std::string_view s) {
   } else if (i < s.size() && (s[i] == '+' || s[i] == '-')) {
     int oh, om;
     if (!digits(s, i + 1, 2, oh) || i + 3 >= s.size() || s[i + 3] != ':' ||
-        !digits(s, i + 4, 2, om))
+        !digits(s, i + 4, 2, om) || oh > 23 || om > 59)
       return std::nullopt;
     offset = (oh * 3600LL + om * 60LL) * kMicrosPerSecond * (s[i] == '+' ? 1 : -1);
     i += 6;
@@ -92,8 +146,14 @@ JsonlReader::~JsonlReader() {
 std::unique_ptr<JsonlReader> JsonlReader::openFile(const std::string& path, bool skipBadLines) {
   std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
   if (!f) throw InputError(path, 0, "", std::string("cannot open: ") + std::strerror(errno));
-  auto r = std::make_unique<JsonlReader>(
-      path, [f](char* dst, std::size_t n) { return std::fread(dst, 1, n, f); }, skipBadLines);
+  // A read error (e.g. the path is a directory) must not pass for the end of the file.
+  auto read = [f, path](char* dst, std::size_t n) {
+    const std::size_t got = std::fread(dst, 1, n, f);
+    if (got == 0 && std::ferror(f))
+      throw InputError(path, 0, "", std::string("cannot read: ") + std::strerror(errno));
+    return got;
+  };
+  auto r = std::make_unique<JsonlReader>(path, read, skipBadLines);
   if (f != stdin) r->file_ = f;
   return r;
 }
@@ -149,9 +209,8 @@ bool JsonlReader::next(CallRecord& rec) {
   while (nextLine(line)) {
     ++line_;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    bool blank = true;
-    for (char c : line) blank = blank && (c == ' ' || c == '\t');
-    if (blank) continue;
+    // Most lines start with '{': find_first_not_of stops at once (a byte loop cost 13 %).
+    if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
     field.clear();
     err.clear();
     if (parseLine(line, rec, field, err)) {
@@ -171,17 +230,18 @@ bool JsonlReader::parseLine(std::string_view line, CallRecord& rec, std::string&
   using namespace simdjson;
   rec = CallRecord{};
   // The buffer holds at least SIMDJSON_PADDING readable bytes after any line.
-  const std::size_t capacity =
-      static_cast<std::size_t>(buf_.data() + buf_.size() - line.data());
+  const std::size_t capacity = static_cast<std::size_t>(buf_.data() + buf_.size() - line.data());
   ondemand::document doc;
-  if (auto e = impl_->parser.iterate(padded_string_view(line.data(), line.size(), capacity))
-                   .get(doc)) {
+  if (auto e =
+          impl_->parser.iterate(padded_string_view(line.data(), line.size(), capacity)).get(doc)) {
     err = std::string("invalid JSON: ") + error_message(e);
     return false;
   }
   ondemand::object obj;
-  if (doc.get_object().get(obj)) {
-    err = "expected a JSON object per line";
+  if (auto e = doc.get_object().get(obj)) {
+    // A truncated or unbalanced line is broken JSON, not a non-object.
+    err = e == INCORRECT_TYPE ? std::string("expected a JSON object per line")
+                              : std::string("invalid JSON: ") + error_message(e);
     return false;
   }
   bool hasTs = false, hasInstance = false, hasLatency = false, hasStatus = false;
@@ -214,7 +274,8 @@ bool JsonlReader::parseLine(std::string_view line, CallRecord& rec, std::string&
       }
       if (t == ondemand::json_type::number) {
         double ms;
-        if (v.get_double().get(ms) || !std::isfinite(ms)) {
+        // |ms| < 9e15 keeps the µs value inside int64 (llround of more is undefined).
+        if (v.get_double().get(ms) || !std::isfinite(ms) || std::abs(ms) >= 9.0e15) {
           field = "ts";
           err = "expected epoch milliseconds or an RFC 3339 string";
           return false;
@@ -258,6 +319,11 @@ bool JsonlReader::parseLine(std::string_view line, CallRecord& rec, std::string&
       if (ms < 0) {
         field = "latency_ms";
         err = "must not be negative";
+        return false;
+      }
+      if (ms >= 9.0e15) {  // the µs value must fit in int64
+        field = "latency_ms";
+        err = "out of range";
         return false;
       }
       rec.latency = static_cast<Micros>(std::llround(ms * 1000.0));
@@ -309,18 +375,24 @@ bool JsonlReader::parseLine(std::string_view line, CallRecord& rec, std::string&
         return false;
       }
       (key == "tokens_in" ? rec.tokensIn : rec.tokensOut) = n;
+    } else if (auto e = validateValue(v)) {  // unknown fields are ignored, but must be JSON
+      err = std::string("invalid JSON: ") + error_message(e);
+      return false;
     }
-    // Unknown fields are ignored (the value is skipped by the iterator).
   }
   const char* rest = nullptr;
   if (!doc.current_location().get(rest)) {  // succeeds only when something follows
     err = "trailing content after the JSON object";
     return false;
   }
-  if (!hasTs) field = "ts";
-  else if (!hasInstance) field = "instance";
-  else if (!hasLatency) field = "latency_ms";
-  else if (!hasStatus) field = "status";
+  if (!hasTs)
+    field = "ts";
+  else if (!hasInstance)
+    field = "instance";
+  else if (!hasLatency)
+    field = "latency_ms";
+  else if (!hasStatus)
+    field = "status";
   if (!field.empty()) {
     err = "missing required field";
     return false;

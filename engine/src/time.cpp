@@ -19,12 +19,18 @@ std::optional<Micros> parseDuration(std::string_view text) {
   if (ec != std::errc{} || p != num.data() + num.size()) return std::nullopt;
   const auto unit = text.substr(i);
   double scale;
-  if (unit == "us") scale = 1;
-  else if (unit == "ms") scale = 1e3;
-  else if (unit == "s") scale = 1e6;
-  else if (unit == "m" || unit == "min") scale = 60e6;
-  else if (unit == "h") scale = 3600e6;
-  else return std::nullopt;
+  if (unit == "us")
+    scale = 1;
+  else if (unit == "ms")
+    scale = 1e3;
+  else if (unit == "s")
+    scale = 1e6;
+  else if (unit == "m" || unit == "min")
+    scale = 60e6;
+  else if (unit == "h")
+    scale = 3600e6;
+  else
+    return std::nullopt;
   const double us = value * scale;
   if (!std::isfinite(us) || us > 9.0e18) return std::nullopt;
   return static_cast<Micros>(std::llround(us));
@@ -48,12 +54,18 @@ std::string formatDuration(Micros d) {
     }
     return out + name;
   };
-  if (a == 0) s = "0s";
-  else if (a % (3600 * kMicrosPerSecond) == 0) s = std::to_string(a / (3600 * kMicrosPerSecond)) + "h";
-  else if (a % (60 * kMicrosPerSecond) == 0) s = std::to_string(a / (60 * kMicrosPerSecond)) + "m";
-  else if (a >= kMicrosPerSecond) s = fmt(a, kMicrosPerSecond, "s");
-  else if (a >= kMicrosPerMilli) s = fmt(a, kMicrosPerMilli, "ms");
-  else s = std::to_string(a) + "us";
+  if (a == 0)
+    s = "0s";
+  else if (a % (3600 * kMicrosPerSecond) == 0)
+    s = std::to_string(a / (3600 * kMicrosPerSecond)) + "h";
+  else if (a % (60 * kMicrosPerSecond) == 0)
+    s = std::to_string(a / (60 * kMicrosPerSecond)) + "m";
+  else if (a >= kMicrosPerSecond)
+    s = fmt(a, kMicrosPerSecond, "s");
+  else if (a >= kMicrosPerMilli)
+    s = fmt(a, kMicrosPerMilli, "ms");
+  else
+    s = std::to_string(a) + "us";
   return neg ? "-" + s : s;
 }
 

@@ -11,7 +11,9 @@ SlidingStats::SlidingStats(Micros length, Micros bucketWidth)
   // Histograms are the memory cost of a window (6.4 KB each): group buckets into at most
   // kMaxSlices slices. Quantiles then cover the window rounded up to whole slices.
   bucketsPerSlice_ = (n_ + kMaxSlices - 1) / kMaxSlices;
-  nSlices_ = (n_ + bucketsPerSlice_ - 1) / bucketsPerSlice_ + 1;  // +1: the slice being filled
+  // The n_ newest buckets (the head's included) span at most ceil((n_-1)/bps) + 1 slices; one
+  // more would keep a slice that lies entirely outside the window.
+  nSlices_ = (n_ - 1 + bucketsPerSlice_ - 1) / bucketsPerSlice_ + 1;
   buckets_.assign(static_cast<std::size_t>(n_), WindowCounts{});
   slotIdx_.assign(static_cast<std::size_t>(n_), std::int64_t{-1} << 62);
   sliceCounts_.assign(static_cast<std::size_t>(nSlices_), WindowCounts{});

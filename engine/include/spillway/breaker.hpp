@@ -25,8 +25,8 @@ struct BreakerCounters {
   std::uint64_t admitted = 0;
   std::uint64_t rejected = 0;  // all breaker blocks
   std::array<std::uint64_t, kRejectReasonCount> rejectedBy{};
-  std::uint64_t verdicts = 0;          // blocked requests whose "would it have succeeded" is known
-  std::uint64_t blockedWouldSucceed = 0;  // false positives
+  std::uint64_t verdicts = 0;  // blocked requests whose "would it have succeeded" is known
+  std::uint64_t blockedWouldSucceed = 0;    // false positives
   std::array<std::uint64_t, 2> fpByTrip{};  // FP attributed to trips by [error, slow]
   std::uint64_t recorded = 0;
   std::uint64_t failures = 0;
@@ -44,19 +44,19 @@ struct BreakerSnapshot {
   Micros at = 0;
   BreakerState state = BreakerState::Closed;
   bool ramping = false;
-  double admitShare = 1.0;      // share of traffic admitted right now
-  WindowCounts window;          // whole window (for plots)
-  WindowCounts decision;        // what the trip rule sees
-  double errorRate = 0;         // of the decision window; NaN-free: 0 when no calls
+  double admitShare = 1.0;  // share of traffic admitted right now
+  WindowCounts window;      // whole window (for plots)
+  WindowCounts decision;    // what the trip rule sees
+  double errorRate = 0;     // of the decision window; NaN-free: 0 when no calls
   double slowRate = 0;
   double p50 = 0, p90 = 0, p99 = 0;  // µs, window
-  double baselineP99 = 0;       // µs; 0 while still learning
+  double baselineP99 = 0;            // µs; 0 while still learning
   bool baselineLearned = false;
   bool baselineFrozen = false;
-  Micros slowThreshold = 0;     // µs; kForever while unknown
+  Micros slowThreshold = 0;  // µs; kForever while unknown
   std::uint64_t inflight = 0;
   Micros openUntil = 0;
-  std::uint32_t attempts = 0;   // opens counted for backoff
+  std::uint32_t attempts = 0;  // opens counted for backoff
   BreakerCounters counters;
 };
 
@@ -152,7 +152,7 @@ class Breaker {
   void updateSlowThreshold();
   void decisionCounts(std::uint32_t& calls, std::uint32_t& failures, std::uint32_t& slow) const;
   void publish(EventKind kind, BreakerState from, BreakerState to, Reason reason, Micros now,
-            Micros openFor, Micros sustained);
+               Micros openFor, Micros sustained);
 
   InstanceId id_;
   const BreakerConfig* cfg_;
@@ -173,12 +173,12 @@ class Breaker {
   bool ramping_ = false;
   Micros rampStart_ = 0;
   Micros openUntil_ = 0;
-  std::uint32_t attempts_ = 0;   // consecutive opens for backoff (decays when healthy)
+  std::uint32_t attempts_ = 0;  // consecutive opens for backoff (decays when healthy)
   Micros healthySince_ = kNever;
   Micros overSince_ = kNever;    // trip condition true since
   bool wouldOpenFired_ = false;  // METRICS_ONLY: one event per episode
   std::uint32_t streak_ = 0;
-  int tripKind_ = 0;             // 0 error, 1 slow: what the current open was caused by
+  int tripKind_ = 0;  // 0 error, 1 slow: what the current open was caused by
   std::uint64_t inflight_ = 0;
   BreakerCounters counters_;
 };

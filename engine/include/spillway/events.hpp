@@ -12,19 +12,26 @@ namespace spillway {
 
 using InstanceId = std::uint32_t;
 
-enum class BreakerState : std::uint8_t { Closed, Open, HalfOpen, ForcedOpen, Disabled, MetricsOnly };
+enum class BreakerState : std::uint8_t {
+  Closed,
+  Open,
+  HalfOpen,
+  ForcedOpen,
+  Disabled,
+  MetricsOnly
+};
 inline constexpr int kStateCount = 6;
 
 enum class Reason : std::uint8_t {
-  ErrorRate,       // error rate above threshold, sustained
-  SlowRate,        // slow-call rate above threshold, sustained
-  ErrorAndSlow,    // both
-  OpenElapsed,     // open duration over: probing starts
-  ProbeFailed,     // a half-open probe failed or was slow
-  ProbeStreak,     // success_streak good probes: close and ramp
-  RampRelapse,     // thresholds exceeded while ramping back
-  RampComplete,    // admitted share back to 100 %
-  Manual,          // forced by an operator / the policy mode
+  ErrorRate,     // error rate above threshold, sustained
+  SlowRate,      // slow-call rate above threshold, sustained
+  ErrorAndSlow,  // both
+  OpenElapsed,   // open duration over: probing starts
+  ProbeFailed,   // a half-open probe failed or was slow
+  ProbeStreak,   // success_streak good probes: close and ramp
+  RampRelapse,   // thresholds exceeded while ramping back
+  RampComplete,  // admitted share back to 100 %
+  Manual,        // forced by an operator / the policy mode
 };
 
 enum class EventKind : std::uint8_t { Transition, RampComplete, WouldOpen };
@@ -39,11 +46,11 @@ struct Event {
   BreakerState from = BreakerState::Closed;
   BreakerState to = BreakerState::Closed;
   Reason reason = Reason::Manual;
-  double errorRate = 0;   // decision window rates at the moment of the event
+  double errorRate = 0;  // decision window rates at the moment of the event
   double slowRate = 0;
   std::uint32_t calls = 0;
-  Micros openFor = 0;     // for transitions to OPEN: the chosen open duration
-  Micros sustained = 0;   // for trips: how long the condition held
+  Micros openFor = 0;    // for transitions to OPEN: the chosen open duration
+  Micros sustained = 0;  // for trips: how long the condition held
 };
 
 std::string_view stateName(BreakerState s);

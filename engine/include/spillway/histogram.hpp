@@ -11,9 +11,9 @@ namespace spillway {
 
 struct HistogramLayout {
   static constexpr int kSubBits = 6;
-  static constexpr int kSub = 1 << kSubBits;  // 64
+  static constexpr int kSub = 1 << kSubBits;     // 64
   static constexpr int kFirstOctave = kSubBits;  // 2^6 = 64 µs: first log-linear octave
-  static constexpr int kLastOctave = 29;  // 2^30 µs ≈ 17.9 min upper edge
+  static constexpr int kLastOctave = 29;         // 2^30 µs ≈ 17.9 min upper edge
   static constexpr int kBins = kSub + (kLastOctave - kFirstOctave + 1) * kSub;  // 1600
   static constexpr std::uint64_t kMaxValue = (std::uint64_t{1} << (kLastOctave + 1)) - 1;
 
@@ -27,7 +27,8 @@ struct HistogramLayout {
     if (bin < kSub) return bin;
     const int e = (bin - kSub) / kSub + kFirstOctave;
     const int sub = (bin - kSub) % kSub;
-    return static_cast<double>((std::uint64_t{1} << e) + (static_cast<std::uint64_t>(sub) << (e - kSubBits)));
+    return static_cast<double>((std::uint64_t{1} << e) +
+                               (static_cast<std::uint64_t>(sub) << (e - kSubBits)));
   }
   static double width(int bin) {
     if (bin < kSub) return 1.0;
@@ -87,6 +88,7 @@ class BasicHistogram {
     if (rank < 1e-12) rank = 1e-12;
     double seen = 0;
     for (int i = 0; i < Layout::kBins; ++i) {
+      if (!(counts_[i] > Count{})) continue;  // an empty bin is never the answer (q = 0)
       seen += static_cast<double>(counts_[i]);
       if (seen >= rank - 1e-9) return Layout::representative(i);
     }

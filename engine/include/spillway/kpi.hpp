@@ -16,8 +16,8 @@ struct FaultInterval {
 };
 
 struct FaultScore {
-  bool detected = false;     // the breaker opened during the fault
-  bool restored = false;     // full traffic restored after the fault ended
+  bool detected = false;  // the breaker opened during the fault
+  bool restored = false;  // full traffic restored after the fault ended
   Micros firstOpen = 0;
   Micros restoredAt = 0;
   Micros ttd = kForever;          // onset → first OPEN

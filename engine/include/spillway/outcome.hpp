@@ -19,9 +19,12 @@ inline Verdict classify(const ClassifyConfig& c, int status, Outcome outcome) {
   if (outcome == Outcome::Error) return Verdict::Failure;
   if (status >= 400 && status < 500) {
     switch (c.clientErrors) {
-      case ClientErrors::Ignore: return Verdict::Ignored;
-      case ClientErrors::Success: return Verdict::Success;
-      case ClientErrors::Failure: return Verdict::Failure;
+      case ClientErrors::Ignore:
+        return Verdict::Ignored;
+      case ClientErrors::Success:
+        return Verdict::Success;
+      case ClientErrors::Failure:
+        return Verdict::Failure;
     }
   }
   return Verdict::Success;

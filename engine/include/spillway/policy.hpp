@@ -25,8 +25,8 @@ struct WindowConfig {
 };
 
 struct TripConfig {
-  double errorRate = 0.5;  // trip when the window's error rate is strictly above this
-  double slowRate = 0.4;   // ... or the slow-call rate is strictly above this
+  double errorRate = 0.5;       // trip when the window's error rate is strictly above this
+  double slowRate = 0.4;        // ... or the slow-call rate is strictly above this
   Micros sustain = seconds(3);  // condition must hold this long (0 = trip at once)
 };
 
@@ -40,10 +40,10 @@ struct ClassifyConfig {
 };
 
 struct SlowConfig {
-  double k = 3.0;                 // slow = latency > k × P99 baseline
-  Micros floor = millis(200);     // ... but never below this
-  Micros absolute = 0;            // > 0: fixed threshold instead of the baseline rule
-  Micros initialBaseline = 0;     // > 0: baseline to use until one is learned
+  double k = 3.0;              // slow = latency > k × P99 baseline
+  Micros floor = millis(200);  // ... but never below this
+  Micros absolute = 0;         // > 0: fixed threshold instead of the baseline rule
+  Micros initialBaseline = 0;  // > 0: baseline to use until one is learned
 };
 
 struct BaselineConfig {
@@ -62,7 +62,7 @@ struct OpenConfig {
   Micros duration = seconds(10);
   double backoffMultiplier = 1.5;
   Micros maxDuration = seconds(60);
-  double jitter = 0.0;            // ± share of the duration, drawn from the breaker's stream
+  double jitter = 0.0;              // ± share of the duration, drawn from the breaker's stream
   Micros decayAfter = seconds(60);  // healthy (closed, not ramping) time that forgets one open
 };
 
@@ -92,7 +92,7 @@ struct BreakerConfig {
 };
 
 struct CalibrationConfig {
-  double fpTarget = 0.05;           // propose less sensitive thresholds above this FP rate
+  double fpTarget = 0.05;  // propose less sensitive thresholds above this FP rate
   Micros period = seconds(300);
   std::uint32_t minBlocked = 20;    // do not judge a period on fewer blocked requests
   double rateStep = 0.05;           // how much a proposal raises a rate threshold

@@ -22,7 +22,7 @@ struct ReplayOptions {
 };
 
 struct ReplayInstanceStats {
-  std::uint64_t records = 0;          // calls in the recording
+  std::uint64_t records = 0;  // calls in the recording
   std::uint64_t recordedSucceeded = 0;
 };
 
@@ -60,9 +60,7 @@ class Replayer {
     int status;
     Outcome outcome;
     bool probe;
-    bool operator>(const Completion& o) const {
-      return end != o.end ? end > o.end : seq > o.seq;
-    }
+    bool operator>(const Completion& o) const { return end != o.end ? end > o.end : seq > o.seq; }
   };
   class Tee final : public EventSink {
    public:

@@ -17,9 +17,9 @@
 namespace spillway {
 
 struct CallRecord {
-  Micros ts = 0;        // call start, µs since the Unix epoch
-  Micros latency = 0;   // µs
-  int status = 0;       // HTTP status; 0 = no response
+  Micros ts = 0;       // call start, µs since the Unix epoch
+  Micros latency = 0;  // µs
+  int status = 0;      // HTTP status; 0 = no response
   Outcome outcome = Outcome::Ok;
   bool hasOutcome = false;
   std::string_view instance;  // views are valid until the next read

@@ -16,8 +16,12 @@ inline constexpr Micros kMicrosPerSecond = 1000 * kMicrosPerMilli;
 inline constexpr Micros kNever = std::numeric_limits<Micros>::min();
 inline constexpr Micros kForever = std::numeric_limits<Micros>::max();
 
-constexpr Micros millis(std::int64_t ms) { return ms * kMicrosPerMilli; }
-constexpr Micros seconds(std::int64_t s) { return s * kMicrosPerSecond; }
+constexpr Micros millis(std::int64_t ms) {
+  return ms * kMicrosPerMilli;
+}
+constexpr Micros seconds(std::int64_t s) {
+  return s * kMicrosPerSecond;
+}
 
 // Parses "10s", "800ms", "250us", "1.5s", "5m", "1h". A bare number is rejected: a policy
 // must say its unit. Returns nullopt on anything else.

@@ -13,7 +13,7 @@
 namespace spillway {
 
 struct WindowCounts {
-  std::uint32_t calls = 0;     // recorded (non-ignored) outcomes
+  std::uint32_t calls = 0;  // recorded (non-ignored) outcomes
   std::uint32_t failures = 0;
   std::uint32_t slow = 0;
   std::uint32_t rejected = 0;  // breaker rejections in this bucket
@@ -101,7 +101,7 @@ class SlidingStats {
   void allocHist();
 
   Micros width_;
-  int n_;                 // buckets in the window
+  int n_;  // buckets in the window
   int bucketsPerSlice_;
   int nSlices_;
   std::vector<WindowCounts> buckets_;
@@ -111,8 +111,8 @@ class SlidingStats {
   std::unique_ptr<LatencyHistogram> windowHist_;
   WindowCounts all_;
   WindowCounts decision_;
-  std::int64_t headIdx_ = 0;   // absolute bucket index of the newest bucket
-  Micros headEnd_ = kNever;    // end time of the newest bucket (exclusive)
+  std::int64_t headIdx_ = 0;  // absolute bucket index of the newest bucket
+  Micros headEnd_ = kNever;   // end time of the newest bucket (exclusive)
   int headSlot_ = 0;
   int headSlice_ = 0;
   bool started_ = false;
@@ -131,7 +131,8 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
     epochIdx_ = idx;
     headSlot_ = static_cast<int>(((idx % n_) + n_) % n_);
     slotIdx_[headSlot_] = idx;
-    const std::int64_t sIdx = idx >= 0 ? idx / bucketsPerSlice_ : (idx - bucketsPerSlice_ + 1) / bucketsPerSlice_;
+    const std::int64_t sIdx =
+        idx >= 0 ? idx / bucketsPerSlice_ : (idx - bucketsPerSlice_ + 1) / bucketsPerSlice_;
     headSlice_ = static_cast<int>(((sIdx % nSlices_) + nSlices_) % nSlices_);
     headEnd_ = (idx + 1) * width_;
     return;

@@ -1,0 +1,351 @@
+// Log-linear latency histogram: bin layout, quantile accuracy against exact nearest-rank
+// quantiles, merge/subtract algebra, countAbove.
+#include <QtTest>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "spillway/histogram.hpp"
+#include "spillway/rng.hpp"
+
+using namespace spillway;
+using Layout = HistogramLayout;
+
+namespace {
+
+enum class Dist { LogUniform, ExactRegion, LogNormalLlm, Bimodal, OctaveEdges, Extremes };
+
+// Standard normal from the engine's seeded generator (Box–Muller).
+double normal(Rng& rng) {
+  const double u1 = 1.0 - rng.uniform();  // (0, 1]
+  const double u2 = rng.uniform();
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
+}
+
+std::uint64_t clampUs(double v) {
+  if (v < 1.0) return 1;
+  if (v > static_cast<double>(Layout::kMaxValue)) return Layout::kMaxValue;
+  return static_cast<std::uint64_t>(std::llround(v));
+}
+
+std::vector<std::uint64_t> samples(Dist d, int n, std::uint64_t seed) {
+  Rng rng(seed);
+  std::vector<std::uint64_t> v;
+  v.reserve(static_cast<std::size_t>(n));
+  const double logMax = std::log(static_cast<double>(Layout::kMaxValue));
+  switch (d) {
+    case Dist::LogUniform:  // 1 µs .. ~17.9 min, every octave equally likely
+      for (int i = 0; i < n; ++i) v.push_back(clampUs(std::exp(rng.uniform() * logMax)));
+      break;
+    case Dist::ExactRegion:  // below 128 µs bins are one microsecond wide
+      for (int i = 0; i < n; ++i) v.push_back(static_cast<std::uint64_t>(rng.uniform() * 128));
+      break;
+    case Dist::LogNormalLlm:  // median 800 ms, heavy tail
+      for (int i = 0; i < n; ++i) v.push_back(clampUs(800'000.0 * std::exp(0.8 * normal(rng))));
+      break;
+    case Dist::Bimodal:  // 95 % fast (20 ms), 5 % stuck (5 min)
+      for (int i = 0; i < n; ++i) {
+        const double base = rng.uniform() < 0.95 ? 20'000.0 : 300'000'000.0;
+        v.push_back(clampUs(base * std::exp(0.1 * normal(rng))));
+      }
+      break;
+    case Dist::OctaveEdges:  // 2^k - 1, 2^k, 2^k + 1 for every octave
+      for (int k = 0; k <= Layout::kLastOctave; ++k) {
+        const std::uint64_t p = std::uint64_t{1} << k;
+        v.push_back(p - 1);
+        v.push_back(p);
+        v.push_back(std::min(p + 1, Layout::kMaxValue));
+      }
+      break;
+    case Dist::Extremes:  // the two ends of the range
+      for (int i = 0; i < n; ++i) v.push_back(i % 2 ? Layout::kMaxValue : 1);
+      break;
+  }
+  return v;
+}
+
+// Nearest-rank quantile: the smallest sample with at least q·n samples at or below it.
+double exactQuantile(const std::vector<std::uint64_t>& sorted, double q) {
+  const double n = static_cast<double>(sorted.size());
+  auto rank = static_cast<std::int64_t>(std::ceil(q * n - 1e-9));
+  rank = std::clamp<std::int64_t>(rank, 1, static_cast<std::int64_t>(sorted.size()));
+  return static_cast<double>(sorted[static_cast<std::size_t>(rank - 1)]);
+}
+
+template <typename A, typename B>
+bool sameBins(const BasicHistogram<A>& a, const BasicHistogram<B>& b) {
+  if (static_cast<double>(a.total()) != static_cast<double>(b.total())) return false;
+  for (int i = 0; i < Layout::kBins; ++i)
+    if (static_cast<double>(a.binCount(i)) != static_cast<double>(b.binCount(i))) return false;
+  return true;
+}
+
+}  // namespace
+
+Q_DECLARE_METATYPE(Dist)
+
+class TstHistogram : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void layoutIsAContiguousPartition();
+  void binOfMonotonic();
+  void binOfBoundaries_data();
+  void binOfBoundaries();
+  void representativeWithinHalfBin();
+  void quantileRelativeError_data();
+  void quantileRelativeError();
+  void emptyHistogram();
+  void mergeEqualsAddingAll_data();
+  void mergeEqualsAddingAll();
+  void subtractAfterMergeRestores_data();
+  void subtractAfterMergeRestores();
+  void countAbove_data();
+  void countAbove();
+  void weightedAddAndScale();
+};
+
+void TstHistogram::layoutIsAContiguousPartition() {
+  // Every bin's lower edge maps to it, the value before maps to the previous bin, and the
+  // bins tile [0, kMaxValue] without gaps.
+  QCOMPARE(Layout::binOf(0), 0);
+  for (int b = 0; b < Layout::kBins; ++b) {
+    const auto lo = static_cast<std::uint64_t>(Layout::lowerEdge(b));
+    const auto w = static_cast<std::uint64_t>(Layout::width(b));
+    QVERIFY2(w >= 1, qPrintable(QString("bin %1").arg(b)));
+    QCOMPARE(Layout::binOf(lo), b);
+    QCOMPARE(Layout::binOf(lo + w - 1), b);
+    if (b > 0) QCOMPARE(Layout::binOf(lo - 1), b - 1);
+    if (b + 1 < Layout::kBins) {
+      QCOMPARE(static_cast<std::uint64_t>(Layout::lowerEdge(b + 1)), lo + w);
+    } else {
+      QCOMPARE(lo + w - 1, Layout::kMaxValue);
+    }
+    // Relative bin width: ≤ 1/64 of the lower edge once bins are wider than 1 µs.
+    if (w > 1) QVERIFY(static_cast<double>(w) <= static_cast<double>(lo) / Layout::kSub);
+  }
+  // Above the range everything is clamped into the last bin.
+  QCOMPARE(Layout::binOf(Layout::kMaxValue + 1), Layout::kBins - 1);
+  QCOMPARE(Layout::binOf(std::numeric_limits<std::uint64_t>::max()), Layout::kBins - 1);
+}
+
+void TstHistogram::binOfMonotonic() {
+  // Dense: consecutive values never go back and never skip a bin.
+  for (std::uint64_t x = 0; x < (std::uint64_t{1} << 16); ++x) {
+    const int d = Layout::binOf(x + 1) - Layout::binOf(x);
+    if (d != 0 && d != 1) QFAIL(qPrintable(QString("binOf jumps by %1 at %2").arg(d).arg(x)));
+  }
+  // Sparse: random ordered pairs over the whole (and beyond the) range.
+  Rng rng(7);
+  const double logTop = std::log(static_cast<double>(Layout::kMaxValue) * 4.0);
+  for (int i = 0; i < 200'000; ++i) {
+    auto a = static_cast<std::uint64_t>(std::exp(rng.uniform() * logTop));
+    auto b = static_cast<std::uint64_t>(std::exp(rng.uniform() * logTop));
+    if (a > b) std::swap(a, b);
+    if (Layout::binOf(a) > Layout::binOf(b))
+      QFAIL(qPrintable(QString("binOf(%1) > binOf(%2)").arg(a).arg(b)));
+  }
+}
+
+void TstHistogram::binOfBoundaries_data() {
+  // startsBin: v is the first value of its bin (binOf(v-1) < binOf(v)). Octave e ≥ 6 has bins
+  // of width 2^(e-6); below 128 µs every value has its own bin.
+  QTest::addColumn<quint64>("v");
+  QTest::addColumn<bool>("startsBin");
+  QTest::newRow("63 exact") << quint64(63) << true;
+  QTest::newRow("64 first log octave, width 1") << quint64(64) << true;
+  QTest::newRow("127 width 1") << quint64(127) << true;
+  QTest::newRow("128 octave 7 starts") << quint64(128) << true;
+  QTest::newRow("129 shares 128's bin") << quint64(129) << false;
+  QTest::newRow("130 next width-2 bin") << quint64(130) << true;
+  QTest::newRow("256 octave 8 starts") << quint64(256) << true;
+  QTest::newRow("259 inside width-4 bin") << quint64(259) << false;
+  QTest::newRow("260 next width-4 bin") << quint64(260) << true;
+  QTest::newRow("2^20 octave starts") << (quint64(1) << 20) << true;
+  QTest::newRow("2^20 + 2^14 - 1 inside") << ((quint64(1) << 20) + (quint64(1) << 14) - 1) << false;
+  QTest::newRow("2^20 + 2^14 next bin") << ((quint64(1) << 20) + (quint64(1) << 14)) << true;
+  QTest::newRow("2^29 last octave starts") << (quint64(1) << 29) << true;
+  QTest::newRow("kMaxValue inside last bin") << quint64(Layout::kMaxValue) << false;
+}
+
+void TstHistogram::binOfBoundaries() {
+  QFETCH(quint64, v);
+  QFETCH(bool, startsBin);
+  const int b = Layout::binOf(v);
+  QCOMPARE(Layout::binOf(v - 1) < b, startsBin);
+  QCOMPARE(static_cast<std::uint64_t>(Layout::lowerEdge(b)) == v, startsBin);
+  QVERIFY(Layout::lowerEdge(b) <= static_cast<double>(v));
+  QVERIFY(static_cast<double>(v) < Layout::lowerEdge(b) + Layout::width(b));
+}
+
+void TstHistogram::representativeWithinHalfBin() {
+  // A single sample's quantile is its bin's representative: exact below 128 µs, otherwise off
+  // by at most half a bin, i.e. ≤ 1/128 of the value (the documented 0.78 %).
+  auto check = [](std::uint64_t x) {
+    LatencyHistogram h;
+    h.add(x);
+    const double r = h.quantile(0.5);
+    const double err = std::abs(r - static_cast<double>(x));
+    if (x < 128) return err == 0.0;
+    return err <= static_cast<double>(x) / 128.0;
+  };
+  for (std::uint64_t x = 0; x < 4096; ++x)
+    if (!check(x)) QFAIL(qPrintable(QString("representative of %1").arg(x)));
+  for (int b = 0; b < Layout::kBins; ++b) {
+    const auto lo = static_cast<std::uint64_t>(Layout::lowerEdge(b));
+    const auto hi = lo + static_cast<std::uint64_t>(Layout::width(b)) - 1;
+    if (!check(lo) || !check(hi))
+      QFAIL(qPrintable(QString("representative of bin %1 edges").arg(b)));
+  }
+}
+
+void TstHistogram::quantileRelativeError_data() {
+  QTest::addColumn<Dist>("dist");
+  QTest::addColumn<int>("n");
+  QTest::addColumn<quint64>("seed");
+  QTest::newRow("log-uniform 1us..17min") << Dist::LogUniform << 100'000 << quint64(1);
+  QTest::newRow("log-uniform small n") << Dist::LogUniform << 37 << quint64(2);
+  QTest::newRow("exact region <128us") << Dist::ExactRegion << 10'000 << quint64(3);
+  QTest::newRow("lognormal LLM latencies") << Dist::LogNormalLlm << 50'000 << quint64(4);
+  QTest::newRow("bimodal 20ms / 5min") << Dist::Bimodal << 50'000 << quint64(5);
+  QTest::newRow("octave edges") << Dist::OctaveEdges << 0 << quint64(6);
+  QTest::newRow("1us and 17.9min") << Dist::Extremes << 1'001 << quint64(7);
+}
+
+void TstHistogram::quantileRelativeError() {
+  QFETCH(Dist, dist);
+  QFETCH(int, n);
+  QFETCH(quint64, seed);
+  std::vector<std::uint64_t> v = samples(dist, n, seed);
+  LatencyHistogram h;
+  for (std::uint64_t x : v) h.add(x);
+  QCOMPARE(static_cast<std::size_t>(h.total()), v.size());
+  std::sort(v.begin(), v.end());
+  for (double q : {0.0, 0.001, 0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 0.999, 1.0}) {
+    const double exact = exactQuantile(v, q);
+    const double got = h.quantile(q);
+    if (std::abs(got - exact) > 0.01 * exact)
+      QFAIL(qPrintable(QString("q=%1: histogram %2 vs exact %3").arg(q).arg(got).arg(exact)));
+  }
+}
+
+void TstHistogram::emptyHistogram() {
+  LatencyHistogram h;
+  QCOMPARE(h.total(), 0u);
+  QCOMPARE(h.quantile(0.5), 0.0);
+  QCOMPARE(h.quantile(0.99), 0.0);
+  QCOMPARE(h.countAbove(0), 0.0);
+  DecayingHistogram d;
+  QCOMPARE(d.quantile(0.99), 0.0);
+}
+
+void TstHistogram::mergeEqualsAddingAll_data() {
+  QTest::addColumn<int>("nA");
+  QTest::addColumn<int>("nB");
+  QTest::newRow("both filled") << 5'000 << 7'000;
+  QTest::newRow("merge empty") << 5'000 << 0;
+  QTest::newRow("into empty") << 0 << 3'000;
+}
+
+void TstHistogram::mergeEqualsAddingAll() {
+  QFETCH(int, nA);
+  QFETCH(int, nB);
+  const auto a = samples(Dist::LogUniform, nA, 11);
+  const auto b = samples(Dist::LogNormalLlm, nB, 12);
+  LatencyHistogram ha, hb, all;
+  for (auto x : a) ha.add(x), all.add(x);
+  for (auto x : b) hb.add(x), all.add(x);
+  ha.merge(hb);
+  QVERIFY(sameBins(ha, all));
+  QCOMPARE(ha.total(), static_cast<std::uint32_t>(nA + nB));
+  for (double q : {0.01, 0.5, 0.99}) QCOMPARE(ha.quantile(q), all.quantile(q));
+  // Merging an exact histogram into a decayed one carries the same counts.
+  DecayingHistogram d;
+  d.merge(all);
+  QVERIFY(sameBins(d, all));
+  QCOMPARE(d.quantile(0.99), all.quantile(0.99));
+}
+
+void TstHistogram::subtractAfterMergeRestores_data() {
+  QTest::addColumn<int>("nA");
+  QTest::addColumn<int>("nB");
+  QTest::newRow("overlapping") << 4'000 << 4'000;
+  QTest::newRow("subtract everything") << 0 << 2'500;
+  QTest::newRow("subtract nothing") << 2'500 << 0;
+}
+
+void TstHistogram::subtractAfterMergeRestores() {
+  QFETCH(int, nA);
+  QFETCH(int, nB);
+  LatencyHistogram ha, hb;
+  for (auto x : samples(Dist::Bimodal, nA, 21)) ha.add(x);
+  for (auto x : samples(Dist::LogUniform, nB, 22)) hb.add(x);
+  const LatencyHistogram original = ha;
+  ha.merge(hb);
+  QCOMPARE(ha.total(), static_cast<std::uint32_t>(nA + nB));
+  ha.subtract(hb);
+  QVERIFY(sameBins(ha, original));
+  for (double q : {0.0, 0.5, 0.99, 1.0}) QCOMPARE(ha.quantile(q), original.quantile(q));
+}
+
+void TstHistogram::countAbove_data() {
+  QTest::addColumn<QList<quint64>>("values");
+  QTest::addColumn<quint64>("threshold");
+  QTest::addColumn<double>("expected");
+  const quint64 ms = 1000;
+  const quint64 million = 1'000'000;
+  const int bMillion = Layout::binOf(million);
+  const auto nextEdge = static_cast<quint64>(Layout::lowerEdge(bMillion + 1));
+  QTest::newRow("exact region, strict")
+      << QList<quint64>{10, 49, 50, 51, 100} << quint64(50) << 2.0;
+  QTest::newRow("none above") << QList<quint64>{1, 2, 3} << quint64(3) << 0.0;
+  QTest::newRow("all above zero") << QList<quint64>{100 * ms, 1000 * ms} << quint64(0) << 2.0;
+  QTest::newRow("log region") << QList<quint64>{100 * ms, 200 * ms, 300 * ms, 1000 * ms, 2000 * ms}
+                              << quint64(250 * ms) << 3.0;
+  // Bin resolution: a sample in the threshold's own bin is not "above" it ...
+  QTest::newRow("same bin is not above")
+      << QList<quint64>{million, million + 1} << quint64(million) << 0.0;
+  // ... the first value of the next bin is.
+  QTest::newRow("next bin is above")
+      << QList<quint64>{nextEdge - 1, nextEdge} << quint64(million) << 1.0;
+  QTest::newRow("clamped values count above 1s")
+      << QList<quint64>{Layout::kMaxValue + 1000, Layout::kMaxValue} << quint64(1000 * ms) << 2.0;
+}
+
+void TstHistogram::countAbove() {
+  QFETCH(QList<quint64>, values);
+  QFETCH(quint64, threshold);
+  QFETCH(double, expected);
+  LatencyHistogram h;
+  for (quint64 v : values) h.add(v);
+  QCOMPARE(h.countAbove(threshold), expected);
+  // Same rule on a decayed histogram scaled by a constant.
+  DecayingHistogram d;
+  for (quint64 v : values) d.add(v, 2.5);
+  QCOMPARE(d.countAbove(threshold), 2.5 * expected);
+}
+
+void TstHistogram::weightedAddAndScale() {
+  DecayingHistogram d;
+  LatencyHistogram h;
+  for (auto x : samples(Dist::LogNormalLlm, 2'000, 31)) d.add(x), h.add(x);
+  const double p50 = d.quantile(0.5), p99 = d.quantile(0.99);
+  QCOMPARE(p50, h.quantile(0.5));
+  QCOMPARE(p99, h.quantile(0.99));
+  d.scale(0.25);
+  QCOMPARE(d.total(), 500.0);
+  // Scaling changes weights, not shape.
+  QCOMPARE(d.quantile(0.5), p50);
+  QCOMPARE(d.quantile(0.99), p99);
+  // add(v, n) weighs like n single adds.
+  LatencyHistogram w, s;
+  w.add(12'345, 7);
+  for (int i = 0; i < 7; ++i) s.add(12'345);
+  QVERIFY(sameBins(w, s));
+}
+
+QTEST_GUILESS_MAIN(TstHistogram)
+#include "tst_histogram.moc"
