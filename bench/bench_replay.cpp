@@ -97,23 +97,6 @@ void setCounters(benchmark::State& state, std::uint64_t records) {
   state.counters["records"] = static_cast<double>(trace().records);
 }
 
-// As replay_command.cpp's TransitionWriter: one JSON line per event, streamed.
-class TransitionWriter final : public EventSink {
- public:
-  explicit TransitionWriter(std::FILE* out) : out_(out) {}
-  void setEngine(const Engine* e) { engine_ = e; }
-  void onEvent(const Event& e) override {
-    const std::string line =
-        formatEventJson(e, engine_->name(e.instance), engine_->model(e.instance));
-    std::fwrite(line.data(), 1, line.size(), out_);
-    std::fputc('\n', out_);
-  }
-
- private:
-  std::FILE* out_;
-  const Engine* engine_ = nullptr;
-};
-
 // ---------------------------------------------------------------------------------------------
 
 void BM_ParseOnly(benchmark::State& state) {
@@ -210,7 +193,7 @@ void BM_ReplayEndToEnd(benchmark::State& state) {
     }
     auto outBuf = std::make_unique<char[]>(1 << 16);
     std::setvbuf(out, outBuf.get(), _IOFBF, 1 << 16);
-    TransitionWriter writer(out);
+    JsonlEventWriter writer(out);
     Replayer replayer(defaultPolicy(), ReplayOptions{}, &writer);
     writer.setEngine(&replayer.engine());
     Calibrator calibrator(defaultPolicy().calibration);

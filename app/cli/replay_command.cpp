@@ -19,24 +19,6 @@
 namespace spillway::cli {
 namespace {
 
-// Streams every event to the transitions file as it happens (memory stays bounded).
-class TransitionWriter final : public EventSink {
- public:
-  explicit TransitionWriter(std::FILE* out) : out_(out) {}
-  void setEngine(const Engine* e) { engine_ = e; }
-  void onEvent(const Event& e) override {
-    if (!out_) return;
-    const std::string line =
-        formatEventJson(e, engine_->name(e.instance), engine_->model(e.instance));
-    std::fwrite(line.data(), 1, line.size(), out_);
-    std::fputc('\n', out_);
-  }
-
- private:
-  std::FILE* out_;
-  const Engine* engine_ = nullptr;
-};
-
 struct NamedFault {
   std::string instance;
   FaultInterval interval;
@@ -188,7 +170,7 @@ int runReplay(const QStringList& args) {
       outBuf = std::make_unique<char[]>(1 << 16);
       std::setvbuf(out, outBuf.get(), _IOFBF, 1 << 16);
     }
-    TransitionWriter writer(out);
+    JsonlEventWriter writer(out);
     Replayer replayer(std::move(policy), opt, &writer);
     writer.setEngine(&replayer.engine());
     Calibrator calibrator(calCfg);

@@ -50,6 +50,13 @@ void Breaker::decisionCounts(std::uint32_t& calls, std::uint32_t& failures,
   }
 }
 
+void Breaker::decisionRates(std::uint32_t& calls, double& errorRate, double& slowRate) const {
+  std::uint32_t failures, slow;
+  decisionCounts(calls, failures, slow);
+  errorRate = calls ? static_cast<double>(failures) / calls : 0.0;  // 0, not NaN, when empty
+  slowRate = calls ? static_cast<double>(slow) / calls : 0.0;
+}
+
 Decision Breaker::reject(Micros now, RejectReason r) {
   stats_.advanceTo(now, sliceHook());
   stats_.addRejected();
@@ -232,8 +239,6 @@ void Breaker::transition(BreakerState to, Reason reason, Micros now, Micros open
 void Breaker::publish(EventKind kind, BreakerState from, BreakerState to, Reason reason, Micros now,
                       Micros openFor, Micros sustained) {
   if (!sink_) return;
-  std::uint32_t calls, failures, slow;
-  decisionCounts(calls, failures, slow);
   Event e;
   e.ts = now;
   e.instance = id_;
@@ -241,9 +246,7 @@ void Breaker::publish(EventKind kind, BreakerState from, BreakerState to, Reason
   e.from = from;
   e.to = to;
   e.reason = reason;
-  e.calls = calls;
-  e.errorRate = calls ? static_cast<double>(failures) / calls : 0.0;
-  e.slowRate = calls ? static_cast<double>(slow) / calls : 0.0;
+  decisionRates(e.calls, e.errorRate, e.slowRate);
   e.openFor = openFor;
   e.sustained = sustained;
   sink_->onEvent(e);
@@ -373,10 +376,8 @@ BreakerSnapshot Breaker::snapshot(Micros now) const {
   }
   s.window = stats_.all();
   s.decision = stats_.decision();
-  std::uint32_t calls, failures, slow;
-  decisionCounts(calls, failures, slow);
-  s.errorRate = calls ? static_cast<double>(failures) / calls : 0.0;
-  s.slowRate = calls ? static_cast<double>(slow) / calls : 0.0;
+  std::uint32_t calls;
+  decisionRates(calls, s.errorRate, s.slowRate);
   if (const LatencyHistogram* h = stats_.histogram()) {
     s.p50 = h->quantile(0.50);
     s.p90 = h->quantile(0.90);

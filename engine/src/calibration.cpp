@@ -35,31 +35,21 @@ std::optional<CalibrationProposal> Calibrator::observe(Micros now, const Engine&
   char buf[512];
   const Micros oldSustain = b.trip.sustain;
   b.trip.sustain += cfg_.sustainStep;
-  if (fpSlow >= fpErr) {
-    const double old = b.trip.slowRate;
-    b.trip.slowRate = std::min(0.95, old + cfg_.rateStep);
-    std::snprintf(buf, sizeof buf,
-                  "FP rate %.1f%% > target %.1f%% over %s (%llu of %llu blocked would have "
-                  "succeeded; %llu after slow-rate trips): raise trip.slow_rate %.2f -> %.2f, "
-                  "trip.sustain %s -> %s",
-                  rate * 100, cfg_.fpTarget * 100,
-                  formatDuration((now - start) / kMicrosPerSecond * kMicrosPerSecond).c_str(),
-                  static_cast<unsigned long long>(fp), static_cast<unsigned long long>(blocked),
-                  static_cast<unsigned long long>(fpSlow), old, b.trip.slowRate,
-                  formatDuration(oldSustain).c_str(), formatDuration(b.trip.sustain).c_str());
-  } else {
-    const double old = b.trip.errorRate;
-    b.trip.errorRate = std::min(0.95, old + cfg_.rateStep);
-    std::snprintf(buf, sizeof buf,
-                  "FP rate %.1f%% > target %.1f%% over %s (%llu of %llu blocked would have "
-                  "succeeded; %llu after error-rate trips): raise trip.error_rate %.2f -> %.2f, "
-                  "trip.sustain %s -> %s",
-                  rate * 100, cfg_.fpTarget * 100,
-                  formatDuration((now - start) / kMicrosPerSecond * kMicrosPerSecond).c_str(),
-                  static_cast<unsigned long long>(fp), static_cast<unsigned long long>(blocked),
-                  static_cast<unsigned long long>(fpErr), old, b.trip.errorRate,
-                  formatDuration(oldSustain).c_str(), formatDuration(b.trip.sustain).c_str());
-  }
+  const bool slowRule = fpSlow >= fpErr;
+  double& threshold = slowRule ? b.trip.slowRate : b.trip.errorRate;
+  const double old = threshold;
+  threshold = std::min(0.95, old + cfg_.rateStep);
+  std::snprintf(buf, sizeof buf,
+                "FP rate %.1f%% > target %.1f%% over %s (%llu of %llu blocked would have "
+                "succeeded; %llu after %s trips): raise trip.%s %.2f -> %.2f, "
+                "trip.sustain %s -> %s",
+                rate * 100, cfg_.fpTarget * 100,
+                formatDuration((now - start) / kMicrosPerSecond * kMicrosPerSecond).c_str(),
+                static_cast<unsigned long long>(fp), static_cast<unsigned long long>(blocked),
+                static_cast<unsigned long long>(slowRule ? fpSlow : fpErr),
+                slowRule ? "slow-rate" : "error-rate", slowRule ? "slow_rate" : "error_rate", old,
+                threshold, formatDuration(oldSustain).c_str(),
+                formatDuration(b.trip.sustain).c_str());
   p.reason = buf;
   return p;
 }

@@ -84,6 +84,14 @@ std::string formatEventJson(const Event& e, std::string_view instance, std::stri
   return s;
 }
 
+void JsonlEventWriter::onEvent(const Event& e) {
+  if (!out_ || !engine_) return;
+  const std::string line =
+      formatEventJson(e, engine_->name(e.instance), engine_->model(e.instance));
+  std::fwrite(line.data(), 1, line.size(), out_);
+  std::fputc('\n', out_);
+}
+
 std::string describeEvent(const Event& e, double errorThreshold, double slowThreshold) {
   char buf[256];
   switch (e.reason) {

@@ -151,6 +151,7 @@ class Breaker {
   Micros rampEnd() const;
   void updateSlowThreshold();
   void decisionCounts(std::uint32_t& calls, std::uint32_t& failures, std::uint32_t& slow) const;
+  void decisionRates(std::uint32_t& calls, double& errorRate, double& slowRate) const;
   void publish(EventKind kind, BreakerState from, BreakerState to, Reason reason, Micros now,
                Micros openFor, Micros sustained);
 
