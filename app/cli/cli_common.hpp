@@ -5,6 +5,7 @@
 #include <string>
 
 #include "spillway/policy.hpp"
+#include "spillway/sim/scenario.hpp"
 
 namespace spillway::cli {
 
@@ -15,6 +16,7 @@ enum Exit : int { kOk = 0, kFindings = 1, kInputError = 2 };
 inline constexpr const char* kDefaultPolicy = ":/spillway/policies/default.yaml";
 inline constexpr const char* kSampleTrace = ":/spillway/traces/seed000-sample.jsonl";
 inline constexpr const char* kSampleFaults = ":/spillway/traces/seed000-sample.faults.jsonl";
+inline constexpr const char* kBuiltinScenarioDir = ":/spillway/scenarios/";
 
 // Reads a file or a ":/" resource whole. Throws InputError when it cannot.
 std::string readWhole(const std::string& path);
@@ -25,6 +27,11 @@ Policy loadPolicy(const std::string& path);
 // Formats a duration for tables: "18.2s", "1m32s", "inf", "n/a".
 std::string humanDuration(Micros d);
 
+// A built-in scenario by name (seed-000 …) or a scenario file. Throws InputError.
+sim::Scenario loadScenario(const std::string& nameOrPath);
+
 int runReplay(const QStringList& args);
+int runSimulate(const QStringList& args);
+int runKnee(const QStringList& args);
 
 }  // namespace spillway::cli

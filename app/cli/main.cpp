@@ -14,6 +14,8 @@ void usage(std::FILE* to) {
       "\n"
       "Commands:\n"
       "  replay    replay recorded telemetry (JSONL) through a breaker policy\n"
+      "  simulate  run a scenario (built-in seed-000..003 or a file) and report its KPIs\n"
+      "  knee      stepped load 30 %..300 %: find the capacity knee of a scenario\n"
       "\n"
       "Run 'spillway-cli <command> --help' for a command's options.\n"
       "Exit codes: 0 success, 1 findings, 2 usage or input error.\n",
@@ -44,6 +46,8 @@ int main(int argc, char** argv) {
   args.removeAt(1);
   args[0] = "spillway-cli " + cmd;
   if (cmd == "replay") return spillway::cli::runReplay(args);
+  if (cmd == "simulate") return spillway::cli::runSimulate(args);
+  if (cmd == "knee") return spillway::cli::runKnee(args);
   std::fprintf(stderr, "spillway-cli: unknown command '%s'\n\n", qPrintable(cmd));
   usage(stderr);
   return spillway::cli::kInputError;

@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "spillway/yaml_reader.hpp"
+
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -10,126 +12,12 @@
 namespace spillway {
 namespace {
 
-// Reads one policy document; remembers the file name for messages.
-class Reader {
+// The policy sections, on top of the generic reader.
+class Reader : public YamlReader {
  public:
-  explicit Reader(std::string source) : source_(std::move(source)) {}
-
-  [[noreturn]] void fail(const YAML::Mark& mark, const std::string& key,
-                         const std::string& what) const {
-    throw InputError(source_, mark.is_null() ? 0 : mark.line + 1, key, what);
-  }
-
-  void requireMap(const YAML::Node& n, const std::string& key) const {
-    if (!n.IsMap()) fail(n.Mark(), key, "expected a mapping of keys");
-  }
-
-  // Unknown keys are errors: a typo must not silently fall back to a default.
-  void checkKeys(const YAML::Node& map, const std::string& path,
-                 std::initializer_list<std::string_view> allowed) const {
-    std::set<std::string> seen;
-    for (auto it = map.begin(); it != map.end(); ++it) {
-      const std::string k = it->first.as<std::string>();
-      // yaml-cpp keeps the first of two equal keys; a second one is a mistake, say so.
-      if (!seen.insert(k).second) fail(it->first.Mark(), join(path, k), "duplicate key");
-      bool ok = false;
-      for (auto a : allowed) ok = ok || a == k;
-      if (!ok) {
-        std::string list;
-        for (auto a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
-        fail(it->first.Mark(), join(path, k), "unknown key (expected one of: " + list + ")");
-      }
-    }
-  }
-
-  // Where key `k` is written in `map` (for checks that involve several keys), or where the
-  // map starts when the key is absent.
-  static YAML::Mark keyMark(const YAML::Node& map, const std::string& k) {
-    for (auto it = map.begin(); it != map.end(); ++it)
-      if (it->first.IsScalar() && it->first.Scalar() == k) return it->first.Mark();
-    return map.Mark();
-  }
-
-  static std::string join(const std::string& path, const std::string& k) {
-    return path.empty() ? k : path + "." + k;
-  }
-
-  std::string scalar(const YAML::Node& n, const std::string& key) const {
-    if (!n.IsScalar()) fail(n.Mark(), key, "expected a single value");
-    return n.Scalar();
-  }
-
-  double number(const YAML::Node& n, const std::string& key, double lo, double hi, bool loOpen,
-                bool hiOpen = false) const {
-    const std::string s = scalar(n, key);
-    double v;
-    if (!YAML::convert<double>::decode(n, v) || !std::isfinite(v))
-      fail(n.Mark(), key, "expected a number, got '" + s + "'");
-    const bool below = loOpen ? v <= lo : v < lo;
-    const bool above = hiOpen ? v >= hi : v > hi;
-    if (below || above) {
-      std::ostringstream os;
-      os << "must be in " << (loOpen ? "(" : "[") << lo << ", " << hi << (hiOpen ? ")" : "]")
-         << ", got " << s;
-      fail(n.Mark(), key, os.str());
-    }
-    return v;
-  }
-
-  std::uint32_t count(const YAML::Node& n, const std::string& key, long lo, long hi) const {
-    const std::string s = scalar(n, key);
-    long v;
-    if (!YAML::convert<long>::decode(n, v))
-      fail(n.Mark(), key, "expected a whole number, got '" + s + "'");
-    if (v < lo || v > hi)
-      fail(n.Mark(), key,
-           "must be in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + s);
-    return static_cast<std::uint32_t>(v);
-  }
-
-  bool boolean(const YAML::Node& n, const std::string& key) const {
-    const std::string s = scalar(n, key);
-    bool v;
-    if (!YAML::convert<bool>::decode(n, v))
-      fail(n.Mark(), key, "expected true or false, got '" + s + "'");
-    return v;
-  }
-
-  // Durations must carry a unit. `allowOff` accepts "off" / 0 as 0.
-  Micros duration(const YAML::Node& n, const std::string& key, Micros lo, bool allowOff = false,
-                  bool loOpen = false) const {
-    const std::string s = scalar(n, key);
-    if (allowOff && s == "off") return 0;
-    if (s == "0" && lo <= 0 && !loOpen) return 0;  // zero needs no unit
-    const auto d = parseDuration(s);
-    if (!d)
-      fail(n.Mark(), key, "expected a duration with a unit (e.g. 800ms, 10s, 5m), got '" + s + "'");
-    if (loOpen ? *d <= lo : *d < lo)
-      fail(n.Mark(), key,
-           std::string("must be ") + (loOpen ? "greater than " : "at least ") + formatDuration(lo) +
-               ", got " + s);
-    return *d;
-  }
-
-  template <typename E>
-  E choice(const YAML::Node& n, const std::string& key,
-           std::initializer_list<std::pair<std::string_view, E>> options) const {
-    const std::string s = scalar(n, key);
-    std::string list;
-    for (const auto& [name, value] : options) {
-      if (name == s) return value;
-      list += (list.empty() ? "" : ", ") + std::string(name);
-    }
-    fail(n.Mark(), key, "expected one of " + list + ", got '" + s + "'");
-  }
-
+  using YamlReader::YamlReader;
   void breaker(const YAML::Node& n, const std::string& path, BreakerConfig& b) const;
   void calibration(const YAML::Node& n, const std::string& path, CalibrationConfig& c) const;
-
-  const std::string& source() const { return source_; }
-
- private:
-  std::string source_;
 };
 
 void Reader::breaker(const YAML::Node& n, const std::string& path, BreakerConfig& b) const {
@@ -279,7 +167,9 @@ void Reader::calibration(const YAML::Node& n, const std::string& path, Calibrati
   if (auto v = n["sustain_step"]) c.sustainStep = duration(v, join(path, "sustain_step"), 0);
 }
 
-YAML::Node loadYaml(std::string_view text, const std::string& source) {
+}  // namespace
+
+YAML::Node loadYamlText(std::string_view text, const std::string& source) {
   try {
     return YAML::Load(std::string(text));
   } catch (const YAML::ParserException& e) {
@@ -287,12 +177,14 @@ YAML::Node loadYaml(std::string_view text, const std::string& source) {
   }
 }
 
-}  // namespace
-
 Policy parsePolicy(std::string_view yamlText, const std::string& source) {
-  Reader r(source);
-  const YAML::Node root = loadYaml(yamlText, source);
+  const YAML::Node root = loadYamlText(yamlText, source);
   if (!root || root.IsNull()) throw InputError(source, 0, "", "empty policy");
+  return parsePolicyNode(root, source);
+}
+
+Policy parsePolicyNode(const YAML::Node& root, const std::string& source) {
+  Reader r(source);
   r.requireMap(root, "(document)");
   r.checkKeys(root, "", {"version", "name", "breaker", "calibration", "overrides"});
   Policy p;

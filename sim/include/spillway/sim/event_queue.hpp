@@ -1,0 +1,80 @@
+#pragma once
+// The discrete-event kernel's agenda: a 4-ary min-heap of small POD events ordered by
+// (time, priority, sequence). The sequence number makes the order total, so two runs with the
+// same inputs pop events in the same order — the root of the simulator's determinism.
+#include <cstdint>
+#include <vector>
+
+#include "spillway/time.hpp"
+
+namespace spillway::sim {
+
+struct SimEvent {
+  Micros time = 0;
+  std::uint64_t order = 0;  // priority (top 8 bits) | insertion sequence (low 56 bits)
+  std::uint32_t kind = 0;   // what happens (the simulator's enum)
+  std::uint32_t target = 0; // which request / client / instance
+  std::uint32_t gen = 0;    // generation of the target slot: stale events are skipped
+  std::uint32_t pad = 0;
+};
+
+class EventQueue {
+ public:
+  // Lower priority value runs first among events at the same time.
+  void push(Micros time, std::uint8_t priority, std::uint32_t kind, std::uint32_t target,
+            std::uint32_t gen = 0) {
+    SimEvent e{time, (std::uint64_t{priority} << 56) | (seq_++ & kSeqMask), kind, target, gen, 0};
+    heap_.push_back(e);
+    siftUp(heap_.size() - 1);
+  }
+  bool empty() const { return heap_.empty(); }
+  std::size_t size() const { return heap_.size(); }
+  const SimEvent& top() const { return heap_.front(); }
+  Micros nextTime() const { return heap_.empty() ? kForever : heap_.front().time; }
+  SimEvent pop() {
+    SimEvent out = heap_.front();
+    const SimEvent last = heap_.back();
+    heap_.pop_back();
+    if (!heap_.empty()) siftDown(last);
+    return out;
+  }
+  std::uint64_t pushed() const { return seq_; }
+  void reserve(std::size_t n) { heap_.reserve(n); }
+
+ private:
+  static constexpr std::uint64_t kSeqMask = (std::uint64_t{1} << 56) - 1;
+  static bool before(const SimEvent& a, const SimEvent& b) {
+    return a.time < b.time || (a.time == b.time && a.order < b.order);
+  }
+  void siftUp(std::size_t i) {
+    const SimEvent e = heap_[i];
+    while (i > 0) {
+      const std::size_t parent = (i - 1) / 4;
+      if (!before(e, heap_[parent])) break;
+      heap_[i] = heap_[parent];
+      i = parent;
+    }
+    heap_[i] = e;
+  }
+  // Places `e` (the former last element) starting from the root.
+  void siftDown(const SimEvent& e) {
+    const std::size_t n = heap_.size();
+    std::size_t i = 0;
+    for (;;) {
+      const std::size_t first = 4 * i + 1;
+      if (first >= n) break;
+      std::size_t best = first;
+      const std::size_t last = first + 4 < n ? first + 4 : n;
+      for (std::size_t c = first + 1; c < last; ++c)
+        if (before(heap_[c], heap_[best])) best = c;
+      if (!before(heap_[best], e)) break;
+      heap_[i] = heap_[best];
+      i = best;
+    }
+    heap_[i] = e;
+  }
+  std::vector<SimEvent> heap_;
+  std::uint64_t seq_ = 0;
+};
+
+}  // namespace spillway::sim

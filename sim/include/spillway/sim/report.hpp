@@ -1,0 +1,103 @@
+#pragma once
+// The KPI report of one simulated run, with the definitions of docs/kpis.md. Every rate keeps
+// its sample size; a rate over nothing is "n/a" (nullopt), never 0.
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spillway/events.hpp"
+#include "spillway/sim/scenario.hpp"
+
+namespace spillway::sim {
+
+// How an original request ended. Every original ends exactly once (conservation).
+enum class End : std::uint8_t { Success, Error, Timeout, Rejected, Shed };
+inline constexpr int kEndCount = 5;
+std::string_view endName(End e);
+
+struct Ratio {
+  std::uint64_t num = 0, den = 0;
+  std::optional<double> value() const {
+    if (den == 0) return std::nullopt;
+    return static_cast<double>(num) / static_cast<double>(den);
+  }
+};
+
+struct ClientReport {
+  std::string name;
+  Criticality criticality = Criticality::NonCritical;
+  std::uint64_t originals = 0;
+  std::array<std::uint64_t, kEndCount> ends{};
+  Ratio availability;     // answered within SLO ÷ originals
+  Ratio availabilityInFault;  // ... of originals started while an injected fault was active
+  Ratio degradeSuccess;   // of originals whose first route failed: answered within SLO
+  std::uint64_t attempts = 0;  // sent to instances
+  std::uint64_t gatewayAttempts = 0;  // every try, including ones failed at the gateway
+  std::uint64_t retries = 0;
+  std::uint64_t retriesDenied = 0;  // by the retry budget
+  std::uint64_t rejectedAttempts = 0;
+  std::uint64_t poolExhausted = 0;
+  std::uint64_t overflow = 0;  // attempts the gateway failed: the model's budget was full  // attempts failed because the caller's pool was full
+  double p50Ms = 0, p99Ms = 0;  // end-to-end latency of successful originals
+  std::uint64_t latencySamples = 0;
+};
+
+struct FaultReport {
+  FaultKind kind = FaultKind::Errors;
+  std::string target;    // as written
+  std::string instance;  // one row per affected instance
+  Micros start = 0, end = 0;
+  bool ended = false;    // false: still active at the end of the run
+  bool detected = false, restored = false;
+  Micros ttd = kForever, mttr = kForever, fromTrip = kForever, recoveryLag = kForever;
+  bool intercepted = true;
+  std::string spreadTo;  // first healthy instance that turned unhealthy
+  Micros spreadAt = 0;
+};
+
+struct InstanceReport {
+  std::string name, model;
+  std::uint64_t attempts = 0, failures = 0, queueFull = 0, rejected = 0, opens = 0;
+  std::array<Micros, kStateCount> timeIn{};
+  Micros unhealthyTime = 0;
+};
+
+struct RunReport {
+  std::string scenario;
+  std::uint64_t seed = 0;
+  bool protection = true;
+  Micros simulated = 0;  // simulated time including the drain
+  std::uint64_t originals = 0;
+  std::array<std::uint64_t, kEndCount> ends{};
+  std::uint64_t inFlightAtEnd = 0;  // should be 0 when the drain is long enough
+  std::uint64_t attempts = 0;       // sent to instances
+  Ratio retryAmplification;         // attempts sent to instances ÷ originals
+  Ratio gatewayAmplification;       // every try at the gateway (incl. local 503s) ÷ originals
+  Ratio availability, coreAvailability, degradeSuccess;
+  // The same over originals started while an injected fault was active (the seed's "during
+  // downstream failures").
+  Ratio availabilityInFault, coreAvailabilityInFault;
+  Ratio falsePositive;    // blocked-but-would-succeed ÷ blocked (ground truth)
+  Ratio interception;     // intercepted faults ÷ injected instance faults
+  std::uint64_t opens = 0, wouldOpens = 0;
+  std::array<std::uint64_t, kRejectReasonCount> rejectedBy{};
+  std::uint64_t queueFull = 0;
+  std::uint64_t overflow = 0;  // gateway budget (max_requests) overflows
+  std::uint64_t events = 0;  // discrete events processed
+  double p50Ms = 0, p99Ms = 0;
+  std::optional<Micros> meanTtd, meanMttr, meanFromTrip;
+  std::vector<ClientReport> clients;
+  std::vector<InstanceReport> instances;
+  std::vector<FaultReport> faults;
+};
+
+// JSON (docs/scenario.md "Report") and a human table.
+std::string reportJson(const RunReport& r, int indent = 2);
+std::string reportTable(const RunReport& r);
+// Baseline (protection off) next to protected, with the seed's published figures.
+std::string compareTable(const RunReport& baseline, const RunReport& protectedRun);
+std::string compareJson(const RunReport& baseline, const RunReport& protectedRun, int indent = 2);
+
+}  // namespace spillway::sim

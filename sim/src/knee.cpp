@@ -1,0 +1,199 @@
+#include "spillway/sim/knee.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "spillway/sim/simulator.hpp"
+
+namespace spillway::sim {
+namespace {
+
+// Busy-slot samples per tick, for the utilization of a step.
+class UtilizationSink final : public SeriesSink {
+ public:
+  explicit UtilizationSink(double slots) : slots_(slots) {}
+  void begin(const std::vector<std::string>&, const std::vector<std::string>&) override {}
+  void onInstance(const InstanceTick& r) override { busy_ += r.busy; }
+  void onClient(const ClientTick&) override {}
+  void end() override {}
+  void markTick() { ++ticks_; }
+  double utilization() const { return ticks_ ? busy_ / (slots_ * ticks_) : 0.0; }
+  void reset() { busy_ = 0, ticks_ = 0; }
+  double busyTotal() const { return busy_; }
+
+ private:
+  double slots_;
+  double busy_ = 0;
+  double ticks_ = 0;
+};
+
+struct Snapshot {
+  LatencyHistogram hist;
+  std::uint64_t finished = 0, failed = 0, available = 0;
+};
+
+Snapshot take(const Simulator& s) {
+  Snapshot out;
+  out.hist = s.answeredLatency();
+  const RunReport r = s.report();
+  for (int k = 0; k < kEndCount; ++k) out.finished += r.ends[k];
+  out.failed = out.finished - r.ends[static_cast<int>(End::Success)];
+  out.available = r.availability.num;
+  return out;
+}
+
+struct Chunk {
+  double p50 = 0, p99 = 0;
+  Ratio errors;
+  std::uint64_t available = 0;
+};
+
+Chunk between(const Snapshot& a, const Snapshot& b) {
+  LatencyHistogram h = b.hist;
+  h.subtract(a.hist);
+  Chunk c;
+  c.p50 = h.total() ? h.quantile(0.5) / 1000.0 : 0;
+  c.p99 = h.total() ? h.quantile(0.99) / 1000.0 : 0;
+  c.errors = Ratio{b.failed - a.failed, b.finished - a.finished};
+  c.available = b.available - a.available;
+  return c;
+}
+
+KneeStep runStep(const Scenario& base, double factor, const KneeOptions& o) {
+  Scenario sc = base;
+  sc.faults.clear();
+  sc.duration = o.maxStep;
+  sc.drain = 0;
+  double offered = 0, slots = 0;
+  for (ClientSpec& c : sc.clients) {
+    c.rate *= factor;
+    offered += c.rate;
+  }
+  for (const ModelSpec& m : sc.models) slots += static_cast<double>(m.slotCount * m.instances.size());
+  UtilizationSink util(slots);
+  SimOptions opt;
+  opt.protection = o.protection;
+  opt.series = &util;
+  Simulator sim(sc, opt);
+  KneeStep st;
+  st.factor = factor;
+  st.offeredRps = offered;
+  std::vector<Snapshot> marks;
+  marks.push_back(take(sim));
+  std::vector<double> busyMarks{0};
+  const Micros tickLen = sc.tick;
+  for (Micros t = o.chunk; t <= o.maxStep; t += o.chunk) {
+    sim.runUntil(t);
+    marks.push_back(take(sim));
+    busyMarks.push_back(util.busyTotal());
+    const std::size_t n = marks.size();
+    if (t < o.minStep || n < 4) continue;
+    const Chunk last = between(marks[n - 2], marks[n - 1]);
+    const Chunk prev = between(marks[n - 3], marks[n - 2]);
+    const double le = last.errors.value().value_or(0), pe = prev.errors.value().value_or(0);
+    if (std::abs(last.p99 - prev.p99) <= o.tolerance * std::max(prev.p99, 1.0) &&
+        std::abs(le - pe) <= 0.01) {
+      st.stable = true;
+      break;
+    }
+  }
+  const std::size_t n = marks.size();
+  // Measure over the last two chunks (the settled part).
+  const std::size_t from = n >= 3 ? n - 3 : 0;
+  const Chunk m = between(marks[from], marks[n - 1]);
+  const Micros measured = static_cast<Micros>(n - 1 - from) * o.chunk;
+  st.ran = static_cast<Micros>(n - 1) * o.chunk;
+  st.p50Ms = m.p50;
+  st.p99Ms = m.p99;
+  st.errors = m.errors;
+  st.throughput = static_cast<double>(m.available) / (static_cast<double>(measured) / 1e6);
+  const double ticks = static_cast<double>(measured) / static_cast<double>(tickLen);
+  st.utilization = ticks > 0 ? (busyMarks[n - 1] - busyMarks[from]) / (slots * ticks) : 0;
+  return st;
+}
+
+}  // namespace
+
+KneeResult findKnee(const Scenario& scenario, const KneeOptions& o,
+                    const std::function<void(const KneeStep&)>& progress) {
+  KneeResult r;
+  const int steps = static_cast<int>(std::floor((o.to - o.from) / o.step + 1e-9)) + 1;
+  for (int i = 0; i < steps; ++i) {
+    const double f = o.from + o.step * i;
+    r.steps.push_back(runStep(scenario, f, o));
+    if (progress) progress(r.steps.back());
+    const KneeStep& s = r.steps.back();
+    if (!r.knee && i > 0 && s.p99Ms > o.p99Ratio * r.steps.front().p99Ms &&
+        s.errors.value().value_or(0) > o.errorRate)
+      r.knee = r.steps.size() - 1;
+  }
+  return r;
+}
+
+std::string kneeTable(const KneeResult& r, const KneeOptions& o) {
+  std::ostringstream os;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "  %-7s %-10s %-10s %-10s %-10s %-12s %-7s %s\n", "load",
+                "offered/s", "p50", "p99", "errors", "good/s", "util", "settled");
+  os << buf;
+  for (std::size_t i = 0; i < r.steps.size(); ++i) {
+    const KneeStep& s = r.steps[i];
+    const auto e = s.errors.value();
+    char err[32];
+    if (e) {
+      std::snprintf(err, sizeof err, "%.2f %%", *e * 100);
+    } else {
+      std::snprintf(err, sizeof err, "n/a");
+    }
+    std::snprintf(buf, sizeof buf, "  %-7.0f %-10.1f %-10.0f %-10.0f %-10s %-12.1f %-7.0f %s%s\n",
+                  s.factor * 100, s.offeredRps, s.p50Ms, s.p99Ms, err, s.throughput,
+                  s.utilization * 100, s.stable ? "yes" : "no",
+                  r.knee && *r.knee == i ? "   <- knee" : "");
+    os << buf;
+  }
+  os << "\n(load in % of the scenario's base load; p50/p99 in ms, end to end; util in % of slots)\n";
+  if (r.knee) {
+    const KneeStep& k = r.steps[*r.knee];
+    std::snprintf(buf, sizeof buf,
+                  "Knee at %.0f %% load (%.1f req/s): p99 %.0f ms > %.1f x base %.0f ms and "
+                  "errors > %.0f %%. Safe capacity: the step below, %.0f %% (%.1f req/s).\n",
+                  k.factor * 100, k.offeredRps, k.p99Ms, o.p99Ratio, r.steps.front().p99Ms,
+                  o.errorRate * 100, *r.knee ? r.steps[*r.knee - 1].factor * 100 : 0.0,
+                  *r.knee ? r.steps[*r.knee - 1].offeredRps : 0.0);
+    os << buf;
+  } else {
+    os << "No knee up to " << static_cast<int>(o.to * 100) << " % load.\n";
+  }
+  return os.str();
+}
+
+std::string kneeJson(const KneeResult& r, const KneeOptions& o, int indent) {
+  nlohmann::ordered_json j;
+  j["rule"] = {{"p99_ratio", o.p99Ratio}, {"error_rate", o.errorRate}};
+  auto steps = nlohmann::ordered_json::array();
+  for (const KneeStep& s : r.steps) {
+    nlohmann::ordered_json sj;
+    sj["factor"] = s.factor;
+    sj["offered_rps"] = s.offeredRps;
+    sj["ran_s"] = s.ran / 1e6;
+    sj["stable"] = s.stable;
+    sj["p50_ms"] = s.p50Ms;
+    sj["p99_ms"] = s.p99Ms;
+    const auto e = s.errors.value();
+    sj["error_rate"] = e ? nlohmann::ordered_json(*e) : nlohmann::ordered_json(nullptr);
+    sj["finished"] = s.errors.den;
+    sj["good_per_s"] = s.throughput;
+    sj["utilization"] = s.utilization;
+    steps.push_back(sj);
+  }
+  j["steps"] = steps;
+  j["knee_index"] = r.knee ? nlohmann::ordered_json(*r.knee) : nlohmann::ordered_json(nullptr);
+  j["knee_factor"] =
+      r.knee ? nlohmann::ordered_json(r.steps[*r.knee].factor) : nlohmann::ordered_json(nullptr);
+  return j.dump(indent);
+}
+
+}  // namespace spillway::sim

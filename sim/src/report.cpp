@@ -1,0 +1,325 @@
+#include "spillway/sim/report.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace spillway::sim {
+namespace {
+
+using nlohmann::ordered_json;
+
+ordered_json ratioJson(const Ratio& r) {
+  ordered_json j;
+  const auto v = r.value();
+  j["value"] = v ? ordered_json(*v) : ordered_json(nullptr);
+  j["num"] = r.num;
+  j["den"] = r.den;
+  return j;
+}
+
+ordered_json durationJson(Micros d) {
+  return d == kForever ? ordered_json(nullptr) : ordered_json(static_cast<double>(d) / 1e6);
+}
+ordered_json durationJson(const std::optional<Micros>& d) {
+  return d ? durationJson(*d) : ordered_json(nullptr);
+}
+
+std::string pct(const Ratio& r) {
+  const auto v = r.value();
+  if (!v) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %%", *v * 100.0);
+  return buf;
+}
+std::string pctN(const Ratio& r) {
+  return pct(r) + " (n=" + std::to_string(r.den) + ")";
+}
+std::string ratioX(const Ratio& r) {
+  const auto v = r.value();
+  if (!v) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2fx", *v);
+  return buf;
+}
+std::string dur(Micros d) {
+  if (d == kForever) return "never";
+  return formatDuration(d - d % millis(100));
+}
+std::string dur(const std::optional<Micros>& d) {
+  return d ? dur(*d) : std::string("n/a");
+}
+std::string ms(double v) {
+  char buf[32];
+  if (v >= 10000) {
+    std::snprintf(buf, sizeof buf, "%.1f s", v / 1000);
+  } else {
+    std::snprintf(buf, sizeof buf, "%.0f ms", v);
+  }
+  return buf;
+}
+
+void row(std::ostringstream& os, const std::string& a, const std::string& b,
+         const std::string& c = {}, const std::string& d = {}) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "  %-34s %-22s %-22s %s\n", a.c_str(), b.c_str(), c.c_str(),
+                d.c_str());
+  os << buf;
+}
+
+ordered_json runJson(const RunReport& r) {
+  ordered_json j;
+  j["scenario"] = r.scenario;
+  j["seed"] = r.seed;
+  j["protection"] = r.protection;
+  j["simulated_s"] = static_cast<double>(r.simulated) / 1e6;
+  j["events"] = r.events;
+  j["originals"] = r.originals;
+  ordered_json ends;
+  for (int k = 0; k < kEndCount; ++k) ends[std::string(endName(static_cast<End>(k)))] = r.ends[k];
+  j["ends"] = ends;
+  j["in_flight_at_end"] = r.inFlightAtEnd;
+  j["attempts"] = r.attempts;
+  ordered_json k;
+  k["availability"] = ratioJson(r.availability);
+  k["core_availability"] = ratioJson(r.coreAvailability);
+  k["availability_during_faults"] = ratioJson(r.availabilityInFault);
+  k["core_availability_during_faults"] = ratioJson(r.coreAvailabilityInFault);
+  k["degrade_success_rate"] = ratioJson(r.degradeSuccess);
+  k["false_positive_rate"] = ratioJson(r.falsePositive);
+  k["fault_interception_rate"] = ratioJson(r.interception);
+  k["retry_amplification"] = ratioJson(r.retryAmplification);
+  k["gateway_amplification"] = ratioJson(r.gatewayAmplification);
+  k["ttd_s"] = durationJson(r.meanTtd);
+  k["mttr_s"] = durationJson(r.meanMttr);
+  k["mttr_from_trip_s"] = durationJson(r.meanFromTrip);
+  k["p50_ms"] = r.p50Ms;
+  k["p99_ms"] = r.p99Ms;
+  k["breaker_opens"] = r.opens;
+  k["would_opens"] = r.wouldOpens;
+  j["kpis"] = k;
+  ordered_json rej;
+  for (int i = 1; i < kRejectReasonCount; ++i)
+    rej[std::string(rejectReasonName(static_cast<RejectReason>(i)))] = r.rejectedBy[i];
+  rej["queue_full"] = r.queueFull;
+  rej["overflow"] = r.overflow;
+  j["rejections"] = rej;
+  ordered_json clients = ordered_json::array();
+  for (const ClientReport& c : r.clients) {
+    ordered_json cj;
+    cj["name"] = c.name;
+    cj["criticality"] = criticalityName(c.criticality);
+    cj["originals"] = c.originals;
+    ordered_json ce;
+    for (int e = 0; e < kEndCount; ++e)
+      ce[std::string(endName(static_cast<End>(e)))] = c.ends[e];
+    cj["ends"] = ce;
+    cj["availability"] = ratioJson(c.availability);
+    cj["availability_during_faults"] = ratioJson(c.availabilityInFault);
+    cj["degrade_success_rate"] = ratioJson(c.degradeSuccess);
+    cj["attempts"] = c.attempts;
+    cj["retries"] = c.retries;
+    cj["retries_denied_by_budget"] = c.retriesDenied;
+    cj["rejected_attempts"] = c.rejectedAttempts;
+    cj["pool_exhausted"] = c.poolExhausted;
+    cj["overflow"] = c.overflow;
+    cj["retry_amplification"] = ratioJson(Ratio{c.attempts, c.originals});
+    cj["p50_ms"] = c.p50Ms;
+    cj["p99_ms"] = c.p99Ms;
+    clients.push_back(cj);
+  }
+  j["clients"] = clients;
+  ordered_json insts = ordered_json::array();
+  for (const InstanceReport& in : r.instances) {
+    ordered_json ij;
+    ij["name"] = in.name;
+    ij["model"] = in.model;
+    ij["attempts"] = in.attempts;
+    ij["failures"] = in.failures;
+    ij["queue_full"] = in.queueFull;
+    ij["rejected"] = in.rejected;
+    ij["opens"] = in.opens;
+    ij["unhealthy_s"] = static_cast<double>(in.unhealthyTime) / 1e6;
+    ordered_json t;
+    for (int s = 0; s < kStateCount; ++s)
+      if (in.timeIn[s]) t[std::string(stateName(static_cast<BreakerState>(s)))] = in.timeIn[s] / 1e6;
+    ij["time_in_state_s"] = t;
+    insts.push_back(ij);
+  }
+  j["instances"] = insts;
+  ordered_json faults = ordered_json::array();
+  for (const FaultReport& f : r.faults) {
+    ordered_json fj;
+    fj["kind"] = faultKindName(f.kind);
+    fj["target"] = f.target;
+    fj["instance"] = f.instance;
+    fj["start_s"] = f.start / 1e6;
+    fj["end_s"] = f.ended ? ordered_json(f.end / 1e6) : ordered_json(nullptr);
+    fj["detected"] = f.detected;
+    fj["restored"] = f.restored;
+    fj["ttd_s"] = durationJson(f.ttd);
+    fj["mttr_s"] = durationJson(f.mttr);
+    fj["mttr_from_trip_s"] = durationJson(f.fromTrip);
+    fj["recovery_lag_s"] = durationJson(f.recoveryLag);
+    fj["intercepted"] = f.intercepted;
+    if (!f.intercepted) {
+      fj["spread_to"] = f.spreadTo;
+      fj["spread_at_s"] = f.spreadAt / 1e6;
+    }
+    faults.push_back(fj);
+  }
+  j["faults"] = faults;
+  return j;
+}
+
+// Published figures of the seed documents, keyed by the scenario name prefix.
+struct SeedFigures {
+  const char* availability = "";
+  const char* core = "";
+  const char* degrade = "";
+  const char* interception = "";
+  const char* fp = "";
+  const char* mttr = "";
+};
+SeedFigures seedFigures(const std::string& scenario) {
+  if (scenario.rfind("seed-000", 0) == 0)
+    return {"", "<40 % -> ~92 %", "~97 %", "~95 %", "<= ~3 %", "~15 min -> ~90 s"};
+  if (scenario.rfind("seed-001", 0) == 0) return {"SLA 71 % -> 99.97 %", "", "", "", "", "4.2 -> 0.4 min"};
+  if (scenario.rfind("seed-002", 0) == 0) return {"87.2 % -> 99.95 %", "", "", "", "", ""};
+  return {};
+}
+
+}  // namespace
+
+std::string_view endName(End e) {
+  switch (e) {
+    case End::Success:
+      return "success";
+    case End::Error:
+      return "error";
+    case End::Timeout:
+      return "timeout";
+    case End::Rejected:
+      return "rejected";
+    case End::Shed:
+      return "shed";
+  }
+  return "?";
+}
+
+std::string reportJson(const RunReport& r, int indent) {
+  return runJson(r).dump(indent);
+}
+
+std::string reportTable(const RunReport& r) {
+  std::ostringstream os;
+  os << "Scenario " << r.scenario << ", seed " << r.seed << ", protection "
+     << (r.protection ? "on" : "off") << ", " << dur(r.simulated) << " simulated, " << r.originals
+     << " requests, " << r.events << " events\n\n";
+  row(os, "KPI", "value");
+  row(os, "availability (within SLO)", pctN(r.availability));
+  row(os, "core availability", pctN(r.coreAvailability));
+  row(os, "availability during faults", pctN(r.availabilityInFault));
+  row(os, "core availability during faults", pctN(r.coreAvailabilityInFault));
+  row(os, "degrade success rate", pctN(r.degradeSuccess));
+  row(os, "fault interception rate", pctN(r.interception));
+  row(os, "false-positive rate", pctN(r.falsePositive));
+  row(os, "TTD (mean)", dur(r.meanTtd));
+  row(os, "MTTR (mean, from onset)", dur(r.meanMttr));
+  row(os, "MTTR (mean, from trip)", dur(r.meanFromTrip));
+  row(os, "retry amplification (instances)", ratioX(r.retryAmplification));
+  row(os, "tries per request (gateway)", ratioX(r.gatewayAmplification));
+  row(os, "latency p50 / p99 (answered)", ms(r.p50Ms) + " / " + ms(r.p99Ms));
+  row(os, "breaker opens", std::to_string(r.opens) +
+                               (r.wouldOpens ? " (would open: " + std::to_string(r.wouldOpens) + ")"
+                                             : std::string()));
+  std::string rej;
+  for (int i = 1; i < kRejectReasonCount; ++i)
+    if (r.rejectedBy[i])
+      rej += std::string(rejectReasonName(static_cast<RejectReason>(i))) + " " +
+             std::to_string(r.rejectedBy[i]) + ", ";
+  rej += "queue_full " + std::to_string(r.queueFull) + ", overflow " + std::to_string(r.overflow);
+  row(os, "rejections by reason", rej);
+  os << "\n";
+  row(os, "client", "availability", "p50 / p99", "ends (ok/err/timeout/rejected)");
+  for (const ClientReport& c : r.clients) {
+    row(os, c.name + (c.criticality == Criticality::Core ? " [core]" : ""), pct(c.availability),
+        ms(c.p50Ms) + " / " + ms(c.p99Ms),
+        std::to_string(c.ends[0]) + "/" + std::to_string(c.ends[1]) + "/" +
+            std::to_string(c.ends[2]) + "/" + std::to_string(c.ends[3]) + "  x" +
+            ratioX(Ratio{c.attempts, c.originals}).substr(0));
+  }
+  if (!r.faults.empty()) {
+    os << "\n";
+    row(os, "fault (instance, kind, start)", "TTD / MTTR", "intercepted", "spread to");
+    for (const FaultReport& f : r.faults)
+      row(os, f.instance + " " + std::string(faultKindName(f.kind)) + " @" + dur(f.start),
+          dur(f.ttd) + " / " + dur(f.mttr), f.intercepted ? "yes" : "no",
+          f.intercepted ? "" : f.spreadTo + " @" + dur(f.spreadAt));
+  }
+  if (r.inFlightAtEnd)
+    os << "\nwarning: " << r.inFlightAtEnd
+       << " requests still in flight at the end (raise `drain`)\n";
+  return os.str();
+}
+
+std::string compareTable(const RunReport& b, const RunReport& p) {
+  std::ostringstream os;
+  const SeedFigures seed = seedFigures(p.scenario);
+  os << "Scenario " << p.scenario << ", seed " << p.seed << ": protection off vs on ("
+     << b.originals << " / " << p.originals << " requests)\n\n";
+  row(os, "KPI", "baseline (off)", "protected (on)", "seed figure");
+  row(os, "availability (within SLO)", pct(b.availability), pct(p.availability),
+      seed.availability);
+  row(os, "core availability", pct(b.coreAvailability), pct(p.coreAvailability));
+  row(os, "availability during faults", pct(b.availabilityInFault), pct(p.availabilityInFault));
+  row(os, "core availability during faults", pct(b.coreAvailabilityInFault),
+      pct(p.coreAvailabilityInFault), seed.core);
+  row(os, "degrade success rate", pct(b.degradeSuccess), pct(p.degradeSuccess), seed.degrade);
+  row(os, "fault interception rate", pctN(b.interception), pctN(p.interception),
+      seed.interception);
+  row(os, "false-positive rate", pct(b.falsePositive), pctN(p.falsePositive), seed.fp);
+  row(os, "TTD (mean)", dur(b.meanTtd), dur(p.meanTtd));
+  row(os, "MTTR (mean, from onset)", dur(b.meanMttr), dur(p.meanMttr), seed.mttr);
+  row(os, "MTTR (mean, from trip)", dur(b.meanFromTrip), dur(p.meanFromTrip));
+  row(os, "retry amplification (instances)", ratioX(b.retryAmplification),
+      ratioX(p.retryAmplification));
+  row(os, "tries per request (gateway)", ratioX(b.gatewayAmplification),
+      ratioX(p.gatewayAmplification));
+  row(os, "latency p50", ms(b.p50Ms), ms(p.p50Ms));
+  row(os, "latency p99", ms(b.p99Ms), ms(p.p99Ms));
+  row(os, "breaker opens", std::to_string(b.opens) + " (would: " + std::to_string(b.wouldOpens) + ")",
+      std::to_string(p.opens));
+  row(os, "queue-full answers", std::to_string(b.queueFull), std::to_string(p.queueFull));
+  row(os, "gateway overflows", std::to_string(b.overflow), std::to_string(p.overflow));
+  os << "\n";
+  row(os, "client availability (in faults)", "baseline (off)", "protected (on)");
+  for (std::size_t i = 0; i < p.clients.size() && i < b.clients.size(); ++i)
+    row(os,
+        p.clients[i].name + (p.clients[i].criticality == Criticality::Core ? " [core]" : ""),
+        pct(b.clients[i].availability) + " (" + pct(b.clients[i].availabilityInFault) + ")",
+        pct(p.clients[i].availability) + " (" + pct(p.clients[i].availabilityInFault) + ")");
+  os << "\n(The seed figures are the published, de-identified numbers of the seed document;\n"
+        " the simulated figures come from this scenario and seed.)\n";
+  return os.str();
+}
+
+std::string compareJson(const RunReport& b, const RunReport& p, int indent) {
+  ordered_json j;
+  j["baseline"] = runJson(b);
+  j["protected"] = runJson(p);
+  const SeedFigures s = seedFigures(p.scenario);
+  ordered_json sf;
+  if (*s.availability) sf["availability"] = s.availability;
+  if (*s.core) sf["core_availability"] = s.core;
+  if (*s.degrade) sf["degrade_success_rate"] = s.degrade;
+  if (*s.interception) sf["fault_interception_rate"] = s.interception;
+  if (*s.fp) sf["false_positive_rate"] = s.fp;
+  if (*s.mttr) sf["mttr"] = s.mttr;
+  j["seed_figures"] = sf;
+  return j.dump(indent);
+}
+
+}  // namespace spillway::sim

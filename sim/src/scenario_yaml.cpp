@@ -1,0 +1,409 @@
+#include "spillway/sim/scenario_yaml.hpp"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "spillway/policy_yaml.hpp"
+#include "spillway/yaml_reader.hpp"
+
+namespace spillway::sim {
+namespace {
+
+class ScenarioReader : public YamlReader {
+ public:
+  ScenarioReader(std::string source, std::string baseDir)
+      : YamlReader(std::move(source)), baseDir_(std::move(baseDir)) {}
+
+  Scenario read(const YAML::Node& root) const;
+
+ private:
+  static int line(const YAML::Node& n) { return n.Mark().is_null() ? 0 : n.Mark().line + 1; }
+  void requireSeq(const YAML::Node& n, const std::string& key) const {
+    if (!n.IsSequence()) fail(n.Mark(), key, "expected a list");
+  }
+  const YAML::Node need(const YAML::Node& map, const std::string& k, const std::string& path) const {
+    const YAML::Node v = map[k];
+    if (!v) fail(map.Mark(), join(path, k), "required key is missing");
+    return v;
+  }
+  std::string name(const YAML::Node& n, const std::string& key) const {
+    const std::string s = scalar(n, key);
+    if (s.empty()) fail(n.Mark(), key, "must not be empty");
+    for (char c : s)
+      if (c == ',' || c == '"' || c == '\n' || c == ' ')
+        fail(n.Mark(), key, "names may not contain spaces, commas or quotes: '" + s + "'");
+    return s;
+  }
+  LogNormal logNormal(const YAML::Node& n, const std::string& path) const {
+    requireMap(n, path);
+    checkKeys(n, path, {"median", "sigma"});
+    LogNormal ln;
+    ln.median = number(need(n, "median", path), join(path, "median"), 0, 1e9, true);
+    if (auto v = n["sigma"]) ln.sigma = number(v, join(path, "sigma"), 0, 5, false);
+    return ln;
+  }
+  double perToken(const YAML::Node& n, const std::string& key) const {
+    return static_cast<double>(duration(n, key, 0));
+  }
+
+  void model(const YAML::Node& n, const std::string& path, ModelSpec& m) const;
+  void client(const YAML::Node& n, const std::string& path, ClientSpec& c) const;
+  LoadShape shape(const YAML::Node& n, const std::string& path) const;
+  void retries(const YAML::Node& n, const std::string& path, RetrySpec& r) const;
+  FaultSpec fault(const YAML::Node& n, const std::string& path) const;
+  Policy policy(const YAML::Node& n) const;
+
+  std::string baseDir_;
+};
+
+void ScenarioReader::model(const YAML::Node& n, const std::string& path, ModelSpec& m) const {
+  requireMap(n, path);
+  checkKeys(n, path,
+            {"name", "instances", "slots", "queue", "queue_full", "service", "batching",
+             "error_rate", "error_latency", "serve_abandoned", "max_requests"});
+  m.line = line(n);
+  m.name = name(need(n, "name", path), join(path, "name"));
+  const YAML::Node insts = need(n, "instances", path);
+  const std::string ip = join(path, "instances");
+  if (insts.IsScalar()) {
+    const std::uint32_t count = this->count(insts, ip, 1, 10000);
+    for (std::uint32_t i = 1; i <= count; ++i)
+      m.instances.push_back(InstanceSpec{m.name + "-" + std::to_string(i), 1.0});
+  } else {
+    requireSeq(insts, ip);
+    if (insts.size() == 0) fail(insts.Mark(), ip, "a model needs at least one instance");
+    for (std::size_t i = 0; i < insts.size(); ++i) {
+      const YAML::Node it = insts[i];
+      const std::string p = ip + "[" + std::to_string(i) + "]";
+      InstanceSpec is;
+      if (it.IsScalar()) {
+        is.name = name(it, p);
+      } else {
+        requireMap(it, p);
+        checkKeys(it, p, {"name", "weight"});
+        is.name = name(need(it, "name", p), join(p, "name"));
+        if (auto w = it["weight"]) is.weight = number(w, join(p, "weight"), 0, 1e6, true);
+      }
+      m.instances.push_back(is);
+    }
+  }
+  if (auto v = n["slots"]) m.slotCount = count(v, join(path, "slots"), 1, 100000);
+  if (auto v = n["queue"]) m.queue = count(v, join(path, "queue"), 0, 10000000);
+  if (auto v = n["queue_full"]) {
+    m.queueFullStatus = static_cast<int>(count(v, join(path, "queue_full"), 100, 599));
+    if (m.queueFullStatus != 503 && m.queueFullStatus != 429)
+      fail(v.Mark(), join(path, "queue_full"), "expected 503 or 429");
+  }
+  if (auto s = n["service"]) {
+    const std::string sp = join(path, "service");
+    requireMap(s, sp);
+    checkKeys(s, sp, {"base", "per_input_token", "per_output_token", "sigma"});
+    if (auto v = s["base"]) m.baseTime = duration(v, join(sp, "base"), 0);
+    if (auto v = s["per_input_token"]) m.perInputToken = perToken(v, join(sp, "per_input_token"));
+    if (auto v = s["per_output_token"])
+      m.perOutputToken = perToken(v, join(sp, "per_output_token"));
+    if (auto v = s["sigma"]) m.sigma = number(v, join(sp, "sigma"), 0, 5, false);
+  }
+  if (auto b = n["batching"]) {
+    const std::string bp = join(path, "batching");
+    requireMap(b, bp);
+    checkKeys(b, bp, {"knee", "slope"});
+    m.batching.knee = count(need(b, "knee", bp), join(bp, "knee"), 1, 100000);
+    m.batching.slope = number(need(b, "slope", bp), join(bp, "slope"), 0, 100, false);
+  }
+  if (auto v = n["error_rate"]) m.errorRate = number(v, join(path, "error_rate"), 0, 1, false);
+  if (auto v = n["error_latency"]) m.errorLatency = duration(v, join(path, "error_latency"), 0);
+  if (auto v = n["max_requests"]) m.maxRequests = count(v, join(path, "max_requests"), 1, 100000000);
+  if (auto v = n["serve_abandoned"]) m.serveAbandoned = boolean(v, join(path, "serve_abandoned"));
+}
+
+LoadShape ScenarioReader::shape(const YAML::Node& n, const std::string& path) const {
+  requireMap(n, path);
+  LoadShape s;
+  s.kind = choice<ProfileKind>(need(n, "type", path), join(path, "type"),
+                               {{"constant", ProfileKind::Constant},
+                                {"step", ProfileKind::Step},
+                                {"ramp", ProfileKind::Ramp},
+                                {"diurnal", ProfileKind::Diurnal},
+                                {"burst", ProfileKind::Burst}});
+  switch (s.kind) {
+    case ProfileKind::Constant:
+      checkKeys(n, path, {"type"});
+      break;
+    case ProfileKind::Step: {
+      checkKeys(n, path, {"type", "steps"});
+      const YAML::Node steps = need(n, "steps", path);
+      const std::string sp = join(path, "steps");
+      requireSeq(steps, sp);
+      Micros prev = -1;
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        const std::string p = sp + "[" + std::to_string(i) + "]";
+        requireMap(steps[i], p);
+        checkKeys(steps[i], p, {"at", "factor"});
+        const Micros at = duration(need(steps[i], "at", p), join(p, "at"), 0);
+        if (at <= prev) fail(steps[i].Mark(), join(p, "at"), "steps must be in time order");
+        prev = at;
+        s.steps.emplace_back(at, number(need(steps[i], "factor", p), join(p, "factor"), 0, 1e6,
+                                        false));
+      }
+      break;
+    }
+    case ProfileKind::Ramp:
+      checkKeys(n, path, {"type", "start", "end", "from", "to"});
+      s.start = duration(need(n, "start", path), join(path, "start"), 0);
+      s.end = duration(need(n, "end", path), join(path, "end"), 0);
+      if (s.end <= s.start) fail(n["end"].Mark(), join(path, "end"), "must be after start");
+      if (auto v = n["from"]) s.from = number(v, join(path, "from"), 0, 1e6, false);
+      if (auto v = n["to"]) s.to = number(v, join(path, "to"), 0, 1e6, false);
+      break;
+    case ProfileKind::Diurnal:
+      checkKeys(n, path, {"type", "amplitude", "period", "phase"});
+      s.amplitude = number(need(n, "amplitude", path), join(path, "amplitude"), 0, 1, false);
+      if (auto v = n["period"]) s.period = duration(v, join(path, "period"), 1, false, true);
+      if (auto v = n["phase"]) s.phase = duration(v, join(path, "phase"), 0);
+      break;
+    case ProfileKind::Burst:
+      checkKeys(n, path, {"type", "start", "duration", "multiplier"});
+      s.start = duration(need(n, "start", path), join(path, "start"), 0);
+      s.end = s.start + duration(need(n, "duration", path), join(path, "duration"), 1, false, true);
+      s.multiplier = number(need(n, "multiplier", path), join(path, "multiplier"), 0, 1e6, false);
+      break;
+  }
+  return s;
+}
+
+void ScenarioReader::retries(const YAML::Node& n, const std::string& path, RetrySpec& r) const {
+  requireMap(n, path);
+  checkKeys(n, path, {"max", "backoff", "multiplier", "max_backoff", "jitter", "budget", "on"});
+  if (auto v = n["max"]) r.max = count(v, join(path, "max"), 0, 100);
+  if (auto v = n["backoff"]) r.backoff = duration(v, join(path, "backoff"), 0);
+  if (auto v = n["multiplier"]) r.multiplier = number(v, join(path, "multiplier"), 1, 100, false);
+  if (auto v = n["max_backoff"]) r.maxBackoff = duration(v, join(path, "max_backoff"), 0);
+  if (auto v = n["jitter"])
+    r.jitter = choice<RetrySpec::Jitter>(v, join(path, "jitter"),
+                                         {{"none", RetrySpec::Jitter::None},
+                                          {"full", RetrySpec::Jitter::Full},
+                                          {"equal", RetrySpec::Jitter::Equal}});
+  if (auto v = n["budget"]) r.budget = number(v, join(path, "budget"), 0, 100, false);
+  if (auto on = n["on"]) {
+    const std::string op = join(path, "on");
+    requireSeq(on, op);
+    r.onError = r.onTimeout = r.onThrottle = r.onRejected = false;
+    for (std::size_t i = 0; i < on.size(); ++i) {
+      const std::string p = op + "[" + std::to_string(i) + "]";
+      const std::string s = scalar(on[i], p);
+      if (s == "error") r.onError = true;
+      else if (s == "timeout") r.onTimeout = true;
+      else if (s == "throttle") r.onThrottle = true;
+      else if (s == "rejected") r.onRejected = true;
+      else fail(on[i].Mark(), p, "expected one of error, timeout, throttle, rejected, got '" + s + "'");
+    }
+  }
+}
+
+void ScenarioReader::client(const YAML::Node& n, const std::string& path, ClientSpec& c) const {
+  requireMap(n, path);
+  checkKeys(n, path, {"name", "model", "criticality", "rate", "profile", "timeout", "deadline",
+                      "slo", "concurrency", "retries", "tokens", "sessions"});
+  c.line = line(n);
+  c.name = name(need(n, "name", path), join(path, "name"));
+  c.model = name(need(n, "model", path), join(path, "model"));
+  if (auto v = n["criticality"])
+    c.criticality = choice<Criticality>(v, join(path, "criticality"),
+                                        {{"core", Criticality::Core},
+                                         {"non_critical", Criticality::NonCritical}});
+  c.rate = number(need(n, "rate", path), join(path, "rate"), 0, 1e8, false);
+  if (auto p = n["profile"]) {
+    const std::string pp = join(path, "profile");
+    if (p.IsMap()) {
+      c.profile.push_back(shape(p, pp));
+    } else {
+      requireSeq(p, pp);
+      for (std::size_t i = 0; i < p.size(); ++i)
+        c.profile.push_back(shape(p[i], pp + "[" + std::to_string(i) + "]"));
+    }
+  }
+  if (auto v = n["timeout"]) c.timeout = duration(v, join(path, "timeout"), 1, false, true);
+  if (auto v = n["deadline"]) c.deadline = duration(v, join(path, "deadline"), 1, false, true);
+  if (auto v = n["slo"]) c.slo = duration(v, join(path, "slo"), 1, false, true);
+  if (auto v = n["concurrency"]) c.concurrency = count(v, join(path, "concurrency"), 1, 10000000);
+  if (auto v = n["retries"]) retries(v, join(path, "retries"), c.retries);
+  if (auto t = n["tokens"]) {
+    const std::string tp = join(path, "tokens");
+    requireMap(t, tp);
+    checkKeys(t, tp, {"input", "output"});
+    if (auto v = t["input"]) c.inputTokens = logNormal(v, join(tp, "input"));
+    if (auto v = t["output"]) c.outputTokens = logNormal(v, join(tp, "output"));
+  }
+  if (auto s = n["sessions"]) {
+    const std::string sp = join(path, "sessions");
+    requireMap(s, sp);
+    checkKeys(s, sp, {"turns", "think", "context_growth"});
+    c.sessions.turns = number(need(s, "turns", sp), join(sp, "turns"), 1, 10000, false);
+    if (auto v = s["think"]) c.sessions.think = duration(v, join(sp, "think"), 0);
+    if (auto v = s["context_growth"])
+      c.sessions.contextGrowth = number(v, join(sp, "context_growth"), 0, 10, false);
+  }
+}
+
+FaultSpec ScenarioReader::fault(const YAML::Node& n, const std::string& path) const {
+  requireMap(n, path);
+  FaultSpec f;
+  f.line = line(n);
+  f.kind = choice<FaultKind>(need(n, "type", path), join(path, "type"),
+                             {{"latency_drift", FaultKind::LatencyDrift},
+                              {"delay", FaultKind::Delay},
+                              {"errors", FaultKind::Errors},
+                              {"throttle", FaultKind::Throttle},
+                              {"hang", FaultKind::Hang},
+                              {"reset", FaultKind::Reset},
+                              {"capacity_loss", FaultKind::CapacityLoss},
+                              {"outage", FaultKind::Outage},
+                              {"recover", FaultKind::Recover}});
+  switch (f.kind) {
+    case FaultKind::LatencyDrift:
+      checkKeys(n, path, {"type", "target", "at", "duration", "ramp", "multiplier"});
+      f.value = number(need(n, "multiplier", path), join(path, "multiplier"), 1, 1e6, false);
+      break;
+    case FaultKind::Delay:
+      checkKeys(n, path, {"type", "target", "at", "duration", "ramp", "delay"});
+      f.delay = duration(need(n, "delay", path), join(path, "delay"), 1, false, true);
+      break;
+    case FaultKind::Errors:
+      checkKeys(n, path, {"type", "target", "at", "duration", "ramp", "rate", "status"});
+      f.value = number(need(n, "rate", path), join(path, "rate"), 0, 1, true);
+      if (auto v = n["status"]) f.status = static_cast<int>(count(v, join(path, "status"), 500, 599));
+      break;
+    case FaultKind::Throttle:
+    case FaultKind::Hang:
+    case FaultKind::Reset:
+      checkKeys(n, path, {"type", "target", "at", "duration", "ramp", "rate"});
+      if (auto v = n["rate"]) f.value = number(v, join(path, "rate"), 0, 1, true);
+      break;
+    case FaultKind::CapacityLoss:
+      checkKeys(n, path, {"type", "target", "at", "duration", "remaining"});
+      f.value = number(need(n, "remaining", path), join(path, "remaining"), 0, 1, false, true);
+      break;
+    case FaultKind::Outage:
+      checkKeys(n, path, {"type", "target", "at", "duration"});
+      break;
+    case FaultKind::Recover:
+      checkKeys(n, path, {"type", "target", "at"});
+      break;
+  }
+  f.target = name(need(n, "target", path), join(path, "target"));
+  f.at = duration(need(n, "at", path), join(path, "at"), 0);
+  if (auto v = n["duration"]) f.duration = duration(v, join(path, "duration"), 1, false, true);
+  if (auto v = n["ramp"]) f.ramp = duration(v, join(path, "ramp"), 0);
+  return f;
+}
+
+Policy ScenarioReader::policy(const YAML::Node& n) const {
+  if (n.IsMap()) return parsePolicyNode(n, source());
+  const std::string p = scalar(n, "policy");
+  std::filesystem::path path(p);
+  if (path.is_relative() && !baseDir_.empty()) path = std::filesystem::path(baseDir_) / path;
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(n.Mark(), "policy", "cannot open policy file '" + path.string() + "'");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parsePolicy(ss.str(), path.string());
+}
+
+Scenario ScenarioReader::read(const YAML::Node& root) const {
+  requireMap(root, "(document)");
+  checkKeys(root, "", {"version", "name", "description", "duration", "tick", "drain", "seed",
+                       "routing", "policy", "models", "clients", "faults"});
+  Scenario s;
+  s.source = source();
+  if (auto v = root["version"]) {
+    if (count(v, "version", 1, 1000) != 1)
+      fail(v.Mark(), "version", "this Spillway reads scenario version 1");
+  }
+  s.name = root["name"] ? scalar(root["name"], "name") : std::string("unnamed");
+  if (auto v = root["description"]) s.description = scalar(v, "description");
+  s.duration = duration(need(root, "duration", ""), "duration", 1, false, true);
+  if (auto v = root["tick"]) s.tick = duration(v, "tick", millis(10));
+  if (auto v = root["drain"]) s.drain = duration(v, "drain", 0);
+  if (auto v = root["seed"]) {
+    unsigned long long seed;
+    if (!YAML::convert<unsigned long long>::decode(v, seed))
+      fail(v.Mark(), "seed", "expected a whole number, got '" + scalar(v, "seed") + "'");
+    s.seed = seed;
+  }
+  if (auto v = root["routing"])
+    s.routing = choice<Routing>(v, "routing",
+                                {{"least_outstanding", Routing::LeastOutstanding},
+                                 {"round_robin", Routing::RoundRobin},
+                                 {"weighted", Routing::Weighted}});
+  if (auto v = root["policy"]) s.policy = policy(v);
+
+  const YAML::Node models = need(root, "models", "");
+  requireSeq(models, "models");
+  if (models.size() == 0) fail(models.Mark(), "models", "at least one model is needed");
+  std::set<std::string> names;  // instances and models share one namespace (fault targets)
+  for (std::size_t i = 0; i < models.size(); ++i) {
+    const std::string p = "models[" + std::to_string(i) + "]";
+    ModelSpec m;
+    model(models[i], p, m);
+    if (!names.insert(m.name).second)
+      fail(models[i]["name"].Mark(), p + ".name", "duplicate name '" + m.name + "'");
+    for (const InstanceSpec& is : m.instances)
+      if (!names.insert(is.name).second)
+        fail(models[i]["instances"].Mark(), p + ".instances",
+             "duplicate instance name '" + is.name + "'");
+    s.models.push_back(std::move(m));
+  }
+
+  const YAML::Node clients = need(root, "clients", "");
+  requireSeq(clients, "clients");
+  if (clients.size() == 0) fail(clients.Mark(), "clients", "at least one client is needed");
+  std::set<std::string> clientNames;
+  for (std::size_t i = 0; i < clients.size(); ++i) {
+    const std::string p = "clients[" + std::to_string(i) + "]";
+    ClientSpec c;
+    client(clients[i], p, c);
+    if (!clientNames.insert(c.name).second)
+      fail(clients[i]["name"].Mark(), p + ".name", "duplicate client name '" + c.name + "'");
+    bool known = false;
+    for (const ModelSpec& m : s.models) known = known || m.name == c.model;
+    if (!known) fail(clients[i]["model"].Mark(), p + ".model", "no model named '" + c.model + "'");
+    s.clients.push_back(std::move(c));
+  }
+
+  if (auto faults = root["faults"]) {
+    requireSeq(faults, "faults");
+    for (std::size_t i = 0; i < faults.size(); ++i) {
+      const std::string p = "faults[" + std::to_string(i) + "]";
+      FaultSpec f = fault(faults[i], p);
+      if (!names.count(f.target))
+        fail(faults[i]["target"].Mark(), p + ".target",
+             "no instance or model named '" + f.target + "'");
+      if (f.at >= s.duration)
+        fail(faults[i]["at"].Mark(), p + ".at", "starts at or after the end of the scenario");
+      s.faults.push_back(std::move(f));
+    }
+  }
+  return s;
+}
+
+}  // namespace
+
+Scenario parseScenario(std::string_view yamlText, const std::string& source,
+                       const std::string& baseDir) {
+  const YAML::Node root = loadYamlText(yamlText, source);
+  if (!root || root.IsNull()) throw InputError(source, 0, "", "empty scenario");
+  return ScenarioReader(source, baseDir).read(root);
+}
+
+Scenario loadScenarioFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "", "cannot open scenario file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return parseScenario(ss.str(), path, std::filesystem::path(path).parent_path().string());
+}
+
+}  // namespace spillway::sim

@@ -1,0 +1,1152 @@
+#include "spillway/sim/simulator.hpp"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <queue>
+#include <stdexcept>
+
+#include "spillway/histogram.hpp"
+#include "spillway/kpi.hpp"
+#include "spillway/sim/event_queue.hpp"
+#include "spillway/sim/random.hpp"
+
+namespace spillway::sim {
+namespace {
+
+// What an event does. Priorities order same-time events: fault edges first (an instance is
+// faulted from its onset on), then answers, then caller timeouts, then new work, ticks last
+// (a tick sees everything that happened up to its time).
+enum Kind : std::uint32_t { kArrival, kNextTurn, kRetry, kResponse, kTimeout, kJobDone, kEdge, kTick };
+enum Prio : std::uint8_t { kPrioEdge = 0, kPrioDone = 1, kPrioTimeout = 2, kPrioWork = 3, kPrioTick = 4 };
+
+constexpr std::uint32_t kNone = 0xffffffffu;
+constexpr Micros kRefuseLatency = millis(1);  // connection refused / reset / queue full
+
+// How one attempt ended, as the caller sees it.
+enum class Result : std::uint8_t { Ok, Error, Throttled, Timeout, Reset, Rejected };
+
+struct Request {
+  std::uint32_t client = 0;
+  std::uint32_t token = 0;  // current attempt; 0 = no attempt in flight
+  Micros start = 0;         // of the original request
+  Micros attemptStart = 0;
+  Micros deadline = 0;
+  std::uint32_t instance = kNone;
+  std::uint32_t attempts = 0;  // attempts made (including rejected ones)
+  std::uint32_t turnsLeft = 0;
+  double inTokens = 0, outTokens = 0;
+  int status = 0;             // pending fast answer
+  Outcome outcome = Outcome::Ok;
+  bool probe = false;
+  bool primaryFailed = false;
+  bool timeoutArmed = false;
+  bool inFault = false;  // the original started while an injected fault was active
+};
+
+struct Job {
+  std::uint32_t instance = 0, request = kNone, token = 0;
+  std::uint32_t pos = 0;  // index in the instance's running list
+  Micros finish = 0;
+};
+
+struct QueueEntry {
+  std::uint32_t request = 0, token = 0;
+  Micros deadline = 0;
+  double work = 0;  // service time before batching, drift and delay (µs)
+};
+
+// Fixed-capacity FIFO (the instance's bounded queue).
+class Ring {
+ public:
+  void init(std::size_t cap) { buf_.resize(cap ? cap : 1); cap_ = cap; }
+  std::size_t size() const { return count_; }
+  bool full() const { return count_ >= cap_; }
+  void push(const QueueEntry& e) {
+    buf_[(head_ + count_) % buf_.size()] = e;
+    ++count_;
+  }
+  QueueEntry pop() {
+    QueueEntry e = buf_[head_];
+    head_ = (head_ + 1) % buf_.size();
+    --count_;
+    return e;
+  }
+  const QueueEntry& at(std::size_t i) const { return buf_[(head_ + i) % buf_.size()]; }
+
+ private:
+  std::vector<QueueEntry> buf_;
+  std::size_t head_ = 0, count_ = 0, cap_ = 0;
+};
+
+// One injected fault on one instance, [start, end).
+struct Interval {
+  std::uint32_t fault = 0, instance = 0;
+  Micros start = 0, end = kForever;
+  bool spread = false;
+  std::uint32_t spreadTo = kNone;
+  Micros spreadAt = 0;
+};
+
+// The combined effect of the faults active on an instance at one moment.
+struct Effect {
+  double multiplier = 1, errorP = 0, throttleP = 0, hangP = 0, resetP = 0;
+  int errorStatus = 503;
+  Micros delay = 0, hangUntil = kForever;
+  bool outage = false;
+};
+
+struct TickCounters {
+  std::uint32_t responses = 0, failures = 0, rejected = 0, queueFull = 0, overflow = 0;
+  bool queueFullSeen = false, overflowSeen = false;
+};
+
+struct Instance {
+  std::uint32_t model = 0;
+  InstanceId eid = 0;
+  std::uint32_t slots = 0, slotsEff = 0, busy = 0, outstanding = 0;
+  double weight = 1, wrrCurrent = 0;
+  Ring queue;
+  std::vector<std::uint32_t> running;  // job ids
+  std::vector<std::uint32_t> intervals, active;  // all / currently active interval ids
+  Stream rng, gt;
+  TickCounters tick;
+  bool unhealthy = false;
+  InstanceReport rep;
+};
+
+struct ClientState {
+  const ClientSpec* spec = nullptr;
+  std::uint32_t model = 0;
+  Stream arrivals, draws, retry;
+  Micros slo = 0;
+  std::uint32_t inFlight = 0;  // attempts holding a connection of the caller's pool
+  LatencyHistogram e2e, tickE2e;
+  ClientReport rep;
+  ClientTick tick;
+  // Retry budget: retries and originals in the current and previous 10 s.
+  std::int64_t budgetEpoch = -1;
+  std::uint64_t budgetOrig[2] = {0, 0}, budgetRetry[2] = {0, 0};
+};
+
+struct ModelGroup {
+  const ModelSpec* spec = nullptr;
+  std::vector<std::uint32_t> instances;
+  std::uint64_t rr = 0;
+  double weightTotal = 0;
+  std::uint32_t inFlight = 0;  // attempts in flight to the group (gateway budget)
+};
+
+// Fans breaker events out to the caller's sink and keeps them for fault scoring.
+class Tee final : public EventSink {
+ public:
+  explicit Tee(EventSink* next) : next_(next) {}
+  void onEvent(const Event& e) override {
+    kept.push_back(e);
+    if (next_) next_->onEvent(e);
+  }
+  std::vector<Event> kept;
+
+ private:
+  EventSink* next_;
+};
+
+Policy effectivePolicy(const Scenario& s, bool protection) {
+  Policy p = s.policy;
+  if (!protection) p.breaker.mode = BreakerMode::MetricsOnly;
+  return p;
+}
+
+double percentileMs(const LatencyHistogram& h, double q) {
+  return h.total() ? h.quantile(q) / 1000.0 : 0.0;
+}
+
+}  // namespace
+
+struct Simulator::Impl {
+  const Scenario& sc;
+  SimOptions opt;
+  Tee tee;
+  Engine engine;
+  EventQueue agenda;
+  Stream gatewayRng;
+  std::vector<ModelGroup> models;
+  std::vector<Instance> inst;
+  std::vector<ClientState> clients;
+  std::vector<Interval> intervals;
+  std::vector<Request> requests;
+  std::vector<std::uint32_t> freeRequests;
+  std::vector<Job> jobs;
+  std::vector<std::uint32_t> freeJobs;
+  std::uint32_t nextToken = 1;
+  std::uint64_t live = 0;  // original requests in progress (incl. backoff and think time)
+  std::uint64_t originals = 0, events = 0;
+  std::array<std::uint64_t, kRejectReasonCount> rejectedBy{};
+  std::uint64_t overflow = 0;
+  std::uint32_t activeFaults = 0;  // instances with an injected fault right now
+  Micros now = 0, lastTick = 0;
+  bool done = false;
+  std::vector<std::string> instanceNames, clientNames;
+  LatencyHistogram answered;
+  std::vector<std::uint8_t> tried_;  // scratch for dispatch
+
+  Impl(const Scenario& s, SimOptions o)
+      : sc(s), opt(o), tee(o.events), engine(effectivePolicy(s, o.protection), s.seed, &tee),
+        gatewayRng(s.seed, "gateway") {
+    build();
+  }
+
+  // ---- setup -------------------------------------------------------------------------------
+  void build() {
+    if (sc.tick <= 0) throw std::invalid_argument("tick must be positive");
+    models.resize(sc.models.size());
+    for (std::size_t m = 0; m < sc.models.size(); ++m) {
+      const ModelSpec& ms = sc.models[m];
+      models[m].spec = &ms;
+      for (const InstanceSpec& is : ms.instances) {
+        Instance in;
+        in.model = static_cast<std::uint32_t>(m);
+        in.eid = engine.addInstance(is.name, ms.name);
+        in.slots = in.slotsEff = ms.slotCount;
+        in.weight = is.weight;
+        in.queue.init(ms.queue);
+        in.running.reserve(ms.slotCount);
+        in.rng = Stream(sc.seed, is.name, "instance");
+        in.gt = Stream(sc.seed, is.name, "ground-truth");
+        in.rep.name = is.name;
+        in.rep.model = ms.name;
+        models[m].instances.push_back(static_cast<std::uint32_t>(inst.size()));
+        models[m].weightTotal += is.weight;
+        instanceNames.push_back(is.name);
+        inst.push_back(std::move(in));
+      }
+    }
+    auto modelIndex = [&](const std::string& name) -> std::uint32_t {
+      for (std::size_t m = 0; m < sc.models.size(); ++m)
+        if (sc.models[m].name == name) return static_cast<std::uint32_t>(m);
+      throw std::invalid_argument("client calls unknown model '" + name + "'");
+    };
+    clients.resize(sc.clients.size());
+    for (std::size_t c = 0; c < sc.clients.size(); ++c) {
+      const ClientSpec& cs = sc.clients[c];
+      ClientState& st = clients[c];
+      st.spec = &cs;
+      st.model = modelIndex(cs.model);
+      st.arrivals = Stream(sc.seed, cs.name, "arrivals");
+      st.draws = Stream(sc.seed, cs.name, "requests");
+      st.retry = Stream(sc.seed, cs.name, "retries");
+      st.slo = cs.slo > 0 ? cs.slo : cs.timeout;
+      st.rep.name = cs.name;
+      st.rep.criticality = cs.criticality;
+      st.tick.client = static_cast<std::uint32_t>(c);
+      clientNames.push_back(cs.name);
+    }
+    buildFaults();
+    for (std::size_t c = 0; c < clients.size(); ++c)
+      scheduleArrival(static_cast<std::uint32_t>(c), 0);
+    agenda.push(sc.tick, kPrioTick, kTick, 0);
+    if (opt.series) opt.series->begin(instanceNames, clientNames);
+  }
+
+  // Every fault becomes one interval per affected instance; a `recover` ends the intervals of
+  // its target that started before it.
+  void buildFaults() {
+    auto targets = [&](const std::string& t) {
+      std::vector<std::uint32_t> out;
+      for (std::uint32_t i = 0; i < inst.size(); ++i)
+        if (instanceNames[i] == t || sc.models[inst[i].model].name == t) out.push_back(i);
+      if (out.empty()) throw std::invalid_argument("fault targets unknown '" + t + "'");
+      return out;
+    };
+    for (std::uint32_t f = 0; f < sc.faults.size(); ++f) {
+      const FaultSpec& fs = sc.faults[f];
+      if (fs.kind == FaultKind::Recover) continue;
+      for (std::uint32_t i : targets(fs.target)) {
+        Interval iv;
+        iv.fault = f;
+        iv.instance = i;
+        iv.start = fs.at;
+        iv.end = fs.duration == kForever ? kForever : fs.at + fs.duration;
+        intervals.push_back(iv);
+      }
+    }
+    for (const FaultSpec& fs : sc.faults) {
+      if (fs.kind != FaultKind::Recover) continue;
+      for (std::uint32_t i : targets(fs.target))
+        for (Interval& iv : intervals)
+          if (iv.instance == i && iv.start < fs.at && iv.end > fs.at) iv.end = fs.at;
+    }
+    for (std::uint32_t k = 0; k < intervals.size(); ++k) {
+      const Interval& iv = intervals[k];
+      inst[iv.instance].intervals.push_back(k);
+      agenda.push(iv.start, kPrioEdge, kEdge, iv.instance);
+      if (iv.end != kForever) agenda.push(iv.end, kPrioEdge, kEdge, iv.instance);
+    }
+  }
+
+  // ---- faults ------------------------------------------------------------------------------
+  void onEdge(std::uint32_t i) {
+    Instance& in = inst[i];
+    if (!in.active.empty()) --activeFaults;
+    in.active.clear();
+    double capacity = 1.0;
+    for (std::uint32_t k : in.intervals) {
+      const Interval& iv = intervals[k];
+      if (iv.start <= now && now < iv.end) {
+        in.active.push_back(k);
+        const FaultSpec& fs = sc.faults[iv.fault];
+        if (fs.kind == FaultKind::CapacityLoss) capacity = std::min(capacity, fs.value);
+      }
+    }
+    if (!in.active.empty()) ++activeFaults;
+    in.slotsEff = std::max<std::uint32_t>(
+        capacity >= 1.0 ? in.slots : static_cast<std::uint32_t>(std::floor(in.slots * capacity)),
+        capacity > 0 ? 1u : 0u);
+    startQueued(i);
+  }
+
+  Effect effectAt(const Instance& in, Micros t) const {
+    Effect fx;
+    for (std::uint32_t k : in.active) {
+      const Interval& iv = intervals[k];
+      const FaultSpec& fs = sc.faults[iv.fault];
+      const double s =
+          fs.ramp > 0 ? std::min(1.0, static_cast<double>(t - iv.start) / fs.ramp) : 1.0;
+      switch (fs.kind) {
+        case FaultKind::LatencyDrift:
+          fx.multiplier *= 1.0 + (fs.value - 1.0) * s;
+          break;
+        case FaultKind::Delay:
+          fx.delay += static_cast<Micros>(fs.delay * s);
+          break;
+        case FaultKind::Errors:
+          fx.errorP = std::max(fx.errorP, fs.value * s);
+          fx.errorStatus = fs.status;
+          break;
+        case FaultKind::Throttle:
+          fx.throttleP = std::max(fx.throttleP, fs.value * s);
+          break;
+        case FaultKind::Hang:
+          fx.hangP = std::max(fx.hangP, fs.value * s);
+          fx.hangUntil = std::min(fx.hangUntil, iv.end);
+          break;
+        case FaultKind::Reset:
+          fx.resetP = std::max(fx.resetP, fs.value * s);
+          break;
+        case FaultKind::Outage:
+          fx.outage = true;
+          break;
+        case FaultKind::CapacityLoss:
+        case FaultKind::Recover:
+          break;
+      }
+    }
+    return fx;
+  }
+
+  // Per-request service work (µs) before batching, drift and delay.
+  double drawWork(Instance& in, const Request& r, Stream& s) const {
+    const ModelSpec& ms = *models[in.model].spec;
+    const double base = static_cast<double>(ms.baseTime) + ms.perInputToken * r.inTokens +
+                        ms.perOutputToken * r.outTokens;
+    return s.lognormal(base, ms.sigma);
+  }
+  double batchFactor(const Instance& in, std::uint32_t occupancy) const {
+    const Batching& b = models[in.model].spec->batching;
+    if (b.knee == 0 || occupancy <= b.knee) return 1.0;
+    return 1.0 + b.slope * static_cast<double>(occupancy - b.knee);
+  }
+  Micros serviceTime(const Instance& in, double work, std::uint32_t occupancy, Micros t) const {
+    double d = work * batchFactor(in, occupancy);
+    Micros delay = 0;
+    if (!in.active.empty()) {
+      const Effect fx = effectAt(in, t);
+      d *= fx.multiplier;
+      delay = fx.delay;
+    }
+    return std::max<Micros>(1, static_cast<Micros>(d) + delay);
+  }
+
+  // ---- requests ----------------------------------------------------------------------------
+  std::uint32_t allocRequest() {
+    if (!freeRequests.empty()) {
+      const std::uint32_t r = freeRequests.back();
+      freeRequests.pop_back();
+      return r;
+    }
+    requests.emplace_back();
+    return static_cast<std::uint32_t>(requests.size() - 1);
+  }
+  std::uint32_t allocJob() {
+    if (!freeJobs.empty()) {
+      const std::uint32_t j = freeJobs.back();
+      freeJobs.pop_back();
+      return j;
+    }
+    jobs.emplace_back();
+    return static_cast<std::uint32_t>(jobs.size() - 1);
+  }
+
+  double rateAt(const ClientSpec& cs, Micros t) const {
+    double f = cs.rate;
+    for (const LoadShape& ls : cs.profile) {
+      switch (ls.kind) {
+        case ProfileKind::Constant:
+          break;
+        case ProfileKind::Step: {
+          double m = 1.0;
+          for (const auto& [at, factor] : ls.steps)
+            if (t >= at) m = factor;
+          f *= m;
+          break;
+        }
+        case ProfileKind::Ramp:
+          if (t <= ls.start) {
+            f *= ls.from;
+          } else if (t >= ls.end) {
+            f *= ls.to;
+          } else {
+            f *= ls.from + (ls.to - ls.from) * static_cast<double>(t - ls.start) /
+                               static_cast<double>(ls.end - ls.start);
+          }
+          break;
+        case ProfileKind::Diurnal:
+          f *= std::max(0.0, 1.0 + ls.amplitude *
+                                       std::sin(6.283185307179586 *
+                                                static_cast<double>(t + ls.phase) /
+                                                static_cast<double>(ls.period)));
+          break;
+        case ProfileKind::Burst:
+          if (t >= ls.start && t < ls.end) f *= ls.multiplier;
+          break;
+      }
+    }
+    return f;
+  }
+
+  // Poisson arrivals with the rate of the moment (piecewise constant between arrivals); a zero
+  // rate looks again one tick later.
+  void scheduleArrival(std::uint32_t c, Micros from) {
+    ClientState& cl = clients[c];
+    const double rate = rateAt(*cl.spec, from);
+    Micros next;
+    if (rate <= 0) {
+      next = from + sc.tick;
+      if (next < sc.duration) agenda.push(next, kPrioWork, kArrival, c, 1);
+      return;
+    }
+    next = from + std::max<Micros>(1, static_cast<Micros>(cl.arrivals.exponential(1e6 / rate)));
+    if (next < sc.duration) agenda.push(next, kPrioWork, kArrival, c, 0);
+  }
+
+  void onArrival(std::uint32_t c, bool probeOnly) {
+    scheduleArrival(c, now);
+    if (probeOnly) return;
+    ClientState& cl = clients[c];
+    const std::uint32_t ri = allocRequest();
+    Request& r = requests[ri];
+    r = Request{};
+    r.client = c;
+    const SessionSpec& ss = cl.spec->sessions;
+    r.turnsLeft = ss.turns > 0 ? cl.draws.geometric(ss.turns) - 1 : 0;
+    ++live;
+    beginOriginal(ri, 0);
+  }
+
+  void beginOriginal(std::uint32_t ri, double carried) {
+    Request& r = requests[ri];
+    ClientState& cl = clients[r.client];
+    const ClientSpec& cs = *cl.spec;
+    r.start = now;
+    r.attempts = 0;
+    r.primaryFailed = false;
+    r.inFault = activeFaults > 0;
+    r.inTokens = carried + (cs.inputTokens.median > 0
+                                ? cl.draws.lognormal(cs.inputTokens.median, cs.inputTokens.sigma)
+                                : 0);
+    r.outTokens = cs.outputTokens.median > 0
+                      ? cl.draws.lognormal(cs.outputTokens.median, cs.outputTokens.sigma)
+                      : 0;
+    ++originals;
+    ++cl.rep.originals;
+    ++cl.tick.originals;
+    budgetTouch(cl);
+    ++cl.budgetOrig[0];
+    dispatch(ri);
+  }
+
+  // The gateway: pick an instance, ask its breaker; a blocked attempt moves on to the next
+  // instance of the model (the breaker ejects the instance from the pool); when every breaker
+  // blocks, the attempt fails fast.
+  void dispatch(std::uint32_t ri) {
+    Request& r = requests[ri];
+    ClientState& cl = clients[r.client];
+    ModelGroup& mg = models[cl.model];
+    if (cl.spec->deadline > 0 && now >= r.start + cl.spec->deadline)
+      return finish(ri, End::Timeout);  // the backoff ate the rest of the deadline
+    ++r.attempts;
+    ++cl.rep.gatewayAttempts;
+    if (cl.spec->concurrency > 0 && cl.inFlight >= cl.spec->concurrency) {
+      // The caller's connection pool is exhausted: the attempt fails before leaving it.
+      ++cl.rep.poolExhausted;
+      return attemptEnded(ri, Result::Error);
+    }
+    const std::size_t n = mg.instances.size();
+    std::size_t k = pick(mg);
+    if (mg.spec->maxRequests > 0 && mg.inFlight >= mg.spec->maxRequests) {
+      // Over the group's budget: a local 503 from the gateway before any breaker is asked
+      // (Envoy checks cluster circuit breakers first). Not an instance outcome, so no breaker
+      // records it; the picked instance's tick notes that its traffic was turned away.
+      Instance& in = inst[mg.instances[k]];
+      ++overflow;
+      ++in.tick.overflow;
+      in.tick.overflowSeen = true;
+      ++cl.rep.overflow;
+      return attemptEnded(ri, Result::Error);
+    }
+    tried_.assign(n, 0);
+    for (std::size_t left = n; left > 0; --left) {
+      const std::uint32_t i = mg.instances[k];
+      Instance& in = inst[i];
+      Decision d;
+      if (opt.protection) d = engine.admit(in.eid, now);
+      if (d.admitted) {
+        r.probe = d.probe;
+        send(ri, i);
+        return;
+      }
+      const bool would = wouldSucceed(i, r);
+      engine.noteBlocked(in.eid, would);
+      ++rejectedBy[static_cast<int>(d.reason)];
+      ++in.tick.rejected;
+      ++in.rep.rejected;
+      ++cl.rep.rejectedAttempts;
+      ++cl.tick.rejected;
+      tried_[k] = 1;
+      if (left > 1) k = repick(mg);
+    }
+    attemptEnded(ri, Result::Rejected);
+  }
+
+  // After a breaker blocked an instance, the gateway picks again among the instances not
+  // tried yet — as a load balancer does with an ejected host: least outstanding among the
+  // rest, or a weighted random draw, so the blocked instance's share spreads evenly instead
+  // of landing on its neighbour.
+  std::size_t repick(ModelGroup& mg) {
+    const std::size_t n = mg.instances.size();
+    if (sc.routing == Routing::LeastOutstanding) {
+      std::size_t best = n;
+      for (std::size_t k = 0; k < n; ++k) {
+        if (tried_[k]) continue;
+        if (best == n || inst[mg.instances[k]].outstanding < inst[mg.instances[best]].outstanding)
+          best = k;
+      }
+      return best;
+    }
+    double total = 0;
+    for (std::size_t k = 0; k < n; ++k)
+      if (!tried_[k]) total += inst[mg.instances[k]].weight;
+    double x = gatewayRng.uniform() * total;
+    std::size_t last = n;
+    for (std::size_t k = 0; k < n; ++k) {
+      if (tried_[k]) continue;
+      last = k;
+      x -= inst[mg.instances[k]].weight;
+      if (x < 0) return k;
+    }
+    return last;
+  }
+
+  std::size_t pick(ModelGroup& mg) {
+    const std::size_t n = mg.instances.size();
+    switch (sc.routing) {
+      case Routing::RoundRobin:
+        return mg.rr++ % n;
+      case Routing::Weighted: {
+        // Smooth weighted round robin (nginx): deterministic and evenly interleaved.
+        std::size_t best = 0;
+        for (std::size_t k = 0; k < n; ++k) {
+          Instance& in = inst[mg.instances[k]];
+          in.wrrCurrent += in.weight;
+          if (in.wrrCurrent > inst[mg.instances[best]].wrrCurrent) best = k;
+        }
+        inst[mg.instances[best]].wrrCurrent -= mg.weightTotal;
+        return best;
+      }
+      case Routing::LeastOutstanding:
+        break;
+    }
+    // Least outstanding; ties go round robin so equal instances share the load.
+    const std::size_t start = mg.rr++ % n;
+    std::size_t best = start;
+    std::uint32_t bestOut = inst[mg.instances[start]].outstanding;
+    for (std::size_t k = 1; k < n; ++k) {
+      const std::size_t idx = (start + k) % n;
+      const std::uint32_t o = inst[mg.instances[idx]].outstanding;
+      if (o < bestOut) {
+        bestOut = o;
+        best = idx;
+      }
+    }
+    return best;
+  }
+
+  // The attempt reaches instance i.
+  void send(std::uint32_t ri, std::uint32_t i) {
+    Request& r = requests[ri];
+    ClientState& cl = clients[r.client];
+    Instance& in = inst[i];
+    const ModelSpec& ms = *models[in.model].spec;
+    r.token = nextToken++;
+    if (nextToken == 0) nextToken = 1;
+    r.instance = i;
+    r.attemptStart = now;
+    r.deadline = now + cl.spec->timeout;
+    if (cl.spec->deadline > 0) r.deadline = std::min(r.deadline, r.start + cl.spec->deadline);
+    r.timeoutArmed = false;
+    ++in.outstanding;
+    ++cl.inFlight;
+    ++models[in.model].inFlight;
+    ++in.rep.attempts;
+    ++cl.rep.attempts;
+    ++cl.tick.attempts;
+    if (!in.active.empty()) {
+      const Effect fx = effectAt(in, now);
+      if (fx.outage) return answer(ri, now + kRefuseLatency, 0, Outcome::Reset);
+      if (in.rng.bernoulli(fx.resetP)) return answer(ri, now + kRefuseLatency, 0, Outcome::Reset);
+      if (in.rng.bernoulli(fx.throttleP))
+        return answer(ri, now + ms.errorLatency, 429, Outcome::Ok);
+      if (in.rng.bernoulli(fx.errorP))
+        return answer(ri, now + ms.errorLatency, fx.errorStatus, Outcome::Error);
+      if (in.rng.bernoulli(fx.hangP)) return hang(ri, i, fx.hangUntil);
+    }
+    if (in.rng.bernoulli(ms.errorRate)) return answer(ri, now + ms.errorLatency, 500, Outcome::Error);
+    const double work = drawWork(in, r, in.rng);
+    if (in.busy < in.slotsEff && in.queue.size() == 0) return startJob(i, ri, r.token, work);
+    if (!in.queue.full()) {
+      in.queue.push(QueueEntry{ri, r.token, r.deadline, work});
+      armTimeout(ri);
+      return;
+    }
+    ++in.tick.queueFull;
+    in.tick.queueFullSeen = true;
+    ++in.rep.queueFull;
+    answer(ri, now + kRefuseLatency, ms.queueFullStatus,
+           ms.queueFullStatus == 429 ? Outcome::Ok : Outcome::Error);
+  }
+
+  void armTimeout(std::uint32_t ri) {
+    Request& r = requests[ri];
+    if (r.timeoutArmed) return;
+    r.timeoutArmed = true;
+    agenda.push(r.deadline, kPrioTimeout, kTimeout, ri, r.token);
+  }
+
+  // A quick answer (error, throttle, reset, queue full) at `at` — unless the caller gives up
+  // first.
+  void answer(std::uint32_t ri, Micros at, int status, Outcome outcome) {
+    Request& r = requests[ri];
+    if (at >= r.deadline) return armTimeout(ri);
+    r.status = status;
+    r.outcome = outcome;
+    agenda.push(at, kPrioDone, kResponse, ri, r.token);
+  }
+
+  // A hung call holds a slot (when one is free) until the fault ends; its caller times out.
+  void hang(std::uint32_t ri, std::uint32_t i, Micros until) {
+    Instance& in = inst[i];
+    armTimeout(ri);
+    if (in.busy >= in.slotsEff) return;
+    ++in.busy;
+    const std::uint32_t j = allocJob();
+    jobs[j] = Job{i, kNone, 0, static_cast<std::uint32_t>(in.running.size()),
+                  std::min(until, endTime())};
+    in.running.push_back(j);
+    agenda.push(jobs[j].finish, kPrioDone, kJobDone, j);
+  }
+
+  void startJob(std::uint32_t i, std::uint32_t ri, std::uint32_t token, double work) {
+    Instance& in = inst[i];
+    ++in.busy;
+    const Micros finish = now + serviceTime(in, work, in.busy, now);
+    const std::uint32_t j = allocJob();
+    jobs[j] = Job{i, ri, token, static_cast<std::uint32_t>(in.running.size()), finish};
+    in.running.push_back(j);
+    agenda.push(finish, kPrioDone, kJobDone, j);
+    if (ri != kNone && requests[ri].token == token && finish > requests[ri].deadline)
+      armTimeout(ri);
+  }
+
+  void onJobDone(std::uint32_t j) {
+    const Job job = jobs[j];
+    Instance& in = inst[job.instance];
+    // Remove from the running list (swap with the last).
+    const std::uint32_t last = in.running.back();
+    in.running[job.pos] = last;
+    jobs[last].pos = job.pos;
+    in.running.pop_back();
+    --in.busy;
+    freeJobs.push_back(j);
+    if (job.request != kNone && requests[job.request].token == job.token) {
+      Request& r = requests[job.request];
+      r.status = 200;
+      r.outcome = Outcome::Ok;
+      deliver(job.request);
+    }
+    startQueued(job.instance);
+  }
+
+  void startQueued(std::uint32_t i) {
+    Instance& in = inst[i];
+    const bool serveAbandoned = models[in.model].spec->serveAbandoned;
+    while (in.busy < in.slotsEff && in.queue.size() > 0) {
+      const QueueEntry e = in.queue.pop();
+      const bool alive = requests[e.request].token == e.token;
+      if (alive) {
+        startJob(i, e.request, e.token, e.work);
+      } else if (serveAbandoned) {
+        startJob(i, kNone, 0, e.work);
+      }
+    }
+  }
+
+  void onResponse(std::uint32_t ri, std::uint32_t token) {
+    if (requests[ri].token != token) return;
+    deliver(ri);
+  }
+
+  // The gateway sees the instance's answer: record it into the engine, tell the caller.
+  void deliver(std::uint32_t ri) {
+    Request& r = requests[ri];
+    Instance& in = inst[r.instance];
+    const Micros latency = now - r.attemptStart;
+    --in.outstanding;
+    --clients[r.client].inFlight;
+    --models[in.model].inFlight;
+    engine.record(in.eid, Decision{true, r.probe, RejectReason::None}, now, latency, r.status,
+                  r.outcome);
+    ++in.tick.responses;
+    Result res = Result::Ok;
+    if (r.outcome == Outcome::Reset) {
+      res = Result::Reset;
+    } else if (r.status == 429) {
+      res = Result::Throttled;
+    } else if (r.outcome == Outcome::Error || r.status >= 500) {
+      res = Result::Error;
+    }
+    if (res != Result::Ok) {
+      ++in.tick.failures;
+      ++in.rep.failures;
+    }
+    r.token = 0;
+    attemptEnded(ri, res);
+  }
+
+  void onTimeout(std::uint32_t ri, std::uint32_t token) {
+    Request& r = requests[ri];
+    if (r.token != token) return;
+    Instance& in = inst[r.instance];
+    --in.outstanding;
+    --clients[r.client].inFlight;
+    --models[in.model].inFlight;
+    engine.record(in.eid, Decision{true, r.probe, RejectReason::None}, now, now - r.attemptStart, 0,
+                  Outcome::Timeout);
+    ++in.tick.responses;
+    ++in.tick.failures;
+    ++in.rep.failures;
+    r.token = 0;
+    attemptEnded(ri, Result::Timeout);
+  }
+
+  void budgetTouch(ClientState& cl) {
+    const std::int64_t epoch = now / seconds(10);
+    if (epoch == cl.budgetEpoch) return;
+    const bool adjacent = epoch == cl.budgetEpoch + 1;
+    cl.budgetOrig[1] = adjacent ? cl.budgetOrig[0] : 0;
+    cl.budgetRetry[1] = adjacent ? cl.budgetRetry[0] : 0;
+    cl.budgetOrig[0] = cl.budgetRetry[0] = 0;
+    cl.budgetEpoch = epoch;
+  }
+
+  void attemptEnded(std::uint32_t ri, Result res) {
+    Request& r = requests[ri];
+    ClientState& cl = clients[r.client];
+    if (res == Result::Ok) return finish(ri, End::Success);
+    r.primaryFailed = true;
+    const RetrySpec& rs = cl.spec->retries;
+    const bool retriable = (res == Result::Error && rs.onError) ||
+                           (res == Result::Reset && rs.onError) ||
+                           (res == Result::Throttled && rs.onThrottle) ||
+                           (res == Result::Timeout && rs.onTimeout) ||
+                           (res == Result::Rejected && rs.onRejected);
+    const bool timeLeft = cl.spec->deadline == 0 || now < r.start + cl.spec->deadline;
+    if (retriable && timeLeft && r.attempts <= rs.max) {
+      bool allowed = true;
+      if (rs.budget > 0) {
+        // Retries may add at most `budget` × the originals of the last 10–20 s (at least 10).
+        budgetTouch(cl);
+        const double orig = static_cast<double>(cl.budgetOrig[0] + cl.budgetOrig[1]);
+        const double retried = static_cast<double>(cl.budgetRetry[0] + cl.budgetRetry[1]);
+        allowed = retried < std::max(10.0, rs.budget * orig);
+        if (!allowed) ++cl.rep.retriesDenied;
+      }
+      if (allowed) {
+        ++cl.budgetRetry[0];
+        ++cl.rep.retries;
+        ++cl.tick.retries;
+        double b = static_cast<double>(rs.backoff) * std::pow(rs.multiplier, r.attempts - 1);
+        b = std::min(b, static_cast<double>(rs.maxBackoff));
+        switch (rs.jitter) {
+          case RetrySpec::Jitter::None:
+            break;
+          case RetrySpec::Jitter::Full:
+            b *= cl.retry.uniform();
+            break;
+          case RetrySpec::Jitter::Equal:
+            b = b / 2 + b / 2 * cl.retry.uniform();
+            break;
+        }
+        agenda.push(now + static_cast<Micros>(b), kPrioWork, kRetry, ri);
+        return;
+      }
+    }
+    End e = End::Error;
+    if (res == Result::Timeout) e = End::Timeout;
+    if (res == Result::Rejected) e = End::Rejected;
+    finish(ri, e);
+  }
+
+  void finish(std::uint32_t ri, End e) {
+    Request& r = requests[ri];
+    ClientState& cl = clients[r.client];
+    const Micros e2e = now - r.start;
+    ++cl.rep.ends[static_cast<int>(e)];
+    ++cl.tick.finished;
+    bool available = false;
+    if (e == End::Success) {
+      cl.e2e.add(static_cast<std::uint64_t>(e2e));
+      cl.tickE2e.add(static_cast<std::uint64_t>(e2e));
+      answered.add(static_cast<std::uint64_t>(e2e));
+      available = e2e <= cl.slo;
+    } else {
+      ++cl.tick.failed;
+    }
+    if (available) {
+      ++cl.rep.availability.num;
+      ++cl.tick.available;
+    }
+    ++cl.rep.availability.den;
+    if (r.inFault) {
+      ++cl.rep.availabilityInFault.den;
+      if (available) ++cl.rep.availabilityInFault.num;
+    }
+    if (r.primaryFailed) {
+      ++cl.rep.degradeSuccess.den;
+      if (available) ++cl.rep.degradeSuccess.num;
+    }
+    const SessionSpec& ss = cl.spec->sessions;
+    if (r.turnsLeft > 0) {
+      --r.turnsLeft;
+      const Micros think = static_cast<Micros>(cl.draws.exponential(static_cast<double>(ss.think)));
+      if (now + think < sc.duration) {
+        agenda.push(now + think, kPrioWork, kNextTurn, ri);
+        return;
+      }
+    }
+    --live;
+    freeRequests.push_back(ri);
+  }
+
+  void onNextTurn(std::uint32_t ri) {
+    Request& r = requests[ri];
+    const ClientSpec& cs = *clients[r.client].spec;
+    const double carried = cs.sessions.contextGrowth * (r.inTokens + r.outTokens);
+    beginOriginal(ri, carried);
+  }
+
+  // Ground truth for a blocked attempt: would it have succeeded on instance i right now? The
+  // instance is sampled without taking capacity: fault and error draws from the ground-truth
+  // stream, then the exact FIFO start time given the running calls and the queue (later
+  // arrivals cannot overtake it), then the call's own service time. Success = no failure,
+  // within the caller's timeout, and not slow by the breaker's own threshold.
+  bool wouldSucceed(std::uint32_t i, const Request& r) {
+    Instance& in = inst[i];
+    const ModelSpec& ms = *models[in.model].spec;
+    const ClientSpec& cs = *clients[r.client].spec;
+    if (!in.active.empty()) {
+      const Effect fx = effectAt(in, now);
+      if (fx.outage || in.gt.bernoulli(fx.resetP) || in.gt.bernoulli(fx.throttleP) ||
+          in.gt.bernoulli(fx.errorP) || in.gt.bernoulli(fx.hangP))
+        return false;
+    }
+    if (in.gt.bernoulli(ms.errorRate)) return false;
+    const double work = drawWork(in, r, in.gt);
+    Micros start = now;
+    std::uint32_t occupancy = in.busy + 1;
+    if (in.busy >= in.slotsEff || in.queue.size() > 0) {
+      if (in.queue.full()) return false;
+      // Replay the FIFO: slots free at their jobs' finish times.
+      std::priority_queue<Micros, std::vector<Micros>, std::greater<>> free;
+      for (std::uint32_t j : in.running) free.push(jobs[j].finish);
+      while (free.size() > in.slotsEff) free.pop();  // capacity shrank: extra jobs finish first
+      while (free.size() < in.slotsEff) free.push(now);
+      for (std::size_t q = 0; q < in.queue.size(); ++q) {
+        const QueueEntry& e = in.queue.at(q);
+        const Micros t = free.top();
+        const bool alive = requests[e.request].token == e.token && t < e.deadline;
+        if (!alive && !ms.serveAbandoned) continue;
+        free.pop();
+        free.push(t + serviceTime(in, e.work, in.slotsEff, t));
+      }
+      start = std::max(now, free.top());
+      occupancy = in.slotsEff;
+    }
+    const Micros latency = start - now + serviceTime(in, work, occupancy, start);
+    const Micros slow = engine.breaker(in.eid).slowThreshold();
+    return latency < cs.timeout && latency <= slow;
+  }
+
+  // ---- ticks -------------------------------------------------------------------------------
+  void onTick() {
+    engine.advanceAll(now);
+    const Micros grace = sc.policy.breaker.window.length;
+    std::vector<std::uint32_t> spreading;  // healthy (unfaulted) instances that are unhealthy
+    for (std::uint32_t i = 0; i < inst.size(); ++i) {
+      Instance& in = inst[i];
+      const Breaker& b = engine.breaker(in.eid);
+      const BreakerSnapshot s = b.snapshot(now);
+      const BreakerConfig& cfg = b.config();
+      const bool overThresholds =
+          s.decision.calls >= cfg.minCalls &&
+          (s.errorRate > cfg.trip.errorRate || s.slowRate > cfg.trip.slowRate);
+      // A full gateway budget in front of the instance counts like its own queue being full.
+      in.unhealthy = overThresholds || in.tick.queueFullSeen || in.tick.overflowSeen;
+      if (in.unhealthy) in.rep.unhealthyTime += now - lastTick;
+      // A spread target has no injected fault of its own, active or ended within the grace
+      // period (an instance recovering from its own fault is not a victim of another).
+      if (in.unhealthy && !ownFaultRecent(in, now, grace)) spreading.push_back(i);
+      if (opt.series) {
+        InstanceTick row;
+        row.t = now;
+        row.instance = i;
+        row.state = s.state;
+        row.ramping = s.ramping;
+        row.admitShare = s.admitShare;
+        row.errorRate = s.errorRate;
+        row.slowRate = s.slowRate;
+        row.windowCalls = s.decision.calls;
+        row.p99Ms = s.p99 / 1000.0;
+        row.baselineP99Ms = s.baselineP99 / 1000.0;
+        row.responses = in.tick.responses;
+        row.failures = in.tick.failures;
+        row.rejected = in.tick.rejected;
+        row.queueFull = in.tick.queueFull;
+        row.overflow = in.tick.overflow;
+        row.busy = in.busy;
+        row.queued = static_cast<std::uint32_t>(in.queue.size());
+        row.outstanding = in.outstanding;
+        row.faultMultiplier = in.active.empty() ? 1.0 : effectAt(in, now).multiplier;
+        row.faulted = !in.active.empty();
+        row.unhealthy = in.unhealthy;
+        opt.series->onInstance(row);
+      }
+      in.tick = TickCounters{};
+    }
+    if (!spreading.empty()) {
+      for (Interval& iv : intervals) {
+        if (iv.spread || now < iv.start) continue;
+        if (iv.end != kForever && now > iv.end + grace) continue;
+        iv.spread = true;
+        iv.spreadTo = spreading.front();
+        iv.spreadAt = now;
+      }
+    }
+    for (ClientState& cl : clients) {
+      if (opt.series) {
+        cl.tick.t = now;
+        cl.tick.p50Ms = percentileMs(cl.tickE2e, 0.5);
+        cl.tick.p99Ms = percentileMs(cl.tickE2e, 0.99);
+        opt.series->onClient(cl.tick);
+      }
+      cl.tickE2e.clear();
+      const std::uint32_t id = cl.tick.client;
+      cl.tick = ClientTick{};
+      cl.tick.client = id;
+    }
+    lastTick = now;
+    if ((now >= sc.duration && live == 0) || now >= endTime()) {
+      done = true;
+      if (opt.series) opt.series->end();
+      return;
+    }
+    agenda.push(now + sc.tick, kPrioTick, kTick, 0);
+  }
+
+  Micros endTime() const { return sc.duration + sc.drain; }
+
+  bool ownFaultRecent(const Instance& in, Micros t, Micros grace) const {
+    for (std::uint32_t k : in.intervals) {
+      const Interval& iv = intervals[k];
+      if (iv.start <= t && (iv.end == kForever || t <= iv.end + grace)) return true;
+    }
+    return false;
+  }
+
+  bool runUntil(Micros t) {
+    while (!done && !agenda.empty() && agenda.top().time <= t) {
+      const SimEvent e = agenda.pop();
+      now = e.time;
+      ++events;
+      switch (e.kind) {
+        case kArrival:
+          onArrival(e.target, e.gen == 1);
+          break;
+        case kNextTurn:
+          onNextTurn(e.target);
+          break;
+        case kRetry:
+          dispatch(e.target);
+          break;
+        case kResponse:
+          onResponse(e.target, e.gen);
+          break;
+        case kTimeout:
+          onTimeout(e.target, e.gen);
+          break;
+        case kJobDone:
+          onJobDone(e.target);
+          break;
+        case kEdge:
+          onEdge(e.target);
+          break;
+        case kTick:
+          onTick();
+          break;
+      }
+    }
+    if (agenda.empty()) done = true;
+    return !done;
+  }
+
+  RunReport report() const;
+};
+
+RunReport Simulator::Impl::report() const {
+  RunReport rep;
+  rep.scenario = sc.name;
+  rep.seed = sc.seed;
+  rep.protection = opt.protection;
+  rep.simulated = now;
+  rep.originals = originals;
+  rep.inFlightAtEnd = live;
+  rep.events = events;
+  rep.rejectedBy = rejectedBy;
+  rep.overflow = overflow;
+  LatencyHistogram all;
+  for (const ClientState& cl : clients) {
+    ClientReport c = cl.rep;
+    c.p50Ms = percentileMs(cl.e2e, 0.5);
+    c.p99Ms = percentileMs(cl.e2e, 0.99);
+    c.latencySamples = cl.e2e.total();
+    for (int k = 0; k < kEndCount; ++k) rep.ends[k] += c.ends[k];
+    rep.attempts += c.attempts;
+    rep.availability.num += c.availability.num;
+    rep.availability.den += c.availability.den;
+    rep.degradeSuccess.num += c.degradeSuccess.num;
+    rep.degradeSuccess.den += c.degradeSuccess.den;
+    rep.availabilityInFault.num += c.availabilityInFault.num;
+    rep.availabilityInFault.den += c.availabilityInFault.den;
+    if (c.criticality == Criticality::Core) {
+      rep.coreAvailability.num += c.availability.num;
+      rep.coreAvailability.den += c.availability.den;
+      rep.coreAvailabilityInFault.num += c.availabilityInFault.num;
+      rep.coreAvailabilityInFault.den += c.availabilityInFault.den;
+    }
+    all.merge(cl.e2e);
+    rep.clients.push_back(std::move(c));
+  }
+  rep.p50Ms = percentileMs(all, 0.5);
+  rep.p99Ms = percentileMs(all, 0.99);
+  rep.retryAmplification = Ratio{rep.attempts, rep.originals};
+  std::uint64_t gw = 0;
+  for (const ClientReport& c : rep.clients) gw += c.gatewayAttempts;
+  rep.gatewayAmplification = Ratio{gw, rep.originals};
+  const EngineTotals tot = engine.totals();
+  rep.falsePositive = Ratio{tot.blockedWouldSucceed, tot.verdicts};
+  rep.opens = tot.opens;
+  rep.wouldOpens = tot.wouldOpens;
+  for (const Instance& in : inst) {
+    InstanceReport ir = in.rep;
+    const BreakerCounters& bc = engine.breaker(in.eid).counters();
+    ir.opens = bc.opens;
+    ir.timeIn = bc.timeIn;
+    rep.queueFull += ir.queueFull;
+    rep.instances.push_back(std::move(ir));
+  }
+  Micros ttdSum = 0, mttrSum = 0, tripSum = 0;
+  int ttdN = 0, mttrN = 0;
+  for (const Interval& iv : intervals) {
+    const FaultSpec& fs = sc.faults[iv.fault];
+    FaultReport fr;
+    fr.kind = fs.kind;
+    fr.target = fs.target;
+    fr.instance = instanceNames[iv.instance];
+    fr.start = iv.start;
+    fr.ended = iv.end != kForever && iv.end <= now;
+    fr.end = iv.end == kForever ? now : std::min(iv.end, now);
+    if (iv.start > now) continue;  // not reached yet
+    FaultInterval fi{inst[iv.instance].eid, iv.start, fr.ended ? iv.end : kForever - 1, ""};
+    const FaultScore s = scoreFault(fi, tee.kept);
+    fr.detected = s.detected;
+    fr.restored = s.restored;
+    fr.ttd = s.ttd;
+    fr.mttr = s.mttr;
+    fr.fromTrip = s.fromTrip;
+    fr.recoveryLag = s.recoveryLag;
+    fr.intercepted = !iv.spread;
+    if (iv.spread) {
+      fr.spreadTo = instanceNames[iv.spreadTo];
+      fr.spreadAt = iv.spreadAt;
+    }
+    if (s.detected) {
+      ttdSum += s.ttd;
+      ++ttdN;
+    }
+    if (s.restored) {
+      mttrSum += s.mttr;
+      tripSum += s.fromTrip;
+      ++mttrN;
+    }
+    ++rep.interception.den;
+    if (fr.intercepted) ++rep.interception.num;
+    rep.faults.push_back(std::move(fr));
+  }
+  if (ttdN) rep.meanTtd = ttdSum / ttdN;
+  if (mttrN) {
+    rep.meanMttr = mttrSum / mttrN;
+    rep.meanFromTrip = tripSum / mttrN;
+  }
+  return rep;
+}
+
+Simulator::Simulator(const Scenario& scenario, SimOptions options)
+    : d_(std::make_unique<Impl>(scenario, options)) {}
+Simulator::~Simulator() = default;
+bool Simulator::runUntil(Micros t) { return d_->runUntil(t); }
+void Simulator::run() { d_->runUntil(kForever); }
+Micros Simulator::now() const { return d_->now; }
+Micros Simulator::endTime() const { return d_->endTime(); }
+bool Simulator::finished() const { return d_->done; }
+std::uint64_t Simulator::originals() const { return d_->originals; }
+std::uint64_t Simulator::eventsProcessed() const { return d_->events; }
+const Engine& Simulator::engine() const { return d_->engine; }
+const LatencyHistogram& Simulator::answeredLatency() const { return d_->answered; }
+RunReport Simulator::report() const { return d_->report(); }
+
+RunReport simulate(const Scenario& scenario, SimOptions options) {
+  Simulator s(scenario, options);
+  s.run();
+  return s.report();
+}
+
+}  // namespace spillway::sim
