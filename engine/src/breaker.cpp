@@ -271,9 +271,16 @@ void Breaker::onSliceComplete(const CompletedSlice& s) {
   if (!healthy || !s.hist || s.hist->total() == 0) return;
   const double sliceLen = static_cast<double>(stats_.bucketWidth()) * stats_.bucketsPerSlice();
   const double horizon = static_cast<double>(std::max<Micros>(b.horizon, 1));
-  baseline_.scale(std::exp(-sliceLen / horizon));
-  baseline_.merge(*s.hist);
-  if (!baselineLearned_ && baseline_.total() >= b.minCalls) baselineLearned_ = true;
+  // Forward decay: rather than shrinking every bin each slice, newer slices get a growing
+  // weight; quantiles do not care about the common factor. Renormalize long before overflow.
+  baselineWeight_ *= std::exp(sliceLen / horizon);
+  if (baselineWeight_ > 1e200) {
+    baseline_.scale(1.0 / baselineWeight_);
+    baselineWeight_ = 1.0;
+  }
+  baseline_.mergeScaled(*s.hist, baselineWeight_);
+  if (!baselineLearned_ && baseline_.total() / baselineWeight_ >= b.minCalls)
+    baselineLearned_ = true;
   if (baselineLearned_) {
     baselineP99_ = baseline_.quantile(0.99);
     baselineP50_ = baseline_.quantile(0.5);

@@ -14,20 +14,15 @@ namespace {
 // Busy-slot samples per tick, for the utilization of a step.
 class UtilizationSink final : public SeriesSink {
  public:
-  explicit UtilizationSink(double slots) : slots_(slots) {}
+  UtilizationSink() = default;
   void begin(const std::vector<std::string>&, const std::vector<std::string>&) override {}
   void onInstance(const InstanceTick& r) override { busy_ += r.busy; }
   void onClient(const ClientTick&) override {}
   void end() override {}
-  void markTick() { ++ticks_; }
-  double utilization() const { return ticks_ ? busy_ / (slots_ * ticks_) : 0.0; }
-  void reset() { busy_ = 0, ticks_ = 0; }
   double busyTotal() const { return busy_; }
 
  private:
-  double slots_;
   double busy_ = 0;
-  double ticks_ = 0;
 };
 
 struct Snapshot {
@@ -70,10 +65,11 @@ KneeStep runStep(const Scenario& base, double factor, const KneeOptions& o) {
   double offered = 0, slots = 0;
   for (ClientSpec& c : sc.clients) {
     c.rate *= factor;
-    offered += c.rate;
+    // A session client's rate is in conversations; each brings `turns` requests on average.
+    offered += c.rate * std::max(1.0, c.sessions.turns);
   }
   for (const ModelSpec& m : sc.models) slots += static_cast<double>(m.slotCount * m.instances.size());
-  UtilizationSink util(slots);
+  UtilizationSink util;
   SimOptions opt;
   opt.protection = o.protection;
   opt.series = &util;

@@ -91,12 +91,13 @@ ordered_json runJson(const RunReport& r) {
   k["false_positive_rate"] = ratioJson(r.falsePositive);
   k["fault_interception_rate"] = ratioJson(r.interception);
   k["retry_amplification"] = ratioJson(r.retryAmplification);
-  k["gateway_amplification"] = ratioJson(r.gatewayAmplification);
+  k["tries_per_request"] = ratioJson(r.triesPerRequest);
   k["ttd_s"] = durationJson(r.meanTtd);
   k["mttr_s"] = durationJson(r.meanMttr);
   k["mttr_from_trip_s"] = durationJson(r.meanFromTrip);
-  k["p50_ms"] = r.p50Ms;
-  k["p99_ms"] = r.p99Ms;
+  const bool anyAnswer = r.ends[static_cast<int>(End::Success)] > 0;
+  k["p50_ms"] = anyAnswer ? ordered_json(r.p50Ms) : ordered_json(nullptr);
+  k["p99_ms"] = anyAnswer ? ordered_json(r.p99Ms) : ordered_json(nullptr);
   k["breaker_opens"] = r.opens;
   k["would_opens"] = r.wouldOpens;
   j["kpis"] = k;
@@ -122,12 +123,12 @@ ordered_json runJson(const RunReport& r) {
     cj["attempts"] = c.attempts;
     cj["retries"] = c.retries;
     cj["retries_denied_by_budget"] = c.retriesDenied;
-    cj["rejected_attempts"] = c.rejectedAttempts;
+    cj["breaker_blocks"] = c.breakerBlocks;
     cj["pool_exhausted"] = c.poolExhausted;
     cj["overflow"] = c.overflow;
     cj["retry_amplification"] = ratioJson(Ratio{c.attempts, c.originals});
-    cj["p50_ms"] = c.p50Ms;
-    cj["p99_ms"] = c.p99Ms;
+    cj["p50_ms"] = c.latencySamples ? ordered_json(c.p50Ms) : ordered_json(nullptr);
+    cj["p99_ms"] = c.latencySamples ? ordered_json(c.p99Ms) : ordered_json(nullptr);
     clients.push_back(cj);
   }
   j["clients"] = clients;
@@ -230,7 +231,7 @@ std::string reportTable(const RunReport& r) {
   row(os, "MTTR (mean, from onset)", dur(r.meanMttr));
   row(os, "MTTR (mean, from trip)", dur(r.meanFromTrip));
   row(os, "retry amplification (instances)", ratioX(r.retryAmplification));
-  row(os, "tries per request (gateway)", ratioX(r.gatewayAmplification));
+  row(os, "tries per request (callers)", ratioX(r.triesPerRequest));
   row(os, "latency p50 / p99 (answered)", ms(r.p50Ms) + " / " + ms(r.p99Ms));
   row(os, "breaker opens", std::to_string(r.opens) +
                                (r.wouldOpens ? " (would open: " + std::to_string(r.wouldOpens) + ")"
@@ -286,8 +287,7 @@ std::string compareTable(const RunReport& b, const RunReport& p) {
   row(os, "MTTR (mean, from trip)", dur(b.meanFromTrip), dur(p.meanFromTrip));
   row(os, "retry amplification (instances)", ratioX(b.retryAmplification),
       ratioX(p.retryAmplification));
-  row(os, "tries per request (gateway)", ratioX(b.gatewayAmplification),
-      ratioX(p.gatewayAmplification));
+  row(os, "tries per request (callers)", ratioX(b.triesPerRequest), ratioX(p.triesPerRequest));
   row(os, "latency p50", ms(b.p50Ms), ms(p.p50Ms));
   row(os, "latency p99", ms(b.p99Ms), ms(p.p99Ms));
   row(os, "breaker opens", std::to_string(b.opens) + " (would: " + std::to_string(b.wouldOpens) + ")",

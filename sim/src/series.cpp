@@ -21,7 +21,7 @@ void CsvSeriesWriter::begin(const std::vector<std::string>& instances,
   inst_ << "t_s,instance,state,ramping,admit_share,error_rate,slow_rate,window_calls,p99_ms,"
            "baseline_p99_ms,responses,failures,rejected,queue_full,overflow,busy,queued,outstanding,"
            "fault_multiplier,faulted,unhealthy\n";
-  cli_ << "t_s,client,originals,finished,available,failed,attempts,retries,rejected,p50_ms,"
+  cli_ << "t_s,client,originals,finished,available,failed,attempts,retries,blocked,p50_ms,"
           "p99_ms\n";
 }
 
@@ -48,7 +48,7 @@ void CsvSeriesWriter::onClient(const ClientTick& r) {
   put(cli_, static_cast<double>(r.t) / 1e6, "%.3f");
   cli_ << ',' << clients_[r.client] << ',' << r.originals << ',' << r.finished << ','
        << r.available << ',' << r.failed << ',' << r.attempts << ',' << r.retries << ','
-       << r.rejected << ',';
+       << r.blocked << ',';
   put(cli_, r.p50Ms, "%.1f");
   cli_ << ',';
   put(cli_, r.p99Ms, "%.1f");

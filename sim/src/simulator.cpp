@@ -485,7 +485,7 @@ struct Simulator::Impl {
     if (cl.spec->deadline > 0 && now >= r.start + cl.spec->deadline)
       return finish(ri, End::Timeout);  // the backoff ate the rest of the deadline
     ++r.attempts;
-    ++cl.rep.gatewayAttempts;
+    ++cl.rep.tries;
     if (cl.spec->concurrency > 0 && cl.inFlight >= cl.spec->concurrency) {
       // The caller's connection pool is exhausted: the attempt fails before leaving it.
       ++cl.rep.poolExhausted;
@@ -517,11 +517,12 @@ struct Simulator::Impl {
       }
       const bool would = wouldSucceed(i, r);
       engine.noteBlocked(in.eid, would);
+      r.primaryFailed = true;  // the route it was picked for was unavailable
       ++rejectedBy[static_cast<int>(d.reason)];
       ++in.tick.rejected;
       ++in.rep.rejected;
-      ++cl.rep.rejectedAttempts;
-      ++cl.tick.rejected;
+      ++cl.rep.breakerBlocks;
+      ++cl.tick.blocked;
       tried_[k] = 1;
       if (left > 1) k = repick(mg);
     }
@@ -825,7 +826,7 @@ struct Simulator::Impl {
     bool available = false;
     if (e == End::Success) {
       cl.e2e.add(static_cast<std::uint64_t>(e2e));
-      cl.tickE2e.add(static_cast<std::uint64_t>(e2e));
+      if (opt.series) cl.tickE2e.add(static_cast<std::uint64_t>(e2e));
       answered.add(static_cast<std::uint64_t>(e2e));
       available = e2e <= cl.slo;
     } else {
@@ -881,6 +882,7 @@ struct Simulator::Impl {
     }
     if (in.gt.bernoulli(ms.errorRate)) return false;
     const double work = drawWork(in, r, in.gt);
+    if (in.slotsEff == 0) return false;  // no capacity left at all
     Micros start = now;
     std::uint32_t occupancy = in.busy + 1;
     if (in.busy >= in.slotsEff || in.queue.size() > 0) {
@@ -914,11 +916,12 @@ struct Simulator::Impl {
     for (std::uint32_t i = 0; i < inst.size(); ++i) {
       Instance& in = inst[i];
       const Breaker& b = engine.breaker(in.eid);
-      const BreakerSnapshot s = b.snapshot(now);
       const BreakerConfig& cfg = b.config();
+      std::uint32_t calls;
+      double errorRate, slowRate;
+      b.decisionRates(calls, errorRate, slowRate);
       const bool overThresholds =
-          s.decision.calls >= cfg.minCalls &&
-          (s.errorRate > cfg.trip.errorRate || s.slowRate > cfg.trip.slowRate);
+          calls >= cfg.minCalls && (errorRate > cfg.trip.errorRate || slowRate > cfg.trip.slowRate);
       // A full gateway budget in front of the instance counts like its own queue being full.
       in.unhealthy = overThresholds || in.tick.queueFullSeen || in.tick.overflowSeen;
       if (in.unhealthy) in.rep.unhealthyTime += now - lastTick;
@@ -926,6 +929,7 @@ struct Simulator::Impl {
       // period (an instance recovering from its own fault is not a victim of another).
       if (in.unhealthy && !ownFaultRecent(in, now, grace)) spreading.push_back(i);
       if (opt.series) {
+        const BreakerSnapshot s = b.snapshot(now);
         InstanceTick row;
         row.t = now;
         row.instance = i;
@@ -968,7 +972,7 @@ struct Simulator::Impl {
         cl.tick.p99Ms = percentileMs(cl.tickE2e, 0.99);
         opt.series->onClient(cl.tick);
       }
-      cl.tickE2e.clear();
+      if (opt.series) cl.tickE2e.clear();
       const std::uint32_t id = cl.tick.client;
       cl.tick = ClientTick{};
       cl.tick.client = id;
@@ -1069,15 +1073,16 @@ RunReport Simulator::Impl::report() const {
   rep.p99Ms = percentileMs(all, 0.99);
   rep.retryAmplification = Ratio{rep.attempts, rep.originals};
   std::uint64_t gw = 0;
-  for (const ClientReport& c : rep.clients) gw += c.gatewayAttempts;
-  rep.gatewayAmplification = Ratio{gw, rep.originals};
+  for (const ClientReport& c : rep.clients) gw += c.tries;
+  rep.triesPerRequest = Ratio{gw, rep.originals};
   const EngineTotals tot = engine.totals();
   rep.falsePositive = Ratio{tot.blockedWouldSucceed, tot.verdicts};
   rep.opens = tot.opens;
   rep.wouldOpens = tot.wouldOpens;
   for (const Instance& in : inst) {
     InstanceReport ir = in.rep;
-    const BreakerCounters& bc = engine.breaker(in.eid).counters();
+    // The snapshot adds the time spent in the current state since its last transition.
+    const BreakerCounters bc = engine.breaker(in.eid).snapshot(now).counters;
     ir.opens = bc.opens;
     ir.timeIn = bc.timeIn;
     rep.queueFull += ir.queueFull;

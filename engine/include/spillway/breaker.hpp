@@ -126,6 +126,9 @@ class Breaker {
   void force(BreakerState to, Micros now);
 
   BreakerSnapshot snapshot(Micros now) const;
+  // What the trip rule sees, as of the last advance: calls, error and slow rates (0 when
+  // empty). Cheaper than a snapshot (no quantiles).
+  void decisionRates(std::uint32_t& calls, double& errorRate, double& slowRate) const;
   const BreakerCounters& counters() const { return counters_; }
   BreakerState state() const { return state_; }
   bool ramping() const { return ramping_; }
@@ -151,7 +154,6 @@ class Breaker {
   Micros rampEnd() const;
   void updateSlowThreshold();
   void decisionCounts(std::uint32_t& calls, std::uint32_t& failures, std::uint32_t& slow) const;
-  void decisionRates(std::uint32_t& calls, double& errorRate, double& slowRate) const;
   void publish(EventKind kind, BreakerState from, BreakerState to, Reason reason, Micros now,
                Micros openFor, Micros sustained);
 
@@ -161,7 +163,8 @@ class Breaker {
   Rng rng_;
   SlidingStats stats_;
   std::unique_ptr<CountWindow> countWindow_;
-  DecayingHistogram baseline_;
+  DecayingHistogram baseline_;  // forward-decayed: weights grow by e^(t/horizon)
+  double baselineWeight_ = 1.0;   // weight of a sample in the newest slice
   double baselineP99_ = 0;
   double baselineP50_ = 0;
   bool baselineLearned_ = false;

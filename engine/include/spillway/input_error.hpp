@@ -22,11 +22,15 @@ class InputError : public std::runtime_error {
  private:
   static std::string format(const std::string& file, long line, const std::string& field,
                             const std::string& what) {
-    std::string s = file;
-    if (line > 0) s += ":" + std::to_string(line);
-    s += ": ";
-    if (!field.empty()) s += field + ": ";
-    return s + what;
+    // Built with append (not operator+ chains): GCC 12 warns falsely (-Wrestrict) on those.
+    std::string s;
+    s.reserve(file.size() + field.size() + what.size() + 24);
+    s.append(file);
+    if (line > 0) s.append(":").append(std::to_string(line));
+    s.append(": ");
+    if (!field.empty()) s.append(field).append(": ");
+    s.append(what);
+    return s;
   }
   std::string file_;
   long line_;

@@ -106,7 +106,11 @@ class YamlReader {
                   bool loOpen = false) const {
     const std::string s = scalar(n, key);
     if (allowOff && s == "off") return 0;
-    if (s == "0" && lo <= 0 && !loOpen) return 0;  // zero needs no unit
+    if (s == "0") {  // zero needs no unit, but must be allowed
+      if (lo <= 0 && !loOpen) return 0;
+      fail(n.Mark(), key, std::string("must be ") + (loOpen ? "greater than " : "at least ") +
+                              formatDuration(lo) + ", got 0");
+    }
     const auto d = parseDuration(s);
     if (!d)
       fail(n.Mark(), key, "expected a duration with a unit (e.g. 800ms, 10s, 5m), got '" + s + "'");

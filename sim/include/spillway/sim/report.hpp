@@ -34,12 +34,13 @@ struct ClientReport {
   Ratio availabilityInFault;  // ... of originals started while an injected fault was active
   Ratio degradeSuccess;   // of originals whose first route failed: answered within SLO
   std::uint64_t attempts = 0;  // sent to instances
-  std::uint64_t gatewayAttempts = 0;  // every try, including ones failed at the gateway
+  std::uint64_t tries = 0;  // every try the caller made, including ones that never left it
   std::uint64_t retries = 0;
   std::uint64_t retriesDenied = 0;  // by the retry budget
-  std::uint64_t rejectedAttempts = 0;
-  std::uint64_t poolExhausted = 0;
-  std::uint64_t overflow = 0;  // attempts the gateway failed: the model's budget was full  // attempts failed because the caller's pool was full
+  std::uint64_t breakerBlocks = 0;  // blocks by a breaker (a try may be blocked on several
+                                   // instances before one admits it)
+  std::uint64_t poolExhausted = 0;  // tries failed because the caller's pool was full
+  std::uint64_t overflow = 0;       // tries the gateway failed: the model's budget was full
   double p50Ms = 0, p99Ms = 0;  // end-to-end latency of successful originals
   std::uint64_t latencySamples = 0;
 };
@@ -74,7 +75,7 @@ struct RunReport {
   std::uint64_t inFlightAtEnd = 0;  // should be 0 when the drain is long enough
   std::uint64_t attempts = 0;       // sent to instances
   Ratio retryAmplification;         // attempts sent to instances ÷ originals
-  Ratio gatewayAmplification;       // every try at the gateway (incl. local 503s) ÷ originals
+  Ratio triesPerRequest;            // every try the callers made (incl. local failures) ÷ originals
   Ratio availability, coreAvailability, degradeSuccess;
   // The same over originals started while an injected fault was active (the seed's "during
   // downstream failures").

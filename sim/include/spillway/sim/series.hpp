@@ -44,7 +44,7 @@ struct ClientTick {
   std::uint32_t failed = 0;     // ... with an error, a timeout or a rejection
   std::uint32_t attempts = 0;   // attempts sent to instances
   std::uint32_t retries = 0;    // retries scheduled
-  std::uint32_t rejected = 0;   // attempts blocked by breakers
+  std::uint32_t blocked = 0;    // breaker blocks (one per blocked instance)
   double p50Ms = 0, p99Ms = 0;  // end-to-end latency of answers finished in this tick
 };
 
