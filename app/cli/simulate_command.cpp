@@ -111,8 +111,9 @@ int runSimulate(const QStringList& args) {
     return kInputError;
   }
   try {
-    const std::string name =
-        p.positionalArguments().isEmpty() ? "seed-000" : p.positionalArguments().front().toStdString();
+    const std::string name = p.positionalArguments().isEmpty()
+                                 ? "seed-000"
+                                 : p.positionalArguments().front().toStdString();
     sim::Scenario sc = loadScenario(name);
     if (p.isSet("seed")) {
       bool ok = false;
@@ -136,16 +137,15 @@ int runSimulate(const QStringList& args) {
         std::ofstream cmp(out.toStdString() + "/compare.json", std::ios::binary);
         cmp << sim::compareJson(base, prot) << "\n";
       }
-      std::fputs((p.isSet("json") ? sim::compareJson(base, prot) + "\n"
-                                  : sim::compareTable(base, prot))
-                     .c_str(),
-                 stdout);
+      std::fputs(
+          (p.isSet("json") ? sim::compareJson(base, prot) + "\n" : sim::compareTable(base, prot))
+              .c_str(),
+          stdout);
       return kOk;
     }
     const bool protection = !p.isSet("no-protection");
     const sim::RunReport r = runOne(sc, protection, out, protection ? "protected" : "baseline");
-    std::fputs((p.isSet("json") ? sim::reportJson(r) + "\n" : sim::reportTable(r)).c_str(),
-               stdout);
+    std::fputs((p.isSet("json") ? sim::reportJson(r) + "\n" : sim::reportTable(r)).c_str(), stdout);
     return kOk;
   } catch (const InputError& e) {
     std::fprintf(stderr, "spillway-cli simulate: %s\n", e.what());

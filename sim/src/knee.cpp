@@ -68,7 +68,8 @@ KneeStep runStep(const Scenario& base, double factor, const KneeOptions& o) {
     // A session client's rate is in conversations; each brings `turns` requests on average.
     offered += c.rate * std::max(1.0, c.sessions.turns);
   }
-  for (const ModelSpec& m : sc.models) slots += static_cast<double>(m.slotCount * m.instances.size());
+  for (const ModelSpec& m : sc.models)
+    slots += static_cast<double>(m.slotCount * m.instances.size());
   UtilizationSink util;
   SimOptions opt;
   opt.protection = o.protection;
@@ -150,7 +151,8 @@ std::string kneeTable(const KneeResult& r, const KneeOptions& o) {
                   r.knee && *r.knee == i ? "   <- knee" : "");
     os << buf;
   }
-  os << "\n(load in % of the scenario's base load; p50/p99 in ms, end to end; util in % of slots)\n";
+  os << "\n(load in % of the scenario's base load; p50/p99 in ms, end to end; util in % of "
+        "slots)\n";
   if (r.knee) {
     const KneeStep& k = r.steps[*r.knee];
     std::snprintf(buf, sizeof buf,

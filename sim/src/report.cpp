@@ -114,8 +114,7 @@ ordered_json runJson(const RunReport& r) {
     cj["criticality"] = criticalityName(c.criticality);
     cj["originals"] = c.originals;
     ordered_json ce;
-    for (int e = 0; e < kEndCount; ++e)
-      ce[std::string(endName(static_cast<End>(e)))] = c.ends[e];
+    for (int e = 0; e < kEndCount; ++e) ce[std::string(endName(static_cast<End>(e)))] = c.ends[e];
     cj["ends"] = ce;
     cj["availability"] = ratioJson(c.availability);
     cj["availability_during_faults"] = ratioJson(c.availabilityInFault);
@@ -145,7 +144,8 @@ ordered_json runJson(const RunReport& r) {
     ij["unhealthy_s"] = static_cast<double>(in.unhealthyTime) / 1e6;
     ordered_json t;
     for (int s = 0; s < kStateCount; ++s)
-      if (in.timeIn[s]) t[std::string(stateName(static_cast<BreakerState>(s)))] = in.timeIn[s] / 1e6;
+      if (in.timeIn[s])
+        t[std::string(stateName(static_cast<BreakerState>(s)))] = in.timeIn[s] / 1e6;
     ij["time_in_state_s"] = t;
     insts.push_back(ij);
   }
@@ -187,7 +187,8 @@ struct SeedFigures {
 SeedFigures seedFigures(const std::string& scenario) {
   if (scenario.rfind("seed-000", 0) == 0)
     return {"", "<40 % -> ~92 %", "~97 %", "~95 %", "<= ~3 %", "~15 min -> ~90 s"};
-  if (scenario.rfind("seed-001", 0) == 0) return {"SLA 71 % -> 99.97 %", "", "", "", "", "4.2 -> 0.4 min"};
+  if (scenario.rfind("seed-001", 0) == 0)
+    return {"SLA 71 % -> 99.97 %", "", "", "", "", "4.2 -> 0.4 min"};
   if (scenario.rfind("seed-002", 0) == 0) return {"87.2 % -> 99.95 %", "", "", "", "", ""};
   return {};
 }
@@ -233,9 +234,9 @@ std::string reportTable(const RunReport& r) {
   row(os, "retry amplification (instances)", ratioX(r.retryAmplification));
   row(os, "tries per request (callers)", ratioX(r.triesPerRequest));
   row(os, "latency p50 / p99 (answered)", ms(r.p50Ms) + " / " + ms(r.p99Ms));
-  row(os, "breaker opens", std::to_string(r.opens) +
-                               (r.wouldOpens ? " (would open: " + std::to_string(r.wouldOpens) + ")"
-                                             : std::string()));
+  row(os, "breaker opens",
+      std::to_string(r.opens) +
+          (r.wouldOpens ? " (would open: " + std::to_string(r.wouldOpens) + ")" : std::string()));
   std::string rej;
   for (int i = 1; i < kRejectReasonCount; ++i)
     if (r.rejectedBy[i])
@@ -272,15 +273,13 @@ std::string compareTable(const RunReport& b, const RunReport& p) {
   os << "Scenario " << p.scenario << ", seed " << p.seed << ": protection off vs on ("
      << b.originals << " / " << p.originals << " requests)\n\n";
   row(os, "KPI", "baseline (off)", "protected (on)", "seed figure");
-  row(os, "availability (within SLO)", pct(b.availability), pct(p.availability),
-      seed.availability);
+  row(os, "availability (within SLO)", pct(b.availability), pct(p.availability), seed.availability);
   row(os, "core availability", pct(b.coreAvailability), pct(p.coreAvailability));
   row(os, "availability during faults", pct(b.availabilityInFault), pct(p.availabilityInFault));
   row(os, "core availability during faults", pct(b.coreAvailabilityInFault),
       pct(p.coreAvailabilityInFault), seed.core);
   row(os, "degrade success rate", pct(b.degradeSuccess), pct(p.degradeSuccess), seed.degrade);
-  row(os, "fault interception rate", pctN(b.interception), pctN(p.interception),
-      seed.interception);
+  row(os, "fault interception rate", pctN(b.interception), pctN(p.interception), seed.interception);
   row(os, "false-positive rate", pct(b.falsePositive), pctN(p.falsePositive), seed.fp);
   row(os, "TTD (mean)", dur(b.meanTtd), dur(p.meanTtd));
   row(os, "MTTR (mean, from onset)", dur(b.meanMttr), dur(p.meanMttr), seed.mttr);
@@ -290,15 +289,15 @@ std::string compareTable(const RunReport& b, const RunReport& p) {
   row(os, "tries per request (callers)", ratioX(b.triesPerRequest), ratioX(p.triesPerRequest));
   row(os, "latency p50", ms(b.p50Ms), ms(p.p50Ms));
   row(os, "latency p99", ms(b.p99Ms), ms(p.p99Ms));
-  row(os, "breaker opens", std::to_string(b.opens) + " (would: " + std::to_string(b.wouldOpens) + ")",
+  row(os, "breaker opens",
+      std::to_string(b.opens) + " (would: " + std::to_string(b.wouldOpens) + ")",
       std::to_string(p.opens));
   row(os, "queue-full answers", std::to_string(b.queueFull), std::to_string(p.queueFull));
   row(os, "gateway overflows", std::to_string(b.overflow), std::to_string(p.overflow));
   os << "\n";
   row(os, "client availability (in faults)", "baseline (off)", "protected (on)");
   for (std::size_t i = 0; i < p.clients.size() && i < b.clients.size(); ++i)
-    row(os,
-        p.clients[i].name + (p.clients[i].criticality == Criticality::Core ? " [core]" : ""),
+    row(os, p.clients[i].name + (p.clients[i].criticality == Criticality::Core ? " [core]" : ""),
         pct(b.clients[i].availability) + " (" + pct(b.clients[i].availabilityInFault) + ")",
         pct(p.clients[i].availability) + " (" + pct(p.clients[i].availabilityInFault) + ")");
   os << "\n(The seed figures are the published, de-identified numbers of the seed document;\n"

@@ -23,7 +23,8 @@ class ScenarioReader : public YamlReader {
   void requireSeq(const YAML::Node& n, const std::string& key) const {
     if (!n.IsSequence()) fail(n.Mark(), key, "expected a list");
   }
-  const YAML::Node need(const YAML::Node& map, const std::string& k, const std::string& path) const {
+  const YAML::Node need(const YAML::Node& map, const std::string& k,
+                        const std::string& path) const {
     const YAML::Node v = map[k];
     if (!v) fail(map.Mark(), join(path, k), "required key is missing");
     return v;
@@ -115,7 +116,8 @@ void ScenarioReader::model(const YAML::Node& n, const std::string& path, ModelSp
   }
   if (auto v = n["error_rate"]) m.errorRate = number(v, join(path, "error_rate"), 0, 1, false);
   if (auto v = n["error_latency"]) m.errorLatency = duration(v, join(path, "error_latency"), 0);
-  if (auto v = n["max_requests"]) m.maxRequests = count(v, join(path, "max_requests"), 1, 100000000);
+  if (auto v = n["max_requests"])
+    m.maxRequests = count(v, join(path, "max_requests"), 1, 100000000);
   if (auto v = n["serve_abandoned"]) m.serveAbandoned = boolean(v, join(path, "serve_abandoned"));
 }
 
@@ -145,8 +147,8 @@ LoadShape ScenarioReader::shape(const YAML::Node& n, const std::string& path) co
         const Micros at = duration(need(steps[i], "at", p), join(p, "at"), 0);
         if (at <= prev) fail(steps[i].Mark(), join(p, "at"), "steps must be in time order");
         prev = at;
-        s.steps.emplace_back(at, number(need(steps[i], "factor", p), join(p, "factor"), 0, 1e6,
-                                        false));
+        s.steps.emplace_back(at,
+                             number(need(steps[i], "factor", p), join(p, "factor"), 0, 1e6, false));
       }
       break;
     }
@@ -194,26 +196,33 @@ void ScenarioReader::retries(const YAML::Node& n, const std::string& path, Retry
     for (std::size_t i = 0; i < on.size(); ++i) {
       const std::string p = op + "[" + std::to_string(i) + "]";
       const std::string s = scalar(on[i], p);
-      if (s == "error") r.onError = true;
-      else if (s == "timeout") r.onTimeout = true;
-      else if (s == "throttle") r.onThrottle = true;
-      else if (s == "rejected") r.onRejected = true;
-      else fail(on[i].Mark(), p, "expected one of error, timeout, throttle, rejected, got '" + s + "'");
+      if (s == "error")
+        r.onError = true;
+      else if (s == "timeout")
+        r.onTimeout = true;
+      else if (s == "throttle")
+        r.onThrottle = true;
+      else if (s == "rejected")
+        r.onRejected = true;
+      else
+        fail(on[i].Mark(), p,
+             "expected one of error, timeout, throttle, rejected, got '" + s + "'");
     }
   }
 }
 
 void ScenarioReader::client(const YAML::Node& n, const std::string& path, ClientSpec& c) const {
   requireMap(n, path);
-  checkKeys(n, path, {"name", "model", "criticality", "rate", "profile", "timeout", "deadline",
-                      "slo", "concurrency", "retries", "tokens", "sessions"});
+  checkKeys(n, path,
+            {"name", "model", "criticality", "rate", "profile", "timeout", "deadline", "slo",
+             "concurrency", "retries", "tokens", "sessions"});
   c.line = line(n);
   c.name = name(need(n, "name", path), join(path, "name"));
   c.model = name(need(n, "model", path), join(path, "model"));
   if (auto v = n["criticality"])
-    c.criticality = choice<Criticality>(v, join(path, "criticality"),
-                                        {{"core", Criticality::Core},
-                                         {"non_critical", Criticality::NonCritical}});
+    c.criticality = choice<Criticality>(
+        v, join(path, "criticality"),
+        {{"core", Criticality::Core}, {"non_critical", Criticality::NonCritical}});
   c.rate = number(need(n, "rate", path), join(path, "rate"), 0, 1e8, false);
   if (auto p = n["profile"]) {
     const std::string pp = join(path, "profile");
@@ -274,7 +283,8 @@ FaultSpec ScenarioReader::fault(const YAML::Node& n, const std::string& path) co
     case FaultKind::Errors:
       checkKeys(n, path, {"type", "target", "at", "duration", "ramp", "rate", "status"});
       f.value = number(need(n, "rate", path), join(path, "rate"), 0, 1, true);
-      if (auto v = n["status"]) f.status = static_cast<int>(count(v, join(path, "status"), 500, 599));
+      if (auto v = n["status"])
+        f.status = static_cast<int>(count(v, join(path, "status"), 500, 599));
       break;
     case FaultKind::Throttle:
     case FaultKind::Hang:
@@ -314,8 +324,9 @@ Policy ScenarioReader::policy(const YAML::Node& n) const {
 
 Scenario ScenarioReader::read(const YAML::Node& root) const {
   requireMap(root, "(document)");
-  checkKeys(root, "", {"version", "name", "description", "duration", "tick", "drain", "seed",
-                       "routing", "policy", "models", "clients", "faults"});
+  checkKeys(root, "",
+            {"version", "name", "description", "duration", "tick", "drain", "seed", "routing",
+             "policy", "models", "clients", "faults"});
   Scenario s;
   s.source = source();
   if (auto v = root["version"]) {

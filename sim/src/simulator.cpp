@@ -14,11 +14,41 @@
 namespace spillway::sim {
 namespace {
 
+// Some libraries in the host process (seen with Qt) leave the upper halves of the AVX
+// registers dirty; every later call into libm's VEX-encoded exp() then pays an SSE/AVX
+// transition penalty — it made the whole simulator 3x slower inside spillway-cli. Clearing
+// the state on entry to the event loop is one instruction.
+inline void clearUpperVectorState() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool hasAvx = __builtin_cpu_supports("avx");
+  // Clobbers: the compiler must not keep anything in vector registers across it.
+  if (hasAvx)
+    asm volatile("vzeroupper" ::
+                     : "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+                       "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+#endif
+}
+
 // What an event does. Priorities order same-time events: fault edges first (an instance is
 // faulted from its onset on), then answers, then caller timeouts, then new work, ticks last
 // (a tick sees everything that happened up to its time).
-enum Kind : std::uint32_t { kArrival, kNextTurn, kRetry, kResponse, kTimeout, kJobDone, kEdge, kTick };
-enum Prio : std::uint8_t { kPrioEdge = 0, kPrioDone = 1, kPrioTimeout = 2, kPrioWork = 3, kPrioTick = 4 };
+enum Kind : std::uint32_t {
+  kArrival,
+  kNextTurn,
+  kRetry,
+  kResponse,
+  kTimeout,
+  kJobDone,
+  kEdge,
+  kTick
+};
+enum Prio : std::uint8_t {
+  kPrioEdge = 0,
+  kPrioDone = 1,
+  kPrioTimeout = 2,
+  kPrioWork = 3,
+  kPrioTick = 4
+};
 
 constexpr std::uint32_t kNone = 0xffffffffu;
 constexpr Micros kRefuseLatency = millis(1);  // connection refused / reset / queue full
@@ -36,7 +66,7 @@ struct Request {
   std::uint32_t attempts = 0;  // attempts made (including rejected ones)
   std::uint32_t turnsLeft = 0;
   double inTokens = 0, outTokens = 0;
-  int status = 0;             // pending fast answer
+  int status = 0;  // pending fast answer
   Outcome outcome = Outcome::Ok;
   bool probe = false;
   bool primaryFailed = false;
@@ -59,7 +89,10 @@ struct QueueEntry {
 // Fixed-capacity FIFO (the instance's bounded queue).
 class Ring {
  public:
-  void init(std::size_t cap) { buf_.resize(cap ? cap : 1); cap_ = cap; }
+  void init(std::size_t cap) {
+    buf_.resize(cap ? cap : 1);
+    cap_ = cap;
+  }
   std::size_t size() const { return count_; }
   bool full() const { return count_ >= cap_; }
   void push(const QueueEntry& e) {
@@ -107,7 +140,7 @@ struct Instance {
   std::uint32_t slots = 0, slotsEff = 0, busy = 0, outstanding = 0;
   double weight = 1, wrrCurrent = 0;
   Ring queue;
-  std::vector<std::uint32_t> running;  // job ids
+  std::vector<std::uint32_t> running;            // job ids
   std::vector<std::uint32_t> intervals, active;  // all / currently active interval ids
   Stream rng, gt;
   TickCounters tick;
@@ -191,7 +224,10 @@ struct Simulator::Impl {
   std::vector<std::uint8_t> tried_;  // scratch for dispatch
 
   Impl(const Scenario& s, SimOptions o)
-      : sc(s), opt(o), tee(o.events), engine(effectivePolicy(s, o.protection), s.seed, &tee),
+      : sc(s),
+        opt(o),
+        tee(o.events),
+        engine(effectivePolicy(s, o.protection), s.seed, &tee),
         gatewayRng(s.seed, "gateway") {
     build();
   }
@@ -411,10 +447,9 @@ struct Simulator::Impl {
           }
           break;
         case ProfileKind::Diurnal:
-          f *= std::max(0.0, 1.0 + ls.amplitude *
-                                       std::sin(6.283185307179586 *
-                                                static_cast<double>(t + ls.phase) /
-                                                static_cast<double>(ls.period)));
+          f *= std::max(0.0, 1.0 + ls.amplitude * std::sin(6.283185307179586 *
+                                                           static_cast<double>(t + ls.phase) /
+                                                           static_cast<double>(ls.period)));
           break;
         case ProfileKind::Burst:
           if (t >= ls.start && t < ls.end) f *= ls.multiplier;
@@ -424,19 +459,20 @@ struct Simulator::Impl {
     return f;
   }
 
-  // Poisson arrivals with the rate of the moment (piecewise constant between arrivals); a zero
-  // rate looks again one tick later.
+  // Poisson arrivals with the rate of the moment. A gap is never trusted past the next tick:
+  // if the draw lands beyond it, the client looks again at the tick with the rate then in
+  // force (memorylessness makes this exact for rates that change at tick boundaries) — so a
+  // trickle that turns into a burst is seen at once, not after one long, stale gap.
   void scheduleArrival(std::uint32_t c, Micros from) {
     ClientState& cl = clients[c];
     const double rate = rateAt(*cl.spec, from);
-    Micros next;
-    if (rate <= 0) {
-      next = from + sc.tick;
-      if (next < sc.duration) agenda.push(next, kPrioWork, kArrival, c, 1);
-      return;
-    }
-    next = from + std::max<Micros>(1, static_cast<Micros>(cl.arrivals.exponential(1e6 / rate)));
-    if (next < sc.duration) agenda.push(next, kPrioWork, kArrival, c, 0);
+    const Micros recheck = from + sc.tick;
+    Micros next = recheck;
+    if (rate > 0)
+      next = from + std::max<Micros>(1, static_cast<Micros>(cl.arrivals.exponential(1e6 / rate)));
+    const bool probe = next > recheck;
+    if (probe) next = recheck;
+    if (next < sc.duration) agenda.push(next, kPrioWork, kArrival, c, probe ? 1 : 0);
   }
 
   void onArrival(std::uint32_t c, bool probeOnly) {
@@ -504,7 +540,7 @@ struct Simulator::Impl {
       ++cl.rep.overflow;
       return attemptEnded(ri, Result::Error);
     }
-    tried_.assign(n, 0);
+    bool anyBlocked = false;  // the scratch list is reset only when needed (rare path)
     for (std::size_t left = n; left > 0; --left) {
       const std::uint32_t i = mg.instances[k];
       Instance& in = inst[i];
@@ -523,6 +559,10 @@ struct Simulator::Impl {
       ++in.rep.rejected;
       ++cl.rep.breakerBlocks;
       ++cl.tick.blocked;
+      if (!anyBlocked) {
+        tried_.assign(n, 0);
+        anyBlocked = true;
+      }
       tried_[k] = 1;
       if (left > 1) k = repick(mg);
     }
@@ -618,10 +658,11 @@ struct Simulator::Impl {
       if (in.rng.bernoulli(fx.throttleP))
         return answer(ri, now + ms.errorLatency, 429, Outcome::Ok);
       if (in.rng.bernoulli(fx.errorP))
-        return answer(ri, now + ms.errorLatency, fx.errorStatus, Outcome::Error);
+        return answer(ri, now + ms.errorLatency, fx.errorStatus, Outcome::Ok);
       if (in.rng.bernoulli(fx.hangP)) return hang(ri, i, fx.hangUntil);
     }
-    if (in.rng.bernoulli(ms.errorRate)) return answer(ri, now + ms.errorLatency, 500, Outcome::Error);
+    // An HTTP answer with a 5xx status: whether it is a failure is the policy's `classify`.
+    if (in.rng.bernoulli(ms.errorRate)) return answer(ri, now + ms.errorLatency, 500, Outcome::Ok);
     const double work = drawWork(in, r, in.rng);
     if (in.busy < in.slotsEff && in.queue.size() == 0) return startJob(i, ri, r.token, work);
     if (!in.queue.full()) {
@@ -632,8 +673,7 @@ struct Simulator::Impl {
     ++in.tick.queueFull;
     in.tick.queueFullSeen = true;
     ++in.rep.queueFull;
-    answer(ri, now + kRefuseLatency, ms.queueFullStatus,
-           ms.queueFullStatus == 429 ? Outcome::Ok : Outcome::Error);
+    answer(ri, now + kRefuseLatency, ms.queueFullStatus, Outcome::Ok);
   }
 
   void armTimeout(std::uint32_t ri) {
@@ -660,8 +700,8 @@ struct Simulator::Impl {
     if (in.busy >= in.slotsEff) return;
     ++in.busy;
     const std::uint32_t j = allocJob();
-    jobs[j] = Job{i, kNone, 0, static_cast<std::uint32_t>(in.running.size()),
-                  std::min(until, endTime())};
+    jobs[j] =
+        Job{i, kNone, 0, static_cast<std::uint32_t>(in.running.size()), std::min(until, endTime())};
     in.running.push_back(j);
     agenda.push(jobs[j].finish, kPrioDone, kJobDone, j);
   }
@@ -775,11 +815,10 @@ struct Simulator::Impl {
     if (res == Result::Ok) return finish(ri, End::Success);
     r.primaryFailed = true;
     const RetrySpec& rs = cl.spec->retries;
-    const bool retriable = (res == Result::Error && rs.onError) ||
-                           (res == Result::Reset && rs.onError) ||
-                           (res == Result::Throttled && rs.onThrottle) ||
-                           (res == Result::Timeout && rs.onTimeout) ||
-                           (res == Result::Rejected && rs.onRejected);
+    const bool retriable =
+        (res == Result::Error && rs.onError) || (res == Result::Reset && rs.onError) ||
+        (res == Result::Throttled && rs.onThrottle) || (res == Result::Timeout && rs.onTimeout) ||
+        (res == Result::Rejected && rs.onRejected);
     const bool timeLeft = cl.spec->deadline == 0 || now < r.start + cl.spec->deadline;
     if (retriable && timeLeft && r.attempts <= rs.max) {
       bool allowed = true;
@@ -905,7 +944,10 @@ struct Simulator::Impl {
     }
     const Micros latency = start - now + serviceTime(in, work, occupancy, start);
     const Micros slow = engine.breaker(in.eid).slowThreshold();
-    return latency < cs.timeout && latency <= slow;
+    // The caller waits at most its per-try timeout, and never past its overall deadline.
+    Micros limit = cs.timeout;
+    if (cs.deadline > 0) limit = std::min(limit, r.start + cs.deadline - now);
+    return latency < limit && latency <= slow;
   }
 
   // ---- ticks -------------------------------------------------------------------------------
@@ -997,6 +1039,7 @@ struct Simulator::Impl {
   }
 
   bool runUntil(Micros t) {
+    clearUpperVectorState();
     while (!done && !agenda.empty() && agenda.top().time <= t) {
       const SimEvent e = agenda.pop();
       now = e.time;
@@ -1137,16 +1180,36 @@ RunReport Simulator::Impl::report() const {
 Simulator::Simulator(const Scenario& scenario, SimOptions options)
     : d_(std::make_unique<Impl>(scenario, options)) {}
 Simulator::~Simulator() = default;
-bool Simulator::runUntil(Micros t) { return d_->runUntil(t); }
-void Simulator::run() { d_->runUntil(kForever); }
-Micros Simulator::now() const { return d_->now; }
-Micros Simulator::endTime() const { return d_->endTime(); }
-bool Simulator::finished() const { return d_->done; }
-std::uint64_t Simulator::originals() const { return d_->originals; }
-std::uint64_t Simulator::eventsProcessed() const { return d_->events; }
-const Engine& Simulator::engine() const { return d_->engine; }
-const LatencyHistogram& Simulator::answeredLatency() const { return d_->answered; }
-RunReport Simulator::report() const { return d_->report(); }
+bool Simulator::runUntil(Micros t) {
+  return d_->runUntil(t);
+}
+void Simulator::run() {
+  d_->runUntil(kForever);
+}
+Micros Simulator::now() const {
+  return d_->now;
+}
+Micros Simulator::endTime() const {
+  return d_->endTime();
+}
+bool Simulator::finished() const {
+  return d_->done;
+}
+std::uint64_t Simulator::originals() const {
+  return d_->originals;
+}
+std::uint64_t Simulator::eventsProcessed() const {
+  return d_->events;
+}
+const Engine& Simulator::engine() const {
+  return d_->engine;
+}
+const LatencyHistogram& Simulator::answeredLatency() const {
+  return d_->answered;
+}
+RunReport Simulator::report() const {
+  return d_->report();
+}
 
 RunReport simulate(const Scenario& scenario, SimOptions options) {
   Simulator s(scenario, options);

@@ -47,9 +47,9 @@ struct HistogramLayout {
 // exponentially decayed baseline.
 //
 // Two levels: every 64 bins also keep their sum and a bit mask of the bins in use, so
-// quantiles, merges, subtractions and clears touch only what is there. A window or a one-second slice holds a few distinct latencies, and these
-// operations run every second per instance — scanning all 1600 bins each time made them the
-// simulator's biggest cost at low request rates.
+// quantiles, merges, subtractions and clears touch only what is there. A window or a one-second
+// slice holds a few distinct latencies, and these operations run every second per instance —
+// scanning all 1600 bins each time made them the simulator's biggest cost at low request rates.
 template <typename Count>
 class BasicHistogram {
  public:

@@ -108,8 +108,9 @@ class YamlReader {
     if (allowOff && s == "off") return 0;
     if (s == "0") {  // zero needs no unit, but must be allowed
       if (lo <= 0 && !loOpen) return 0;
-      fail(n.Mark(), key, std::string("must be ") + (loOpen ? "greater than " : "at least ") +
-                              formatDuration(lo) + ", got 0");
+      fail(n.Mark(), key,
+           std::string("must be ") + (loOpen ? "greater than " : "at least ") + formatDuration(lo) +
+               ", got 0");
     }
     const auto d = parseDuration(s);
     if (!d)

@@ -11,10 +11,10 @@ namespace spillway::sim {
 
 struct SimEvent {
   Micros time = 0;
-  std::uint64_t order = 0;  // priority (top 8 bits) | insertion sequence (low 56 bits)
-  std::uint32_t kind = 0;   // what happens (the simulator's enum)
-  std::uint32_t target = 0; // which request / client / instance
-  std::uint32_t gen = 0;    // generation of the target slot: stale events are skipped
+  std::uint64_t order = 0;   // priority (top 8 bits) | insertion sequence (low 56 bits)
+  std::uint32_t kind = 0;    // what happens (the simulator's enum)
+  std::uint32_t target = 0;  // which request / client / instance
+  std::uint32_t gen = 0;     // generation of the target slot: stale events are skipped
   std::uint32_t pad = 0;
 };
 

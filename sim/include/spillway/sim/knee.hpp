@@ -24,13 +24,13 @@ struct KneeOptions {
 
 struct KneeStep {
   double factor = 0;
-  double offeredRps = 0;   // original requests per second asked for
-  Micros ran = 0;          // simulated time of the step
-  bool stable = false;     // settled before maxStep
+  double offeredRps = 0;        // original requests per second asked for
+  Micros ran = 0;               // simulated time of the step
+  bool stable = false;          // settled before maxStep
   double p99Ms = 0, p50Ms = 0;  // end-to-end, answered requests, measured part
-  Ratio errors;            // failed originals ÷ finished originals, measured part
-  double throughput = 0;   // answered within SLO per second, measured part
-  double utilization = 0;  // busy slots ÷ slots, mean over the measured part
+  Ratio errors;                 // failed originals ÷ finished originals, measured part
+  double throughput = 0;        // answered within SLO per second, measured part
+  double utilization = 0;       // busy slots ÷ slots, mean over the measured part
 };
 
 struct KneeResult {

@@ -31,7 +31,9 @@ class Stream {
   bool bernoulli(double p) { return p > 0 && (p >= 1 || rng_.uniform() < p); }
   // Ziggurat samplers (Boost.Random): a few multiplications per draw instead of a log, a
   // square root and a sine per Box–Muller pair — these draws are most of a request's cost.
-  double exponential(double mean) { return mean * boost::random::exponential_distribution<double>()(*this); }
+  double exponential(double mean) {
+    return mean * boost::random::exponential_distribution<double>()(*this);
+  }
   double normal() { return boost::random::normal_distribution<double>()(*this); }
   // Median × e^(σZ); σ = 0 gives the median without drawing.
   double lognormal(double median, double sigma) {
@@ -42,8 +44,7 @@ class Stream {
   std::uint32_t geometric(double mean) {
     if (mean <= 1) return 1;
     const double p = 1.0 / mean;
-    return 1 + static_cast<std::uint32_t>(std::floor(std::log(uniformPositive()) /
-                                                     std::log1p(-p)));
+    return 1 + static_cast<std::uint32_t>(std::floor(std::log(uniformPositive()) / std::log1p(-p)));
   }
 
  private:

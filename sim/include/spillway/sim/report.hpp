@@ -30,18 +30,18 @@ struct ClientReport {
   Criticality criticality = Criticality::NonCritical;
   std::uint64_t originals = 0;
   std::array<std::uint64_t, kEndCount> ends{};
-  Ratio availability;     // answered within SLO ÷ originals
-  Ratio availabilityInFault;  // ... of originals started while an injected fault was active
-  Ratio degradeSuccess;   // of originals whose first route failed: answered within SLO
+  Ratio availability;          // answered within SLO ÷ originals
+  Ratio availabilityInFault;   // ... of originals started while an injected fault was active
+  Ratio degradeSuccess;        // of originals whose first route failed: answered within SLO
   std::uint64_t attempts = 0;  // sent to instances
-  std::uint64_t tries = 0;  // every try the caller made, including ones that never left it
+  std::uint64_t tries = 0;     // every try the caller made, including ones that never left it
   std::uint64_t retries = 0;
   std::uint64_t retriesDenied = 0;  // by the retry budget
   std::uint64_t breakerBlocks = 0;  // blocks by a breaker (a try may be blocked on several
-                                   // instances before one admits it)
+                                    // instances before one admits it)
   std::uint64_t poolExhausted = 0;  // tries failed because the caller's pool was full
   std::uint64_t overflow = 0;       // tries the gateway failed: the model's budget was full
-  double p50Ms = 0, p99Ms = 0;  // end-to-end latency of successful originals
+  double p50Ms = 0, p99Ms = 0;      // end-to-end latency of successful originals
   std::uint64_t latencySamples = 0;
 };
 
@@ -50,7 +50,7 @@ struct FaultReport {
   std::string target;    // as written
   std::string instance;  // one row per affected instance
   Micros start = 0, end = 0;
-  bool ended = false;    // false: still active at the end of the run
+  bool ended = false;  // false: still active at the end of the run
   bool detected = false, restored = false;
   Micros ttd = kForever, mttr = kForever, fromTrip = kForever, recoveryLag = kForever;
   bool intercepted = true;
@@ -75,18 +75,18 @@ struct RunReport {
   std::uint64_t inFlightAtEnd = 0;  // should be 0 when the drain is long enough
   std::uint64_t attempts = 0;       // sent to instances
   Ratio retryAmplification;         // attempts sent to instances ÷ originals
-  Ratio triesPerRequest;            // every try the callers made (incl. local failures) ÷ originals
+  Ratio triesPerRequest;  // every try the callers made (incl. local failures) ÷ originals
   Ratio availability, coreAvailability, degradeSuccess;
   // The same over originals started while an injected fault was active (the seed's "during
   // downstream failures").
   Ratio availabilityInFault, coreAvailabilityInFault;
-  Ratio falsePositive;    // blocked-but-would-succeed ÷ blocked (ground truth)
-  Ratio interception;     // intercepted faults ÷ injected instance faults
+  Ratio falsePositive;  // blocked-but-would-succeed ÷ blocked (ground truth)
+  Ratio interception;   // intercepted faults ÷ injected instance faults
   std::uint64_t opens = 0, wouldOpens = 0;
   std::array<std::uint64_t, kRejectReasonCount> rejectedBy{};
   std::uint64_t queueFull = 0;
   std::uint64_t overflow = 0;  // gateway budget (max_requests) overflows
-  std::uint64_t events = 0;  // discrete events processed
+  std::uint64_t events = 0;    // discrete events processed
   double p50Ms = 0, p99Ms = 0;
   std::optional<Micros> meanTtd, meanMttr, meanFromTrip;
   std::vector<ClientReport> clients;

@@ -33,17 +33,17 @@ struct ModelSpec {
   std::string name;
   int line = 0;
   std::vector<InstanceSpec> instances;
-  std::uint32_t slotCount = 8;     // concurrent requests one instance serves
-  std::uint32_t queue = 32;     // requests waiting for a slot; full → queueFullStatus
-  int queueFullStatus = 503;    // 503 or 429
-  Micros baseTime = millis(500);      // service time with no tokens
-  double perInputToken = 0;     // µs per input token (prefill)
-  double perOutputToken = 0;    // µs per output token (decode)
-  double sigma = 0.25;          // lognormal noise on the service time
+  std::uint32_t slotCount = 8;    // concurrent requests one instance serves
+  std::uint32_t queue = 32;       // requests waiting for a slot; full → queueFullStatus
+  int queueFullStatus = 503;      // 503 or 429
+  Micros baseTime = millis(500);  // service time with no tokens
+  double perInputToken = 0;       // µs per input token (prefill)
+  double perOutputToken = 0;      // µs per output token (decode)
+  double sigma = 0.25;            // lognormal noise on the service time
   Batching batching;
-  double errorRate = 0;         // background 5xx probability
-  Micros errorLatency = millis(20);   // how fast an error comes back
-  bool serveAbandoned = false;  // serve queued requests whose caller already gave up
+  double errorRate = 0;              // background 5xx probability
+  Micros errorLatency = millis(20);  // how fast an error comes back
+  bool serveAbandoned = false;       // serve queued requests whose caller already gave up
   // The gateway's budget of attempts in flight to this model group, shared by its instances
   // (Envoy's cluster-level circuit_breakers.max_requests; 0 = none). Over it, the gateway
   // answers 503 at once — so calls stuck on one slow instance starve the healthy ones.

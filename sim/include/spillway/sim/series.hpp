@@ -20,15 +20,15 @@ struct InstanceTick {
   double admitShare = 1;
   double errorRate = 0, slowRate = 0;  // the breaker's decision window
   std::uint32_t windowCalls = 0;
-  double p99Ms = 0;             // window P99 (ms)
-  double baselineP99Ms = 0;     // learned baseline (ms), 0 while learning
-  std::uint32_t responses = 0;  // answers (any status) the gateway saw in this tick
-  std::uint32_t failures = 0;   // ... of which failures (5xx, 429, reset, timeout)
-  std::uint32_t rejected = 0;   // attempts the breaker blocked in this tick
-  std::uint32_t queueFull = 0;  // attempts the instance turned away with a full queue
-  std::uint32_t overflow = 0;   // attempts routed here that the gateway's budget turned away
-  std::uint32_t busy = 0;       // slots in use at the end of the tick
-  std::uint32_t queued = 0;     // waiting for a slot
+  double p99Ms = 0;               // window P99 (ms)
+  double baselineP99Ms = 0;       // learned baseline (ms), 0 while learning
+  std::uint32_t responses = 0;    // answers (any status) the gateway saw in this tick
+  std::uint32_t failures = 0;     // ... of which failures (5xx, 429, reset, timeout)
+  std::uint32_t rejected = 0;     // attempts the breaker blocked in this tick
+  std::uint32_t queueFull = 0;    // attempts the instance turned away with a full queue
+  std::uint32_t overflow = 0;     // attempts routed here that the gateway's budget turned away
+  std::uint32_t busy = 0;         // slots in use at the end of the tick
+  std::uint32_t queued = 0;       // waiting for a slot
   std::uint32_t outstanding = 0;  // gateway's in-flight attempts on the instance
   double faultMultiplier = 1;     // latency multiplier of active faults
   bool faulted = false;           // an injected fault is active

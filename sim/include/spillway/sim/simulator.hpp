@@ -20,13 +20,15 @@ namespace spillway::sim {
 struct SimOptions {
   // false: the baseline — breakers only watch (METRICS_ONLY), the gateway forwards everything.
   bool protection = true;
-  EventSink* events = nullptr;  // breaker transitions as they happen
-  SeriesSink* series = nullptr; // one row per instance and client per tick
+  EventSink* events = nullptr;   // breaker transitions as they happen
+  SeriesSink* series = nullptr;  // one row per instance and client per tick
 };
 
 class Simulator {
  public:
+  // Keeps a reference to `scenario`: it must outlive the simulator (hence no temporaries).
   Simulator(const Scenario& scenario, SimOptions options = {});
+  Simulator(Scenario&&, SimOptions = {}) = delete;
   ~Simulator();
   Simulator(const Simulator&) = delete;
   Simulator& operator=(const Simulator&) = delete;
@@ -39,7 +41,7 @@ class Simulator {
   Micros now() const;
   Micros endTime() const;  // duration + drain: the latest the run can last
   bool finished() const;
-  std::uint64_t originals() const;     // original requests started so far
+  std::uint64_t originals() const;  // original requests started so far
   std::uint64_t eventsProcessed() const;
 
   const Engine& engine() const;

@@ -1,0 +1,233 @@
+// The simulator's agenda (sim::EventQueue): events pop in (time, priority, insertion) order,
+// so same-time events run by priority and, within one priority, first in first out — the
+// order the simulator's determinism rests on. Checked on hand-made cases and against a
+// reference (std::stable_sort by (time, priority) keeps insertion order among ties) on
+// random workloads, with pushes and pops interleaved the way the simulator uses the queue.
+#include <QtTest>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <vector>
+
+#include "spillway/rng.hpp"
+#include "spillway/sim/event_queue.hpp"
+
+using namespace spillway;
+using sim::EventQueue;
+using sim::SimEvent;
+
+namespace {
+
+// What a test pushed: `id` travels in the event's target field so a pop names its push.
+struct Pushed {
+  Micros time = 0;
+  std::uint8_t priority = 0;
+  std::uint32_t id = 0;
+};
+
+// The reference order: by (time, priority), ties in insertion order.
+std::vector<std::uint32_t> referenceOrder(std::vector<Pushed> v) {
+  std::stable_sort(v.begin(), v.end(), [](const Pushed& a, const Pushed& b) {
+    return std::tie(a.time, a.priority) < std::tie(b.time, b.priority);
+  });
+  std::vector<std::uint32_t> ids;
+  for (const Pushed& p : v) ids.push_back(p.id);
+  return ids;
+}
+
+std::vector<std::uint32_t> drain(EventQueue& q) {
+  std::vector<std::uint32_t> ids;
+  while (!q.empty()) ids.push_back(q.pop().target);
+  return ids;
+}
+
+}  // namespace
+
+class TstSimEventQueue : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void emptyQueue();
+  void handMadeOrder_data();
+  void handMadeOrder();
+  void fifoAmongEqualKeys_data();
+  void fifoAmongEqualKeys();
+  void carriesPayload();
+  void randomAgainstStableSort_data();
+  void randomAgainstStableSort();
+  void randomInterleaved_data();
+  void randomInterleaved();
+};
+
+void TstSimEventQueue::emptyQueue() {
+  EventQueue q;
+  QVERIFY(q.empty());
+  QCOMPARE(q.size(), std::size_t{0});
+  // An empty agenda has no next event: the simulator compares against kForever.
+  QCOMPARE(q.nextTime(), kForever);
+  q.push(5, 0, 0, 1);
+  QVERIFY(!q.empty());
+  QCOMPARE(q.nextTime(), Micros{5});
+  q.pop();
+  QVERIFY(q.empty());
+  QCOMPARE(q.nextTime(), kForever);
+  // The sequence counter counts every push, popped or not.
+  QCOMPARE(q.pushed(), std::uint64_t{1});
+}
+
+void TstSimEventQueue::handMadeOrder_data() {
+  QTest::addColumn<QList<qint64>>("times");
+  QTest::addColumn<QList<int>>("priorities");
+  QTest::addColumn<QList<int>>("expected");  // indices of the pushes, in pop order
+  QTest::newRow("time decides first")
+      << QList<qint64>{30, 10, 20} << QList<int>{0, 0, 0} << QList<int>{1, 2, 0};
+  QTest::newRow("earlier time beats lower priority")
+      << QList<qint64>{20, 10} << QList<int>{0, 255} << QList<int>{1, 0};
+  QTest::newRow("same time: lower priority value first")
+      << QList<qint64>{10, 10, 10, 10} << QList<int>{4, 0, 2, 1} << QList<int>{1, 3, 2, 0};
+  QTest::newRow("same time and priority: insertion order")
+      << QList<qint64>{7, 7, 7} << QList<int>{3, 3, 3} << QList<int>{0, 1, 2};
+  QTest::newRow("mixed") << QList<qint64>{5, 1, 5, 1, 5} << QList<int>{1, 2, 0, 2, 1}
+                         << QList<int>{1, 3, 2, 0, 4};
+  // Extreme keys must not wrap: priority 255 sits in the top byte of the order word, kForever
+  // is the largest time.
+  QTest::newRow("extremes") << QList<qint64>{kForever, 0, kForever, 0} << QList<int>{0, 255, 255, 0}
+                            << QList<int>{3, 1, 0, 2};
+}
+
+void TstSimEventQueue::handMadeOrder() {
+  QFETCH(QList<qint64>, times);
+  QFETCH(QList<int>, priorities);
+  QFETCH(QList<int>, expected);
+  EventQueue q;
+  for (int i = 0; i < times.size(); ++i)
+    q.push(times[i], static_cast<std::uint8_t>(priorities[i]), 0, static_cast<std::uint32_t>(i));
+  QCOMPARE(q.size(), static_cast<std::size_t>(times.size()));
+  QList<int> got;
+  while (!q.empty()) {
+    const Micros next = q.nextTime();
+    const SimEvent e = q.pop();
+    QCOMPARE(e.time, next);  // nextTime() is the time of what pop() returns
+    got.push_back(static_cast<int>(e.target));
+  }
+  QCOMPARE(got, expected);
+}
+
+void TstSimEventQueue::fifoAmongEqualKeys_data() {
+  QTest::addColumn<int>("count");
+  // Sizes around the 4-ary heap's level boundaries (1, 5, 21, 85, 341 nodes).
+  for (int n : {2, 4, 5, 6, 21, 22, 85, 86, 341, 1000}) QTest::addRow("%d events", n) << n;
+}
+
+void TstSimEventQueue::fifoAmongEqualKeys() {
+  QFETCH(int, count);
+  EventQueue q;
+  for (int i = 0; i < count; ++i) q.push(42, 3, 0, static_cast<std::uint32_t>(i));
+  const std::vector<std::uint32_t> got = drain(q);
+  std::vector<std::uint32_t> want(static_cast<std::size_t>(count));
+  for (int i = 0; i < count; ++i) want[static_cast<std::size_t>(i)] = static_cast<std::uint32_t>(i);
+  QVERIFY(got == want);
+}
+
+void TstSimEventQueue::carriesPayload() {
+  EventQueue q;
+  q.push(100, 2, 7, 11, 13);
+  q.push(50, 9, 8, 12);
+  SimEvent a = q.pop();
+  QCOMPARE(a.time, Micros{50});
+  QCOMPARE(a.kind, 8u);
+  QCOMPARE(a.target, 12u);
+  QCOMPARE(a.gen, 0u);  // the default generation
+  SimEvent b = q.pop();
+  QCOMPARE(b.time, Micros{100});
+  QCOMPARE(b.kind, 7u);
+  QCOMPARE(b.target, 11u);
+  QCOMPARE(b.gen, 13u);
+  // The priority is kept in the top byte of the order word (documented layout).
+  QCOMPARE(static_cast<int>(b.order >> 56), 2);
+}
+
+void TstSimEventQueue::randomAgainstStableSort_data() {
+  QTest::addColumn<quint64>("seed");
+  QTest::addColumn<int>("count");
+  QTest::addColumn<int>("timeRange");  // few distinct times force many ties
+  QTest::addColumn<int>("priorities");
+  QTest::newRow("many ties") << quint64{1} << 5000 << 20 << 5;
+  QTest::newRow("one time, all priorities") << quint64{2} << 3000 << 1 << 256;
+  QTest::newRow("spread times") << quint64{3} << 20000 << 1000000 << 5;
+  QTest::newRow("one priority") << quint64{4} << 4000 << 50 << 1;
+}
+
+void TstSimEventQueue::randomAgainstStableSort() {
+  QFETCH(quint64, seed);
+  QFETCH(int, count);
+  QFETCH(int, timeRange);
+  QFETCH(int, priorities);
+  Rng rng(seed);
+  EventQueue q;
+  std::vector<Pushed> pushed;
+  for (int i = 0; i < count; ++i) {
+    Pushed p;
+    p.time = static_cast<Micros>(rng.next() % static_cast<std::uint64_t>(timeRange));
+    p.priority = static_cast<std::uint8_t>(rng.next() % static_cast<std::uint64_t>(priorities));
+    p.id = static_cast<std::uint32_t>(i);
+    pushed.push_back(p);
+    q.push(p.time, p.priority, 0, p.id);
+  }
+  QCOMPARE(q.size(), static_cast<std::size_t>(count));
+  QVERIFY(drain(q) == referenceOrder(pushed));
+}
+
+void TstSimEventQueue::randomInterleaved_data() {
+  QTest::addColumn<quint64>("seed");
+  QTest::addColumn<int>("operations");
+  QTest::addColumn<int>("horizon");  // how far ahead of "now" new events are scheduled
+  QTest::newRow("short horizon, many ties") << quint64{11} << 30000 << 3;
+  QTest::newRow("long horizon") << quint64{12} << 30000 << 100000;
+  QTest::newRow("same-time scheduling") << quint64{13} << 20000 << 0;
+}
+
+// As in the simulator: pop the next event, then schedule new ones at or after its time. The
+// reference is the set of pending events keyed by (time, priority, push number).
+void TstSimEventQueue::randomInterleaved() {
+  QFETCH(quint64, seed);
+  QFETCH(int, operations);
+  QFETCH(int, horizon);
+  Rng rng(seed);
+  EventQueue q;
+  std::map<std::tuple<Micros, int, std::uint32_t>, std::uint32_t> pending;
+  std::uint32_t next = 0;
+  Micros now = 0;
+  auto push = [&](Micros t) {
+    const int prio = static_cast<int>(rng.next() % 5);
+    q.push(t, static_cast<std::uint8_t>(prio), 0, next);
+    pending.emplace(std::make_tuple(t, prio, next), next);
+    ++next;
+  };
+  for (int i = 0; i < 16; ++i) push(0);
+  Micros lastTime = kNever;
+  for (int op = 0; op < operations && !pending.empty(); ++op) {
+    const std::uint32_t want = pending.begin()->second;
+    const Micros wantTime = std::get<0>(pending.begin()->first);
+    pending.erase(pending.begin());
+    QCOMPARE(q.size(), pending.size() + 1);
+    const SimEvent e = q.pop();
+    QCOMPARE(e.target, want);
+    QCOMPARE(e.time, wantTime);
+    QVERIFY(e.time >= lastTime);  // simulated time never runs backwards
+    lastTime = now = e.time;
+    // 0..3 follow-ups (mean 1.5): the queue size wanders instead of growing without bound.
+    const int follow = static_cast<int>(rng.next() % 4);
+    for (int k = 0; k < follow; ++k)
+      push(now + (horizon
+                      ? static_cast<Micros>(rng.next() % static_cast<std::uint64_t>(horizon + 1))
+                      : 0));
+  }
+  QVERIFY(next > static_cast<std::uint32_t>(operations / 2));  // the workload really ran
+  QCOMPARE(q.size(), pending.size());
+}
+
+QTEST_GUILESS_MAIN(TstSimEventQueue)
+#include "tst_sim_event_queue.moc"
