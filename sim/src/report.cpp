@@ -46,7 +46,15 @@ std::string ratioX(const Ratio& r) {
 }
 std::string dur(Micros d) {
   if (d == kForever) return "never";
-  return formatDuration(d - d % millis(100));
+  char buf[32];
+  const double sec = static_cast<double>(d) / 1e6;
+  if (sec < 60) {
+    std::snprintf(buf, sizeof buf, "%.1fs", sec);
+  } else {
+    const long s = std::lround(sec);
+    std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
+  }
+  return buf;
 }
 std::string dur(const std::optional<Micros>& d) {
   return d ? dur(*d) : std::string("n/a");
