@@ -137,7 +137,8 @@ struct TickCounters {
 struct Instance {
   std::uint32_t model = 0;
   InstanceId eid = 0;
-  std::uint32_t slots = 0, slotsEff = 0, busy = 0, outstanding = 0;
+  std::uint32_t slots = 0, slotsEff = 0, busy = 0;
+  std::uint32_t slot = 0;  // index within its model group (outstanding counts live there)
   double weight = 1, wrrCurrent = 0;
   Ring queue;
   std::vector<std::uint32_t> running;            // job ids
@@ -165,8 +166,11 @@ struct ClientState {
 struct ModelGroup {
   const ModelSpec* spec = nullptr;
   std::vector<std::uint32_t> instances;
-  std::uint64_t rr = 0;
+  std::size_t rr = 0;  // round-robin cursor, kept in [0, n)
   double weightTotal = 0;
+  // Attempts the gateway has in flight per instance, contiguous so least-outstanding scans a
+  // small array instead of whole Instance records.
+  std::vector<std::uint32_t> outstanding;
   std::uint32_t inFlight = 0;  // attempts in flight to the group (gateway budget)
 };
 
@@ -251,7 +255,9 @@ struct Simulator::Impl {
         in.gt = Stream(sc.seed, is.name, "ground-truth");
         in.rep.name = is.name;
         in.rep.model = ms.name;
+        in.slot = static_cast<std::uint32_t>(models[m].instances.size());
         models[m].instances.push_back(static_cast<std::uint32_t>(inst.size()));
+        models[m].outstanding.push_back(0);
         models[m].weightTotal += is.weight;
         instanceNames.push_back(is.name);
         inst.push_back(std::move(in));
@@ -579,8 +585,7 @@ struct Simulator::Impl {
       std::size_t best = n;
       for (std::size_t k = 0; k < n; ++k) {
         if (tried_[k]) continue;
-        if (best == n || inst[mg.instances[k]].outstanding < inst[mg.instances[best]].outstanding)
-          best = k;
+        if (best == n || mg.outstanding[k] < mg.outstanding[best]) best = k;
       }
       return best;
     }
@@ -602,7 +607,7 @@ struct Simulator::Impl {
     const std::size_t n = mg.instances.size();
     switch (sc.routing) {
       case Routing::RoundRobin:
-        return mg.rr++ % n;
+        return nextCursor(mg);
       case Routing::Weighted: {
         // Smooth weighted round robin (nginx): deterministic and evenly interleaved.
         std::size_t best = 0;
@@ -618,18 +623,21 @@ struct Simulator::Impl {
         break;
     }
     // Least outstanding; ties go round robin so equal instances share the load.
-    const std::size_t start = mg.rr++ % n;
+    const std::size_t start = nextCursor(mg);
+    const std::uint32_t* out = mg.outstanding.data();
     std::size_t best = start;
-    std::uint32_t bestOut = inst[mg.instances[start]].outstanding;
-    for (std::size_t k = 1; k < n; ++k) {
-      const std::size_t idx = (start + k) % n;
-      const std::uint32_t o = inst[mg.instances[idx]].outstanding;
-      if (o < bestOut) {
-        bestOut = o;
-        best = idx;
-      }
-    }
+    std::uint32_t bestOut = out[start];
+    for (std::size_t idx = start + 1; idx < n; ++idx)
+      if (out[idx] < bestOut) bestOut = out[idx], best = idx;
+    for (std::size_t idx = 0; idx < start; ++idx)
+      if (out[idx] < bestOut) bestOut = out[idx], best = idx;
     return best;
+  }
+
+  static std::size_t nextCursor(ModelGroup& mg) {
+    const std::size_t c = mg.rr;
+    mg.rr = c + 1 == mg.instances.size() ? 0 : c + 1;
+    return c;
   }
 
   // The attempt reaches instance i.
@@ -645,7 +653,7 @@ struct Simulator::Impl {
     r.deadline = now + cl.spec->timeout;
     if (cl.spec->deadline > 0) r.deadline = std::min(r.deadline, r.start + cl.spec->deadline);
     r.timeoutArmed = false;
-    ++in.outstanding;
+    ++models[in.model].outstanding[in.slot];
     ++cl.inFlight;
     ++models[in.model].inFlight;
     ++in.rep.attempts;
@@ -761,7 +769,7 @@ struct Simulator::Impl {
     Request& r = requests[ri];
     Instance& in = inst[r.instance];
     const Micros latency = now - r.attemptStart;
-    --in.outstanding;
+    --models[in.model].outstanding[in.slot];
     --clients[r.client].inFlight;
     --models[in.model].inFlight;
     engine.record(in.eid, Decision{true, r.probe, RejectReason::None}, now, latency, r.status,
@@ -787,7 +795,7 @@ struct Simulator::Impl {
     Request& r = requests[ri];
     if (r.token != token) return;
     Instance& in = inst[r.instance];
-    --in.outstanding;
+    --models[in.model].outstanding[in.slot];
     --clients[r.client].inFlight;
     --models[in.model].inFlight;
     engine.record(in.eid, Decision{true, r.probe, RejectReason::None}, now, now - r.attemptStart, 0,
@@ -990,7 +998,7 @@ struct Simulator::Impl {
         row.overflow = in.tick.overflow;
         row.busy = in.busy;
         row.queued = static_cast<std::uint32_t>(in.queue.size());
-        row.outstanding = in.outstanding;
+        row.outstanding = models[in.model].outstanding[in.slot];
         row.faultMultiplier = in.active.empty() ? 1.0 : effectAt(in, now).multiplier;
         row.faulted = !in.active.empty();
         row.unhealthy = in.unhealthy;

@@ -83,12 +83,15 @@ class BasicHistogram {
     mergeImpl(o, [factor](auto c) { return factor * static_cast<double>(c); });
   }
   // Only meaningful when `o` was previously merged/added into this one (window eviction).
-  // Bins that drop to zero keep their mask bit (masks are "maybe non-empty").
   void subtract(const BasicHistogram& o) {
     for (int b = 0; b < kBlocks; ++b) {
       for (std::uint64_t m = o.masks_[b]; m; m &= m - 1) {
-        const int i = (b << kBlockBits) + __builtin_ctzll(m);
+        const int bit = __builtin_ctzll(m);
+        const int i = (b << kBlockBits) + bit;
         counts_[i] -= o.counts_[i];
+        // Keep the mask tight: a window that slides for hours must not end up scanning every
+        // bin it ever used.
+        if (counts_[i] == Count{}) masks_[b] &= ~(std::uint64_t{1} << bit);
       }
       blocks_[b] -= o.blocks_[b];
     }
@@ -115,11 +118,13 @@ class BasicHistogram {
   Count blockCount(int block) const { return blocks_[block]; }
   std::uint64_t blockMask(int block) const { return masks_[block]; }
 
-  // Nearest-rank quantile (q in [0,1]) in µs; 0 when empty.
+  // Nearest-rank quantile (q in [0,1]) in µs; 0 when empty. High quantiles walk down from
+  // the top (a P99 then reads one or two blocks instead of the whole range).
   double quantile(double q) const {
     if (!(total_ > Count{})) return 0.0;
     double rank = q * static_cast<double>(total_);
     if (rank < 1e-12) rank = 1e-12;
+    if (q > 0.5) return quantileFromTop(rank);
     double seen = 0;
     for (int b = 0; b < kBlocks; ++b) {
       if (!masks_[b]) continue;
@@ -150,6 +155,36 @@ class BasicHistogram {
   }
 
  private:
+  // The nearest-rank answer is the smallest bin whose cumulative count reaches `rank`, i.e.
+  // walking down, the first bin below which fewer than `rank` samples remain.
+  double quantileFromTop(double rank) const {
+    const double total = static_cast<double>(total_);
+    double above = 0;  // samples in bins above the current one
+    for (int b = kBlocks - 1; b >= 0; --b) {
+      if (!masks_[b]) continue;
+      const double block = static_cast<double>(blocks_[b]);
+      // The whole block lies above the answer when what is below it still reaches the rank.
+      if (total - above - block >= rank - 1e-9 + 1e-6 * (1.0 + rank)) {
+        above += block;
+        continue;
+      }
+      for (std::uint64_t m = masks_[b]; m; m &= ~(std::uint64_t{1} << (63 - __builtin_clzll(m)))) {
+        const int i = (b << kBlockBits) + 63 - __builtin_clzll(m);
+        const double c = static_cast<double>(counts_[i]);
+        if (!(c > 0)) continue;
+        if (total - above - c < rank - 1e-9) return Layout::representative(i);
+        above += c;
+      }
+    }
+    // Rounding in decayed sums: fall back to the lowest non-empty bin.
+    for (int b = 0; b < kBlocks; ++b)
+      for (std::uint64_t m = masks_[b]; m; m &= m - 1) {
+        const int i = (b << kBlockBits) + __builtin_ctzll(m);
+        if (counts_[i] > Count{}) return Layout::representative(i);
+      }
+    return 0.0;
+  }
+
   template <typename Other, typename Conv>
   void mergeImpl(const BasicHistogram<Other>& o, Conv conv) {
     for (int b = 0; b < kBlocks; ++b) {

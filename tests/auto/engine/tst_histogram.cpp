@@ -106,7 +106,66 @@ class TstHistogram : public QObject {
   void countAbove_data();
   void countAbove();
   void weightedAddAndScale();
+  void quantileMatchesNaiveScan_data();
+  void quantileMatchesNaiveScan();
 };
+
+// The two-level quantile (block sums, bin masks, walking down from the top for q > 0.5) must
+// give exactly the nearest-rank answer of a plain scan over all bins — for exact counts, for
+// decayed (scaled, forward-weighted) ones, and after windows slide (subtract).
+namespace {
+template <typename H>
+double naiveQuantile(const H& h, double q) {
+  double total = 0;
+  for (int i = 0; i < spillway::HistogramLayout::kBins; ++i) total += h.binCount(i);
+  if (total <= 0) return 0;
+  double rank = std::max(q * total, 1e-12), seen = 0;
+  for (int i = 0; i < spillway::HistogramLayout::kBins; ++i) {
+    if (!(h.binCount(i) > 0)) continue;
+    seen += h.binCount(i);
+    if (seen >= rank - 1e-9) return spillway::HistogramLayout::representative(i);
+  }
+  return spillway::HistogramLayout::representative(spillway::HistogramLayout::kBins - 1);
+}
+}  // namespace
+
+void TstHistogram::quantileMatchesNaiveScan_data() {
+  QTest::addColumn<int>("samples");
+  QTest::addColumn<bool>("decayed");
+  QTest::addColumn<bool>("slide");
+  QTest::newRow("few exact") << 5 << false << false;
+  QTest::newRow("many exact") << 5000 << false << false;
+  QTest::newRow("exact, slid window") << 3000 << false << true;
+  QTest::newRow("decayed") << 3000 << true << false;
+}
+
+void TstHistogram::quantileMatchesNaiveScan() {
+  QFETCH(int, samples);
+  QFETCH(bool, decayed);
+  QFETCH(bool, slide);
+  spillway::Rng rng(static_cast<std::uint64_t>(samples) * 7 + decayed);
+  for (int round = 0; round < 20; ++round) {
+    spillway::LatencyHistogram exact, older;
+    spillway::DecayingHistogram dec;
+    double weight = 1.0;
+    for (int k = 0; k < samples; ++k) {
+      // Log-uniform latencies from 10 µs to ~20 min exercise every octave.
+      const auto us = static_cast<std::uint64_t>(std::exp(2.3 + rng.uniform() * 18.6));
+      exact.add(us);
+      if (k < samples / 2) older.add(us);
+      if (k % 64 == 0) weight *= 1.01;
+      dec.add(us, weight);
+    }
+    if (slide) exact.subtract(older);
+    for (double q : {0.0, 0.01, 0.25, 0.5, 0.51, 0.9, 0.99, 0.999, 1.0}) {
+      if (decayed) {
+        QCOMPARE(dec.quantile(q), naiveQuantile(dec, q));
+      } else {
+        QCOMPARE(exact.quantile(q), naiveQuantile(exact, q));
+      }
+    }
+  }
+}
 
 void TstHistogram::layoutIsAContiguousPartition() {
   // Every bin's lower edge maps to it, the value before maps to the previous bin, and the
