@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "spillway/policy_sections_yaml.hpp"
 #include "spillway/yaml_reader.hpp"
 
 #include <cmath>
@@ -186,7 +187,8 @@ Policy parsePolicy(std::string_view yamlText, const std::string& source) {
 Policy parsePolicyNode(const YAML::Node& root, const std::string& source) {
   Reader r(source);
   r.requireMap(root, "(document)");
-  r.checkKeys(root, "", {"version", "name", "breaker", "calibration", "overrides"});
+  r.checkKeys(root, "",
+              {"version", "name", "breaker", "calibration", "overrides", "models", "degrade", "limits"});
   Policy p;
   if (auto v = root["version"]) {
     if (r.count(v, "version", 1, 1000) != 1)
@@ -195,6 +197,9 @@ Policy parsePolicyNode(const YAML::Node& root, const std::string& source) {
   if (auto v = root["name"]) p.name = r.scalar(v, "name");
   if (auto v = root["breaker"]) r.breaker(v, "breaker", p.breaker);
   if (auto v = root["calibration"]) r.calibration(v, "calibration", p.calibration);
+  if (auto v = root["models"]) readModelProfiles(r, v, p.models);
+  if (auto v = root["degrade"]) readDegrade(r, v, p.models, p.degrade);
+  if (auto v = root["limits"]) readLimits(r, v, p.limits);
   if (auto o = root["overrides"]) {
     r.requireMap(o, "overrides");
     r.checkKeys(o, "overrides", {"models", "instances"});
@@ -347,6 +352,7 @@ std::string policyToYaml(const Policy& p) {
     scope("instances", p.instanceOverrides);
     e << YAML::EndMap;
   }
+  emitPolicySections(e, p);
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";
 }

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <sstream>
 
+#include "spillway/limits.hpp"
+
 namespace spillway::sim {
 namespace {
 
@@ -108,12 +110,27 @@ ordered_json runJson(const RunReport& r) {
   k["p99_ms"] = anyAnswer ? ordered_json(r.p99Ms) : ordered_json(nullptr);
   k["breaker_opens"] = r.opens;
   k["would_opens"] = r.wouldOpens;
+  if (r.degradeOn) {
+    k["answers_by"] = {{"primary", r.answeredBy[0]}, {"backup", r.answeredBy[1]},
+                       {"cache", r.answeredBy[2]}};
+    k["quality_drop_share"] = ratioJson(r.qualityDropShare);
+    k["trimmed"] = r.trimmed;
+    k["lock_hits"] = r.lockHits;
+    k["locks_taken"] = r.locksTaken;
+    k["misroutes"] = r.misroutes;
+    k["gateway_reroutes"] = r.reroutes;
+  }
   j["kpis"] = k;
   ordered_json rej;
   for (int i = 1; i < kRejectReasonCount; ++i)
     rej[std::string(rejectReasonName(static_cast<RejectReason>(i)))] = r.rejectedBy[i];
   rej["queue_full"] = r.queueFull;
   rej["overflow"] = r.overflow;
+  for (int i = 1; i < 5; ++i)
+    rej[std::string(limitReasonName(static_cast<LimitReason>(i)))] = r.limitedBy[i];
+  rej["fast_fail"] = r.degradeRejects[0];
+  rej["static_answer"] = r.degradeRejects[1];
+  rej["no_backup"] = r.degradeRejects[2];
   j["rejections"] = rej;
   ordered_json clients = ordered_json::array();
   for (const ClientReport& c : r.clients) {
@@ -134,11 +151,41 @@ ordered_json runJson(const RunReport& r) {
     cj["pool_exhausted"] = c.poolExhausted;
     cj["overflow"] = c.overflow;
     cj["retry_amplification"] = ratioJson(Ratio{c.attempts, c.originals});
+    cj["answers_by"] = {{"primary", c.answeredBy[0]}, {"backup", c.answeredBy[1]},
+                        {"cache", c.answeredBy[2]}};
+    cj["quality_drop"] = c.qualityDrop;
+    cj["trimmed"] = c.trimmed;
+    cj["lock_hits"] = c.lockHits;
+    cj["misroutes"] = c.misroutes;
+    cj["gateway_reroutes"] = c.reroutes;
+    cj["fast_fail"] = c.fastFail;
+    cj["static_answers"] = c.staticAnswers;
+    cj["limited"] = c.limited;
     cj["p50_ms"] = c.latencySamples ? ordered_json(c.p50Ms) : ordered_json(nullptr);
     cj["p99_ms"] = c.latencySamples ? ordered_json(c.p99Ms) : ordered_json(nullptr);
     clients.push_back(cj);
   }
   j["clients"] = clients;
+  if (r.limitsOn) {
+    ordered_json tenants = ordered_json::array();
+    for (const TenantReport& t : r.tenants) {
+      ordered_json tj;
+      tj["name"] = t.name;
+      tj["admitted"] = t.admitted;
+      ordered_json rj;
+      for (int i = 1; i < 5; ++i)
+        rj[std::string(limitReasonName(static_cast<LimitReason>(i)))] = t.rejectedBy[i];
+      tj["rejected"] = rj;
+      tj["tokens"] = t.tokens;
+      ordered_json q;
+      if (t.rate > 0) q["rate"] = t.rate, q["burst"] = t.burst;
+      if (t.maxConcurrent) q["max_concurrent"] = t.maxConcurrent;
+      if (t.tokensPerSecond > 0) q["tokens_per_second"] = t.tokensPerSecond;
+      tj["quota"] = q.is_null() ? ordered_json::object() : q;
+      tenants.push_back(tj);
+    }
+    j["tenants"] = tenants;
+  }
   ordered_json insts = ordered_json::array();
   for (const InstanceReport& in : r.instances) {
     ordered_json ij;
@@ -251,7 +298,45 @@ std::string reportTable(const RunReport& r) {
       rej += std::string(rejectReasonName(static_cast<RejectReason>(i))) + " " +
              std::to_string(r.rejectedBy[i]) + ", ";
   rej += "queue_full " + std::to_string(r.queueFull) + ", overflow " + std::to_string(r.overflow);
+  for (int i = 1; i < 5; ++i)
+    if (r.limitedBy[i])
+      rej += ", " + std::string(limitReasonName(static_cast<LimitReason>(i))) + " " +
+             std::to_string(r.limitedBy[i]);
+  const char* dr[3] = {"fast_fail", "static_answer", "no_backup"};
+  for (int i = 0; i < 3; ++i)
+    if (r.degradeRejects[i]) rej += std::string(", ") + dr[i] + " " + std::to_string(r.degradeRejects[i]);
   row(os, "rejections by reason", rej);
+  if (r.degradeOn) {
+    row(os, "answers by primary / backup / cache",
+        std::to_string(r.answeredBy[0]) + " / " + std::to_string(r.answeredBy[1]) + " / " +
+            std::to_string(r.answeredBy[2]));
+    row(os, "quality-drop share (of answers)", pctN(r.qualityDropShare));
+    row(os, "trimmed / lock hits / mis-routes",
+        std::to_string(r.trimmed) + " / " + std::to_string(r.lockHits) + " / " +
+            std::to_string(r.misroutes));
+    row(os, "gateway re-routes", std::to_string(r.reroutes));
+  }
+  if (r.limitsOn && !r.tenants.empty()) {
+    os << "\n";
+    row(os, "tenant", "admitted", "refused (rate/tokens/conc/shed)", "quota");
+    for (const TenantReport& t : r.tenants) {
+      std::string quota;
+      char buf[96];
+      if (t.rate > 0) {
+        std::snprintf(buf, sizeof buf, "%g/s burst %g ", t.rate, t.burst);
+        quota += buf;
+      }
+      if (t.maxConcurrent) quota += "conc " + std::to_string(t.maxConcurrent) + " ";
+      if (t.tokensPerSecond > 0) {
+        std::snprintf(buf, sizeof buf, "%g tok/s", t.tokensPerSecond);
+        quota += buf;
+      }
+      row(os, t.name, std::to_string(t.admitted),
+          std::to_string(t.rejectedBy[1]) + "/" + std::to_string(t.rejectedBy[2]) + "/" +
+              std::to_string(t.rejectedBy[3]) + "/" + std::to_string(t.rejectedBy[4]),
+          quota.empty() ? "none" : quota);
+    }
+  }
   os << "\n";
   row(os, "client", "availability", "p50 / p99", "ends (ok/err/timeout/rejected)");
   for (const ClientReport& c : r.clients) {
@@ -302,6 +387,17 @@ std::string compareTable(const RunReport& b, const RunReport& p) {
       std::to_string(p.opens));
   row(os, "queue-full answers", std::to_string(b.queueFull), std::to_string(p.queueFull));
   row(os, "gateway overflows", std::to_string(b.overflow), std::to_string(p.overflow));
+  if (p.degradeOn)
+    row(os, "answers primary / backup / cache",
+        std::to_string(b.answeredBy[0]) + " / " + std::to_string(b.answeredBy[1]) + " / " +
+            std::to_string(b.answeredBy[2]),
+        std::to_string(p.answeredBy[0]) + " / " + std::to_string(p.answeredBy[1]) + " / " +
+            std::to_string(p.answeredBy[2]));
+  if (p.limitsOn) {
+    std::uint64_t lim = 0;
+    for (int i = 1; i < 5; ++i) lim += p.limitedBy[i];
+    row(os, "refused by limits", "0", std::to_string(lim));
+  }
   os << "\n";
   row(os, "client availability (in faults)", "baseline (off)", "protected (on)");
   for (std::size_t i = 0; i < p.clients.size() && i < b.clients.size(); ++i)

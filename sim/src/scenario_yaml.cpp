@@ -23,12 +23,6 @@ class ScenarioReader : public YamlReader {
   void requireSeq(const YAML::Node& n, const std::string& key) const {
     if (!n.IsSequence()) fail(n.Mark(), key, "expected a list");
   }
-  const YAML::Node need(const YAML::Node& map, const std::string& k,
-                        const std::string& path) const {
-    const YAML::Node v = map[k];
-    if (!v) fail(map.Mark(), join(path, k), "required key is missing");
-    return v;
-  }
   std::string name(const YAML::Node& n, const std::string& key) const {
     const std::string s = scalar(n, key);
     if (s.empty()) fail(n.Mark(), key, "must not be empty");
@@ -215,7 +209,7 @@ void ScenarioReader::client(const YAML::Node& n, const std::string& path, Client
   requireMap(n, path);
   checkKeys(n, path,
             {"name", "model", "criticality", "rate", "profile", "timeout", "deadline", "slo",
-             "concurrency", "retries", "tokens", "sessions"});
+             "concurrency", "retries", "tokens", "sessions", "tenant", "route", "tags", "cache"});
   c.line = line(n);
   c.name = name(need(n, "name", path), join(path, "name"));
   c.model = name(need(n, "model", path), join(path, "model"));
@@ -237,6 +231,21 @@ void ScenarioReader::client(const YAML::Node& n, const std::string& path, Client
   if (auto v = n["timeout"]) c.timeout = duration(v, join(path, "timeout"), 1, false, true);
   if (auto v = n["deadline"]) c.deadline = duration(v, join(path, "deadline"), 1, false, true);
   if (auto v = n["slo"]) c.slo = duration(v, join(path, "slo"), 1, false, true);
+  if (auto v = n["tenant"]) c.tenant = name(v, join(path, "tenant"));
+  if (auto v = n["route"]) c.route = scalar(v, join(path, "route"));
+  if (auto t = n["tags"]) {
+    const std::string tp = join(path, "tags");
+    requireSeq(t, tp);
+    c.tags.clear();
+    for (std::size_t i = 0; i < t.size(); ++i) c.tags.push_back(name(t[i], tp + "[" + std::to_string(i) + "]"));
+  }
+  if (auto k = n["cache"]) {
+    const std::string kp = join(path, "cache");
+    requireMap(k, kp);
+    checkKeys(k, kp, {"keys", "zipf"});
+    c.cache.keys = count(need(k, "keys", kp), join(kp, "keys"), 1, 10000000);
+    if (auto v = k["zipf"]) c.cache.zipf = number(v, join(kp, "zipf"), 0, 10, false);
+  }
   if (auto v = n["concurrency"]) c.concurrency = count(v, join(path, "concurrency"), 1, 10000000);
   if (auto v = n["retries"]) retries(v, join(path, "retries"), c.retries);
   if (auto t = n["tokens"]) {

@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cassert>
+#include <optional>
 #include <cmath>
 #include <queue>
 #include <stdexcept>
 
+#include "spillway/degrade.hpp"
 #include "spillway/histogram.hpp"
+#include "spillway/limits.hpp"
 #include "spillway/kpi.hpp"
 #include "spillway/sim/event_queue.hpp"
 #include "spillway/sim/random.hpp"
@@ -51,10 +54,12 @@ enum Prio : std::uint8_t {
 };
 
 constexpr std::uint32_t kNone = 0xffffffffu;
+// Who answered a successful original.
+constexpr int kTierPrimary = 0, kTierBackup = 1, kTierCache = 2;
 constexpr Micros kRefuseLatency = millis(1);  // connection refused / reset / queue full
 
 // How one attempt ended, as the caller sees it.
-enum class Result : std::uint8_t { Ok, Error, Throttled, Timeout, Reset, Rejected };
+enum class Result : std::uint8_t { Ok, Error, Throttled, Timeout, Reset, Rejected, Limited };
 
 struct Request {
   std::uint32_t client = 0;
@@ -72,6 +77,16 @@ struct Request {
   bool primaryFailed = false;
   bool timeoutArmed = false;
   bool inFault = false;  // the original started while an injected fault was active
+  // Degradation and limits.
+  std::uint64_t session = 0;     // degrade-lock key: a conversation, or the request itself
+  std::uint32_t model = 0;       // model group of the current attempt
+  std::uint32_t trimmedTo = 0;   // context trimmed for a backup (0 = not)
+  std::int32_t cacheKey = -1;    // -1 = not cacheable
+  bool limitHeld = false;        // admitted by the limiter (released when the original ends)
+  bool lockedRoute = false;      // the current attempt follows a degrade lock
+  bool gatewayRerouted = false;  // the gateway already re-routed a failed try once
+  bool modelDeadline = false;    // the attempt's deadline is the model's upstream timeout
+  double estTokens = 0;
 };
 
 struct Job {
@@ -161,6 +176,13 @@ struct ClientState {
   // Retry budget: retries and originals in the current and previous 10 s.
   std::int64_t budgetEpoch = -1;
   std::uint64_t budgetOrig[2] = {0, 0}, budgetRetry[2] = {0, 0};
+  std::uint64_t gatewayReroutes[2] = {0, 0};  // the gateway's own re-routes, same windows
+  LimitKey limitKey;
+  TagMask tags = 0;
+  bool critical = false;
+  std::vector<double> keyCdf;          // Zipf CDF over cache keys
+  std::vector<Micros> cachedAt;        // when each key was last answered (kNever: never)
+  std::uint64_t sessions = 0;
 };
 
 struct ModelGroup {
@@ -226,6 +248,14 @@ struct Simulator::Impl {
   std::vector<std::string> instanceNames, clientNames;
   LatencyHistogram answered;
   std::vector<std::uint8_t> tried_;  // scratch for dispatch
+  // Degradation and limits (off in the baseline: a plain forwarder has neither).
+  std::optional<Limiter> limiter;
+  std::optional<DegradeRouter> router;
+  bool limiting = false, degrading = false;
+  std::vector<RouteStep> plan_;  // scratch for degrade
+  Result lastFailure = Result::Rejected;
+  std::array<std::uint64_t, 5> limitedBy{};      // by LimitReason
+  std::array<std::uint64_t, 3> degradeRejects{};  // fast_fail, static, no_backup
 
   Impl(const Scenario& s, SimOptions o)
       : sc(s),
@@ -283,11 +313,45 @@ struct Simulator::Impl {
       st.tick.client = static_cast<std::uint32_t>(c);
       clientNames.push_back(cs.name);
     }
+    buildDegradeAndLimits();
     buildFaults();
     for (std::size_t c = 0; c < clients.size(); ++c)
       scheduleArrival(static_cast<std::uint32_t>(c), 0);
     agenda.push(sc.tick, kPrioTick, kTick, 0);
     if (opt.series) opt.series->begin(instanceNames, clientNames);
+  }
+
+  void buildDegradeAndLimits() {
+    const Policy& p = sc.policy;
+    if (opt.protection && p.degrade.enabled) {
+      std::vector<std::string> names;
+      for (const ModelSpec& m : sc.models) names.push_back(m.name);
+      router.emplace(p, std::move(names));
+      degrading = true;
+    }
+    if (opt.protection && (p.limits.any() || p.limits.adaptive)) {
+      limiter.emplace(p.limits);
+      limiting = true;
+    }
+    for (ClientState& cl : clients) {
+      const ClientSpec& cs = *cl.spec;
+      cl.critical = cs.criticality == Criticality::Core;
+      if (limiting) {
+        cl.limitKey.tenant = limiter->id(LimitScope::Tenant, cs.tenant.empty() ? cs.name : cs.tenant);
+        cl.limitKey.route = limiter->id(LimitScope::Route, cs.route);
+        cl.limitKey.model = limiter->id(LimitScope::Model, cs.model);
+      }
+      if (degrading) cl.tags = router->tagMask(cs.tags);
+      if (cs.cache.keys > 0) {
+        // Zipf popularity: P(key k) ∝ 1 / (k+1)^s.
+        cl.keyCdf.resize(cs.cache.keys);
+        double sum = 0;
+        for (std::uint32_t k = 0; k < cs.cache.keys; ++k)
+          cl.keyCdf[k] = (sum += 1.0 / std::pow(static_cast<double>(k) + 1.0, cs.cache.zipf));
+        for (double& x : cl.keyCdf) x /= sum;
+        cl.cachedAt.assign(cs.cache.keys, kNever);
+      }
+    }
   }
 
   // Every fault becomes one interval per affected instance; a `recover` ends the intervals of
@@ -389,7 +453,8 @@ struct Simulator::Impl {
   // Per-request service work (µs) before batching, drift and delay.
   double drawWork(Instance& in, const Request& r, Stream& s) const {
     const ModelSpec& ms = *models[in.model].spec;
-    const double base = static_cast<double>(ms.baseTime) + ms.perInputToken * r.inTokens +
+    const double input = r.trimmedTo ? std::min<double>(r.inTokens, r.trimmedTo) : r.inTokens;
+    const double base = static_cast<double>(ms.baseTime) + ms.perInputToken * input +
                         ms.perOutputToken * r.outTokens;
     return s.lognormal(base, ms.sigma);
   }
@@ -491,6 +556,7 @@ struct Simulator::Impl {
     r.client = c;
     const SessionSpec& ss = cl.spec->sessions;
     r.turnsLeft = ss.turns > 0 ? cl.draws.geometric(ss.turns) - 1 : 0;
+    r.session = (static_cast<std::uint64_t>(c) << 40) | ++cl.sessions;
     ++live;
     beginOriginal(ri, 0);
   }
@@ -509,6 +575,20 @@ struct Simulator::Impl {
     r.outTokens = cs.outputTokens.median > 0
                       ? cl.draws.lognormal(cs.outputTokens.median, cs.outputTokens.sigma)
                       : 0;
+    r.limitHeld = false;
+    r.gatewayRerouted = false;
+    r.model = cl.model;
+    r.trimmedTo = 0;
+    // The gateway sizes a request by its prompt and the output it usually gets.
+    r.estTokens = r.inTokens + cs.outputTokens.median;
+    r.cacheKey = -1;
+    if (!cl.keyCdf.empty()) {
+      const double u = cl.draws.uniform();
+      r.cacheKey = static_cast<std::int32_t>(
+          std::lower_bound(cl.keyCdf.begin(), cl.keyCdf.end(), u) - cl.keyCdf.begin());
+      if (r.cacheKey >= static_cast<std::int32_t>(cl.keyCdf.size()))
+        r.cacheKey = static_cast<std::int32_t>(cl.keyCdf.size()) - 1;
+    }
     ++originals;
     ++cl.rep.originals;
     ++cl.tick.originals;
@@ -523,7 +603,6 @@ struct Simulator::Impl {
   void dispatch(std::uint32_t ri) {
     Request& r = requests[ri];
     ClientState& cl = clients[r.client];
-    ModelGroup& mg = models[cl.model];
     if (cl.spec->deadline > 0 && now >= r.start + cl.spec->deadline)
       return finish(ri, End::Timeout);  // the backoff ate the rest of the deadline
     ++r.attempts;
@@ -533,18 +612,55 @@ struct Simulator::Impl {
       ++cl.rep.poolExhausted;
       return attemptEnded(ri, Result::Error);
     }
+    // Limits first (seed 001): a refused request never reaches routing. The original keeps
+    // its admission across retries; it is released when the original ends.
+    if (limiting && !r.limitHeld) {
+      const LimitDecision d =
+          limiter->admit(cl.limitKey, now, r.estTokens, cl.critical, gatewayLoad(), saturation());
+      if (!d) {
+        ++limitedBy[static_cast<int>(d.reason)];
+        ++cl.rep.limited;
+        return attemptEnded(ri, Result::Limited);
+      }
+      r.limitHeld = true;
+    }
+    r.lockedRoute = false;
+    if (degrading) {
+      // The degrade lock (seed 003): a degraded session stays on its degraded route — a
+      // retry never jumps back to the broken primary.
+      if (const DegradeLock* lock = router->locked(r.session, now)) {
+        ++cl.rep.lockHits;
+        r.lockedRoute = true;
+        if (lock->route >= 0 && tryModel(ri, static_cast<std::uint32_t>(lock->route), 0)) return;
+        return degrade(ri, lock->route);
+      }
+    }
+    if (tryModel(ri, cl.model, 0)) return;
+    if (degrading) return degrade(ri, -3);
+    attemptEnded(ri, lastFailure);
+  }
+
+  // Tries the instances of model group `m` (bulkhead budget, then breakers with re-picks);
+  // true when the attempt was sent. On false, `lastFailure` says why.
+  bool tryModel(std::uint32_t ri, std::uint32_t m, std::uint32_t trimmedTo) {
+    Request& r = requests[ri];
+    ClientState& cl = clients[r.client];
+    ModelGroup& mg = models[m];
+    r.trimmedTo = trimmedTo;  // the ground truth of a block sizes the call as it would be sent
     const std::size_t n = mg.instances.size();
     std::size_t k = pick(mg);
     if (mg.spec->maxRequests > 0 && mg.inFlight >= mg.spec->maxRequests) {
-      // Over the group's budget: a local 503 from the gateway before any breaker is asked
-      // (Envoy checks cluster circuit breakers first). Not an instance outcome, so no breaker
-      // records it; the picked instance's tick notes that its traffic was turned away.
+      // Over the group's budget (its bulkhead): a local 503 from the gateway before any
+      // breaker is asked (Envoy checks cluster circuit breakers first). Not an instance
+      // outcome, so no breaker records it; the picked instance's tick notes it.
       Instance& in = inst[mg.instances[k]];
       ++overflow;
       ++in.tick.overflow;
       in.tick.overflowSeen = true;
       ++cl.rep.overflow;
-      return attemptEnded(ri, Result::Error);
+      if (m == cl.model) r.primaryFailed = true;
+      lastFailure = Result::Error;
+      return false;
     }
     bool anyBlocked = false;  // the scratch list is reset only when needed (rare path)
     for (std::size_t left = n; left > 0; --left) {
@@ -554,12 +670,15 @@ struct Simulator::Impl {
       if (opt.protection) d = engine.admit(in.eid, now);
       if (d.admitted) {
         r.probe = d.probe;
+        r.model = m;
+        r.trimmedTo = trimmedTo;
+        if (r.lockedRoute && m == cl.model) ++cl.rep.misroutes;  // must never happen
         send(ri, i);
-        return;
+        return true;
       }
       const bool would = wouldSucceed(i, r);
       engine.noteBlocked(in.eid, would);
-      r.primaryFailed = true;  // the route it was picked for was unavailable
+      if (m == cl.model) r.primaryFailed = true;  // the route it was picked for was unavailable
       ++rejectedBy[static_cast<int>(d.reason)];
       ++in.tick.rejected;
       ++in.rep.rejected;
@@ -572,7 +691,74 @@ struct Simulator::Impl {
       tried_[k] = 1;
       if (left > 1) k = repick(mg);
     }
+    lastFailure = Result::Rejected;
+    return false;
+  }
+
+  // The primary cannot take the attempt: walk the capability-matched backups, then the last
+  // resort (cache, fast-fail for non-critical, static answer). `locked`: the route a degrade
+  // lock already tried (-3: none; kCache / kStatic: go straight to that resort).
+  void degrade(std::uint32_t ri, std::int32_t locked) {
+    Request& r = requests[ri];
+    ClientState& cl = clients[r.client];
+    r.primaryFailed = true;
+    const bool mayUseBackups = cl.critical || router->config().nonCriticalBackups;
+    if (mayUseBackups && locked != DegradeLock::kCache && locked != DegradeLock::kStatic) {
+      router->plan(cl.model, cl.tags, static_cast<std::uint32_t>(r.inTokens), plan_);
+      for (const RouteStep& step : plan_) {
+        if (static_cast<std::int32_t>(step.model) == locked) continue;  // just tried
+        if (tryModel(ri, step.model, step.trimmedTo)) {
+          router->lock(r.session, static_cast<std::int32_t>(step.model), now);
+          if (step.trimmedTo) ++cl.rep.trimmed;
+          return;
+        }
+      }
+    }
+    const bool hit = cacheHit(r, cl);
+    switch (router->lastResort(cl.critical, hit)) {
+      case LastResort::Cache:
+        router->lock(r.session, DegradeLock::kCache, now);
+        r.model = kNone;                  // answered by the cache, not a model
+        return finish(ri, End::Success);  // a cached answer: usable, at once
+      case LastResort::FastFail:
+        ++cl.rep.fastFail;
+        ++degradeRejects[0];
+        break;
+      case LastResort::Static:
+        router->lock(r.session, DegradeLock::kStatic, now);
+        ++cl.rep.staticAnswers;
+        ++degradeRejects[1];
+        break;
+      case LastResort::NoBackup:
+        ++degradeRejects[2];
+        break;
+    }
     attemptEnded(ri, Result::Rejected);
+  }
+
+  bool cacheHit(const Request& r, const ClientState& cl) const {
+    if (r.cacheKey < 0 || !router->config().cache) return false;
+    const Micros at = cl.cachedAt[static_cast<std::size_t>(r.cacheKey)];
+    return at != kNever && now - at <= router->config().cacheMaxAge;
+  }
+
+  // Share of the gateway's capacity in use (for shedding): attempts in flight over the sum of
+  // the model groups' budgets (or their slots when a group has no budget).
+  double gatewayLoad() const {
+    double inFlight = 0, cap = 0;
+    for (const ModelGroup& mg : models) {
+      inFlight += mg.inFlight;
+      cap += mg.spec->maxRequests > 0 ? mg.spec->maxRequests
+                                      : static_cast<double>(mg.spec->slotCount) * mg.instances.size();
+    }
+    return cap > 0 ? inFlight / cap : 0;
+  }
+  // Busy share of all instances' slots (for adaptive limits).
+  double saturation() const {
+    if (!sc.policy.limits.adaptive) return 0;
+    double busy = 0, slots = 0;
+    for (const Instance& in : inst) busy += in.busy, slots += in.slots;
+    return slots > 0 ? busy / slots : 0;
   }
 
   // After a breaker blocked an instance, the gateway picks again among the instances not
@@ -652,6 +838,16 @@ struct Simulator::Impl {
     r.attemptStart = now;
     r.deadline = now + cl.spec->timeout;
     if (cl.spec->deadline > 0) r.deadline = std::min(r.deadline, r.start + cl.spec->deadline);
+    r.modelDeadline = false;
+    if (degrading) {
+      // Per-model upstream timeouts (seed 002): the gateway gives up on a slow model first
+      // and may re-route while the caller still waits.
+      const ModelProfile* prof = router->profile(in.model);
+      if (prof && prof->timeout > 0 && now + prof->timeout < r.deadline) {
+        r.deadline = now + prof->timeout;
+        r.modelDeadline = true;
+      }
+    }
     r.timeoutArmed = false;
     ++models[in.model].outstanding[in.slot];
     ++cl.inFlight;
@@ -813,7 +1009,8 @@ struct Simulator::Impl {
     const bool adjacent = epoch == cl.budgetEpoch + 1;
     cl.budgetOrig[1] = adjacent ? cl.budgetOrig[0] : 0;
     cl.budgetRetry[1] = adjacent ? cl.budgetRetry[0] : 0;
-    cl.budgetOrig[0] = cl.budgetRetry[0] = 0;
+    cl.gatewayReroutes[1] = adjacent ? cl.gatewayReroutes[0] : 0;
+    cl.budgetOrig[0] = cl.budgetRetry[0] = cl.gatewayReroutes[0] = 0;
     cl.budgetEpoch = epoch;
   }
 
@@ -822,11 +1019,23 @@ struct Simulator::Impl {
     ClientState& cl = clients[r.client];
     if (res == Result::Ok) return finish(ri, End::Success);
     r.primaryFailed = true;
+    // The gateway's own re-route (within the caller's try): a failed answer from the primary,
+    // or its upstream timeout, goes down the degrade chain once — within the retry budget.
+    const bool upstreamFailure = res == Result::Error || res == Result::Reset ||
+                                 res == Result::Throttled ||
+                                 (res == Result::Timeout && r.modelDeadline);
+    if (degrading && upstreamFailure && r.model == cl.model && !r.gatewayRerouted &&
+        r.instance != kNone && rerouteAllowed(cl)) {
+      r.gatewayRerouted = true;
+      ++cl.gatewayReroutes[0];
+      ++cl.rep.reroutes;
+      return degrade(ri, -3);
+    }
     const RetrySpec& rs = cl.spec->retries;
     const bool retriable =
         (res == Result::Error && rs.onError) || (res == Result::Reset && rs.onError) ||
-        (res == Result::Throttled && rs.onThrottle) || (res == Result::Timeout && rs.onTimeout) ||
-        (res == Result::Rejected && rs.onRejected);
+        ((res == Result::Throttled || res == Result::Limited) && rs.onThrottle) ||
+        (res == Result::Timeout && rs.onTimeout) || (res == Result::Rejected && rs.onRejected);
     const bool timeLeft = cl.spec->deadline == 0 || now < r.start + cl.spec->deadline;
     if (retriable && timeLeft && r.attempts <= rs.max) {
       bool allowed = true;
@@ -861,7 +1070,17 @@ struct Simulator::Impl {
     End e = End::Error;
     if (res == Result::Timeout) e = End::Timeout;
     if (res == Result::Rejected) e = End::Rejected;
+    if (res == Result::Limited) e = End::Shed;
     finish(ri, e);
+  }
+
+  // Gateway re-routes may add at most `degrade.retry_budget` × the originals of the last
+  // 10–20 s (at least 10).
+  bool rerouteAllowed(ClientState& cl) {
+    budgetTouch(cl);
+    const double orig = static_cast<double>(cl.budgetOrig[0] + cl.budgetOrig[1]);
+    const double done = static_cast<double>(cl.gatewayReroutes[0] + cl.gatewayReroutes[1]);
+    return done < std::max(10.0, router->config().retryBudget * orig);
   }
 
   void finish(std::uint32_t ri, End e) {
@@ -871,7 +1090,26 @@ struct Simulator::Impl {
     ++cl.rep.ends[static_cast<int>(e)];
     ++cl.tick.finished;
     bool available = false;
+    if (r.limitHeld) {
+      // Settle with the limiter: the prompt was spent either way, the output only on success.
+      limiter->complete(cl.limitKey, now, r.estTokens,
+                        r.inTokens + (e == End::Success ? r.outTokens : 0.0));
+      r.limitHeld = false;
+    }
     if (e == End::Success) {
+      if (r.model == kNone) {
+        ++cl.rep.answeredBy[kTierCache];
+      } else if (r.model == cl.model) {
+        ++cl.rep.answeredBy[kTierPrimary];
+      } else {
+        ++cl.rep.answeredBy[kTierBackup];
+        if (degrading) {
+          const ModelProfile* prim = router->profile(cl.model);
+          const ModelProfile* used = router->profile(r.model);
+          if (prim && used && used->quality < prim->quality) ++cl.rep.qualityDrop;
+        }
+      }
+      if (r.cacheKey >= 0 && r.model != kNone) cl.cachedAt[static_cast<std::size_t>(r.cacheKey)] = now;
       cl.e2e.add(static_cast<std::uint64_t>(e2e));
       if (opt.series) cl.tickE2e.add(static_cast<std::uint64_t>(e2e));
       answered.add(static_cast<std::uint64_t>(e2e));
@@ -1119,6 +1357,39 @@ RunReport Simulator::Impl::report() const {
     }
     all.merge(cl.e2e);
     rep.clients.push_back(std::move(c));
+  }
+  rep.limitedBy = limitedBy;
+  rep.degradeRejects = degradeRejects;
+  rep.degradeOn = degrading;
+  rep.limitsOn = limiting;
+  std::uint64_t successes = 0, drops = 0;
+  for (const ClientReport& c : rep.clients) {
+    for (int k = 0; k < 3; ++k) rep.answeredBy[k] += c.answeredBy[k];
+    drops += c.qualityDrop;
+    successes += c.ends[static_cast<int>(End::Success)];
+    rep.trimmed += c.trimmed;
+    rep.lockHits += c.lockHits;
+    rep.misroutes += c.misroutes;
+    rep.reroutes += c.reroutes;
+  }
+  rep.qualityDropShare = Ratio{drops, successes};
+  if (degrading) rep.locksTaken = router->counters().locksTaken;
+  if (limiting) {
+    for (std::uint32_t t = 0; t < limiter->size(LimitScope::Tenant); ++t) {
+      TenantReport tr;
+      tr.name = limiter->name(LimitScope::Tenant, t);
+      const LimitCounters& lc = limiter->counters(LimitScope::Tenant, t);
+      tr.admitted = lc.admitted;
+      tr.rejectedBy = lc.rejectedBy;
+      tr.tokens = lc.tokens;
+      if (const LimitRule* rule = limiter->rule(LimitScope::Tenant, t)) {
+        tr.rate = rule->rate;
+        tr.burst = rule->burst > 0 ? rule->burst : rule->rate;
+        tr.tokensPerSecond = rule->tokensPerSecond;
+        tr.maxConcurrent = rule->maxConcurrent;
+      }
+      rep.tenants.push_back(std::move(tr));
+    }
   }
   rep.p50Ms = percentileMs(all, 0.5);
   rep.p99Ms = percentileMs(all, 0.99);

@@ -163,8 +163,8 @@ class Breaker {
   Rng rng_;
   SlidingStats stats_;
   std::unique_ptr<CountWindow> countWindow_;
-  DecayingHistogram baseline_;  // forward-decayed: weights grow by e^(t/horizon)
-  double baselineWeight_ = 1.0;   // weight of a sample in the newest slice
+  DecayingHistogram baseline_;   // forward-decayed: weights grow by e^(t/horizon)
+  double baselineWeight_ = 1.0;  // weight of a sample in the newest slice
   double baselineP99_ = 0;
   double baselineP50_ = 0;
   bool baselineLearned_ = false;

@@ -6,7 +6,9 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "spillway/time.hpp"
 
@@ -106,10 +108,74 @@ struct BreakerOverride {
   int line = 0;  // where it came from, for messages
 };
 
+// ---- degradation (seeds 000, 002, 003) ---------------------------------------------------
+
+// What a model can do, for capability-matched fallback. Tags are free-form words (chat,
+// reasoning, code, vision, …); a backup must cover every tag a request needs.
+struct ModelProfile {
+  int tier = 1;               // 1 = primary class … 3 = local/edge; informational ordering
+  double quality = 1.0;       // 0 … 1; a backup may be at most degrade.maxQualityDrop worse
+  std::uint32_t context = 0;  // context window in tokens; 0 = unlimited
+  std::vector<std::string> tags;
+  double cost = 0;     // per 1k tokens, for reports
+  Micros timeout = 0;  // the gateway's upstream timeout for this model; 0 = the caller's
+  int line = 0;
+};
+
+enum class ContextOverflow : std::uint8_t { Trim, Skip };
+
+struct DegradeConfig {
+  bool enabled = false;  // no `degrade` section: a blocked request fails fast
+  double maxQualityDrop = 0.3;
+  ContextOverflow contextOverflow = ContextOverflow::Trim;
+  // Explicit chains per primary model (in order); a primary without one gets every eligible
+  // model, best quality first.
+  std::map<std::string, std::vector<std::string>> chains;
+  bool cache = false;
+  Micros cacheMaxAge = seconds(600);
+  bool nonCriticalBackups = true;   // false: backups are kept for core traffic only
+  bool fastFailNonCritical = true;  // no matched backup: non-critical fails fast, never a
+                                    // hard switch to an unsuitable model
+  bool staticAnswer = true;         // tier 4: "queued, retry later" for core traffic
+  bool lock = true;                 // degrade lock: a degraded session stays degraded
+  Micros lockTtl = seconds(300);
+  double retryBudget = 0.2;  // gateway re-routes ≤ this share of live traffic
+};
+
+// ---- limits (seed 001) --------------------------------------------------------------------
+
+struct LimitRule {
+  double rate = 0;                  // requests per second; 0 = no request-rate limit
+  double burst = 0;                 // bucket size; 0 = rate (one second's worth)
+  std::uint32_t maxConcurrent = 0;  // 0 = unlimited
+  double tokensPerSecond = 0;       // LLM tokens (input + expected output); 0 = unlimited
+  double tokenBurst = 0;            // 0 = one second's worth
+  int line = 0;
+};
+
+struct LimitsConfig {
+  std::map<std::string, LimitRule> tenants, routes, models;
+  std::optional<LimitRule> defaultTenant;  // for tenants not listed
+  // Overload shedding by priority: above `shedAt` of the gateway's capacity in use,
+  // non-critical requests are shed; above `shedCriticalAt`, critical ones too.
+  double shedAt = 0;  // 0 = off
+  double shedCriticalAt = 1.0;
+  // Adaptive limits (seed 001's load factor): rates shrink linearly to `adaptiveMin` × rate
+  // as instance saturation goes from `adaptiveFrom` to 1.
+  bool adaptive = false;
+  double adaptiveFrom = 0.8, adaptiveMin = 0.5;
+  bool any() const {
+    return !tenants.empty() || !routes.empty() || !models.empty() || defaultTenant || shedAt > 0;
+  }
+};
+
 struct Policy {
   std::string name = "default";
   BreakerConfig breaker;
   CalibrationConfig calibration;
+  std::map<std::string, ModelProfile> models;  // capability profiles by model name
+  DegradeConfig degrade;
+  LimitsConfig limits;
   std::map<std::string, BreakerOverride> modelOverrides;
   std::map<std::string, BreakerOverride> instanceOverrides;
 };

@@ -26,6 +26,13 @@ class YamlReader {
     throw InputError(source_, mark.is_null() ? 0 : mark.line + 1, key, what);
   }
 
+  // A required key of `map` (at `path`), or an error at the map.
+  YAML::Node need(const YAML::Node& map, const std::string& k, const std::string& path) const {
+    const YAML::Node v = map[k];
+    if (!v) fail(map.Mark(), join(path, k), "required key is missing");
+    return v;
+  }
+
   void requireMap(const YAML::Node& n, const std::string& key) const {
     if (!n.IsMap()) fail(n.Mark(), key, "expected a mapping of keys");
   }

@@ -159,7 +159,7 @@ void TstCliSimulate::jsonReport() {
     QCOMPARE(ratio["value"].toDouble(), ratio["num"].toDouble() / ratio["den"].toDouble());
   }
   QCOMPARE(rep["clients"].toArray().size(), 12);
-  QCOMPARE(rep["instances"].toArray().size(), 4);
+  QCOMPARE(rep["instances"].toArray().size(), 6);  // 4 x chat-72b and the 2 x chat-32b backup
   QCOMPARE(rep["faults"].toArray().size(), 3);
 }
 
@@ -219,8 +219,9 @@ void TstCliSimulate::outDirectory() {
     QCOMPARE(inst[i].count(','), instCols);
     names.insert(QString::fromUtf8(inst[i].split(',')[1]));
   }
-  QCOMPARE(names, (QSet<QString>{"chat-72b-1", "chat-72b-2", "chat-72b-3", "chat-72b-4"}));
-  QCOMPARE((inst.size() - 1) % 4, 0);
+  QCOMPARE(names, (QSet<QString>{"chat-72b-1", "chat-72b-2", "chat-72b-3", "chat-72b-4",
+                                  "chat-32b-1", "chat-32b-2"}));
+  QCOMPARE((inst.size() - 1) % 6, 0);
   const QList<QByteArray> cl = lines(readFile(a + "/series-clients.csv"));
   QVERIFY2(cl.front().startsWith(kClientHeaderStart), cl.front().constData());
   QVERIFY(cl.front().endsWith(",p50_ms,p99_ms"));

@@ -85,10 +85,21 @@ struct SessionSpec {
   double contextGrowth = 0;  // share of the previous turn's tokens carried as input
 };
 
+// Which cached answers a client's requests could hit: request keys drawn from a Zipf law over
+// `keys` distinct keys (exponent `zipf`); an answer is cached when a model answered that key.
+struct CacheKeys {
+  std::uint32_t keys = 0;  // 0 = requests are never cacheable
+  double zipf = 1.0;
+};
+
 struct ClientSpec {
   std::string name;
   int line = 0;
   std::string model;
+  std::string tenant;  // for limits; empty = the client's name
+  std::string route = "/v1/chat/completions";
+  std::vector<std::string> tags = {"chat"};  // capabilities a backup must cover
+  CacheKeys cache;
   Criticality criticality = Criticality::NonCritical;
   double rate = 10;  // original requests (or sessions) per second
   std::vector<LoadShape> profile;

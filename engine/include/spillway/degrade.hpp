@@ -1,0 +1,88 @@
+#pragma once
+// The degrade router (seeds 000, 002, 003): when a request's primary model is unavailable,
+// which capability-matched backups may answer it, in which order, trimmed or not; what the
+// last resort is (cache, fast-fail for non-critical traffic, a static "queued, retry later"
+// answer); and the degrade lock that keeps a degraded session — and its retries — off the
+// broken primary until the lock expires. Pure decisions: availability of a model is asked of
+// the caller (it owns the breakers), time is an input.
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "spillway/policy.hpp"
+
+namespace spillway {
+
+using ModelId = std::uint32_t;
+using TagMask = std::uint64_t;  // up to 64 distinct capability tags
+
+// One eligible backup for a request.
+struct RouteStep {
+  ModelId model = 0;
+  std::uint32_t trimmedTo = 0;  // context trimmed to this many tokens; 0 = not trimmed
+};
+
+// What the gateway falls back to when no model can answer.
+enum class LastResort : std::uint8_t { Cache, FastFail, Static, NoBackup };
+std::string_view lastResortName(LastResort r);
+
+// Where a degraded session is locked.
+struct DegradeLock {
+  static constexpr std::int32_t kCache = -1;
+  static constexpr std::int32_t kStatic = -2;
+  std::int32_t route = kStatic;  // a ModelId, or kCache / kStatic
+  Micros until = 0;
+};
+
+struct DegradeCounters {
+  std::uint64_t planned = 0, trimmed = 0, skippedForContext = 0, ineligible = 0;
+  std::uint64_t lockHits = 0, locksTaken = 0, lockExpired = 0;
+};
+
+class DegradeRouter {
+ public:
+  // `models`: the caller's model names, indexed by ModelId. Models without a profile in the
+  // policy can be primaries but are never chosen as backups.
+  DegradeRouter(const Policy& policy, std::vector<std::string> models);
+
+  const DegradeConfig& config() const { return cfg_; }
+  bool enabled() const { return cfg_.enabled; }
+  std::size_t modelCount() const { return names_.size(); }
+  const std::string& modelName(ModelId m) const { return names_[m]; }
+  const ModelProfile* profile(ModelId m) const { return profiles_[m]; }
+
+  // Tags → mask (unknown tags get a bit too: no model covers them, so no backup qualifies).
+  TagMask tagMask(const std::vector<std::string>& tags);
+
+  // Eligible backups for a request on `primary` needing `tags` with `context` tokens, in the
+  // order to try them; written into `out` (cleared first). Eligible = covers the tags, quality
+  // within the allowed drop, and the context fits (or is trimmed, per policy).
+  void plan(ModelId primary, TagMask tags, std::uint32_t context, std::vector<RouteStep>& out);
+
+  // Nothing could answer: what now.
+  LastResort lastResort(bool critical, bool cacheHit) const;
+
+  // The degrade lock, per session.
+  const DegradeLock* locked(std::uint64_t session, Micros now);
+  void lock(std::uint64_t session, std::int32_t route, Micros now);
+  void release(std::uint64_t session) { locks_.erase(session); }
+  std::size_t lockedSessions() const { return locks_.size(); }
+
+  const DegradeCounters& counters() const { return counters_; }
+
+ private:
+  DegradeConfig cfg_;
+  std::vector<std::string> names_;
+  std::vector<const ModelProfile*> profiles_;
+  std::vector<TagMask> covers_;                   // tags each model covers
+  std::vector<std::vector<ModelId>> chains_;      // candidates per primary, in order
+  std::map<std::string, ModelProfile> profileStore_;
+  std::unordered_map<std::string, int> tagBits_;
+  std::unordered_map<std::uint64_t, DegradeLock> locks_;
+  DegradeCounters counters_;
+  Micros lastSweep_ = 0;
+};
+
+}  // namespace spillway
