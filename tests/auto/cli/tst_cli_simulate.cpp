@@ -226,9 +226,9 @@ void TstCliSimulate::outDirectory() {
   QVERIFY2(cl.front().startsWith(kClientHeaderStart), cl.front().constData());
   QVERIFY(cl.front().endsWith(",p50_ms,p99_ms"));
   QCOMPARE((cl.size() - 1) % 12, 0);
-  QCOMPARE((cl.size() - 1) / 12, (inst.size() - 1) / 4);  // the same ticks
+  QCOMPARE((cl.size() - 1) / 12, (inst.size() - 1) / 6);  // the same ticks
   // 40 min + at most the 3 min drain, at 1 s per tick.
-  QVERIFY((inst.size() - 1) / 4 >= 40 * 60 && (inst.size() - 1) / 4 <= 43 * 60);
+  QVERIFY((inst.size() - 1) / 6 >= 40 * 60 && (inst.size() - 1) / 6 <= 43 * 60);
 }
 
 void TstCliSimulate::compareOutDirectory() {
