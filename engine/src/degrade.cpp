@@ -101,7 +101,7 @@ LastResort DegradeRouter::lastResort(bool critical, bool cacheHit) const {
 }
 
 const DegradeLock* DegradeRouter::locked(std::uint64_t session, Micros now) {
-  if (!cfg_.lock) return nullptr;
+  if (!cfg_.lock || locks_.empty()) return nullptr;  // the common case: nothing degraded
   auto it = locks_.find(session);
   if (it == locks_.end()) return nullptr;
   if (now >= it->second.until) {

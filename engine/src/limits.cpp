@@ -28,7 +28,7 @@ std::uint32_t Limiter::id(LimitScope scope, std::string_view name) {
   if (auto it = idx.find(key); it != idx.end()) return it->second;
   State st;
   st.name = key;
-  const std::map<std::string, LimitRule>* rules = scope == LimitScope::Tenant ? &cfg_.tenants
+  const std::map<std::string, LimitRule>* rules = scope == LimitScope::Tenant  ? &cfg_.tenants
                                                   : scope == LimitScope::Route ? &cfg_.routes
                                                                                : &cfg_.models;
   if (auto r = rules->find(key); r != rules->end()) {
@@ -58,7 +58,8 @@ LimitReason Limiter::check(State& st, Micros now, double cost, double tokenCost)
   if (!st.rule) return LimitReason::None;
   if (st.rule->maxConcurrent && st.inFlight >= st.rule->maxConcurrent)
     return LimitReason::Concurrency;
-  if (st.requests.limited() && st.requests.level(now) + 1e-9 < cost) return LimitReason::RateLimited;
+  if (st.requests.limited() && st.requests.level(now) + 1e-9 < cost)
+    return LimitReason::RateLimited;
   if (st.tokens.limited() && st.tokens.level(now) + 1e-9 < tokenCost)
     return LimitReason::TokenLimited;
   return LimitReason::None;
@@ -66,7 +67,8 @@ LimitReason Limiter::check(State& st, Micros now, double cost, double tokenCost)
 
 LimitDecision Limiter::admit(const LimitKey& k, Micros now, double estTokens, bool critical,
                              double load, double saturation) {
-  State* st[kLimitScopes] = {&state(LimitScope::Tenant, k.tenant), &state(LimitScope::Route, k.route),
+  State* st[kLimitScopes] = {&state(LimitScope::Tenant, k.tenant),
+                             &state(LimitScope::Route, k.route),
                              &state(LimitScope::Model, k.model)};
   // Shedding by priority: non-critical traffic goes first, critical only near the ceiling.
   if (cfg_.shedAt > 0 && (load >= cfg_.shedCriticalAt || (!critical && load >= cfg_.shedAt))) {
@@ -99,7 +101,8 @@ LimitDecision Limiter::admit(const LimitKey& k, Micros now, double estTokens, bo
 }
 
 void Limiter::complete(const LimitKey& k, Micros now, double estTokens, double actualTokens) {
-  State* st[kLimitScopes] = {&state(LimitScope::Tenant, k.tenant), &state(LimitScope::Route, k.route),
+  State* st[kLimitScopes] = {&state(LimitScope::Tenant, k.tenant),
+                             &state(LimitScope::Route, k.route),
                              &state(LimitScope::Model, k.model)};
   for (State* x : st) {
     if (!x->rule) continue;

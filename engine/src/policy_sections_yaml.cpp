@@ -19,7 +19,8 @@ std::uint32_t tokenCount(const YamlReader& r, const YAML::Node& n, const std::st
     if (used != s.size() || v < 0 || v * mult > 1e9) throw std::invalid_argument(s);
     return static_cast<std::uint32_t>(v * mult);
   } catch (const std::exception&) {
-    r.fail(n.Mark(), key, "expected a token count like 8192 or 32k, got '" + r.scalar(n, key) + "'");
+    r.fail(n.Mark(), key,
+           "expected a token count like 8192 or 32k, got '" + r.scalar(n, key) + "'");
   }
 }
 
@@ -45,14 +46,16 @@ LimitRule limitRule(const YamlReader& r, const YAML::Node& n, const std::string&
   auto join = [&](const char* k) { return path + "." + k; };
   if (auto v = n["rate"]) rule.rate = r.number(v, join("rate"), 0, 1e9, true);
   if (auto v = n["burst"]) rule.burst = r.number(v, join("burst"), 1, 1e9, false);
-  if (auto v = n["max_concurrent"]) rule.maxConcurrent = r.count(v, join("max_concurrent"), 1, 100000000);
+  if (auto v = n["max_concurrent"])
+    rule.maxConcurrent = r.count(v, join("max_concurrent"), 1, 100000000);
   if (auto v = n["tokens_per_second"])
     rule.tokensPerSecond = r.number(v, join("tokens_per_second"), 0, 1e12, true);
   if (auto v = n["token_burst"]) rule.tokenBurst = r.number(v, join("token_burst"), 1, 1e12, false);
   if (rule.burst > 0 && rule.rate == 0)
     r.fail(r.keyMark(n, "burst"), join("burst"), "a burst needs a rate");
   if (rule.tokenBurst > 0 && rule.tokensPerSecond == 0)
-    r.fail(r.keyMark(n, "token_burst"), join("token_burst"), "a token_burst needs tokens_per_second");
+    r.fail(r.keyMark(n, "token_burst"), join("token_burst"),
+           "a token_burst needs tokens_per_second");
   if (rule.rate == 0 && rule.maxConcurrent == 0 && rule.tokensPerSecond == 0)
     r.fail(n.Mark(), path, "sets no limit (give rate, max_concurrent or tokens_per_second)");
   return rule;
@@ -70,7 +73,8 @@ void ruleMap(const YamlReader& r, const YAML::Node& n, const std::string& path,
 
 }  // namespace
 
-void readModelProfiles(const YamlReader& r, const YAML::Node& n, std::map<std::string, ModelProfile>& out) {
+void readModelProfiles(const YamlReader& r, const YAML::Node& n,
+                       std::map<std::string, ModelProfile>& out) {
   r.requireMap(n, "models");
   for (auto it = n.begin(); it != n.end(); ++it) {
     const std::string name = it->first.as<std::string>();
@@ -91,17 +95,19 @@ void readModelProfiles(const YamlReader& r, const YAML::Node& n, std::map<std::s
   }
 }
 
-void readDegrade(const YamlReader& r, const YAML::Node& n, const std::map<std::string, ModelProfile>& models,
-                 DegradeConfig& d) {
+void readDegrade(const YamlReader& r, const YAML::Node& n,
+                 const std::map<std::string, ModelProfile>& models, DegradeConfig& d) {
   r.requireMap(n, "degrade");
   r.checkKeys(n, "degrade",
               {"max_quality_drop", "context_overflow", "chains", "cache", "non_critical_backups",
                "fast_fail_non_critical", "static_answer", "lock", "retry_budget"});
   d.enabled = true;
-  if (auto v = n["max_quality_drop"]) d.maxQualityDrop = r.number(v, "degrade.max_quality_drop", 0, 1, false);
+  if (auto v = n["max_quality_drop"])
+    d.maxQualityDrop = r.number(v, "degrade.max_quality_drop", 0, 1, false);
   if (auto v = n["context_overflow"])
-    d.contextOverflow = r.choice<ContextOverflow>(v, "degrade.context_overflow",
-                                                  {{"trim", ContextOverflow::Trim}, {"skip", ContextOverflow::Skip}});
+    d.contextOverflow = r.choice<ContextOverflow>(
+        v, "degrade.context_overflow",
+        {{"trim", ContextOverflow::Trim}, {"skip", ContextOverflow::Skip}});
   if (auto c = n["chains"]) {
     r.requireMap(c, "degrade.chains");
     for (auto it = c.begin(); it != c.end(); ++it) {
@@ -111,7 +117,8 @@ void readDegrade(const YamlReader& r, const YAML::Node& n, const std::map<std::s
       std::vector<std::string> chain = words(r, it->second, path);
       for (std::size_t i = 0; i < chain.size(); ++i) {
         if (chain[i] == primary)
-          r.fail(it->second[i].Mark(), path + "[" + std::to_string(i) + "]", "a model cannot back itself up");
+          r.fail(it->second[i].Mark(), path + "[" + std::to_string(i) + "]",
+                 "a model cannot back itself up");
         if (!models.count(chain[i]))
           r.fail(it->second[i].Mark(), path + "[" + std::to_string(i) + "]",
                  "no profile for '" + chain[i] + "' under `models` (a backup needs one)");
@@ -123,10 +130,13 @@ void readDegrade(const YamlReader& r, const YAML::Node& n, const std::map<std::s
     r.requireMap(c, "degrade.cache");
     r.checkKeys(c, "degrade.cache", {"enabled", "max_age"});
     d.cache = c["enabled"] ? r.boolean(c["enabled"], "degrade.cache.enabled") : true;
-    if (auto v = c["max_age"]) d.cacheMaxAge = r.duration(v, "degrade.cache.max_age", 1, false, true);
+    if (auto v = c["max_age"])
+      d.cacheMaxAge = r.duration(v, "degrade.cache.max_age", 1, false, true);
   }
-  if (auto v = n["non_critical_backups"]) d.nonCriticalBackups = r.boolean(v, "degrade.non_critical_backups");
-  if (auto v = n["fast_fail_non_critical"]) d.fastFailNonCritical = r.boolean(v, "degrade.fast_fail_non_critical");
+  if (auto v = n["non_critical_backups"])
+    d.nonCriticalBackups = r.boolean(v, "degrade.non_critical_backups");
+  if (auto v = n["fast_fail_non_critical"])
+    d.fastFailNonCritical = r.boolean(v, "degrade.fast_fail_non_critical");
   if (auto v = n["static_answer"]) d.staticAnswer = r.boolean(v, "degrade.static_answer");
   if (auto l = n["lock"]) {
     r.requireMap(l, "degrade.lock");
@@ -160,7 +170,8 @@ void readLimits(const YamlReader& r, const YAML::Node& n, LimitsConfig& l) {
     r.checkKeys(a, "limits.adaptive", {"from", "min_factor"});
     l.adaptive = true;
     if (auto v = a["from"]) l.adaptiveFrom = r.number(v, "limits.adaptive.from", 0, 1, false, true);
-    if (auto v = a["min_factor"]) l.adaptiveMin = r.number(v, "limits.adaptive.min_factor", 0, 1, true);
+    if (auto v = a["min_factor"])
+      l.adaptiveMin = r.number(v, "limits.adaptive.min_factor", 0, 1, true);
   }
 }
 
@@ -197,8 +208,9 @@ void emitPolicySections(YAML::Emitter& e, const Policy& p) {
     e << YAML::Key << "non_critical_backups" << YAML::Value << d.nonCriticalBackups;
     e << YAML::Key << "fast_fail_non_critical" << YAML::Value << d.fastFailNonCritical;
     e << YAML::Key << "static_answer" << YAML::Value << d.staticAnswer;
-    e << YAML::Key << "lock" << YAML::Value << YAML::BeginMap << YAML::Key << "enabled" << YAML::Value
-      << d.lock << YAML::Key << "ttl" << YAML::Value << dur(d.lockTtl) << YAML::EndMap;
+    e << YAML::Key << "lock" << YAML::Value << YAML::BeginMap << YAML::Key << "enabled"
+      << YAML::Value << d.lock << YAML::Key << "ttl" << YAML::Value << dur(d.lockTtl)
+      << YAML::EndMap;
     e << YAML::Key << "retry_budget" << YAML::Value << d.retryBudget;
     e << YAML::EndMap;
   }
@@ -209,7 +221,8 @@ void emitPolicySections(YAML::Emitter& e, const Policy& p) {
       if (r.rate > 0) e << YAML::Key << "rate" << YAML::Value << r.rate;
       if (r.burst > 0) e << YAML::Key << "burst" << YAML::Value << r.burst;
       if (r.maxConcurrent) e << YAML::Key << "max_concurrent" << YAML::Value << r.maxConcurrent;
-      if (r.tokensPerSecond > 0) e << YAML::Key << "tokens_per_second" << YAML::Value << r.tokensPerSecond;
+      if (r.tokensPerSecond > 0)
+        e << YAML::Key << "tokens_per_second" << YAML::Value << r.tokensPerSecond;
       if (r.tokenBurst > 0) e << YAML::Key << "token_burst" << YAML::Value << r.tokenBurst;
       e << YAML::EndMap;
     };
@@ -232,10 +245,12 @@ void emitPolicySections(YAML::Emitter& e, const Policy& p) {
     rules("models", l.models);
     if (l.shedAt > 0)
       e << YAML::Key << "shed" << YAML::Value << YAML::BeginMap << YAML::Key << "at" << YAML::Value
-        << l.shedAt << YAML::Key << "critical_at" << YAML::Value << l.shedCriticalAt << YAML::EndMap;
+        << l.shedAt << YAML::Key << "critical_at" << YAML::Value << l.shedCriticalAt
+        << YAML::EndMap;
     if (l.adaptive)
-      e << YAML::Key << "adaptive" << YAML::Value << YAML::BeginMap << YAML::Key << "from" << YAML::Value
-        << l.adaptiveFrom << YAML::Key << "min_factor" << YAML::Value << l.adaptiveMin << YAML::EndMap;
+      e << YAML::Key << "adaptive" << YAML::Value << YAML::BeginMap << YAML::Key << "from"
+        << YAML::Value << l.adaptiveFrom << YAML::Key << "min_factor" << YAML::Value
+        << l.adaptiveMin << YAML::EndMap;
     e << YAML::EndMap;
   }
 }

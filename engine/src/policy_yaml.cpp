@@ -187,8 +187,9 @@ Policy parsePolicy(std::string_view yamlText, const std::string& source) {
 Policy parsePolicyNode(const YAML::Node& root, const std::string& source) {
   Reader r(source);
   r.requireMap(root, "(document)");
-  r.checkKeys(root, "",
-              {"version", "name", "breaker", "calibration", "overrides", "models", "degrade", "limits"});
+  r.checkKeys(
+      root, "",
+      {"version", "name", "breaker", "calibration", "overrides", "models", "degrade", "limits"});
   Policy p;
   if (auto v = root["version"]) {
     if (r.count(v, "version", 1, 1000) != 1)

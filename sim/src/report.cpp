@@ -111,8 +111,8 @@ ordered_json runJson(const RunReport& r) {
   k["breaker_opens"] = r.opens;
   k["would_opens"] = r.wouldOpens;
   if (r.degradeOn) {
-    k["answers_by"] = {{"primary", r.answeredBy[0]}, {"backup", r.answeredBy[1]},
-                       {"cache", r.answeredBy[2]}};
+    k["answers_by"] = {
+        {"primary", r.answeredBy[0]}, {"backup", r.answeredBy[1]}, {"cache", r.answeredBy[2]}};
     k["quality_drop_share"] = ratioJson(r.qualityDropShare);
     k["trimmed"] = r.trimmed;
     k["lock_hits"] = r.lockHits;
@@ -151,8 +151,8 @@ ordered_json runJson(const RunReport& r) {
     cj["pool_exhausted"] = c.poolExhausted;
     cj["overflow"] = c.overflow;
     cj["retry_amplification"] = ratioJson(Ratio{c.attempts, c.originals});
-    cj["answers_by"] = {{"primary", c.answeredBy[0]}, {"backup", c.answeredBy[1]},
-                        {"cache", c.answeredBy[2]}};
+    cj["answers_by"] = {
+        {"primary", c.answeredBy[0]}, {"backup", c.answeredBy[1]}, {"cache", c.answeredBy[2]}};
     cj["quality_drop"] = c.qualityDrop;
     cj["trimmed"] = c.trimmed;
     cj["lock_hits"] = c.lockHits;
@@ -304,7 +304,8 @@ std::string reportTable(const RunReport& r) {
              std::to_string(r.limitedBy[i]);
   const char* dr[3] = {"fast_fail", "static_answer", "no_backup"};
   for (int i = 0; i < 3; ++i)
-    if (r.degradeRejects[i]) rej += std::string(", ") + dr[i] + " " + std::to_string(r.degradeRejects[i]);
+    if (r.degradeRejects[i])
+      rej += std::string(", ") + dr[i] + " " + std::to_string(r.degradeRejects[i]);
   row(os, "rejections by reason", rej);
   if (r.degradeOn) {
     row(os, "answers by primary / backup / cache",

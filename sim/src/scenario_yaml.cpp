@@ -237,7 +237,8 @@ void ScenarioReader::client(const YAML::Node& n, const std::string& path, Client
     const std::string tp = join(path, "tags");
     requireSeq(t, tp);
     c.tags.clear();
-    for (std::size_t i = 0; i < t.size(); ++i) c.tags.push_back(name(t[i], tp + "[" + std::to_string(i) + "]"));
+    for (std::size_t i = 0; i < t.size(); ++i)
+      c.tags.push_back(name(t[i], tp + "[" + std::to_string(i) + "]"));
   }
   if (auto k = n["cache"]) {
     const std::string kp = join(path, "cache");

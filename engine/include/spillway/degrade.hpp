@@ -76,8 +76,8 @@ class DegradeRouter {
   DegradeConfig cfg_;
   std::vector<std::string> names_;
   std::vector<const ModelProfile*> profiles_;
-  std::vector<TagMask> covers_;                   // tags each model covers
-  std::vector<std::vector<ModelId>> chains_;      // candidates per primary, in order
+  std::vector<TagMask> covers_;               // tags each model covers
+  std::vector<std::vector<ModelId>> chains_;  // candidates per primary, in order
   std::map<std::string, ModelProfile> profileStore_;
   std::unordered_map<std::string, int> tagBits_;
   std::unordered_map<std::uint64_t, DegradeLock> locks_;

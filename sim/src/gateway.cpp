@@ -1,0 +1,255 @@
+// The gateway: limits, routing to an instance (breakers with re-picks, bulkheads), the degrade
+// chain and its lock, the last resorts, and the gateway's own re-route budget.
+#include "simulator_impl.hpp"
+
+namespace spillway::sim {
+
+// The gateway: pick an instance, ask its breaker; a blocked attempt moves on to the next
+// instance of the model (the breaker ejects the instance from the pool); when every breaker
+// blocks, the attempt fails fast.
+void Simulator::Impl::dispatch(std::uint32_t ri) {
+  Request& r = requests[ri];
+  ClientState& cl = clients[r.client];
+  if (cl.spec->deadline > 0 && now >= r.start + cl.spec->deadline)
+    return finish(ri, End::Timeout);  // the backoff ate the rest of the deadline
+  ++r.attempts;
+  ++cl.rep.tries;
+  if (cl.spec->concurrency > 0 && cl.inFlight >= cl.spec->concurrency) {
+    // The caller's connection pool is exhausted: the attempt fails before leaving it.
+    ++cl.rep.poolExhausted;
+    return attemptEnded(ri, Result::Error);
+  }
+  // Limits first (seed 001): a refused request never reaches routing. The original keeps
+  // its admission across retries; it is released when the original ends.
+  if (limiting && !r.limitHeld) {
+    const LimitDecision d =
+        limiter->admit(cl.limitKey, now, r.estTokens, cl.critical, gatewayLoad(), saturation());
+    if (!d) {
+      ++limitedBy[static_cast<int>(d.reason)];
+      ++cl.rep.limited;
+      return attemptEnded(ri, Result::Limited);
+    }
+    r.limitHeld = true;
+  }
+  r.lockedRoute = false;
+  if (degrading) {
+    // The degrade lock (seed 003): a degraded session stays on its degraded route — a
+    // retry never jumps back to the broken primary.
+    if (const DegradeLock* lock = router->locked(r.session, now)) {
+      ++cl.rep.lockHits;
+      r.lockedRoute = true;
+      if (lock->route >= 0 &&
+          tryModel(ri, static_cast<std::uint32_t>(lock->route), trimFor(lock->route, r)))
+        return;
+      return degrade(ri, lock->route);
+    }
+  }
+  if (tryModel(ri, cl.model, 0)) return;
+  if (degrading) return degrade(ri, -3);
+  attemptEnded(ri, lastFailure);
+}
+
+// Tries the instances of model group `m` (bulkhead budget, then breakers with re-picks);
+// true when the attempt was sent. On false, `lastFailure` says why.
+bool Simulator::Impl::tryModel(std::uint32_t ri, std::uint32_t m, std::uint32_t trimmedTo) {
+  Request& r = requests[ri];
+  ClientState& cl = clients[r.client];
+  ModelGroup& mg = models[m];
+  r.trimmedTo = trimmedTo;  // the ground truth of a block sizes the call as it would be sent
+  const std::size_t n = mg.instances.size();
+  std::size_t k = pick(mg);
+  if (mg.spec->maxRequests > 0 && mg.inFlight >= mg.spec->maxRequests) {
+    // Over the group's budget (its bulkhead): a local 503 from the gateway before any
+    // breaker is asked (Envoy checks cluster circuit breakers first). Not an instance
+    // outcome, so no breaker records it; the picked instance's tick notes it.
+    Instance& in = inst[mg.instances[k]];
+    ++overflow;
+    ++in.tick.overflow;
+    in.tick.overflowSeen = true;
+    ++cl.rep.overflow;
+    if (m == cl.model) r.primaryFailed = true;
+    lastFailure = Result::Error;
+    return false;
+  }
+  bool anyBlocked = false;  // the scratch list is reset only when needed (rare path)
+  for (std::size_t left = n; left > 0; --left) {
+    const std::uint32_t i = mg.instances[k];
+    Instance& in = inst[i];
+    Decision d;
+    if (opt.protection) d = engine.admit(in.eid, now);
+    if (d.admitted) {
+      r.probe = d.probe;
+      r.model = m;
+      r.trimmedTo = trimmedTo;
+      if (r.lockedRoute && m == cl.model) ++cl.rep.misroutes;  // must never happen
+      send(ri, i);
+      return true;
+    }
+    const bool would = wouldSucceed(i, r);
+    engine.noteBlocked(in.eid, would);
+    if (m == cl.model) r.primaryFailed = true;  // the route it was picked for was unavailable
+    ++rejectedBy[static_cast<int>(d.reason)];
+    ++in.tick.rejected;
+    ++in.rep.rejected;
+    ++cl.rep.breakerBlocks;
+    ++cl.tick.blocked;
+    if (!anyBlocked) {
+      tried_.assign(n, 0);
+      anyBlocked = true;
+    }
+    tried_[k] = 1;
+    if (left > 1) k = repick(mg);
+  }
+  lastFailure = Result::Rejected;
+  return false;
+}
+
+// The primary cannot take the attempt: walk the capability-matched backups, then the last
+// resort (cache, fast-fail for non-critical, static answer). `locked`: the route a degrade
+// lock already tried (-3: none; kCache / kStatic: go straight to that resort).
+void Simulator::Impl::degrade(std::uint32_t ri, std::int32_t locked) {
+  Request& r = requests[ri];
+  ClientState& cl = clients[r.client];
+  r.primaryFailed = true;
+  const bool mayUseBackups = cl.critical || router->config().nonCriticalBackups;
+  if (mayUseBackups && locked != DegradeLock::kCache && locked != DegradeLock::kStatic) {
+    router->plan(cl.model, cl.tags, static_cast<std::uint32_t>(r.inTokens), plan_);
+    for (const RouteStep& step : plan_) {
+      if (static_cast<std::int32_t>(step.model) == locked) continue;  // just tried
+      if (tryModel(ri, step.model, step.trimmedTo)) {
+        router->lock(r.session, static_cast<std::int32_t>(step.model), now);
+        if (step.trimmedTo) ++cl.rep.trimmed;
+        return;
+      }
+    }
+  }
+  const bool hit = cacheHit(r, cl);
+  switch (router->lastResort(cl.critical, hit)) {
+    case LastResort::Cache:
+      router->lock(r.session, DegradeLock::kCache, now);
+      r.model = kNone;                  // answered by the cache, not a model
+      return finish(ri, End::Success);  // a cached answer: usable, at once
+    case LastResort::FastFail:
+      ++cl.rep.fastFail;
+      ++degradeRejects[0];
+      break;
+    case LastResort::Static:
+      router->lock(r.session, DegradeLock::kStatic, now);
+      ++cl.rep.staticAnswers;
+      ++degradeRejects[1];
+      break;
+    case LastResort::NoBackup:
+      ++degradeRejects[2];
+      break;
+  }
+  attemptEnded(ri, Result::Rejected);
+}
+
+// The context a backup can take (0 = all of it), as the plan would trim it.
+std::uint32_t Simulator::Impl::trimFor(std::int32_t model, const Request& r) const {
+  const ModelProfile* p = router->profile(static_cast<ModelId>(model));
+  if (!p || p->context == 0 || r.inTokens <= p->context) return 0;
+  return p->context;
+}
+
+bool Simulator::Impl::cacheHit(const Request& r, const ClientState& cl) const {
+  if (r.cacheKey < 0 || !router->config().cache) return false;
+  const Micros at = cl.cachedAt[static_cast<std::size_t>(r.cacheKey)];
+  return at != kNever && now - at <= router->config().cacheMaxAge;
+}
+
+// Share of the gateway's capacity in use (for shedding): attempts in flight over the sum of
+// the model groups' budgets (or their slots when a group has no budget).
+double Simulator::Impl::gatewayLoad() const {
+  double inFlight = 0, cap = 0;
+  for (const ModelGroup& mg : models) {
+    inFlight += mg.inFlight;
+    cap += mg.spec->maxRequests > 0 ? mg.spec->maxRequests
+                                    : static_cast<double>(mg.spec->slotCount) * mg.instances.size();
+  }
+  return cap > 0 ? inFlight / cap : 0;
+}
+
+// Busy share of all instances' slots (for adaptive limits).
+double Simulator::Impl::saturation() const {
+  if (!sc.policy.limits.adaptive) return 0;
+  double busy = 0, slots = 0;
+  for (const Instance& in : inst) busy += in.busy, slots += in.slots;
+  return slots > 0 ? busy / slots : 0;
+}
+
+// After a breaker blocked an instance, the gateway picks again among the instances not
+// tried yet — as a load balancer does with an ejected host: least outstanding among the
+// rest, or a weighted random draw, so the blocked instance's share spreads evenly instead
+// of landing on its neighbour.
+std::size_t Simulator::Impl::repick(ModelGroup& mg) {
+  const std::size_t n = mg.instances.size();
+  if (sc.routing == Routing::LeastOutstanding) {
+    std::size_t best = n;
+    for (std::size_t k = 0; k < n; ++k) {
+      if (tried_[k]) continue;
+      if (best == n || mg.outstanding[k] < mg.outstanding[best]) best = k;
+    }
+    return best;
+  }
+  double total = 0;
+  for (std::size_t k = 0; k < n; ++k)
+    if (!tried_[k]) total += inst[mg.instances[k]].weight;
+  double x = gatewayRng.uniform() * total;
+  std::size_t last = n;
+  for (std::size_t k = 0; k < n; ++k) {
+    if (tried_[k]) continue;
+    last = k;
+    x -= inst[mg.instances[k]].weight;
+    if (x < 0) return k;
+  }
+  return last;
+}
+
+std::size_t Simulator::Impl::pick(ModelGroup& mg) {
+  const std::size_t n = mg.instances.size();
+  switch (sc.routing) {
+    case Routing::RoundRobin:
+      return nextCursor(mg);
+    case Routing::Weighted: {
+      // Smooth weighted round robin (nginx): deterministic and evenly interleaved.
+      std::size_t best = 0;
+      for (std::size_t k = 0; k < n; ++k) {
+        Instance& in = inst[mg.instances[k]];
+        in.wrrCurrent += in.weight;
+        if (in.wrrCurrent > inst[mg.instances[best]].wrrCurrent) best = k;
+      }
+      inst[mg.instances[best]].wrrCurrent -= mg.weightTotal;
+      return best;
+    }
+    case Routing::LeastOutstanding:
+      break;
+  }
+  // Least outstanding; ties go round robin so equal instances share the load.
+  const std::size_t start = nextCursor(mg);
+  const std::uint32_t* out = mg.outstanding.data();
+  std::size_t best = start;
+  std::uint32_t bestOut = out[start];
+  for (std::size_t idx = start + 1; idx < n; ++idx)
+    if (out[idx] < bestOut) bestOut = out[idx], best = idx;
+  for (std::size_t idx = 0; idx < start; ++idx)
+    if (out[idx] < bestOut) bestOut = out[idx], best = idx;
+  return best;
+}
+
+std::size_t Simulator::Impl::nextCursor(ModelGroup& mg) {
+  const std::size_t c = mg.rr;
+  mg.rr = c + 1 == mg.instances.size() ? 0 : c + 1;
+  return c;
+}
+
+// Gateway re-routes may add at most `degrade.retry_budget` × the originals of the last
+// 10–20 s (at least 10).
+bool Simulator::Impl::rerouteAllowed(ClientState& cl) {
+  budgetTouch(cl);
+  const double orig = static_cast<double>(cl.budgetOrig[0] + cl.budgetOrig[1]);
+  const double done = static_cast<double>(cl.gatewayReroutes[0] + cl.gatewayReroutes[1]);
+  return done < std::max(10.0, router->config().retryBudget * orig);
+}
+
+}  // namespace spillway::sim

@@ -1,0 +1,364 @@
+#pragma once
+// The simulator's internals, shared by its source files — one job each: simulator.cpp (setup,
+// event loop, public API), clients.cpp, gateway.cpp, instances.cpp, ticks.cpp, run_report.cpp.
+// Not installed, not part of the API.
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <cmath>
+#include <optional>
+#include <queue>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "spillway/degrade.hpp"
+#include "spillway/histogram.hpp"
+#include "spillway/kpi.hpp"
+#include "spillway/limits.hpp"
+#include "spillway/sim/event_queue.hpp"
+#include "spillway/sim/random.hpp"
+#include "spillway/sim/simulator.hpp"
+
+namespace spillway::sim {
+namespace detail {
+
+// Some libraries in the host process (seen with Qt) leave the upper halves of the AVX
+// registers dirty; every later call into libm's VEX-encoded exp() then pays an SSE/AVX
+// transition penalty — it made the whole simulator 3x slower inside spillway-cli. Clearing
+// the state on entry to the event loop is one instruction.
+inline void clearUpperVectorState() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  static const bool hasAvx = __builtin_cpu_supports("avx");
+  // Clobbers: the compiler must not keep anything in vector registers across it.
+  if (hasAvx)
+    asm volatile("vzeroupper" ::
+                     : "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
+                       "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
+#endif
+}
+
+// What an event does. Priorities order same-time events: fault edges first (an instance is
+// faulted from its onset on), then answers, then caller timeouts, then new work, ticks last
+// (a tick sees everything that happened up to its time).
+enum Kind : std::uint32_t {
+  kArrival,
+  kNextTurn,
+  kRetry,
+  kResponse,
+  kTimeout,
+  kJobDone,
+  kEdge,
+  kTick
+};
+enum Prio : std::uint8_t {
+  kPrioEdge = 0,
+  kPrioDone = 1,
+  kPrioTimeout = 2,
+  kPrioWork = 3,
+  kPrioTick = 4
+};
+
+constexpr std::uint32_t kNone = 0xffffffffu;
+// Who answered a successful original.
+constexpr int kTierPrimary = 0, kTierBackup = 1, kTierCache = 2;
+constexpr Micros kRefuseLatency = millis(1);  // connection refused / reset / queue full
+
+// How one attempt ended, as the caller sees it.
+enum class Result : std::uint8_t { Ok, Error, Throttled, Timeout, Reset, Rejected, Limited };
+
+struct Request {
+  std::uint32_t client = 0;
+  std::uint32_t token = 0;  // current attempt; 0 = no attempt in flight
+  Micros start = 0;         // of the original request
+  Micros attemptStart = 0;
+  Micros deadline = 0;
+  std::uint32_t instance = kNone;
+  std::uint32_t attempts = 0;  // attempts made (including rejected ones)
+  std::uint32_t turnsLeft = 0;
+  double inTokens = 0, outTokens = 0;
+  int status = 0;  // pending fast answer
+  Outcome outcome = Outcome::Ok;
+  bool probe = false;
+  bool primaryFailed = false;
+  bool timeoutArmed = false;
+  bool inFault = false;  // the original started while an injected fault was active
+  // Degradation and limits.
+  std::uint64_t session = 0;     // degrade-lock key: a conversation, or the request itself
+  std::uint32_t model = 0;       // model group of the current attempt
+  std::uint32_t trimmedTo = 0;   // context trimmed for a backup (0 = not)
+  std::int32_t cacheKey = -1;    // -1 = not cacheable
+  bool limitHeld = false;        // admitted by the limiter (released when the original ends)
+  bool lockedRoute = false;      // the current attempt follows a degrade lock
+  bool gatewayRerouted = false;  // the gateway already re-routed a failed try once
+  bool modelDeadline = false;    // the attempt's deadline is the model's upstream timeout
+  double estTokens = 0;
+};
+
+struct Job {
+  std::uint32_t instance = 0, request = kNone, token = 0;
+  std::uint32_t pos = 0;  // index in the instance's running list
+  Micros finish = 0;
+};
+
+struct QueueEntry {
+  std::uint32_t request = 0, token = 0;
+  Micros deadline = 0;
+  double work = 0;  // service time before batching, drift and delay (µs)
+};
+
+// Fixed-capacity FIFO (the instance's bounded queue).
+class Ring {
+ public:
+  void init(std::size_t cap) {
+    buf_.resize(cap ? cap : 1);
+    cap_ = cap;
+  }
+  std::size_t size() const { return count_; }
+  bool full() const { return count_ >= cap_; }
+  void push(const QueueEntry& e) {
+    buf_[(head_ + count_) % buf_.size()] = e;
+    ++count_;
+  }
+  QueueEntry pop() {
+    QueueEntry e = buf_[head_];
+    head_ = (head_ + 1) % buf_.size();
+    --count_;
+    return e;
+  }
+  const QueueEntry& at(std::size_t i) const { return buf_[(head_ + i) % buf_.size()]; }
+
+ private:
+  std::vector<QueueEntry> buf_;
+  std::size_t head_ = 0, count_ = 0, cap_ = 0;
+};
+
+// One injected fault on one instance, [start, end).
+struct Interval {
+  std::uint32_t fault = 0, instance = 0;
+  Micros start = 0, end = kForever;
+  bool spread = false;
+  std::uint32_t spreadTo = kNone;
+  Micros spreadAt = 0;
+};
+
+// The combined effect of the faults active on an instance at one moment.
+struct Effect {
+  double multiplier = 1, errorP = 0, throttleP = 0, hangP = 0, resetP = 0;
+  int errorStatus = 503;
+  Micros delay = 0, hangUntil = kForever;
+  bool outage = false;
+};
+
+struct TickCounters {
+  std::uint32_t responses = 0, failures = 0, rejected = 0, queueFull = 0, overflow = 0;
+  bool queueFullSeen = false, overflowSeen = false;
+};
+
+struct Instance {
+  std::uint32_t model = 0;
+  InstanceId eid = 0;
+  std::uint32_t slots = 0, slotsEff = 0, busy = 0;
+  std::uint32_t slot = 0;  // index within its model group (outstanding counts live there)
+  double weight = 1, wrrCurrent = 0;
+  Ring queue;
+  std::vector<std::uint32_t> running;            // job ids
+  std::vector<std::uint32_t> intervals, active;  // all / currently active interval ids
+  Stream rng, gt;
+  TickCounters tick;
+  bool unhealthy = false;
+  InstanceReport rep;
+};
+
+struct ClientState {
+  const ClientSpec* spec = nullptr;
+  std::uint32_t model = 0;
+  Stream arrivals, draws, retry;
+  Micros slo = 0;
+  std::uint32_t inFlight = 0;  // attempts holding a connection of the caller's pool
+  LatencyHistogram e2e, tickE2e;
+  ClientReport rep;
+  ClientTick tick;
+  // Retry budget: retries and originals in the current and previous 10 s.
+  std::int64_t budgetEpoch = -1;
+  std::uint64_t budgetOrig[2] = {0, 0}, budgetRetry[2] = {0, 0};
+  std::uint64_t gatewayReroutes[2] = {0, 0};  // the gateway's own re-routes, same windows
+  LimitKey limitKey;
+  TagMask tags = 0;
+  bool critical = false;
+  std::vector<double> keyCdf;    // Zipf CDF over cache keys
+  std::vector<Micros> cachedAt;  // when each key was last answered (kNever: never)
+  std::uint64_t sessions = 0;
+};
+
+struct ModelGroup {
+  const ModelSpec* spec = nullptr;
+  std::vector<std::uint32_t> instances;
+  std::size_t rr = 0;  // round-robin cursor, kept in [0, n)
+  double weightTotal = 0;
+  // Attempts the gateway has in flight per instance, contiguous so least-outstanding scans a
+  // small array instead of whole Instance records.
+  std::vector<std::uint32_t> outstanding;
+  std::uint32_t inFlight = 0;  // attempts in flight to the group (gateway budget)
+};
+
+// Fans breaker events out to the caller's sink and keeps them for fault scoring.
+class Tee final : public EventSink {
+ public:
+  explicit Tee(EventSink* next) : next_(next) {}
+  void onEvent(const Event& e) override {
+    kept.push_back(e);
+    if (next_) next_->onEvent(e);
+  }
+  std::vector<Event> kept;
+
+ private:
+  EventSink* next_;
+};
+
+inline Policy effectivePolicy(const Scenario& s, bool protection) {
+  Policy p = s.policy;
+  if (!protection) p.breaker.mode = BreakerMode::MetricsOnly;
+  return p;
+}
+
+inline double percentileMs(const LatencyHistogram& h, double q) {
+  return h.total() ? h.quantile(q) / 1000.0 : 0.0;
+}
+
+}  // namespace detail
+
+using namespace detail;
+
+struct Simulator::Impl {
+  const Scenario& sc;
+  SimOptions opt;
+  Tee tee;
+  Engine engine;
+  EventQueue agenda;
+  Stream gatewayRng;
+  std::vector<ModelGroup> models;
+  std::vector<Instance> inst;
+  std::vector<ClientState> clients;
+  std::vector<Interval> intervals;
+  std::vector<Request> requests;
+  std::vector<std::uint32_t> freeRequests;
+  std::vector<Job> jobs;
+  std::vector<std::uint32_t> freeJobs;
+  std::uint32_t nextToken = 1;
+  std::uint64_t live = 0;  // original requests in progress (incl. backoff and think time)
+  std::uint64_t originals = 0, events = 0;
+  std::array<std::uint64_t, kRejectReasonCount> rejectedBy{};
+  std::uint64_t overflow = 0;
+  std::uint32_t activeFaults = 0;  // instances with an injected fault right now
+  Micros now = 0, lastTick = 0;
+  bool done = false;
+  std::vector<std::string> instanceNames, clientNames;
+  LatencyHistogram answered;
+  std::vector<std::uint8_t> tried_;  // scratch for dispatch
+  // Degradation and limits (off in the baseline: a plain forwarder has neither).
+  std::optional<Limiter> limiter;
+  std::optional<DegradeRouter> router;
+  bool limiting = false, degrading = false;
+  std::vector<RouteStep> plan_;  // scratch for degrade
+  Result lastFailure = Result::Rejected;
+  std::array<std::uint64_t, 5> limitedBy{};       // by LimitReason
+  std::array<std::uint64_t, 3> degradeRejects{};  // fast_fail, static, no_backup
+
+  Impl(const Scenario& s, SimOptions o)
+      : sc(s),
+        opt(o),
+        tee(o.events),
+        engine(effectivePolicy(s, o.protection), s.seed, &tee),
+        gatewayRng(s.seed, "gateway") {
+    build();
+  }
+
+  void build();
+
+  void buildDegradeAndLimits();
+
+  void buildFaults();
+
+  void onEdge(std::uint32_t i);
+
+  Effect effectAt(const Instance& in, Micros t) const;
+
+  double drawWork(Instance& in, const Request& r, Stream& s) const;
+  double batchFactor(const Instance& in, std::uint32_t occupancy) const;
+  Micros serviceTime(const Instance& in, double work, std::uint32_t occupancy, Micros t) const;
+
+  std::uint32_t allocRequest();
+  std::uint32_t allocJob();
+
+  double rateAt(const ClientSpec& cs, Micros t) const;
+
+  void scheduleArrival(std::uint32_t c, Micros from);
+
+  void onArrival(std::uint32_t c, bool probeOnly);
+
+  void beginOriginal(std::uint32_t ri, double carried);
+
+  void dispatch(std::uint32_t ri);
+
+  bool tryModel(std::uint32_t ri, std::uint32_t m, std::uint32_t trimmedTo);
+
+  void degrade(std::uint32_t ri, std::int32_t locked);
+
+  std::uint32_t trimFor(std::int32_t model, const Request& r) const;
+
+  bool cacheHit(const Request& r, const ClientState& cl) const;
+
+  double gatewayLoad() const;
+  double saturation() const;
+
+  std::size_t repick(ModelGroup& mg);
+
+  std::size_t pick(ModelGroup& mg);
+
+  static std::size_t nextCursor(ModelGroup& mg);
+
+  void send(std::uint32_t ri, std::uint32_t i);
+
+  void armTimeout(std::uint32_t ri);
+
+  void answer(std::uint32_t ri, Micros at, int status, Outcome outcome);
+
+  void hang(std::uint32_t ri, std::uint32_t i, Micros until);
+
+  void startJob(std::uint32_t i, std::uint32_t ri, std::uint32_t token, double work);
+
+  void onJobDone(std::uint32_t j);
+
+  void startQueued(std::uint32_t i);
+
+  void onResponse(std::uint32_t ri, std::uint32_t token);
+
+  void deliver(std::uint32_t ri);
+
+  void onTimeout(std::uint32_t ri, std::uint32_t token);
+
+  void budgetTouch(ClientState& cl);
+
+  void attemptEnded(std::uint32_t ri, Result res);
+
+  bool rerouteAllowed(ClientState& cl);
+
+  void finish(std::uint32_t ri, End e);
+
+  void onNextTurn(std::uint32_t ri);
+
+  bool wouldSucceed(std::uint32_t i, const Request& r);
+
+  void onTick();
+
+  Micros endTime() const { return sc.duration + sc.drain; }
+
+  bool ownFaultRecent(const Instance& in, Micros t, Micros grace) const;
+
+  bool runUntil(Micros t);
+
+  RunReport report() const;
+};
+
+}  // namespace spillway::sim
