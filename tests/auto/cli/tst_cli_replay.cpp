@@ -46,39 +46,11 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "cli_run.hpp"
+
 #include <cmath>
 
 namespace {
-
-struct Run {
-  int code = -1;
-  QByteArray out;
-  QByteArray err;
-};
-
-Run run(const QString& program, const QStringList& args, const QByteArray& input = {}) {
-  QProcess p;
-  p.setProgram(program);
-  p.setArguments(args);
-  p.start();
-  Run r;
-  if (!p.waitForStarted(10000)) {
-    r.err = "could not start " + program.toUtf8();
-    return r;
-  }
-  if (!input.isEmpty()) p.write(input);
-  p.closeWriteChannel();
-  if (!p.waitForFinished(60000)) {
-    p.kill();
-    p.waitForFinished();
-    r.err = "timed out";
-    return r;
-  }
-  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-  r.out = p.readAllStandardOutput();
-  r.err = p.readAllStandardError();
-  return r;
-}
 
 Run cli(const QStringList& args, const QByteArray& input = {}) {
   return run(QStringLiteral(SPILLWAY_CLI), args, input);

@@ -14,35 +14,12 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include "cli_run.hpp"
+
 namespace {
 
-struct Run {
-  int code = -1;
-  QByteArray out;
-  QByteArray err;
-};
-
 Run cli(const QStringList& args) {
-  QProcess p;
-  p.setProgram(QStringLiteral(SPILLWAY_CLI));
-  p.setArguments(args);
-  p.start();
-  Run r;
-  if (!p.waitForStarted(10000)) {
-    r.err = "could not start " SPILLWAY_CLI;
-    return r;
-  }
-  p.closeWriteChannel();
-  if (!p.waitForFinished(60000)) {
-    p.kill();
-    p.waitForFinished();
-    r.err = "timed out";
-    return r;
-  }
-  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
-  r.out = p.readAllStandardOutput();
-  r.err = p.readAllStandardError();
-  return r;
+  return run(QStringLiteral(SPILLWAY_CLI), args);
 }
 
 QString diag(const Run& r) {
@@ -220,7 +197,7 @@ void TstCliSimulate::outDirectory() {
     names.insert(QString::fromUtf8(inst[i].split(',')[1]));
   }
   QCOMPARE(names, (QSet<QString>{"chat-72b-1", "chat-72b-2", "chat-72b-3", "chat-72b-4",
-                                  "chat-32b-1", "chat-32b-2"}));
+                                 "chat-32b-1", "chat-32b-2"}));
   QCOMPARE((inst.size() - 1) % 6, 0);
   const QList<QByteArray> cl = lines(readFile(a + "/series-clients.csv"));
   QVERIFY2(cl.front().startsWith(kClientHeaderStart), cl.front().constData());
