@@ -202,6 +202,7 @@ void Simulator::Impl::finish(std::uint32_t ri, End e) {
         const ModelProfile* prim = router->profile(cl.model);
         const ModelProfile* used = router->profile(r.model);
         if (prim && used && used->quality < prim->quality) ++cl.rep.qualityDrop;
+        if (used) ++cl.rep.backupByTier[std::clamp(used->tier, 1, 4) - 1];
       }
     }
     if (r.cacheKey >= 0 && r.model != kNone)

@@ -113,6 +113,10 @@ ordered_json runJson(const RunReport& r) {
   if (r.degradeOn) {
     k["answers_by"] = {
         {"primary", r.answeredBy[0]}, {"backup", r.answeredBy[1]}, {"cache", r.answeredBy[2]}};
+    k["backup_answers_by_tier"] = {{"1", r.backupByTier[0]},
+                                   {"2", r.backupByTier[1]},
+                                   {"3", r.backupByTier[2]},
+                                   {"4", r.backupByTier[3]}};
     k["quality_drop_share"] = ratioJson(r.qualityDropShare);
     k["trimmed"] = r.trimmed;
     k["lock_hits"] = r.lockHits;
@@ -311,6 +315,8 @@ std::string reportTable(const RunReport& r) {
     row(os, "answers by primary / backup / cache",
         std::to_string(r.answeredBy[0]) + " / " + std::to_string(r.answeredBy[1]) + " / " +
             std::to_string(r.answeredBy[2]));
+    row(os, "backup answers by tier 2 / 3",
+        std::to_string(r.backupByTier[1]) + " / " + std::to_string(r.backupByTier[2]));
     row(os, "quality-drop share (of answers)", pctN(r.qualityDropShare));
     row(os, "trimmed / lock hits / mis-routes",
         std::to_string(r.trimmed) + " / " + std::to_string(r.lockHits) + " / " +

@@ -44,6 +44,7 @@ RunReport Simulator::Impl::report() const {
   std::uint64_t successes = 0, drops = 0;
   for (const ClientReport& c : rep.clients) {
     for (int k = 0; k < 3; ++k) rep.answeredBy[k] += c.answeredBy[k];
+    for (int k = 0; k < 4; ++k) rep.backupByTier[k] += c.backupByTier[k];
     drops += c.qualityDrop;
     successes += c.ends[static_cast<int>(End::Success)];
     rep.trimmed += c.trimmed;

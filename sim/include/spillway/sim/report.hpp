@@ -44,12 +44,13 @@ struct ClientReport {
   double p50Ms = 0, p99Ms = 0;      // end-to-end latency of successful originals
   std::uint64_t latencySamples = 0;
   // Degradation and limits.
-  std::array<std::uint64_t, 3> answeredBy{};  // successes by primary, backup, cache
-  std::uint64_t qualityDrop = 0;    // answered by a backup of lower quality
-  std::uint64_t trimmed = 0;        // sent to a backup with a trimmed context
-  std::uint64_t lockHits = 0;       // tries that followed a degrade lock
-  std::uint64_t misroutes = 0;      // locked tries sent to the primary (must be 0)
-  std::uint64_t reroutes = 0;       // the gateway's own re-routes after a failed answer
+  std::array<std::uint64_t, 3> answeredBy{};    // successes by primary, backup, cache
+  std::array<std::uint64_t, 4> backupByTier{};  // backup answers by the backup's tier 1…4
+  std::uint64_t qualityDrop = 0;                // answered by a backup of lower quality
+  std::uint64_t trimmed = 0;                    // sent to a backup with a trimmed context
+  std::uint64_t lockHits = 0;                   // tries that followed a degrade lock
+  std::uint64_t misroutes = 0;                  // locked tries sent to the primary (must be 0)
+  std::uint64_t reroutes = 0;                   // the gateway's own re-routes after a failed answer
   std::uint64_t fastFail = 0;       // non-critical tries failed fast (no matched backup)
   std::uint64_t staticAnswers = 0;  // "queued, retry later" answers
   std::uint64_t limited = 0;        // tries refused by the limiter
@@ -108,9 +109,10 @@ struct RunReport {
   std::uint64_t events = 0;    // discrete events processed
   double p50Ms = 0, p99Ms = 0;
   std::optional<Micros> meanTtd, meanMttr, meanFromTrip;
-  std::array<std::uint64_t, 5> limitedBy{};      // by LimitReason
+  std::array<std::uint64_t, 5> limitedBy{};       // by LimitReason
   std::array<std::uint64_t, 3> degradeRejects{};  // fast_fail, static, no_backup
   std::array<std::uint64_t, 3> answeredBy{};      // primary, backup, cache
+  std::array<std::uint64_t, 4> backupByTier{};    // backup answers by tier 1…4
   Ratio qualityDropShare;                         // backup answers of lower quality ÷ successes
   std::uint64_t trimmed = 0, lockHits = 0, misroutes = 0, reroutes = 0, locksTaken = 0;
   bool degradeOn = false, limitsOn = false;
