@@ -115,6 +115,11 @@ const DegradeLock* DegradeRouter::locked(std::uint64_t session, Micros now) {
 
 void DegradeRouter::lock(std::uint64_t session, std::int32_t route, Micros now) {
   if (!cfg_.lock) return;
+  // A live lock on the same route is not renewed: a session pinned to the cache or the static
+  // answer must get back to the primary once the TTL is over, however often it returns.
+  if (auto it = locks_.find(session);
+      it != locks_.end() && now < it->second.until && it->second.route == route)
+    return;
   locks_[session] = DegradeLock{route, now + cfg_.lockTtl};
   ++counters_.locksTaken;
   // Expired locks of sessions that never came back: swept once per TTL, so the table stays

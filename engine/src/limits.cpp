@@ -15,7 +15,7 @@ std::string_view limitReasonName(LimitReason r) {
     case LimitReason::Concurrency:
       return "concurrency_limited";
     case LimitReason::Shed:
-      return "shed";
+      return "overload_shed";
   }
   return "?";
 }
@@ -38,7 +38,8 @@ std::uint32_t Limiter::id(LimitScope scope, std::string_view name) {
   }
   if (st.rule) {
     const LimitRule& r = *st.rule;
-    st.requests = TokenBucket(r.rate, r.burst > 0 ? r.burst : r.rate);
+    // A bucket must hold at least one request, or a rate under 1/s would never admit.
+    st.requests = TokenBucket(r.rate, r.burst > 0 ? r.burst : std::max(1.0, r.rate));
     st.tokens = TokenBucket(r.tokensPerSecond, r.tokenBurst > 0 ? r.tokenBurst : r.tokensPerSecond);
   }
   auto& vec = keys_[static_cast<int>(scope)];
@@ -97,10 +98,12 @@ LimitDecision Limiter::admit(const LimitKey& k, Micros now, double estTokens, bo
     ++x->inFlight;
   }
   ++st[0]->counters.admitted;
-  return {};
+  LimitDecision ok;
+  ok.tokensTaken = tokenCost;
+  return ok;
 }
 
-void Limiter::complete(const LimitKey& k, Micros now, double estTokens, double actualTokens) {
+void Limiter::complete(const LimitKey& k, Micros now, double tokensTaken, double actualTokens) {
   State* st[kLimitScopes] = {&state(LimitScope::Tenant, k.tenant),
                              &state(LimitScope::Route, k.route),
                              &state(LimitScope::Model, k.model)};
@@ -108,7 +111,7 @@ void Limiter::complete(const LimitKey& k, Micros now, double estTokens, double a
     if (!x->rule) continue;
     if (x->inFlight) --x->inFlight;
     // Settle the estimate: give back what was not used, take what was used beyond it.
-    x->tokens.adjust(now, estTokens - actualTokens);
+    x->tokens.adjust(now, tokensTaken - actualTokens);
   }
   st[0]->counters.tokens += actualTokens;
 }

@@ -122,14 +122,17 @@ void Simulator::Impl::attemptEnded(std::uint32_t ri, Result res) {
   Request& r = requests[ri];
   ClientState& cl = clients[r.client];
   if (res == Result::Ok) return finish(ri, End::Success);
-  r.primaryFailed = true;
+  // Primary route unavailable (kpis.md): a failed or timed-out try, or a block — not a refusal
+  // by the limiter, nor the caller's own full pool.
+  if (res != Result::Limited && res != Result::PoolFull) r.primaryFailed = true;
   // The gateway's own re-route (within the caller's try): a failed answer from the primary,
   // or its upstream timeout, goes down the degrade chain once — within the retry budget.
   const bool upstreamFailure = res == Result::Error || res == Result::Reset ||
                                res == Result::Throttled ||
                                (res == Result::Timeout && r.modelDeadline);
-  if (degrading && upstreamFailure && r.model == cl.model && !r.gatewayRerouted &&
-      r.instance != kNone && rerouteAllowed(cl)) {
+  if (degrading && upstreamFailure && (cl.critical || router->config().nonCriticalBackups) &&
+      r.model == cl.model &&
+      !r.gatewayRerouted && r.instance != kNone && rerouteAllowed(cl)) {
     r.gatewayRerouted = true;
     ++cl.gatewayReroutes[0];
     ++cl.rep.reroutes;
@@ -138,6 +141,7 @@ void Simulator::Impl::attemptEnded(std::uint32_t ri, Result res) {
   const RetrySpec& rs = cl.spec->retries;
   const bool retriable =
       (res == Result::Error && rs.onError) || (res == Result::Reset && rs.onError) ||
+      (res == Result::PoolFull && rs.onError) ||
       ((res == Result::Throttled || res == Result::Limited) && rs.onThrottle) ||
       (res == Result::Timeout && rs.onTimeout) || (res == Result::Rejected && rs.onRejected);
   const bool timeLeft = cl.spec->deadline == 0 || now < r.start + cl.spec->deadline;

@@ -17,7 +17,7 @@ void Simulator::Impl::dispatch(std::uint32_t ri) {
   if (cl.spec->concurrency > 0 && cl.inFlight >= cl.spec->concurrency) {
     // The caller's connection pool is exhausted: the attempt fails before leaving it.
     ++cl.rep.poolExhausted;
-    return attemptEnded(ri, Result::Error);
+    return attemptEnded(ri, Result::PoolFull);
   }
   // Limits first (seed 001): a refused request never reaches routing. The original keeps
   // its admission across retries; it is released when the original ends.
@@ -38,9 +38,16 @@ void Simulator::Impl::dispatch(std::uint32_t ri) {
     if (const DegradeLock* lock = router->locked(r.session, now)) {
       ++cl.rep.lockHits;
       r.lockedRoute = true;
-      if (lock->route >= 0 &&
-          tryModel(ri, static_cast<std::uint32_t>(lock->route), trimFor(lock->route, r)))
-        return;
+      if (lock->route >= 0) {
+        const std::uint32_t trim = trimFor(lock->route, r);
+        // Under `context_overflow: skip`, a request too long for the locked backup does not
+        // follow the lock there; the chain below finds one that can hold it.
+        const bool fits = trim == 0 || router->config().contextOverflow == ContextOverflow::Trim;
+        if (fits && tryModel(ri, static_cast<std::uint32_t>(lock->route), trim)) {
+          if (trim) ++cl.rep.trimmed;
+          return;
+        }
+      }
       return degrade(ri, lock->route);
     }
   }

@@ -345,13 +345,13 @@ std::string reportTable(const RunReport& r) {
     }
   }
   os << "\n";
-  row(os, "client", "availability", "p50 / p99", "ends (ok/err/timeout/rejected)");
+  row(os, "client", "availability", "p50 / p99", "ends ok/err/timeout/rejected/shed, tries");
   for (const ClientReport& c : r.clients) {
     row(os, c.name + (c.criticality == Criticality::Core ? " [core]" : ""), pct(c.availability),
         ms(c.p50Ms) + " / " + ms(c.p99Ms),
         std::to_string(c.ends[0]) + "/" + std::to_string(c.ends[1]) + "/" +
-            std::to_string(c.ends[2]) + "/" + std::to_string(c.ends[3]) + "  x" +
-            ratioX(Ratio{c.attempts, c.originals}).substr(0));
+            std::to_string(c.ends[2]) + "/" + std::to_string(c.ends[3]) + "/" +
+            std::to_string(c.ends[4]) + "  " + ratioX(Ratio{c.attempts, c.originals}));
   }
   if (!r.faults.empty()) {
     os << "\n";

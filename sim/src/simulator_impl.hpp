@@ -65,7 +65,8 @@ constexpr int kTierPrimary = 0, kTierBackup = 1, kTierCache = 2;
 constexpr Micros kRefuseLatency = millis(1);  // connection refused / reset / queue full
 
 // How one attempt ended, as the caller sees it.
-enum class Result : std::uint8_t { Ok, Error, Throttled, Timeout, Reset, Rejected, Limited };
+// PoolFull: the caller's own connection pool had no room — the try never reached the gateway.
+enum class Result : std::uint8_t { Ok, Error, Throttled, Timeout, Reset, Rejected, Limited, PoolFull };
 
 struct Request {
   std::uint32_t client = 0;

@@ -65,6 +65,7 @@ struct LimitKey {
 struct LimitDecision {
   LimitReason reason = LimitReason::None;
   LimitScope scope = LimitScope::Tenant;  // which key refused
+  double tokensTaken = 0;  // what admission charged (estimate ÷ adaptive factor): settle with it
   explicit operator bool() const { return reason == LimitReason::None; }
 };
 
@@ -88,8 +89,9 @@ class Limiter {
   // instances' busy share (0…1), for adaptive limits; `estTokens`: input + expected output.
   LimitDecision admit(const LimitKey& k, Micros now, double estTokens, bool critical,
                       double load = 0, double saturation = 0);
-  // The request ended: release its concurrency and settle its token estimate.
-  void complete(const LimitKey& k, Micros now, double estTokens, double actualTokens);
+  // The request ended: release its concurrency and settle what admission charged
+  // (`LimitDecision::tokensTaken`) against what it really used.
+  void complete(const LimitKey& k, Micros now, double tokensTaken, double actualTokens);
 
   const LimitCounters& counters(LimitScope scope, std::uint32_t id) const {
     return keys_[static_cast<int>(scope)][id].counters;
