@@ -4,6 +4,9 @@
 //   BM_Seed000/protection:P          resources/scenarios/seed-000.yaml as shipped (4 instances,
 //                                    12 clients, ~40 req/s, 40 min + 3 min drain, 3 faults)
 //   BM_Seed000_10h/protection:P      the same with duration 10 h (faults stay in the first 40 min)
+//   BM_Seed001|2|3/protection:P      resources/scenarios/seed-00N.yaml as shipped: 001 limits and
+//                                    shedding, 002 the degrade chain (backups, cache, trim, lock),
+//                                    003 the degrade lock; counters from one more, untimed run
 //   BM_PlainQueue20x8/protection:P   plain queueing network: Poisson arrivals, 20 instances × 8
 //                                    slots, lognormal service (mean 1 s, σ 0.5), least-outstanding
 //                                    routing, one client, no faults / retries / errors, 70 %
@@ -30,6 +33,8 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
 
@@ -201,6 +206,68 @@ void BM_Seed000_10h(benchmark::State& state) {
   runScenario(state, s, state.range(0) != 0);
 }
 BENCHMARK(BM_Seed000_10h)
+    ->ArgName("protection")
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+// ---------------------------------------------------------------------------------------------
+// Degradation and limits: seeds 001 (limits, shedding), 002 (degrade chain, cache, trim, lock)
+// and 003 (degrade lock), as shipped, next to seed-000. Same timing as BM_Seed000; after the
+// timed loop one more run (untimed) reports what the degrade router and limiter did.
+
+const Scenario& seedScenario(const char* file) {
+  // The shipped scenarios sit next to seed-000.yaml. Static: a Simulator keeps a reference.
+  static std::map<std::string, Scenario> loaded;
+  auto it = loaded.find(file);
+  if (it == loaded.end())
+    it = loaded
+             .emplace(file,
+                      loadScenarioFile(
+                          (std::filesystem::path(SPILLWAY_SEED000).parent_path() / file).string()))
+             .first;
+  return it->second;
+}
+
+void runSeed(benchmark::State& state, const char* file) {
+  const Scenario& sc = seedScenario(file);
+  const bool protection = state.range(0) != 0;
+  runScenario(state, sc, protection);
+  const RunReport rep = simulate(sc, SimOptions{protection, nullptr, nullptr});
+  std::uint64_t limited = 0;
+  for (std::size_t k = 1; k < rep.limitedBy.size(); ++k) limited += rep.limitedBy[k];
+  state.counters["limited"] = static_cast<double>(limited);
+  state.counters["by_backup"] = static_cast<double>(rep.answeredBy[1]);
+  state.counters["by_cache"] = static_cast<double>(rep.answeredBy[2]);
+  state.counters["lock_hits"] = static_cast<double>(rep.lockHits);
+  state.counters["misroutes"] = static_cast<double>(rep.misroutes);
+}
+
+void BM_Seed001(benchmark::State& state) {
+  runSeed(state, "seed-001.yaml");
+}
+BENCHMARK(BM_Seed001)
+    ->ArgName("protection")
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_Seed002(benchmark::State& state) {
+  runSeed(state, "seed-002.yaml");
+}
+BENCHMARK(BM_Seed002)
+    ->ArgName("protection")
+    ->Arg(1)
+    ->Arg(0)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
+void BM_Seed003(benchmark::State& state) {
+  runSeed(state, "seed-003.yaml");
+}
+BENCHMARK(BM_Seed003)
     ->ArgName("protection")
     ->Arg(1)
     ->Arg(0)

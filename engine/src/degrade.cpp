@@ -126,8 +126,14 @@ void DegradeRouter::lock(std::uint64_t session, std::int32_t route, Micros now) 
   // bounded by the sessions degraded within one TTL.
   if (now - lastSweep_ >= cfg_.lockTtl) {
     lastSweep_ = now;
-    for (auto it = locks_.begin(); it != locks_.end();)
-      it = now >= it->second.until ? locks_.erase(it) : std::next(it);
+    for (auto it = locks_.begin(); it != locks_.end();) {
+      if (now >= it->second.until) {
+        it = locks_.erase(it);
+        ++counters_.lockExpired;
+      } else {
+        ++it;
+      }
+    }
   }
 }
 

@@ -55,13 +55,13 @@ const std::string& Limiter::name(LimitScope scope, std::uint32_t id) const {
 
 // Checks one key without taking anything (so a refusal by a later key leaves earlier buckets
 // untouched): concurrency, then request rate, then tokens.
-LimitReason Limiter::check(State& st, Micros now, double cost, double tokenCost) {
+LimitReason Limiter::check(State& st, Micros now, double tokenCost, double rateFactor) {
   if (!st.rule) return LimitReason::None;
   if (st.rule->maxConcurrent && st.inFlight >= st.rule->maxConcurrent)
     return LimitReason::Concurrency;
-  if (st.requests.limited() && st.requests.level(now) + 1e-9 < cost)
+  if (st.requests.limited() && st.requests.level(now, rateFactor) + 1e-9 < 1.0)
     return LimitReason::RateLimited;
-  if (st.tokens.limited() && st.tokens.level(now) + 1e-9 < tokenCost)
+  if (st.tokens.limited() && st.tokens.level(now, rateFactor) + 1e-9 < tokenCost)
     return LimitReason::TokenLimited;
   return LimitReason::None;
 }
@@ -74,32 +74,31 @@ LimitDecision Limiter::admit(const LimitKey& k, Micros now, double estTokens, bo
   // Shedding by priority: non-critical traffic goes first, critical only near the ceiling.
   if (cfg_.shedAt > 0 && (load >= cfg_.shedCriticalAt || (!critical && load >= cfg_.shedAt))) {
     ++st[0]->counters.rejectedBy[static_cast<int>(LimitReason::Shed)];
-    return {LimitReason::Shed, LimitScope::Tenant};
+    return {LimitReason::Shed, LimitScope::Tenant, 0};
   }
-  // Adaptive limits: as instances saturate, each request costs more of the bucket — the
-  // same as shrinking the rate by `factor`, without touching the buckets' state.
+  // Adaptive limits: as instances saturate, every bucket refills more slowly — the rates
+  // shrink by `factor`, bursts stay, so even a one-request bucket keeps admitting.
   double factor = 1.0;
   if (cfg_.adaptive && saturation > cfg_.adaptiveFrom) {
     const double x = std::min(1.0, (saturation - cfg_.adaptiveFrom) / (1.0 - cfg_.adaptiveFrom));
     factor = 1.0 - x * (1.0 - cfg_.adaptiveMin);
   }
-  const double cost = 1.0 / factor, tokenCost = estTokens / factor;
   for (int s = 0; s < kLimitScopes; ++s) {
-    const LimitReason r = check(*st[s], now, cost, tokenCost);
+    const LimitReason r = check(*st[s], now, estTokens, factor);
     if (r != LimitReason::None) {
       ++st[0]->counters.rejectedBy[static_cast<int>(r)];
-      return {r, static_cast<LimitScope>(s)};
+      return {r, static_cast<LimitScope>(s), 0};
     }
   }
   for (State* x : st) {
     if (!x->rule) continue;
-    x->requests.tryTake(now, cost);
-    x->tokens.tryTake(now, tokenCost);
+    x->requests.tryTake(now, 1.0, factor);
+    x->tokens.tryTake(now, estTokens, factor);
     ++x->inFlight;
   }
   ++st[0]->counters.admitted;
   LimitDecision ok;
-  ok.tokensTaken = tokenCost;
+  ok.tokensTaken = estTokens;
   return ok;
 }
 

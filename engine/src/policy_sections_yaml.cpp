@@ -2,6 +2,9 @@
 // (with file:line errors) and writing them back.
 #include "spillway/policy_sections_yaml.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 namespace spillway {
 namespace {
 
@@ -16,7 +19,8 @@ std::uint32_t tokenCount(const YamlReader& r, const YAML::Node& n, const std::st
   try {
     std::size_t used = 0;
     const double v = std::stod(s, &used);
-    if (used != s.size() || v < 0 || v * mult > 1e9) throw std::invalid_argument(s);
+    if (used != s.size() || !std::isfinite(v) || v < 0 || v * mult > 1e9)
+      throw std::invalid_argument(s);
     return static_cast<std::uint32_t>(v * mult);
   } catch (const std::exception&) {
     r.fail(n.Mark(), key,

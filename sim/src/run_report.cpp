@@ -64,7 +64,7 @@ RunReport Simulator::Impl::report() const {
       tr.tokens = lc.tokens;
       if (const LimitRule* rule = limiter->rule(LimitScope::Tenant, t)) {
         tr.rate = rule->rate;
-        tr.burst = rule->burst > 0 ? rule->burst : rule->rate;
+        tr.burst = rule->burst > 0 ? rule->burst : std::max(1.0, rule->rate);  // as the bucket
         tr.tokensPerSecond = rule->tokensPerSecond;
         tr.maxConcurrent = rule->maxConcurrent;
       }

@@ -22,10 +22,11 @@ class TokenBucket {
   TokenBucket() = default;
   TokenBucket(double rate, double burst) : rate_(rate), burst_(burst), level_(burst) {}
   bool limited() const { return rate_ > 0; }
-  // Takes `n` tokens if there are that many at `now`.
-  bool tryTake(Micros now, double n) {
+  // Takes `n` tokens if there are that many at `now`. `rateFactor` (adaptive limits) scales
+  // the refill since the last call: the bucket fills more slowly while instances saturate.
+  bool tryTake(Micros now, double n, double rateFactor = 1.0) {
     if (rate_ <= 0) return true;
-    refill(now);
+    refill(now, rateFactor);
     if (level_ + 1e-9 < n) return false;
     level_ -= n;
     return true;
@@ -33,18 +34,19 @@ class TokenBucket {
   // Adds `n` back (or takes more when negative) — reconciling an estimate; never above burst.
   void adjust(Micros now, double n) {
     if (rate_ <= 0) return;
-    refill(now);
+    refill(now, 1.0);
     level_ = std::min(burst_, level_ + n);
   }
-  double level(Micros now) {
-    refill(now);
+  double level(Micros now, double rateFactor = 1.0) {
+    refill(now, rateFactor);
     return level_;
   }
 
  private:
-  void refill(Micros now) {
+  void refill(Micros now, double rateFactor) {
     if (now > last_) {
-      level_ = std::min(burst_, level_ + rate_ * static_cast<double>(now - last_) * 1e-6);
+      level_ =
+          std::min(burst_, level_ + rate_ * rateFactor * static_cast<double>(now - last_) * 1e-6);
       last_ = now;
     }
   }
@@ -65,7 +67,7 @@ struct LimitKey {
 struct LimitDecision {
   LimitReason reason = LimitReason::None;
   LimitScope scope = LimitScope::Tenant;  // which key refused
-  double tokensTaken = 0;  // what admission charged (estimate ÷ adaptive factor): settle with it
+  double tokensTaken = 0;                 // what admission charged: settle with it in complete()
   explicit operator bool() const { return reason == LimitReason::None; }
 };
 
@@ -113,7 +115,7 @@ class Limiter {
     LimitCounters counters;
   };
   State& state(LimitScope s, std::uint32_t id) { return keys_[static_cast<int>(s)][id]; }
-  LimitReason check(State& st, Micros now, double cost, double tokenCost);
+  LimitReason check(State& st, Micros now, double tokenCost, double rateFactor);
 
   LimitsConfig cfg_;
   std::array<std::vector<State>, kLimitScopes> keys_;
