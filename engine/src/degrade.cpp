@@ -71,15 +71,25 @@ void DegradeRouter::plan(ModelId primary, TagMask tags, std::uint32_t context,
                          std::vector<RouteStep>& out) {
   out.clear();
   ++counters_.planned;
-  const ModelProfile* prim = profiles_[primary];
-  // Without a profile for the primary, quality cannot be compared: only tags decide.
-  const double floor = prim ? prim->quality - cfg_.maxQualityDrop : -1.0;
-  for (ModelId m : chains_[primary]) {
-    const ModelProfile* p = profiles_[m];
-    if (!p || (covers_[m] & tags) != tags || p->quality < floor - 1e-12) {
-      ++counters_.ineligible;
-      continue;
+  auto it = eligible_.find(PlanKey{primary, tags});
+  if (it == eligible_.end()) {
+    Eligible e;
+    const ModelProfile* prim = profiles_[primary];
+    // Without a profile for the primary, quality cannot be compared: only tags decide.
+    const double floor = prim ? prim->quality - cfg_.maxQualityDrop : -1.0;
+    for (ModelId m : chains_[primary]) {
+      const ModelProfile* p = profiles_[m];
+      if (!p || (covers_[m] & tags) != tags || p->quality < floor - 1e-12) {
+        ++e.ineligible;
+        continue;
+      }
+      e.models.push_back(m);
     }
+    it = eligible_.emplace(PlanKey{primary, tags}, std::move(e)).first;
+  }
+  counters_.ineligible += it->second.ineligible;
+  for (ModelId m : it->second.models) {
+    const ModelProfile* p = profiles_[m];
     RouteStep step{m, 0};
     if (p->context > 0 && context > p->context) {
       if (cfg_.contextOverflow == ContextOverflow::Skip) {

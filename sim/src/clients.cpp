@@ -92,13 +92,7 @@ void Simulator::Impl::beginOriginal(std::uint32_t ri, double carried) {
   // The gateway sizes a request by its prompt and the output it usually gets.
   r.estTokens = r.inTokens + cs.outputTokens.median;
   r.cacheKey = -1;
-  if (!cl.keyCdf.empty()) {
-    const double u = cl.draws.uniform();
-    r.cacheKey = static_cast<std::int32_t>(std::lower_bound(cl.keyCdf.begin(), cl.keyCdf.end(), u) -
-                                           cl.keyCdf.begin());
-    if (r.cacheKey >= static_cast<std::int32_t>(cl.keyCdf.size()))
-      r.cacheKey = static_cast<std::int32_t>(cl.keyCdf.size()) - 1;
-  }
+  if (cl.keys) r.cacheKey = static_cast<std::int32_t>((*cl.keys)(cl.draws));
   ++originals;
   ++cl.rep.originals;
   ++cl.tick.originals;

@@ -288,20 +288,31 @@ bool Simulator::Impl::wouldSucceed(std::uint32_t i, const Request& r) {
   std::uint32_t occupancy = in.busy + 1;
   if (in.busy >= in.slotsEff || in.queue.size() > 0) {
     if (in.queue.full()) return false;
-    // Replay the FIFO: slots free at their jobs' finish times.
-    std::priority_queue<Micros, std::vector<Micros>, std::greater<>> free;
-    for (std::uint32_t j : in.running) free.push(jobs[j].finish);
-    while (free.size() > in.slotsEff) free.pop();  // capacity shrank: extra jobs finish first
-    while (free.size() < in.slotsEff) free.push(now);
+    // Replay the FIFO: slots free at their jobs' finish times (a min-heap in a reused scratch
+    // vector — this runs for every block of a busy instance).
+    std::vector<Micros>& free = gtScratch_;
+    const auto later = std::greater<>();
+    free.clear();
+    for (std::uint32_t j : in.running) free.push_back(jobs[j].finish);
+    std::make_heap(free.begin(), free.end(), later);
+    while (free.size() > in.slotsEff) {  // capacity shrank: extra jobs finish first
+      std::pop_heap(free.begin(), free.end(), later);
+      free.pop_back();
+    }
+    while (free.size() < in.slotsEff) {
+      free.push_back(now);
+      std::push_heap(free.begin(), free.end(), later);
+    }
     for (std::size_t q = 0; q < in.queue.size(); ++q) {
       const QueueEntry& e = in.queue.at(q);
-      const Micros t = free.top();
+      const Micros t = free.front();
       const bool alive = requests[e.request].token == e.token && t < e.deadline;
       if (!alive && !ms.serveAbandoned) continue;
-      free.pop();
-      free.push(t + serviceTime(in, e.work, in.slotsEff, t));
+      std::pop_heap(free.begin(), free.end(), later);
+      free.back() = t + serviceTime(in, e.work, in.slotsEff, t);
+      std::push_heap(free.begin(), free.end(), later);
     }
-    start = std::max(now, free.top());
+    start = std::max(now, free.front());
     occupancy = in.slotsEff;
   }
   const Micros latency = start - now + serviceTime(in, work, occupancy, start);

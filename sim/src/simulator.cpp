@@ -80,12 +80,11 @@ void Simulator::Impl::buildDegradeAndLimits() {
     }
     if (degrading) cl.tags = router->tagMask(cs.tags);
     if (cs.cache.keys > 0) {
-      // Zipf popularity: P(key k) ∝ 1 / (k+1)^s.
-      cl.keyCdf.resize(cs.cache.keys);
-      double sum = 0;
+      // Zipf popularity: P(key k) ∝ 1 / (k+1)^s, drawn in O(1) (Boost's alias table).
+      std::vector<double> weights(cs.cache.keys);
       for (std::uint32_t k = 0; k < cs.cache.keys; ++k)
-        cl.keyCdf[k] = (sum += 1.0 / std::pow(static_cast<double>(k) + 1.0, cs.cache.zipf));
-      for (double& x : cl.keyCdf) x /= sum;
+        weights[k] = 1.0 / std::pow(static_cast<double>(k) + 1.0, cs.cache.zipf);
+      cl.keys.emplace(weights.begin(), weights.end());
       cl.cachedAt.assign(cs.cache.keys, kNever);
     }
   }

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <boost/random/discrete_distribution.hpp>
+
 #include "spillway/degrade.hpp"
 #include "spillway/histogram.hpp"
 #include "spillway/kpi.hpp"
@@ -187,7 +189,7 @@ struct ClientState {
   LimitKey limitKey;
   TagMask tags = 0;
   bool critical = false;
-  std::vector<double> keyCdf;    // Zipf CDF over cache keys
+  std::optional<boost::random::discrete_distribution<std::uint32_t, double>> keys;  // Zipf
   std::vector<Micros> cachedAt;  // when each key was last answered (kNever: never)
   std::uint64_t sessions = 0;
 };
@@ -257,6 +259,7 @@ struct Simulator::Impl {
   std::vector<std::string> instanceNames, clientNames;
   LatencyHistogram answered;
   std::vector<std::uint8_t> tried_;  // scratch for dispatch
+  std::vector<Micros> gtScratch_;     // scratch for the ground truth's FIFO replay
   // Degradation and limits (off in the baseline: a plain forwarder has neither).
   std::optional<Limiter> limiter;
   std::optional<DegradeRouter> router;

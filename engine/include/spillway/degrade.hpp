@@ -81,6 +81,23 @@ class DegradeRouter {
   std::map<std::string, ModelProfile> profileStore_;
   std::unordered_map<std::string, int> tagBits_;
   std::unordered_map<std::uint64_t, DegradeLock> locks_;
+  // Backups eligible by tags and quality, per (primary, tag set): that part of a plan does
+  // not depend on the request, so it is computed once; only the context check runs per call.
+  struct PlanKey {
+    ModelId primary;
+    TagMask tags;
+    bool operator==(const PlanKey&) const = default;
+  };
+  struct PlanKeyHash {
+    std::size_t operator()(const PlanKey& k) const {
+      return std::hash<std::uint64_t>{}(k.tags * 0x9e3779b97f4a7c15ULL ^ k.primary);
+    }
+  };
+  struct Eligible {
+    std::vector<ModelId> models;
+    std::uint32_t ineligible = 0;
+  };
+  std::unordered_map<PlanKey, Eligible, PlanKeyHash> eligible_;
   DegradeCounters counters_;
   Micros lastSweep_ = 0;
 };
