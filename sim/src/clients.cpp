@@ -53,7 +53,7 @@ void Simulator::Impl::scheduleArrival(std::uint32_t c, Micros from) {
     next = from + std::max<Micros>(1, static_cast<Micros>(cl.arrivals.exponential(1e6 / rate)));
   const bool probe = next > recheck;
   if (probe) next = recheck;
-  if (next < sc.duration) agenda.push(next, kPrioWork, kArrival, c, probe ? 1 : 0);
+  if (next < sc.duration) agenda.pushArrival(next, kPrioWork, kArrival, c, probe ? 1 : 0);
 }
 
 void Simulator::Impl::onArrival(std::uint32_t c, bool probeOnly) {

@@ -238,7 +238,7 @@ struct Simulator::Impl {
   SimOptions opt;
   Tee tee;
   Engine engine;
-  EventQueue agenda;
+  Agenda agenda;
   Stream gatewayRng;
   std::vector<ModelGroup> models;
   std::vector<Instance> inst;

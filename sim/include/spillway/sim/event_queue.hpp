@@ -41,6 +41,16 @@ class EventQueue {
   std::uint64_t pushed() const { return seq_; }
   void reserve(std::size_t n) { heap_.reserve(n); }
 
+  // An event whose order word was made elsewhere (two queues sharing one sequence).
+  void pushOrdered(const SimEvent& e) {
+    heap_.push_back(e);
+    siftUp(heap_.size() - 1);
+  }
+  static std::uint64_t order(std::uint8_t priority, std::uint64_t seq) {
+    return (std::uint64_t{priority} << 56) | (seq & kSeqMask);
+  }
+  static bool before(const SimEvent& a, const SimEvent& b) { return key(a) < key(b); }
+
  private:
   static constexpr std::uint64_t kSeqMask = (std::uint64_t{1} << 56) - 1;
   __extension__ using Key = unsigned __int128;  // GCC/Clang builtin; -Wpedantic-clean
@@ -48,7 +58,6 @@ class EventQueue {
   static Key key(const SimEvent& e) {
     return (static_cast<Key>(static_cast<std::uint64_t>(e.time)) << 64) | e.order;
   }
-  static bool before(const SimEvent& a, const SimEvent& b) { return key(a) < key(b); }
   void siftUp(std::size_t i) {
     const SimEvent e = heap_[i];
     while (i > 0) {
@@ -86,6 +95,36 @@ class EventQueue {
     siftUp(i);
   }
   std::vector<SimEvent> heap_;
+  std::uint64_t seq_ = 0;
+};
+
+// The simulator's agenda: one queue for everything, plus a small lane for the clients' next
+// arrivals (one pending per client). Every request starts with an arrival, so keeping those
+// out of the big heap saves a push and a pop on it per request; the lanes share one sequence,
+// so events pop in exactly the (time, priority, sequence) order a single queue would give.
+class Agenda {
+ public:
+  void push(Micros time, std::uint8_t priority, std::uint32_t kind, std::uint32_t target,
+            std::uint32_t gen = 0) {
+    main_.pushOrdered(SimEvent{time, EventQueue::order(priority, seq_++), kind, target, gen, 0});
+  }
+  void pushArrival(Micros time, std::uint8_t priority, std::uint32_t kind, std::uint32_t target,
+                   std::uint32_t gen = 0) {
+    arrivals_.pushOrdered(
+        SimEvent{time, EventQueue::order(priority, seq_++), kind, target, gen, 0});
+  }
+  bool empty() const { return main_.empty() && arrivals_.empty(); }
+  const SimEvent& top() const { return fromArrivals() ? arrivals_.top() : main_.top(); }
+  SimEvent pop() { return fromArrivals() ? arrivals_.pop() : main_.pop(); }
+  std::size_t size() const { return main_.size() + arrivals_.size(); }
+
+ private:
+  bool fromArrivals() const {
+    if (arrivals_.empty()) return false;
+    if (main_.empty()) return true;
+    return EventQueue::before(arrivals_.top(), main_.top());
+  }
+  EventQueue main_, arrivals_;
   std::uint64_t seq_ = 0;
 };
 
