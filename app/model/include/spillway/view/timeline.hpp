@@ -1,0 +1,93 @@
+#pragma once
+// What the console draws, built from a run and nothing else — toolkit-neutral (no Qt), so the
+// views stay thin and the data is tested without widgets (as Wireshark keeps its I/O-graph
+// model under the Qt layer). One RunTimeline per run: per-instance series on one time axis,
+// breaker state bands taken from the exact transition times, fault markers (onset, detection,
+// restore), per-client series, and the KPI rows with deltas against other runs.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spillway/events.hpp"
+#include "spillway/sim/report.hpp"
+#include "spillway/sim/series.hpp"
+
+namespace spillway::view {
+
+// A stretch of time an instance's breaker spent in one state (ramping = CLOSED while traffic
+// is still being ramped back).
+struct StateBand {
+  Micros start = 0, end = 0;
+  BreakerState state = BreakerState::Closed;
+  bool ramping = false;
+  bool operator==(const StateBand&) const = default;
+};
+
+// Bands covering [0, end) without gaps or overlaps, from an instance's events in time order.
+// `initial` is the state before the first event (CLOSED, or METRICS_ONLY for a baseline).
+std::vector<StateBand> bandsFromEvents(const std::vector<Event>& events, InstanceId instance,
+                                       BreakerState initial, Micros end);
+
+struct Marker {
+  enum class Kind { FaultStart, FaultEnd, Detected, Restored, WouldOpen };
+  Micros at = 0;
+  Kind kind = Kind::FaultStart;
+  std::string label;
+};
+
+struct InstanceTimeline {
+  std::string name, model;
+  std::vector<double> t;  // seconds, end of each tick
+  std::vector<double> errorRate, slowRate, p99Ms, baselineP99Ms;
+  std::vector<double> throughput;  // answers per second
+  std::vector<double> rejected;    // breaker blocks per second
+  std::vector<double> busy, queued;
+  std::vector<StateBand> bands;
+  std::vector<Marker> markers;  // in time order
+};
+
+struct ClientTimeline {
+  std::string name;
+  bool core = false;
+  std::vector<double> t;
+  std::vector<double> availability;  // available ÷ finished in the tick; NaN when none ended
+  std::vector<double> p99Ms;
+  std::vector<double> originals;  // per second
+};
+
+class RunTimeline {
+ public:
+  // `series` must have been filled by the run (SimOptions::series), `events` are its breaker
+  // events in time order, `report` its KPI report.
+  static RunTimeline build(const sim::VectorSeries& series, const std::vector<Event>& events,
+                           const sim::RunReport& report, Micros tick);
+
+  const std::vector<InstanceTimeline>& instances() const { return instances_; }
+  const std::vector<ClientTimeline>& clients() const { return clients_; }
+  Micros end() const { return end_; }
+  // Index of the last tick at or before `t` (the scrubber's position); 0 before the first.
+  std::size_t indexAt(Micros t) const;
+  // The band an instance is in at `t`.
+  const StateBand* bandAt(std::size_t instance, Micros t) const;
+
+ private:
+  std::vector<InstanceTimeline> instances_;
+  std::vector<ClientTimeline> clients_;
+  Micros tick_ = 0, end_ = 0;
+};
+
+// One KPI row of the panel: the current run's value and its deltas against the baseline and
+// the previous run. Values are shares (0…1), seconds or ratios, as `unit` says; n/a = nullopt.
+struct KpiRow {
+  std::string name;
+  std::string unit;  // "share", "s", "x", "ms"
+  bool higherIsBetter = true;
+  std::optional<double> current, baseline, previous;
+  std::optional<double> deltaBaseline() const;
+  std::optional<double> deltaPrevious() const;
+};
+
+std::vector<KpiRow> kpiRows(const sim::RunReport& current, const sim::RunReport* baseline,
+                            const sim::RunReport* previous);
+
+}  // namespace spillway::view

@@ -1,0 +1,193 @@
+#include "spillway/view/timeline.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace spillway::view {
+
+std::vector<StateBand> bandsFromEvents(const std::vector<Event>& events, InstanceId instance,
+                                       BreakerState initial, Micros end) {
+  std::vector<StateBand> out;
+  BreakerState state = initial;
+  bool ramping = false;
+  Micros start = 0;
+  auto change = [&](Micros at, BreakerState s, bool r) {
+    if (s == state && r == ramping) return;
+    if (at > start) out.push_back(StateBand{start, at, state, ramping});
+    start = std::max(start, at);
+    state = s;
+    ramping = r;
+  };
+  for (const Event& e : events) {
+    if (e.instance != instance) continue;
+    if (e.ts >= end) break;
+    switch (e.kind) {
+      case EventKind::Transition:
+        // Closing after a probe streak starts the ramp (the engine publishes RampComplete at
+        // once when the policy has no ramp, which ends a zero-length band).
+        change(e.ts, e.to, e.to == BreakerState::Closed && e.reason == Reason::ProbeStreak);
+        break;
+      case EventKind::RampComplete:
+        change(e.ts, state, false);
+        break;
+      case EventKind::WouldOpen:
+        break;
+    }
+  }
+  if (end > start) out.push_back(StateBand{start, end, state, ramping});
+  return out;
+}
+
+namespace {
+
+double perSecond(std::uint32_t n, Micros tick) {
+  return static_cast<double>(n) * 1e6 / static_cast<double>(tick);
+}
+
+}  // namespace
+
+RunTimeline RunTimeline::build(const sim::VectorSeries& series, const std::vector<Event>& events,
+                               const sim::RunReport& report, Micros tick) {
+  RunTimeline tl;
+  tl.tick_ = tick;
+  tl.end_ = report.simulated;
+  tl.instances_.resize(series.instanceNames.size());
+  for (std::size_t i = 0; i < tl.instances_.size(); ++i) {
+    tl.instances_[i].name = series.instanceNames[i];
+    if (i < report.instances.size()) tl.instances_[i].model = report.instances[i].model;
+  }
+  for (const sim::InstanceTick& row : series.instances) {
+    InstanceTimeline& it = tl.instances_.at(row.instance);
+    it.t.push_back(static_cast<double>(row.t) / 1e6);
+    it.errorRate.push_back(row.errorRate);
+    it.slowRate.push_back(row.slowRate);
+    it.p99Ms.push_back(row.p99Ms);
+    it.baselineP99Ms.push_back(row.baselineP99Ms);
+    it.throughput.push_back(perSecond(row.responses, tick));
+    it.rejected.push_back(perSecond(row.rejected, tick));
+    it.busy.push_back(row.busy);
+    it.queued.push_back(row.queued);
+  }
+  // The engine numbers instances in the order the simulator registered them, which is the
+  // series' order; a baseline run's breakers only watch.
+  const BreakerState initial = report.protection ? BreakerState::Closed : BreakerState::MetricsOnly;
+  for (std::size_t i = 0; i < tl.instances_.size(); ++i) {
+    InstanceTimeline& it = tl.instances_[i];
+    it.bands = bandsFromEvents(events, static_cast<InstanceId>(i), initial, tl.end_);
+    for (const Event& e : events)
+      if (e.instance == i && e.kind == EventKind::WouldOpen)
+        it.markers.push_back({e.ts, Marker::Kind::WouldOpen, "would open"});
+  }
+  for (const sim::FaultReport& f : report.faults) {
+    auto pos = std::find_if(tl.instances_.begin(), tl.instances_.end(),
+                            [&](const InstanceTimeline& x) { return x.name == f.instance; });
+    if (pos == tl.instances_.end()) continue;
+    const std::string kind(sim::faultKindName(f.kind));
+    pos->markers.push_back({f.start, Marker::Kind::FaultStart, kind + " starts"});
+    if (f.ended) pos->markers.push_back({f.end, Marker::Kind::FaultEnd, kind + " ends"});
+    if (f.detected) pos->markers.push_back({f.start + f.ttd, Marker::Kind::Detected, "detected"});
+    if (f.restored)
+      pos->markers.push_back({f.start + f.mttr, Marker::Kind::Restored, "traffic restored"});
+  }
+  for (InstanceTimeline& it : tl.instances_)
+    std::stable_sort(it.markers.begin(), it.markers.end(),
+                     [](const Marker& a, const Marker& b) { return a.at < b.at; });
+
+  tl.clients_.resize(series.clientNames.size());
+  for (std::size_t c = 0; c < tl.clients_.size(); ++c) {
+    tl.clients_[c].name = series.clientNames[c];
+    if (c < report.clients.size())
+      tl.clients_[c].core = report.clients[c].criticality == sim::Criticality::Core;
+  }
+  for (const sim::ClientTick& row : series.clients) {
+    ClientTimeline& ct = tl.clients_.at(row.client);
+    ct.t.push_back(static_cast<double>(row.t) / 1e6);
+    ct.availability.push_back(row.finished ? static_cast<double>(row.available) / row.finished
+                                           : std::numeric_limits<double>::quiet_NaN());
+    ct.p99Ms.push_back(row.p99Ms);
+    ct.originals.push_back(perSecond(row.originals, tick));
+  }
+  return tl;
+}
+
+std::size_t RunTimeline::indexAt(Micros t) const {
+  if (instances_.empty() || instances_.front().t.empty()) return 0;
+  const std::vector<double>& ts = instances_.front().t;
+  const double s = static_cast<double>(t) / 1e6;
+  auto it = std::upper_bound(ts.begin(), ts.end(), s + 1e-9);
+  return it == ts.begin() ? 0 : static_cast<std::size_t>(it - ts.begin()) - 1;
+}
+
+const StateBand* RunTimeline::bandAt(std::size_t instance, Micros t) const {
+  const std::vector<StateBand>& bands = instances_.at(instance).bands;
+  auto it = std::upper_bound(bands.begin(), bands.end(), t,
+                             [](Micros x, const StateBand& b) { return x < b.end; });
+  return it == bands.end() || t < it->start ? nullptr : &*it;
+}
+
+std::optional<double> KpiRow::deltaBaseline() const {
+  if (!current || !baseline) return std::nullopt;
+  return *current - *baseline;
+}
+std::optional<double> KpiRow::deltaPrevious() const {
+  if (!current || !previous) return std::nullopt;
+  return *current - *previous;
+}
+
+namespace {
+
+struct KpiDef {
+  const char* name;
+  const char* unit;
+  bool higherIsBetter;
+  std::optional<double> (*get)(const sim::RunReport&);
+};
+
+std::optional<double> seconds(const std::optional<Micros>& d) {
+  if (!d) return std::nullopt;
+  return static_cast<double>(*d) / 1e6;
+}
+
+const KpiDef kKpis[] = {
+    {"availability", "share", true, [](const sim::RunReport& r) { return r.availability.value(); }},
+    {"core availability", "share", true,
+     [](const sim::RunReport& r) { return r.coreAvailability.value(); }},
+    {"core availability during faults", "share", true,
+     [](const sim::RunReport& r) { return r.coreAvailabilityInFault.value(); }},
+    {"degrade success rate", "share", true,
+     [](const sim::RunReport& r) { return r.degradeSuccess.value(); }},
+    {"false-positive rate", "share", false,
+     [](const sim::RunReport& r) { return r.falsePositive.value(); }},
+    {"fault interception rate", "share", true,
+     [](const sim::RunReport& r) { return r.interception.value(); }},
+    {"TTD (mean)", "s", false, [](const sim::RunReport& r) { return seconds(r.meanTtd); }},
+    {"MTTR (mean)", "s", false, [](const sim::RunReport& r) { return seconds(r.meanMttr); }},
+    {"retry amplification", "x", false,
+     [](const sim::RunReport& r) { return r.retryAmplification.value(); }},
+    {"latency p99", "ms", false,
+     [](const sim::RunReport& r) -> std::optional<double> {
+       if (r.ends[static_cast<int>(sim::End::Success)] == 0) return std::nullopt;
+       return r.p99Ms;
+     }},
+};
+
+}  // namespace
+
+std::vector<KpiRow> kpiRows(const sim::RunReport& current, const sim::RunReport* baseline,
+                            const sim::RunReport* previous) {
+  std::vector<KpiRow> rows;
+  for (const KpiDef& d : kKpis) {
+    KpiRow row;
+    row.name = d.name;
+    row.unit = d.unit;
+    row.higherIsBetter = d.higherIsBetter;
+    row.current = d.get(current);
+    if (baseline) row.baseline = d.get(*baseline);
+    if (previous) row.previous = d.get(*previous);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace spillway::view

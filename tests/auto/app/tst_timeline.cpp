@@ -1,0 +1,290 @@
+// The console's view models without widgets: state bands from transitions, series and markers
+// built from a real run, the scrubber's lookups, and KPI deltas.
+#include <QTest>
+
+#include <cmath>
+
+#include "spillway/sim/scenario_yaml.hpp"
+#include "spillway/sim/simulator.hpp"
+#include "spillway/view/timeline.hpp"
+
+using namespace spillway;
+using namespace spillway::view;
+
+Q_DECLARE_METATYPE(std::vector<spillway::Event>)
+Q_DECLARE_METATYPE(std::vector<spillway::view::StateBand>)
+
+namespace {
+
+Event transition(Micros ts, BreakerState from, BreakerState to, Reason why, InstanceId id = 0) {
+  Event e;
+  e.ts = ts;
+  e.instance = id;
+  e.kind = EventKind::Transition;
+  e.from = from;
+  e.to = to;
+  e.reason = why;
+  return e;
+}
+
+Event rampComplete(Micros ts, InstanceId id = 0) {
+  Event e;
+  e.ts = ts;
+  e.instance = id;
+  e.kind = EventKind::RampComplete;
+  e.from = e.to = BreakerState::Closed;
+  e.reason = Reason::RampComplete;
+  return e;
+}
+
+using S = BreakerState;
+
+// Bands must tile [0, end): contiguous, non-empty, and never two equal neighbours.
+void checkTiling(const std::vector<StateBand>& bands, Micros end) {
+  QVERIFY(!bands.empty());
+  QCOMPARE(bands.front().start, Micros{0});
+  QCOMPARE(bands.back().end, end);
+  for (std::size_t i = 0; i < bands.size(); ++i) {
+    QVERIFY(bands[i].start < bands[i].end);
+    if (i > 0) {
+      QCOMPARE(bands[i].start, bands[i - 1].end);
+      QVERIFY(bands[i].state != bands[i - 1].state || bands[i].ramping != bands[i - 1].ramping);
+    }
+  }
+}
+
+struct Run {
+  sim::Scenario sc;
+  sim::VectorSeries series;
+  VectorSink events;
+  sim::RunReport report;
+};
+
+Run runSeed000(bool protection, Micros duration) {
+  Run r;
+  r.sc = sim::loadScenarioFile(SPILLWAY_RESOURCES_DIR "/scenarios/seed-000.yaml");
+  r.sc.duration = duration;
+  sim::SimOptions opt;
+  opt.protection = protection;
+  opt.series = &r.series;
+  opt.events = &r.events;
+  sim::Simulator s(r.sc, opt);
+  s.run();
+  r.report = s.report();
+  return r;
+}
+
+}  // namespace
+
+class TstTimeline : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void bands_data();
+  void bands();
+  void otherInstancesIgnored();
+  void seriesFromARun();
+  void markersFromFaults();
+  void scrubberLookups();
+  void kpiDeltas();
+};
+
+void TstTimeline::bands_data() {
+  QTest::addColumn<std::vector<Event>>("events");
+  QTest::addColumn<std::vector<StateBand>>("want");
+  const Micros end = seconds(100);
+  QTest::newRow("no events: one band")
+      << std::vector<Event>{} << std::vector<StateBand>{{0, end, S::Closed, false}};
+  QTest::newRow("trip, probe, close, ramp, done")
+      << std::vector<Event>{transition(seconds(10), S::Closed, S::Open, Reason::SlowRate),
+                            transition(seconds(20), S::Open, S::HalfOpen, Reason::OpenElapsed),
+                            transition(seconds(25), S::HalfOpen, S::Closed, Reason::ProbeStreak),
+                            rampComplete(seconds(55))}
+      << std::vector<StateBand>{{0, seconds(10), S::Closed, false},
+                                {seconds(10), seconds(20), S::Open, false},
+                                {seconds(20), seconds(25), S::HalfOpen, false},
+                                {seconds(25), seconds(55), S::Closed, true},
+                                {seconds(55), end, S::Closed, false}};
+  QTest::newRow("ramp relapse reopens")
+      << std::vector<Event>{transition(seconds(10), S::Closed, S::Open, Reason::ErrorRate),
+                            transition(seconds(20), S::Open, S::HalfOpen, Reason::OpenElapsed),
+                            transition(seconds(22), S::HalfOpen, S::Closed, Reason::ProbeStreak),
+                            transition(seconds(30), S::Closed, S::Open, Reason::RampRelapse)}
+      << std::vector<StateBand>{{0, seconds(10), S::Closed, false},
+                                {seconds(10), seconds(20), S::Open, false},
+                                {seconds(20), seconds(22), S::HalfOpen, false},
+                                {seconds(22), seconds(30), S::Closed, true},
+                                {seconds(30), end, S::Open, false}};
+  // With no ramp the engine publishes RampComplete at the closing instant: no empty band.
+  QTest::newRow("close without ramp")
+      << std::vector<Event>{transition(seconds(10), S::Closed, S::Open, Reason::ErrorRate),
+                            transition(seconds(40), S::Open, S::Closed, Reason::ProbeStreak),
+                            rampComplete(seconds(40))}
+      << std::vector<StateBand>{{0, seconds(10), S::Closed, false},
+                                {seconds(10), seconds(40), S::Open, false},
+                                {seconds(40), end, S::Closed, false}};
+  QTest::newRow("forced open, manual close is not a ramp")
+      << std::vector<Event>{transition(seconds(5), S::Closed, S::ForcedOpen, Reason::Manual),
+                            transition(seconds(8), S::ForcedOpen, S::Closed, Reason::Manual)}
+      << std::vector<StateBand>{{0, seconds(5), S::Closed, false},
+                                {seconds(5), seconds(8), S::ForcedOpen, false},
+                                {seconds(8), end, S::Closed, false}};
+  QTest::newRow("events after the end are cut")
+      << std::vector<Event>{transition(seconds(90), S::Closed, S::Open, Reason::ErrorRate),
+                            transition(seconds(120), S::Open, S::HalfOpen, Reason::OpenElapsed)}
+      << std::vector<StateBand>{{0, seconds(90), S::Closed, false},
+                                {seconds(90), end, S::Open, false}};
+}
+
+void TstTimeline::bands() {
+  QFETCH(std::vector<Event>, events);
+  QFETCH(std::vector<StateBand>, want);
+  const std::vector<StateBand> got = bandsFromEvents(events, 0, S::Closed, seconds(100));
+  checkTiling(got, seconds(100));
+  QCOMPARE(got.size(), want.size());
+  for (std::size_t i = 0; i < got.size(); ++i)
+    QVERIFY2(got[i] == want[i], qPrintable(QString::number(i)));
+}
+
+void TstTimeline::otherInstancesIgnored() {
+  const std::vector<Event> ev{transition(seconds(10), S::Closed, S::Open, Reason::ErrorRate, 1),
+                              transition(seconds(20), S::Closed, S::Open, Reason::ErrorRate, 0)};
+  const auto b0 = bandsFromEvents(ev, 0, S::Closed, seconds(30));
+  const auto b1 = bandsFromEvents(ev, 1, S::Closed, seconds(30));
+  QCOMPARE(b0.size(), std::size_t{2});
+  QCOMPARE(b0[1].start, seconds(20));
+  QCOMPARE(b1[1].start, seconds(10));
+}
+
+// A real run: one row per tick per instance and client, rates in range, the leaking instance
+// shows OPEN bands while the healthy ones stay CLOSED all along.
+void TstTimeline::seriesFromARun() {
+  const Run r = runSeed000(true, seconds(900));
+  const RunTimeline tl = RunTimeline::build(r.series, r.events.events, r.report, r.sc.tick);
+  QCOMPARE(tl.instances().size(), r.series.instanceNames.size());
+  QCOMPARE(tl.clients().size(), r.series.clientNames.size());
+  const std::size_t ticks = tl.instances().front().t.size();
+  QVERIFY(ticks >= 900);
+  for (const InstanceTimeline& it : tl.instances()) {
+    QCOMPARE(it.t.size(), ticks);
+    QCOMPARE(it.errorRate.size(), ticks);
+    QCOMPARE(it.throughput.size(), ticks);
+    for (std::size_t k = 0; k < ticks; ++k) {
+      QVERIFY(it.errorRate[k] >= 0 && it.errorRate[k] <= 1);
+      QVERIFY(it.slowRate[k] >= 0 && it.slowRate[k] <= 1);
+      if (k > 0) QVERIFY(it.t[k] > it.t[k - 1]);
+    }
+    checkTiling(it.bands, tl.end());
+  }
+  auto find = [&](const char* name) -> const InstanceTimeline& {
+    for (const InstanceTimeline& it : tl.instances())
+      if (it.name == name) return it;
+    return tl.instances().front();
+  };
+  const InstanceTimeline& leaking = find("chat-72b-3");
+  QCOMPARE(leaking.name, std::string("chat-72b-3"));
+  bool open = false;
+  for (const StateBand& b : leaking.bands) open = open || b.state == S::Open;
+  QVERIFY2(open, "the leaking instance must show an OPEN band");
+  const InstanceTimeline& healthy = find("chat-72b-4");
+  QCOMPARE(healthy.bands.size(), std::size_t{1});
+  QCOMPARE(healthy.bands.front().state, S::Closed);
+  // Throughput summed over the run matches the instance's attempts in the report, within the
+  // answers still in flight at the end (the series counts answers, the report attempts).
+  double answers = 0;
+  for (double v : healthy.throughput) answers += v * static_cast<double>(r.sc.tick) / 1e6;
+  std::uint64_t attempts = 0;
+  for (const auto& in : r.report.instances)
+    if (in.name == "chat-72b-4") attempts = in.attempts;
+  QVERIFY(std::abs(answers - static_cast<double>(attempts)) <= 0.01 * attempts + 50);
+  // Clients: availability is a share or NaN (no request ended in the tick).
+  for (const ClientTimeline& ct : tl.clients())
+    for (double a : ct.availability) QVERIFY(std::isnan(a) || (a >= 0 && a <= 1));
+  QVERIFY(tl.clients().front().core);  // customer-service is core
+}
+
+void TstTimeline::markersFromFaults() {
+  const Run r = runSeed000(true, seconds(1500));
+  const RunTimeline tl = RunTimeline::build(r.series, r.events.events, r.report, r.sc.tick);
+  for (const InstanceTimeline& it : tl.instances()) {
+    for (std::size_t k = 1; k < it.markers.size(); ++k)
+      QVERIFY(it.markers[k - 1].at <= it.markers[k].at);
+    if (it.name != "chat-72b-3") {
+      QVERIFY(it.markers.empty());
+      continue;
+    }
+    // The leak starts at 5 min, is detected (TTD) and ends at 20 min with the restart.
+    QVERIFY(it.markers.size() >= 3);
+    QCOMPARE(it.markers.front().kind, Marker::Kind::FaultStart);
+    QCOMPARE(it.markers.front().at, seconds(300));
+    bool detected = false, ended = false;
+    for (const Marker& m : it.markers) {
+      if (m.kind == Marker::Kind::Detected) {
+        detected = true;
+        QCOMPARE(m.at, seconds(300) + r.report.faults.front().ttd);
+        // Detection is the first OPEN: the band that starts there is OPEN.
+        const StateBand* b = tl.bandAt(&it - tl.instances().data(), m.at);
+        QVERIFY(b && b->state == S::Open && b->start == m.at);
+      }
+      if (m.kind == Marker::Kind::FaultEnd) {
+        ended = true;
+        QCOMPARE(m.at, seconds(1200));
+      }
+    }
+    QVERIFY(detected && ended);
+  }
+  // The baseline's breakers only watch: METRICS_ONLY throughout, "would open" marks instead.
+  const Run b = runSeed000(false, seconds(1500));
+  const RunTimeline bt = RunTimeline::build(b.series, b.events.events, b.report, b.sc.tick);
+  std::size_t wouldOpen = 0;
+  for (const InstanceTimeline& it : bt.instances()) {
+    QCOMPARE(it.bands.size(), std::size_t{1});
+    QCOMPARE(it.bands.front().state, S::MetricsOnly);
+    for (const Marker& m : it.markers) wouldOpen += m.kind == Marker::Kind::WouldOpen;
+  }
+  QCOMPARE(wouldOpen, static_cast<std::size_t>(b.report.wouldOpens));
+}
+
+void TstTimeline::scrubberLookups() {
+  const Run r = runSeed000(true, seconds(120));
+  const RunTimeline tl = RunTimeline::build(r.series, r.events.events, r.report, r.sc.tick);
+  const std::vector<double>& t = tl.instances().front().t;
+  QCOMPARE(tl.indexAt(0), std::size_t{0});
+  QCOMPARE(tl.indexAt(seconds(1)), std::size_t{0});  // the first tick ends at 1 s
+  QCOMPARE(tl.indexAt(seconds(10)), std::size_t{9});
+  QCOMPARE(tl.indexAt(seconds(10) + 500000), std::size_t{9});  // between ticks: the last one
+  QCOMPARE(tl.indexAt(seconds(100000)), t.size() - 1);
+  const StateBand* b = tl.bandAt(0, seconds(60));
+  QVERIFY(b && b->start <= seconds(60) && seconds(60) < b->end);
+  QVERIFY(tl.bandAt(0, tl.end()) == nullptr);  // past the end of the run
+}
+
+void TstTimeline::kpiDeltas() {
+  const Run base = runSeed000(false, seconds(1500));
+  const Run prot = runSeed000(true, seconds(1500));
+  const std::vector<KpiRow> rows = kpiRows(prot.report, &base.report, nullptr);
+  QVERIFY(rows.size() >= 8);
+  for (const KpiRow& row : rows) {
+    QVERIFY(!row.previous);
+    QVERIFY(!row.deltaPrevious());
+    if (row.current && row.baseline) {
+      QCOMPARE(*row.deltaBaseline(), *row.current - *row.baseline);
+    } else {
+      QVERIFY(!row.deltaBaseline());  // n/a stays n/a, never 0
+    }
+    if (row.name == "core availability during faults") {
+      QCOMPARE(*row.current, *prot.report.coreAvailabilityInFault.value());
+      QVERIFY(*row.deltaBaseline() > 0.2);  // protection helps by a wide margin
+    }
+    if (row.name == "false-positive rate") {
+      QVERIFY(!row.baseline);  // nothing is blocked without protection: n/a
+      QVERIFY(!row.higherIsBetter);
+    }
+  }
+  // Against itself as "previous": every delta is 0 where defined.
+  for (const KpiRow& row : kpiRows(prot.report, nullptr, &prot.report))
+    if (row.current) QCOMPARE(*row.deltaPrevious(), 0.0);
+}
+
+QTEST_GUILESS_MAIN(TstTimeline)
+#include "tst_timeline.moc"
