@@ -1,0 +1,258 @@
+#include "main_window.hpp"
+
+#include <QComboBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QKeyEvent>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QScrollArea>
+#include <QSettings>
+#include <QSlider>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTableWidget>
+#include <QTimer>
+#include <QToolBar>
+#include <QVBoxLayout>
+
+#include "cli_common.hpp"
+#include "instance_tiles.hpp"
+#include "spillway/input_error.hpp"
+#include "spillway/sim/scenario_yaml.hpp"
+#include "timeline_plot.hpp"
+
+namespace spillway::console {
+namespace {
+
+QString clock(Micros t) {
+  const long s = static_cast<long>(t / 1000000);
+  return QString("%1:%2").arg(s / 60, 2, 10, QChar('0')).arg(s % 60, 2, 10, QChar('0'));
+}
+
+QString value(const std::optional<double>& v, const std::string& unit) {
+  if (!v) return "n/a";
+  if (unit == "share") return QString::number(*v * 100, 'f', 1) + " %";
+  if (unit == "s") return QString::number(*v, 'f', 1) + " s";
+  if (unit == "ms") return QString::number(*v, 'f', 0) + " ms";
+  return QString::number(*v, 'f', 2) + "×";
+}
+
+}  // namespace
+
+MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  setWindowTitle(tr("Spillway — resilience console"));
+  auto* bar = addToolBar(tr("Run"));
+  bar->setObjectName("runToolbar");
+  scenario_ = new QComboBox(this);
+  scenario_->addItems({"seed-000", "seed-001", "seed-002", "seed-003"});
+  scenario_->setToolTip(tr("Built-in scenario: the seeds' incidents"));
+  run_ = new QPushButton(tr("Run"), this);
+  cancel_ = new QPushButton(tr("Cancel"), this);
+  cancel_->setEnabled(false);
+  progress_ = new QProgressBar(this);
+  progress_->setMaximumWidth(220);
+  progress_->setRange(0, 100);
+  bar->addWidget(new QLabel(tr(" Scenario "), this));
+  bar->addWidget(scenario_);
+  bar->addWidget(run_);
+  bar->addWidget(cancel_);
+  bar->addWidget(progress_);
+
+  tiles_ = new InstanceTiles(this);
+  auto* tileScroll = new QScrollArea(this);
+  tileScroll->setWidget(tiles_);
+  tileScroll->setWidgetResizable(true);
+  tileScroll->setMinimumWidth(220);
+  plot_ = new TimelinePlot(this);
+  kpis_ = new QTableWidget(this);
+  kpis_->setColumnCount(4);
+  kpis_->setHorizontalHeaderLabels({tr("KPI"), tr("baseline (off)"), tr("protected (on)"), tr("Δ")});
+  kpis_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+  kpis_->verticalHeader()->hide();
+  kpis_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+
+  // Replay controls: play / pause, step, speed, scrubber with times.
+  play_ = new QPushButton(tr("Play"), this);
+  auto* back = new QPushButton("◀", this);
+  auto* fwd = new QPushButton("▶", this);
+  speed_ = new QComboBox(this);
+  for (const char* s : {"0.5×", "1×", "5×", "20×", "100×"}) speed_->addItem(s);
+  speed_->setCurrentIndex(3);
+  scrubber_ = new QSlider(Qt::Horizontal, this);
+  time_ = new QLabel("00:00", this);
+  time_->setMinimumWidth(110);
+  auto* replay = new QHBoxLayout;
+  replay->addWidget(back);
+  replay->addWidget(play_);
+  replay->addWidget(fwd);
+  replay->addWidget(speed_);
+  replay->addWidget(scrubber_, 1);
+  replay->addWidget(time_);
+
+  auto* right = new QWidget(this);
+  auto* rightLayout = new QVBoxLayout(right);
+  rightLayout->setContentsMargins(0, 0, 0, 0);
+  rightLayout->addWidget(plot_, 1);
+  rightLayout->addLayout(replay);
+  auto* top = new QSplitter(Qt::Horizontal, this);
+  top->addWidget(tileScroll);
+  top->addWidget(right);
+  top->setStretchFactor(1, 1);
+  auto* main = new QSplitter(Qt::Vertical, this);
+  main->addWidget(top);
+  main->addWidget(kpis_);
+  main->setStretchFactor(0, 3);
+  main->setStretchFactor(1, 1);
+  setCentralWidget(main);
+  statusBar()->showMessage(tr("Ready"));
+
+  playTimer_ = new QTimer(this);
+  playTimer_->setInterval(50);
+  connect(playTimer_, &QTimer::timeout, this, [this] {
+    static const double speeds[] = {0.5, 1, 5, 20, 100};
+    const Micros dt = static_cast<Micros>(50000 * speeds[speed_->currentIndex()]);
+    if (!current_ || cursor_ + dt >= current_->protectedRun.timeline.end()) {
+      playTimer_->stop();
+      play_->setText(tr("Play"));
+      return;
+    }
+    setCursorTime(cursor_ + dt);
+  });
+  connect(play_, &QPushButton::clicked, this, [this] {
+    if (playTimer_->isActive()) {
+      playTimer_->stop();
+      play_->setText(tr("Play"));
+    } else if (current_) {
+      playTimer_->start();
+      play_->setText(tr("Pause"));
+    }
+  });
+  connect(back, &QPushButton::clicked, this, [this] { step(-1); });
+  connect(fwd, &QPushButton::clicked, this, [this] { step(1); });
+  connect(scrubber_, &QSlider::valueChanged, this,
+          [this](int v) { setCursorTime(static_cast<Micros>(v) * 1000000); });
+  connect(run_, &QPushButton::clicked, this, [this] {
+    QString error;
+    if (!runScenario(scenario_->currentText(), &error)) statusBar()->showMessage(error);
+  });
+  connect(cancel_, &QPushButton::clicked, this, [this] { controller_.cancel(); });
+  connect(&controller_, &RunController::progress, progress_, &QProgressBar::setValue);
+  connect(&controller_, &RunController::finished, this, &MainWindow::onFinished);
+  connect(&controller_, &RunController::cancelled, this, [this] {
+    run_->setEnabled(true);
+    cancel_->setEnabled(false);
+    statusBar()->showMessage(tr("Cancelled"));
+  });
+  connect(&controller_, &RunController::failed, this, [this](const QString& m) {
+    run_->setEnabled(true);
+    cancel_->setEnabled(false);
+    statusBar()->showMessage(m);
+  });
+  connect(tiles_, &InstanceTiles::instanceClicked, this, [this](std::size_t i) {
+    plot_->show(current_, i, policy_);
+    plot_->setCursorTime(cursor_);
+  });
+  QSettings settings;
+  restoreGeometry(settings.value("window/geometry").toByteArray());
+  if (!settings.contains("window/geometry")) resize(1500, 950);
+}
+
+MainWindow::~MainWindow() {
+  QSettings settings;
+  settings.setValue("window/geometry", saveGeometry());
+}
+
+bool MainWindow::runScenario(const QString& nameOrPath, QString* error) {
+  try {
+    const sim::Scenario sc = cli::loadScenario(nameOrPath.toStdString());
+    policy_ = sc.policy;
+    run_->setEnabled(false);
+    cancel_->setEnabled(true);
+    progress_->setValue(0);
+    statusBar()->showMessage(tr("Running %1 without and with protection…").arg(nameOrPath));
+    controller_.start(sc);
+    return true;
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+    return false;
+  }
+}
+
+void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
+  current_ = std::move(c);
+  run_->setEnabled(true);
+  cancel_->setEnabled(false);
+  progress_->setValue(100);
+  tiles_->setRun(current_);
+  // Focus the instance the first fault hit, else the first one.
+  std::size_t focus = 0;
+  const auto& faults = current_->protectedRun.report.faults;
+  const auto& insts = current_->protectedRun.timeline.instances();
+  if (!faults.empty())
+    for (std::size_t i = 0; i < insts.size(); ++i)
+      if (insts[i].name == faults.front().instance) focus = i;
+  tiles_->setSelected(focus);
+  plot_->show(current_, focus, policy_);
+  scrubber_->setRange(0, static_cast<int>(current_->protectedRun.timeline.end() / 1000000));
+  fillKpis();
+  setCursorTime(faults.empty() ? 0 : faults.front().start + faults.front().ttd);
+  statusBar()->showMessage(tr("%1: %2 requests simulated twice")
+                               .arg(current_->scenarioName)
+                               .arg(current_->protectedRun.report.originals));
+  emit runShown();
+}
+
+void MainWindow::fillKpis() {
+  const auto rows = view::kpiRows(current_->protectedRun.report, &current_->baseline.report, nullptr);
+  kpis_->setRowCount(static_cast<int>(rows.size()));
+  for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
+    const view::KpiRow& r = rows[static_cast<std::size_t>(i)];
+    kpis_->setItem(i, 0, new QTableWidgetItem(QString::fromStdString(r.name)));
+    kpis_->setItem(i, 1, new QTableWidgetItem(value(r.baseline, r.unit)));
+    kpis_->setItem(i, 2, new QTableWidgetItem(value(r.current, r.unit)));
+    const auto d = r.deltaBaseline();
+    auto* delta = new QTableWidgetItem(d ? (*d >= 0 ? "+" : "") + value(d, r.unit) : "n/a");
+    if (d && *d != 0) {
+      const bool better = (*d > 0) == r.higherIsBetter;
+      delta->setForeground(better ? QColor(30, 130, 60) : QColor(190, 40, 40));
+    }
+    kpis_->setItem(i, 3, delta);
+  }
+}
+
+void MainWindow::setCursorTime(Micros t) {
+  cursor_ = std::max<Micros>(0, t);
+  if (current_) cursor_ = std::min(cursor_, current_->protectedRun.timeline.end());
+  tiles_->setCursorTime(cursor_);
+  plot_->setCursorTime(cursor_);
+  const QSignalBlocker block(scrubber_);
+  scrubber_->setValue(static_cast<int>(cursor_ / 1000000));
+  updateTimeLabel();
+}
+
+void MainWindow::step(int ticks) { setCursorTime(cursor_ + ticks * seconds(1)); }
+
+void MainWindow::updateTimeLabel() {
+  const Micros end = current_ ? current_->protectedRun.timeline.end() : 0;
+  time_->setText(clock(cursor_) + " / " + clock(end));
+}
+
+void MainWindow::keyPressEvent(QKeyEvent* e) {
+  switch (e->key()) {
+    case Qt::Key_Space:
+      play_->click();
+      return;
+    case Qt::Key_Left:
+      step(-1);
+      return;
+    case Qt::Key_Right:
+      step(1);
+      return;
+    default:
+      QMainWindow::keyPressEvent(e);
+  }
+}
+
+}  // namespace spillway::console

@@ -1,0 +1,70 @@
+#pragma once
+// The console: pick a scenario, run it without and with protection (off the UI thread, with
+// progress and cancel), then walk the incident: instance tiles, synchronized timelines and
+// the KPI panel all follow one replay cursor (play / pause / step / speed / scrubber).
+#include <QMainWindow>
+
+#include <memory>
+
+#include "run_controller.hpp"
+
+class QComboBox;
+class QLabel;
+class QProgressBar;
+class QPushButton;
+class QSlider;
+class QTableWidget;
+class QTimer;
+
+namespace spillway::console {
+
+class InstanceTiles;
+class TimelinePlot;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  // Loads a built-in scenario by name (seed-000 …) or a file, and runs it. false + a message
+  // on bad input; nothing already shown is lost.
+  bool runScenario(const QString& nameOrPath, QString* error = nullptr);
+  void setCursorTime(Micros t);
+  Micros cursorTime() const { return cursor_; }
+
+  RunController& controller() { return controller_; }
+  TimelinePlot* plot() const { return plot_; }
+  InstanceTiles* tiles() const { return tiles_; }
+  QTableWidget* kpiTable() const { return kpis_; }
+  std::shared_ptr<const Comparison> current() const { return current_; }
+
+ signals:
+  void runShown();  // a finished run is on screen
+
+ protected:
+  void keyPressEvent(QKeyEvent* e) override;
+
+ private:
+  void onFinished(std::shared_ptr<const Comparison> c);
+  void fillKpis();
+  void step(int ticks);
+  void updateTimeLabel();
+
+  RunController controller_;
+  std::shared_ptr<const Comparison> current_;
+  Policy policy_;
+  Micros cursor_ = 0;
+  QComboBox* scenario_;
+  QPushButton *run_, *cancel_, *play_;
+  QProgressBar* progress_;
+  QSlider* scrubber_;
+  QComboBox* speed_;
+  QLabel* time_;
+  QTimer* playTimer_;
+  InstanceTiles* tiles_;
+  TimelinePlot* plot_;
+  QTableWidget* kpis_;
+};
+
+}  // namespace spillway::console

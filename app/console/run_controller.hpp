@@ -1,0 +1,50 @@
+#pragma once
+// Runs a scenario twice — protection off (baseline) and on — off the UI thread, with progress
+// and cancel, and hands back both runs' timelines and reports. A new start cancels a stale run.
+#include <QObject>
+#include <QString>
+
+#include <atomic>
+#include <memory>
+#include <thread>
+
+#include "spillway/sim/scenario.hpp"
+#include "spillway/view/timeline.hpp"
+
+namespace spillway::console {
+
+struct RunResult {
+  sim::RunReport report;
+  view::RunTimeline timeline;
+  std::vector<Event> events;
+};
+
+struct Comparison {
+  QString scenarioName;
+  RunResult baseline, protectedRun;
+};
+
+class RunController : public QObject {
+  Q_OBJECT
+ public:
+  explicit RunController(QObject* parent = nullptr);
+  ~RunController() override;
+
+  void start(const sim::Scenario& scenario);
+  void cancel();
+  bool running() const { return running_; }
+
+ signals:
+  void progress(int percent);  // 0…100 over both runs
+  void finished(std::shared_ptr<const spillway::console::Comparison> result);
+  void failed(const QString& message);
+  void cancelled();
+
+ private:
+  void join();
+  std::thread worker_;
+  std::shared_ptr<std::atomic<bool>> cancel_;
+  bool running_ = false;
+};
+
+}  // namespace spillway::console

@@ -1,0 +1,128 @@
+// The console, offscreen: a run lands on screen (plots hold data, state bands are drawn, the
+// KPI table is filled), the replay cursor drives the tiles, cancel works, bad input is a
+// message and not a crash, and --screenshot writes a picture of the window.
+#include <QApplication>
+#include <QImage>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTableWidget>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "instance_tiles.hpp"
+#include "main_window.hpp"
+#include "timeline_plot.hpp"
+
+using namespace spillway;
+using namespace spillway::console;
+
+class TstConsole : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() { QApplication::setApplicationName("spillway-test"); }
+  void runLandsOnScreen();
+  void cursorDrivesTiles();
+  void cancelStopsARun();
+  void badScenarioIsAMessage();
+  void screenshotOption();
+};
+
+void TstConsole::runLandsOnScreen() {
+  MainWindow w;
+  w.show();
+  QSignalSpy shown(&w, &MainWindow::runShown);
+  QVERIFY(w.runScenario("seed-000"));
+  QVERIFY(shown.wait(60000));
+  QCOMPARE(shown.count(), 1);
+  QVERIFY(w.current());
+  // The leak's instance is focused: its rate graphs have one point per tick per series, and
+  // its breaker opened, so there are several bands.
+  QVERIFY(w.plot()->ratePoints() > 4 * 2000);
+  QVERIFY(w.plot()->bandCount() > 3);
+  QCOMPARE(w.tiles()->selected(), std::size_t{2});  // chat-72b-3
+  QVERIFY(w.kpiTable()->rowCount() >= 8);
+  QCOMPARE(w.kpiTable()->item(0, 0)->text(), QString("availability"));
+  QVERIFY(w.kpiTable()->item(0, 2)->text().endsWith("%"));
+}
+
+void TstConsole::cursorDrivesTiles() {
+  MainWindow w;
+  w.show();
+  QSignalSpy shown(&w, &MainWindow::runShown);
+  QVERIFY(w.runScenario("seed-000"));
+  QVERIFY(shown.wait(60000));
+  // Before the leak every instance is CLOSED; in the middle of it chat-72b-3 is not.
+  w.setCursorTime(seconds(120));
+  QVERIFY2(w.tiles()->tileText(2).contains("CLOSED"), qPrintable(w.tiles()->tileText(2)));
+  w.setCursorTime(seconds(700));
+  // The tile shows the state of the band the cursor is in — at 700 s, deep in the leak, the
+  // breaker keeps chat-72b-3 off full traffic.
+  const view::StateBand* band = w.current()->protectedRun.timeline.bandAt(2, seconds(700));
+  QVERIFY(band);
+  QVERIFY(band->state != BreakerState::Closed || band->ramping);
+  const std::string_view state = stateName(band->state);
+  QVERIFY2(w.tiles()->tileText(2).contains(QString::fromUtf8(state.data(), state.size())),
+           qPrintable(w.tiles()->tileText(2)));
+  QCOMPARE(w.cursorTime(), seconds(700));
+  // Keyboard: → steps one second, ← back.
+  QTest::keyClick(&w, Qt::Key_Right);
+  QCOMPARE(w.cursorTime(), seconds(701));
+  QTest::keyClick(&w, Qt::Key_Left);
+  QTest::keyClick(&w, Qt::Key_Left);
+  QCOMPARE(w.cursorTime(), seconds(699));
+  // The cursor never leaves the run.
+  w.setCursorTime(seconds(1000000));
+  QCOMPARE(w.cursorTime(), w.current()->protectedRun.timeline.end());
+}
+
+void TstConsole::cancelStopsARun() {
+  MainWindow w;
+  QSignalSpy cancelled(&w.controller(), &RunController::cancelled);
+  QSignalSpy finished(&w.controller(), &RunController::finished);
+  QVERIFY(w.runScenario("seed-001"));  // the longest built-in
+  w.controller().cancel();
+  QVERIFY(cancelled.wait(30000));
+  QCOMPARE(finished.count(), 0);
+  QVERIFY(!w.controller().running());
+}
+
+void TstConsole::badScenarioIsAMessage() {
+  QTemporaryDir dir;
+  const QString path = dir.filePath("bad.yaml");
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  f.write("duration: 60s\nmodels: [{name: m, instances: 1}]\nclients: [{name: c, model: x, rate: 1}]\n");
+  f.close();
+  MainWindow w;
+  QString error;
+  QVERIFY(!w.runScenario(path, &error));
+  QVERIFY2(error.contains("bad.yaml:3"), qPrintable(error));
+  QVERIFY(!w.controller().running());
+}
+
+void TstConsole::screenshotOption() {
+  QTemporaryDir dir;
+  const QString png = dir.filePath("shot.png");
+  QProcess p;
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert("QT_QPA_PLATFORM", "offscreen");
+  p.setProcessEnvironment(env);
+  p.start(SPILLWAY_CONSOLE, {"--screenshot", png});
+  QVERIFY(p.waitForFinished(120000));
+  QCOMPARE(p.exitCode(), 0);
+  QImage img(png);
+  QVERIFY(!img.isNull());
+  QVERIFY(img.width() >= 800 && img.height() >= 600);
+  // The breaker strip holds red (OPEN) pixels somewhere: the state bands were drawn.
+  int red = 0;
+  for (int y = 0; y < img.height(); y += 2)
+    for (int x = 0; x < img.width(); x += 2) {
+      const QColor c = img.pixelColor(x, y);
+      red += c.red() > 190 && c.green() < 90 && c.blue() < 90;
+    }
+  QVERIFY2(red > 500, qPrintable(QString::number(red)));
+}
+
+QTEST_MAIN(TstConsole)
+#include "tst_console.moc"
