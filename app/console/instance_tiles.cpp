@@ -73,7 +73,8 @@ void InstanceTiles::paintEvent(QPaintEvent*) {
     const QRect r = tileRect(i);
     const view::StateBand* band = tl.bandAt(i, cursor_);
     const QColor state = band ? stateColor(band->state, band->ramping) : palette().mid().color();
-    p.setPen(i == selected_ ? QPen(palette().highlight().color(), 2) : QPen(palette().mid().color()));
+    p.setPen(i == selected_ ? QPen(palette().highlight().color(), 2)
+                            : QPen(palette().mid().color()));
     p.setBrush(palette().base());
     p.drawRoundedRect(r, 6, 6);
     p.setPen(Qt::NoPen);

@@ -11,7 +11,8 @@
 namespace {
 
 bool haveDisplay() {
-  return !qEnvironmentVariableIsEmpty("DISPLAY") || !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") ||
+  return !qEnvironmentVariableIsEmpty("DISPLAY") ||
+         !qEnvironmentVariableIsEmpty("WAYLAND_DISPLAY") ||
          !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
 }
 
@@ -51,7 +52,8 @@ int main(int argc, char** argv) {
     QObject::connect(&w, &spillway::console::MainWindow::runShown, &w, [&w, file] {
       QTimer::singleShot(200, &w, [&w, file] {
         const bool ok = w.grab().save(file);
-        std::fprintf(stderr, "spillway: %s %s\n", ok ? "wrote" : "could not write", qPrintable(file));
+        std::fprintf(stderr, "spillway: %s %s\n", ok ? "wrote" : "could not write",
+                     qPrintable(file));
         QApplication::exit(ok ? 0 : 1);
       });
     });

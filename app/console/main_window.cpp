@@ -68,7 +68,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   plot_ = new TimelinePlot(this);
   kpis_ = new QTableWidget(this);
   kpis_->setColumnCount(4);
-  kpis_->setHorizontalHeaderLabels({tr("KPI"), tr("baseline (off)"), tr("protected (on)"), tr("Δ")});
+  kpis_->setHorizontalHeaderLabels(
+      {tr("KPI"), tr("baseline (off)"), tr("protected (on)"), tr("Δ")});
   kpis_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
   kpis_->verticalHeader()->hide();
   kpis_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -205,7 +206,8 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
 }
 
 void MainWindow::fillKpis() {
-  const auto rows = view::kpiRows(current_->protectedRun.report, &current_->baseline.report, nullptr);
+  const auto rows =
+      view::kpiRows(current_->protectedRun.report, &current_->baseline.report, nullptr);
   kpis_->setRowCount(static_cast<int>(rows.size()));
   for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
     const view::KpiRow& r = rows[static_cast<std::size_t>(i)];
@@ -232,7 +234,9 @@ void MainWindow::setCursorTime(Micros t) {
   updateTimeLabel();
 }
 
-void MainWindow::step(int ticks) { setCursorTime(cursor_ + ticks * seconds(1)); }
+void MainWindow::step(int ticks) {
+  setCursorTime(cursor_ + ticks * seconds(1));
+}
 
 void MainWindow::updateTimeLabel() {
   const Micros end = current_ ? current_->protectedRun.timeline.end() : 0;

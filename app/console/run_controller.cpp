@@ -31,7 +31,8 @@ bool runOne(const sim::Scenario& sc, bool protection, RunResult& out,
 }  // namespace
 
 RunController::RunController(QObject* parent) : QObject(parent) {
-  qRegisterMetaType<std::shared_ptr<const Comparison>>("std::shared_ptr<const spillway::console::Comparison>");
+  qRegisterMetaType<std::shared_ptr<const Comparison>>(
+      "std::shared_ptr<const spillway::console::Comparison>");
 }
 
 RunController::~RunController() {
@@ -61,13 +62,14 @@ void RunController::start(const sim::Scenario& scenario) {
       const int pct = static_cast<int>(share * 100);
       if (pct == last) return;
       last = pct;
-      QMetaObject::invokeMethod(this, [this, pct] { emit progress(pct); }, Qt::QueuedConnection);
+      QMetaObject::invokeMethod(
+          this, [this, pct] { emit progress(pct); }, Qt::QueuedConnection);
     };
     try {
-      const bool ok = runOne(scenario, false, result->baseline, *flag,
-                             [&](double f) { report(f * 0.5); }) &&
-                      runOne(scenario, true, result->protectedRun, *flag,
-                             [&](double f) { report(0.5 + f * 0.5); });
+      const bool ok =
+          runOne(scenario, false, result->baseline, *flag, [&](double f) { report(f * 0.5); }) &&
+          runOne(scenario, true, result->protectedRun, *flag,
+                 [&](double f) { report(0.5 + f * 0.5); });
       QMetaObject::invokeMethod(
           this,
           [this, ok, result, flag] {

@@ -125,8 +125,8 @@ void TimelinePlot::show(std::shared_ptr<const Comparison> c, std::size_t instanc
       line->point2->setAxes(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
       line->point1->setCoords(m.at / 1e6, 0);
       line->point2->setCoords(m.at / 1e6, 1);
-      const bool fault = m.kind == view::Marker::Kind::FaultStart ||
-                         m.kind == view::Marker::Kind::FaultEnd;
+      const bool fault =
+          m.kind == view::Marker::Kind::FaultStart || m.kind == view::Marker::Kind::FaultEnd;
       line->setPen(QPen(fault ? QColor(120, 0, 120) : QColor(0, 120, 160), 1, Qt::DotLine));
     }
   }

@@ -92,7 +92,9 @@ void TstConsole::badScenarioIsAMessage() {
   const QString path = dir.filePath("bad.yaml");
   QFile f(path);
   QVERIFY(f.open(QIODevice::WriteOnly));
-  f.write("duration: 60s\nmodels: [{name: m, instances: 1}]\nclients: [{name: c, model: x, rate: 1}]\n");
+  f.write(
+      "duration: 60s\nmodels: [{name: m, instances: 1}]\nclients: [{name: c, model: x, rate: "
+      "1}]\n");
   f.close();
   MainWindow w;
   QString error;
