@@ -1,10 +1,16 @@
 #include "main_window.hpp"
 
+#include <QApplication>
 #include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QKeyEvent>
 #include <QLabel>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QScrollArea>
@@ -109,6 +115,30 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   setCentralWidget(main);
   statusBar()->showMessage(tr("Ready"));
 
+  // File: open a scenario file (the last folder is remembered); Help: about.
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("&Open scenario…"), QKeySequence::Open, this, [this] {
+    QSettings settings;
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open scenario"),
+                                                      settings.value("files/lastDir").toString(),
+                                                      tr("Scenarios (*.yaml *.yml)"));
+    if (path.isEmpty()) return;
+    settings.setValue("files/lastDir", QFileInfo(path).absolutePath());
+    QString error;
+    if (!runScenario(path, &error)) QMessageBox::warning(this, tr("Scenario"), error);
+  });
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About Spillway"), this, [this] {
+    QMessageBox::about(
+        this, tr("About Spillway"),
+        tr("<b>Spillway</b> %1<br>Resilience console for AI gateways: tune breakers, replay "
+           "incidents, compare policies.<br>Engine, simulator and console: C++20, Qt %2, "
+           "QCustomPlot.")
+            .arg(QApplication::applicationVersion(), qVersion()));
+  });
+
   playTimer_ = new QTimer(this);
   playTimer_->setInterval(50);
   connect(playTimer_, &QTimer::timeout, this, [this] {
@@ -169,6 +199,8 @@ bool MainWindow::runScenario(const QString& nameOrPath, QString* error) {
   try {
     const sim::Scenario sc = cli::loadScenario(nameOrPath.toStdString());
     policy_ = sc.policy;
+    const int builtin = scenario_->findText(nameOrPath);
+    if (builtin >= 0) scenario_->setCurrentIndex(builtin);  // the picker shows what runs
     run_->setEnabled(false);
     cancel_->setEnabled(true);
     progress_->setValue(0);
