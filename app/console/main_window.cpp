@@ -2,6 +2,7 @@
 
 #include <QApplication>
 #include <QComboBox>
+#include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
 #include <QHBoxLayout>
@@ -25,6 +26,7 @@
 
 #include "cli_common.hpp"
 #include "instance_tiles.hpp"
+#include "policy_editor.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/sim/scenario_yaml.hpp"
 #include "timeline_plot.hpp"
@@ -73,9 +75,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   tileScroll->setMinimumWidth(220);
   plot_ = new TimelinePlot(this);
   kpis_ = new QTableWidget(this);
-  kpis_->setColumnCount(4);
-  kpis_->setHorizontalHeaderLabels(
-      {tr("KPI"), tr("baseline (off)"), tr("protected (on)"), tr("Δ")});
+  kpis_->setColumnCount(5);
+  kpis_->setHorizontalHeaderLabels({tr("KPI"), tr("baseline (off)"), tr("protected (on)"),
+                                    tr("Δ baseline"), tr("Δ previous policy")});
   kpis_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
   kpis_->verticalHeader()->hide();
   kpis_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -114,6 +116,22 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   main->setStretchFactor(1, 1);
   setCentralWidget(main);
   statusBar()->showMessage(tr("Ready"));
+
+  // The policy editor, docked: every change re-runs the protected side (the baseline does not
+  // depend on the policy) after a short quiet period, so a drag or a typed number is one run.
+  editor_ = new PolicyEditor(this);
+  auto* dock = new QDockWidget(tr("Policy"), this);
+  dock->setObjectName("policyDock");
+  auto* editorScroll = new QScrollArea(dock);
+  editorScroll->setWidget(editor_);
+  editorScroll->setWidgetResizable(true);
+  dock->setWidget(editorScroll);
+  addDockWidget(Qt::RightDockWidgetArea, dock);
+  whatIfTimer_ = new QTimer(this);
+  whatIfTimer_->setSingleShot(true);
+  whatIfTimer_->setInterval(150);
+  connect(whatIfTimer_, &QTimer::timeout, this, &MainWindow::startWhatIf);
+  connect(editor_, &PolicyEditor::policyEdited, this, [this] { whatIfTimer_->start(); });
 
   // File: open a scenario file (the last folder is remembered); Help: about.
   QMenu* file = menuBar()->addMenu(tr("&File"));
@@ -198,7 +216,11 @@ MainWindow::~MainWindow() {
 bool MainWindow::runScenario(const QString& nameOrPath, QString* error) {
   try {
     const sim::Scenario sc = cli::loadScenario(nameOrPath.toStdString());
+    scenarioData_ = sc;
     policy_ = sc.policy;
+    editor_->setPolicy(sc.policy);
+    previous_.reset();
+    whatIfRunning_ = false;
     const int builtin = scenario_->findText(nameOrPath);
     if (builtin >= 0) scenario_->setCurrentIndex(builtin);  // the picker shows what runs
     run_->setEnabled(false);
@@ -213,7 +235,37 @@ bool MainWindow::runScenario(const QString& nameOrPath, QString* error) {
   }
 }
 
+void MainWindow::startWhatIf() {
+  if (!current_) return;
+  sim::Scenario sc = scenarioData_;
+  sc.policy = editor_->policy();
+  policy_ = sc.policy;
+  whatIfRunning_ = true;
+  roundTrip_.start();
+  statusBar()->showMessage(tr("Re-running with the edited policy…"));
+  controller_.start(sc, current_);  // cancels a stale what-if; reuses the baseline run
+}
+
 void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
+  if (whatIfRunning_) {
+    // A what-if: keep the cursor and the focused instance, remember the run it replaces.
+    whatIfRunning_ = false;
+    previous_ = current_;
+    current_ = std::move(c);
+    run_->setEnabled(true);
+    cancel_->setEnabled(false);
+    progress_->setValue(100);
+    const std::size_t focus = tiles_->selected();
+    tiles_->setRun(current_);
+    tiles_->setSelected(focus);
+    plot_->show(current_, focus, policy_);
+    fillKpis();
+    setCursorTime(cursor_);
+    lastRoundTripMs_ = roundTrip_.elapsed();
+    statusBar()->showMessage(tr("Re-run and redrawn in %1 ms").arg(lastRoundTripMs_));
+    emit runShown();
+    return;
+  }
   current_ = std::move(c);
   run_->setEnabled(true);
   cancel_->setEnabled(false);
@@ -238,8 +290,8 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
 }
 
 void MainWindow::fillKpis() {
-  const auto rows =
-      view::kpiRows(current_->protectedRun.report, &current_->baseline.report, nullptr);
+  const auto rows = view::kpiRows(current_->protectedRun.report, &current_->baseline.report,
+                                  previous_ ? &previous_->protectedRun.report : nullptr);
   kpis_->setRowCount(static_cast<int>(rows.size()));
   for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
     const view::KpiRow& r = rows[static_cast<std::size_t>(i)];
@@ -253,6 +305,13 @@ void MainWindow::fillKpis() {
       delta->setForeground(better ? QColor(30, 130, 60) : QColor(190, 40, 40));
     }
     kpis_->setItem(i, 3, delta);
+    const auto dp = r.deltaPrevious();
+    auto* prev = new QTableWidgetItem(dp ? (*dp >= 0 ? "+" : "") + value(dp, r.unit) : "—");
+    if (dp && std::abs(*dp) > 1e-12) {
+      const bool better = (*dp > 0) == r.higherIsBetter;
+      prev->setForeground(better ? QColor(30, 130, 60) : QColor(190, 40, 40));
+    }
+    kpis_->setItem(i, 4, prev);
   }
 }
 

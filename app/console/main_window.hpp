@@ -2,6 +2,7 @@
 // The console: pick a scenario, run it without and with protection (off the UI thread, with
 // progress and cancel), then walk the incident: instance tiles, synchronized timelines and
 // the KPI panel all follow one replay cursor (play / pause / step / speed / scrubber).
+#include <QElapsedTimer>
 #include <QMainWindow>
 
 #include <memory>
@@ -19,6 +20,7 @@ class QTimer;
 namespace spillway::console {
 
 class InstanceTiles;
+class PolicyEditor;
 class TimelinePlot;
 
 class MainWindow : public QMainWindow {
@@ -38,6 +40,9 @@ class MainWindow : public QMainWindow {
   InstanceTiles* tiles() const { return tiles_; }
   QTableWidget* kpiTable() const { return kpis_; }
   std::shared_ptr<const Comparison> current() const { return current_; }
+  std::shared_ptr<const Comparison> previous() const { return previous_; }
+  PolicyEditor* policyEditor() const { return editor_; }
+  qint64 lastRoundTripMs() const { return lastRoundTripMs_; }
 
  signals:
   void runShown();  // a finished run is on screen
@@ -47,13 +52,20 @@ class MainWindow : public QMainWindow {
 
  private:
   void onFinished(std::shared_ptr<const Comparison> c);
+  void startWhatIf();
   void fillKpis();
   void step(int ticks);
   void updateTimeLabel();
 
   RunController controller_;
-  std::shared_ptr<const Comparison> current_;
+  std::shared_ptr<const Comparison> current_, previous_;
+  sim::Scenario scenarioData_;
   Policy policy_;
+  bool whatIfRunning_ = false;
+  qint64 lastRoundTripMs_ = -1;
+  QElapsedTimer roundTrip_;
+  QTimer* whatIfTimer_;
+  PolicyEditor* editor_;
   Micros cursor_ = 0;
   QComboBox* scenario_;
   QPushButton *run_, *cancel_, *play_;

@@ -48,13 +48,15 @@ void RunController::cancel() {
   if (cancel_) cancel_->store(true);
 }
 
-void RunController::start(const sim::Scenario& scenario) {
+void RunController::start(const sim::Scenario& scenario,
+                          std::shared_ptr<const Comparison> baseline) {
   cancel();
   join();  // a stale run stops at its next chunk
   cancel_ = std::make_shared<std::atomic<bool>>(false);
   running_ = true;
+  ++started_;
   auto flag = cancel_;
-  worker_ = std::thread([this, scenario, flag] {
+  worker_ = std::thread([this, scenario, flag, baseline] {
     auto result = std::make_shared<Comparison>();
     result->scenarioName = QString::fromStdString(scenario.name);
     int last = -1;
@@ -66,10 +68,15 @@ void RunController::start(const sim::Scenario& scenario) {
           this, [this, pct] { emit progress(pct); }, Qt::QueuedConnection);
     };
     try {
-      const bool ok =
-          runOne(scenario, false, result->baseline, *flag, [&](double f) { report(f * 0.5); }) &&
-          runOne(scenario, true, result->protectedRun, *flag,
-                 [&](double f) { report(0.5 + f * 0.5); });
+      bool ok = true;
+      if (baseline) {
+        result->baseline = baseline->baseline;
+      } else {
+        ok = runOne(scenario, false, result->baseline, *flag, [&](double f) { report(f * 0.5); });
+      }
+      const double from = baseline ? 0.0 : 0.5, span = baseline ? 1.0 : 0.5;
+      ok = ok && runOne(scenario, true, result->protectedRun, *flag,
+                        [&](double f) { report(from + f * span); });
       QMetaObject::invokeMethod(
           this,
           [this, ok, result, flag] {

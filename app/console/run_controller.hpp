@@ -30,7 +30,10 @@ class RunController : public QObject {
   explicit RunController(QObject* parent = nullptr);
   ~RunController() override;
 
-  void start(const sim::Scenario& scenario);
+  // `baseline`: a finished baseline run of the same scenario to reuse (a policy change does
+  // not change the unprotected run), or null to run it too.
+  void start(const sim::Scenario& scenario, std::shared_ptr<const Comparison> baseline = {});
+  int started() const { return started_; }  // runs started so far (for tests)
   void cancel();
   bool running() const { return running_; }
 
@@ -45,6 +48,7 @@ class RunController : public QObject {
   std::thread worker_;
   std::shared_ptr<std::atomic<bool>> cancel_;
   bool running_ = false;
+  int started_ = 0;
 };
 
 }  // namespace spillway::console
