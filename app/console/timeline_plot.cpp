@@ -54,6 +54,16 @@ QCPAxisRect* TimelinePlot::addRect(const QString& label) {
   return r;
 }
 
+// An infinite line in rect `r`'s coordinates, clipped to it (thresholds, markers, cursor).
+QCPItemStraightLine* TimelinePlot::straightLine(QCPAxisRect* r, const QPen& pen) {
+  auto* line = new QCPItemStraightLine(this);
+  line->setClipAxisRect(r);
+  line->point1->setAxes(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
+  line->point2->setAxes(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
+  line->setPen(pen);
+  return line;
+}
+
 void TimelinePlot::addGraph(QCPAxisRect* r, const std::vector<double>& x,
                             const std::vector<double>& y, const QColor& c, const QString& name,
                             bool ghost) {
@@ -100,13 +110,9 @@ void TimelinePlot::show(std::shared_ptr<const Comparison> c, std::size_t instanc
   addGraph(rates_, p.t, p.errorRate, QColor(200, 40, 40), "error rate");
   addGraph(rates_, p.t, p.slowRate, QColor(220, 130, 0), "slow rate");
   auto threshold = [&](QCPAxisRect* r, double y, const QColor& col) {
-    auto* line = new QCPItemStraightLine(this);
-    line->setClipAxisRect(r);
-    line->point1->setAxes(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
-    line->point2->setAxes(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
+    auto* line = straightLine(r, QPen(col, 1, Qt::DashLine));
     line->point1->setCoords(0, y);
     line->point2->setCoords(1, y);
-    line->setPen(QPen(col, 1, Qt::DashLine));
   };
   threshold(rates_, policy.breaker.trip.errorRate, QColor(200, 40, 40));
   threshold(rates_, policy.breaker.trip.slowRate, QColor(220, 130, 0));
@@ -119,25 +125,16 @@ void TimelinePlot::show(std::shared_ptr<const Comparison> c, std::size_t instanc
   for (const view::Marker& m : p.markers) {
     if (m.kind == view::Marker::Kind::WouldOpen) continue;
     for (QCPAxisRect* r : {rates_, latency_, traffic_}) {
-      auto* line = new QCPItemStraightLine(this);
-      line->setClipAxisRect(r);
-      line->point1->setAxes(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
-      line->point2->setAxes(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
-      line->point1->setCoords(m.at / 1e6, 0);
-      line->point2->setCoords(m.at / 1e6, 1);
       const bool fault =
           m.kind == view::Marker::Kind::FaultStart || m.kind == view::Marker::Kind::FaultEnd;
-      line->setPen(QPen(fault ? QColor(120, 0, 120) : QColor(0, 120, 160), 1, Qt::DotLine));
+      auto* line =
+          straightLine(r, QPen(fault ? QColor(120, 0, 120) : QColor(0, 120, 160), 1, Qt::DotLine));
+      line->point1->setCoords(m.at / 1e6, 0);
+      line->point2->setCoords(m.at / 1e6, 1);
     }
   }
-  for (QCPAxisRect* r : {bands_, rates_, latency_, traffic_}) {
-    auto* cursor = new QCPItemStraightLine(this);
-    cursor->setClipAxisRect(r);
-    cursor->point1->setAxes(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
-    cursor->point2->setAxes(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
-    cursor->setPen(QPen(QColor(60, 60, 200), 1));
-    cursors_.push_back(cursor);
-  }
+  for (QCPAxisRect* r : {bands_, rates_, latency_, traffic_})
+    cursors_.push_back(straightLine(r, QPen(QColor(60, 60, 200), 1)));
   // A legend inside each plotted rect: which line is which (faint = the baseline run).
   for (QCPAxisRect* r : {rates_, latency_, traffic_}) {
     auto* legend = new QCPLegend;

@@ -23,6 +23,7 @@ class TimelinePlot : public QCustomPlot {
 
  private:
   QCPAxisRect* addRect(const QString& label);
+  QCPItemStraightLine* straightLine(QCPAxisRect* r, const QPen& pen);
   void addGraph(QCPAxisRect* r, const std::vector<double>& x, const std::vector<double>& y,
                 const QColor& c, const QString& name, bool ghost = false);
   QCPMarginGroup* margins_ = nullptr;  // keeps the rects' left edges aligned
