@@ -41,6 +41,8 @@ int main(int argc, char** argv) {
   p.addOption({"screenshot", "render the window after the default run to FILE and exit", "FILE"});
   p.process(app);
   spillway::console::MainWindow w;
+  // Screenshots (docs, tests) are taken at one known size, whatever the last session left.
+  if (p.isSet("screenshot")) w.resize(1500, 950);
   w.show();
   QString error;
   if (!w.runScenario(scenario, &error)) {

@@ -205,7 +205,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   QSettings settings;
   restoreGeometry(settings.value("window/geometry").toByteArray());
-  if (!settings.contains("window/geometry")) resize(1500, 950);
+  if (!settings.contains("window/geometry") || width() < 1000 || height() < 700) resize(1500, 950);
 }
 
 MainWindow::~MainWindow() {

@@ -140,8 +140,12 @@ void TimelinePlot::show(std::shared_ptr<const Comparison> c, std::size_t instanc
     auto* legend = new QCPLegend;
     r->insetLayout()->addElement(legend, Qt::AlignTop | Qt::AlignRight);
     legend->setLayer("legend");
-    legend->setFont(QFont(font().family(), 8));
-    legend->setBrush(QColor(255, 255, 255, 200));
+    legend->setFont(QFont(font().family(), 7));
+    legend->setIconSize(14, 6);
+    legend->setBrush(QColor(255, 255, 255, 170));
+    // Two columns: half the height, so a short rect keeps its data visible.
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+    legend->setWrap(2);
     for (int i = 0; i < graphCount(); ++i)
       if (graph(i)->valueAxis() == r->axis(QCPAxis::atLeft)) graph(i)->addToLegend(legend);
   }
