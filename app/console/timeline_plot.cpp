@@ -24,7 +24,7 @@ TimelinePlot::TimelinePlot(QWidget* parent) : QCustomPlot(parent) {
   plotLayout()->clear();
   margins_ = new QCPMarginGroup(this);
   bands_ = addRect("breaker");
-  rates_ = addRect("error / slow rate");
+  rates_ = addRect("error, slow, FP rate");
   latency_ = addRect("p99 (ms)");
   traffic_ = addRect("answers, blocks /s");
   bands_->setMaximumSize(QSize(QWIDGETSIZE_MAX, 46));
@@ -109,6 +109,7 @@ void TimelinePlot::show(std::shared_ptr<const Comparison> c, std::size_t instanc
   addGraph(rates_, b.t, b.slowRate, QColor(220, 130, 0), "slow rate (baseline)", true);
   addGraph(rates_, p.t, p.errorRate, QColor(200, 40, 40), "error rate");
   addGraph(rates_, p.t, p.slowRate, QColor(220, 130, 0), "slow rate");
+  addGraph(rates_, p.t, p.fpRate, QColor(130, 60, 170), "FP rate (60 s)");
   auto threshold = [&](QCPAxisRect* r, double y, const QColor& col) {
     auto* line = straightLine(r, QPen(col, 1, Qt::DashLine));
     line->point1->setCoords(0, y);

@@ -125,8 +125,7 @@ void Simulator::Impl::attemptEnded(std::uint32_t ri, Result res) {
                                res == Result::Throttled ||
                                (res == Result::Timeout && r.modelDeadline);
   if (degrading && upstreamFailure && (cl.critical || router->config().nonCriticalBackups) &&
-      r.model == cl.model &&
-      !r.gatewayRerouted && r.instance != kNone && rerouteAllowed(cl)) {
+      r.model == cl.model && !r.gatewayRerouted && r.instance != kNone && rerouteAllowed(cl)) {
     r.gatewayRerouted = true;
     ++cl.gatewayReroutes[0];
     ++cl.rep.reroutes;

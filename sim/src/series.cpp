@@ -21,7 +21,7 @@ void CsvSeriesWriter::begin(const std::vector<std::string>& instances,
   inst_
       << "t_s,instance,state,ramping,admit_share,error_rate,slow_rate,window_calls,p99_ms,"
          "baseline_p99_ms,responses,failures,rejected,queue_full,overflow,busy,queued,outstanding,"
-         "fault_multiplier,faulted,unhealthy\n";
+         "fault_multiplier,faulted,unhealthy,blocked_judged,blocked_would_succeed\n";
   cli_ << "t_s,client,originals,finished,available,failed,attempts,retries,blocked,p50_ms,"
           "p99_ms\n";
 }
@@ -42,7 +42,8 @@ void CsvSeriesWriter::onInstance(const InstanceTick& r) {
   inst_ << ',' << r.responses << ',' << r.failures << ',' << r.rejected << ',' << r.queueFull << ','
         << r.overflow << ',' << r.busy << ',' << r.queued << ',' << r.outstanding << ',';
   put(inst_, r.faultMultiplier);
-  inst_ << ',' << int(r.faulted) << ',' << int(r.unhealthy) << '\n';
+  inst_ << ',' << int(r.faulted) << ',' << int(r.unhealthy) << ',' << r.blockedJudged << ','
+        << r.blockedWouldSucceed << '\n';
 }
 
 void CsvSeriesWriter::onClient(const ClientTick& r) {

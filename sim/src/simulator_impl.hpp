@@ -170,6 +170,7 @@ struct Instance {
   Stream rng, gt;
   TickCounters tick;
   bool unhealthy = false;
+  std::uint64_t judgedBefore = 0, wouldBefore = 0;  // breaker FP counters at the last tick
   InstanceReport rep;
 };
 

@@ -68,6 +68,23 @@ RunTimeline RunTimeline::build(const sim::VectorSeries& series, const std::vecto
     it.rejected.push_back(perSecond(row.rejected, tick));
     it.busy.push_back(row.busy);
     it.queued.push_back(row.queued);
+    it.blockedJudged.push_back(row.blockedJudged);
+    it.blockedWouldSucceed.push_back(row.blockedWouldSucceed);
+  }
+  // The FP rate over a sliding minute (running sums: O(ticks)).
+  const std::size_t span = std::max<std::size_t>(1, static_cast<std::size_t>(seconds(60) / tick));
+  for (InstanceTimeline& it : tl.instances_) {
+    double judged = 0, would = 0;
+    it.fpRate.resize(it.t.size());
+    for (std::size_t k = 0; k < it.t.size(); ++k) {
+      judged += it.blockedJudged[k];
+      would += it.blockedWouldSucceed[k];
+      if (k >= span) {
+        judged -= it.blockedJudged[k - span];
+        would -= it.blockedWouldSucceed[k - span];
+      }
+      it.fpRate[k] = judged > 0.5 ? would / judged : std::numeric_limits<double>::quiet_NaN();
+    }
   }
   // The engine numbers instances in the order the simulator registered them, which is the
   // series' order; a baseline run's breakers only watch.

@@ -197,6 +197,23 @@ void TstTimeline::seriesFromARun() {
   for (const auto& in : r.report.instances)
     if (in.name == "chat-72b-4") attempts = in.attempts;
   QVERIFY(std::abs(answers - static_cast<double>(attempts)) <= 0.01 * attempts + 50);
+  // The FP rate over time adds up to the report's: per-tick judged blocks sum to its
+  // denominator, and each sliding-minute value is a share or NaN (nothing blocked).
+  double judged = 0, would = 0;
+  for (const InstanceTimeline& it : tl.instances()) {
+    QCOMPARE(it.fpRate.size(), it.t.size());
+    for (std::size_t k = 0; k < it.t.size(); ++k) {
+      judged += it.blockedJudged[k];
+      would += it.blockedWouldSucceed[k];
+      QVERIFY(std::isnan(it.fpRate[k]) || (it.fpRate[k] >= 0 && it.fpRate[k] <= 1));
+    }
+  }
+  QCOMPARE(judged, static_cast<double>(r.report.falsePositive.den));
+  QCOMPARE(would, static_cast<double>(r.report.falsePositive.num));
+  QVERIFY(judged > 0);
+  bool anyFp = false;
+  for (double v : leaking.fpRate) anyFp = anyFp || !std::isnan(v);
+  QVERIFY(anyFp);
   // Clients: availability is a share or NaN (no request ended in the tick).
   for (const ClientTimeline& ct : tl.clients())
     for (double a : ct.availability) QVERIFY(std::isnan(a) || (a >= 0 && a <= 1));

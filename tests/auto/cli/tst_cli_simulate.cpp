@@ -61,7 +61,7 @@ QList<QByteArray> lines(const QByteArray& text) {
 const QByteArray kInstanceHeader =
     "t_s,instance,state,ramping,admit_share,error_rate,slow_rate,window_calls,p99_ms,"
     "baseline_p99_ms,responses,failures,rejected,queue_full,overflow,busy,queued,outstanding,"
-    "fault_multiplier,faulted,unhealthy";
+    "fault_multiplier,faulted,unhealthy,blocked_judged,blocked_would_succeed";
 const QByteArray kClientHeaderStart =
     "t_s,client,originals,finished,available,failed,attempts,retries,";
 

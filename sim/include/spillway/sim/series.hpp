@@ -33,6 +33,9 @@ struct InstanceTick {
   double faultMultiplier = 1;     // latency multiplier of active faults
   bool faulted = false;           // an injected fault is active
   bool unhealthy = false;         // over the trip thresholds or queue full (ground truth)
+  // Breaker blocks in this tick whose outcome is known, and of those the ones that would have
+  // succeeded (ground truth): the false-positive rate over time.
+  std::uint32_t blockedJudged = 0, blockedWouldSucceed = 0;
 };
 
 struct ClientTick {

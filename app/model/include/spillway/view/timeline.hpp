@@ -42,6 +42,10 @@ struct InstanceTimeline {
   std::vector<double> throughput;  // answers per second
   std::vector<double> rejected;    // breaker blocks per second
   std::vector<double> busy, queued;
+  // False-positive rate over the last minute: blocked calls that would have succeeded ÷
+  // blocked calls judged, both summed over a sliding 60 s; NaN while nothing was blocked.
+  std::vector<double> fpRate;
+  std::vector<double> blockedJudged, blockedWouldSucceed;  // per tick
   std::vector<StateBand> bands;
   std::vector<Marker> markers;  // in time order
 };
