@@ -19,6 +19,7 @@
 #include <QSlider>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTimer>
 #include <QToolBar>
@@ -26,6 +27,7 @@
 
 #include "cli_common.hpp"
 #include "instance_tiles.hpp"
+#include "kpi_chart.hpp"
 #include "policy_editor.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/sim/scenario_yaml.hpp"
@@ -111,7 +113,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   top->setStretchFactor(1, 1);
   auto* main = new QSplitter(Qt::Vertical, this);
   main->addWidget(top);
-  main->addWidget(kpis_);
+  chart_ = new KpiChart(this);
+  auto* kpiTabs = new QTabWidget(this);
+  kpiTabs->addTab(kpis_, tr("KPIs"));
+  kpiTabs->addTab(chart_, tr("Comparison chart"));
+  main->addWidget(kpiTabs);
   main->setStretchFactor(0, 3);
   main->setStretchFactor(1, 1);
   setCentralWidget(main);
@@ -292,6 +298,7 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
 void MainWindow::fillKpis() {
   const auto rows = view::kpiRows(current_->protectedRun.report, &current_->baseline.report,
                                   previous_ ? &previous_->protectedRun.report : nullptr);
+  chart_->setRows(rows);
   kpis_->setRowCount(static_cast<int>(rows.size()));
   for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
     const view::KpiRow& r = rows[static_cast<std::size_t>(i)];

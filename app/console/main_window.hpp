@@ -20,6 +20,7 @@ class QTimer;
 namespace spillway::console {
 
 class InstanceTiles;
+class KpiChart;
 class PolicyEditor;
 class TimelinePlot;
 
@@ -39,6 +40,7 @@ class MainWindow : public QMainWindow {
   TimelinePlot* plot() const { return plot_; }
   InstanceTiles* tiles() const { return tiles_; }
   QTableWidget* kpiTable() const { return kpis_; }
+  KpiChart* kpiChart() const { return chart_; }
   std::shared_ptr<const Comparison> current() const { return current_; }
   std::shared_ptr<const Comparison> previous() const { return previous_; }
   PolicyEditor* policyEditor() const { return editor_; }
@@ -77,6 +79,7 @@ class MainWindow : public QMainWindow {
   InstanceTiles* tiles_;
   TimelinePlot* plot_;
   QTableWidget* kpis_;
+  KpiChart* chart_;
 };
 
 }  // namespace spillway::console

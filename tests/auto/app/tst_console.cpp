@@ -11,6 +11,7 @@
 #include <QTest>
 
 #include "instance_tiles.hpp"
+#include "kpi_chart.hpp"
 #include "main_window.hpp"
 #include "policy_editor.hpp"
 #include "timeline_plot.hpp"
@@ -47,6 +48,10 @@ void TstConsole::runLandsOnScreen() {
   QVERIFY(w.kpiTable()->rowCount() >= 8);
   QCOMPARE(w.kpiTable()->item(0, 0)->text(), QString("availability"));
   QVERIFY(w.kpiTable()->item(0, 2)->text().endsWith("%"));
+  // The comparison chart: baseline and current bars (no previous policy yet), one category
+  // per share KPI.
+  QCOMPARE(w.kpiChart()->seriesCount(), 2);
+  QVERIFY(w.kpiChart()->categoryCount() >= 5);
 }
 
 void TstConsole::cursorDrivesTiles() {
@@ -154,6 +159,7 @@ void TstConsole::policyChangeReRunsOnce() {
   QCOMPARE(w.current()->baseline.report.originals, first->baseline.report.originals);
   // A less sensitive policy opens the leaking instance's breaker fewer or equal times.
   QVERIFY(w.current()->protectedRun.report.opens <= first->protectedRun.report.opens);
+  QCOMPARE(w.kpiChart()->seriesCount(), 3);  // baseline, previous and current policy
   QVERIFY(w.kpiTable()->item(0, 4));
   QVERIFY2(w.kpiTable()->item(0, 4)->text() != "—",
            qPrintable(w.kpiTable()->item(0, 4)->text() +
