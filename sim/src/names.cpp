@@ -26,18 +26,6 @@ std::string_view faultKindName(FaultKind k) {
   return "?";
 }
 
-std::string_view routingName(Routing r) {
-  switch (r) {
-    case Routing::LeastOutstanding:
-      return "least_outstanding";
-    case Routing::RoundRobin:
-      return "round_robin";
-    case Routing::Weighted:
-      return "weighted";
-  }
-  return "?";
-}
-
 std::string_view criticalityName(Criticality c) {
   return c == Criticality::Core ? "core" : "non_critical";
 }

@@ -79,6 +79,17 @@ void row(std::ostringstream& os, const std::string& a, const std::string& b,
   os << buf;
 }
 
+// Who answered: the run's or a client's counts by primary / backup / cache.
+ordered_json answersJson(const std::array<std::uint64_t, 3>& a) {
+  return {{"primary", a[0]}, {"backup", a[1]}, {"cache", a[2]}};
+}
+
+// Limiter refusals by reason (the reason names are the JSON keys), into `into`.
+void limitReasonsJson(const std::array<std::uint64_t, 5>& counts, ordered_json& into) {
+  for (int i = 1; i < 5; ++i)
+    into[std::string(limitReasonName(static_cast<LimitReason>(i)))] = counts[i];
+}
+
 ordered_json runJson(const RunReport& r) {
   ordered_json j;
   j["scenario"] = r.scenario;
@@ -111,8 +122,7 @@ ordered_json runJson(const RunReport& r) {
   k["breaker_opens"] = r.opens;
   k["would_opens"] = r.wouldOpens;
   if (r.degradeOn) {
-    k["answers_by"] = {
-        {"primary", r.answeredBy[0]}, {"backup", r.answeredBy[1]}, {"cache", r.answeredBy[2]}};
+    k["answers_by"] = answersJson(r.answeredBy);
     k["backup_answers_by_tier"] = {{"1", r.backupByTier[0]},
                                    {"2", r.backupByTier[1]},
                                    {"3", r.backupByTier[2]},
@@ -130,8 +140,7 @@ ordered_json runJson(const RunReport& r) {
     rej[std::string(rejectReasonName(static_cast<RejectReason>(i)))] = r.rejectedBy[i];
   rej["queue_full"] = r.queueFull;
   rej["overflow"] = r.overflow;
-  for (int i = 1; i < 5; ++i)
-    rej[std::string(limitReasonName(static_cast<LimitReason>(i)))] = r.limitedBy[i];
+  limitReasonsJson(r.limitedBy, rej);
   rej["fast_fail"] = r.degradeRejects[0];
   rej["static_answer"] = r.degradeRejects[1];
   rej["no_backup"] = r.degradeRejects[2];
@@ -155,8 +164,7 @@ ordered_json runJson(const RunReport& r) {
     cj["pool_exhausted"] = c.poolExhausted;
     cj["overflow"] = c.overflow;
     cj["retry_amplification"] = ratioJson(Ratio{c.attempts, c.originals});
-    cj["answers_by"] = {
-        {"primary", c.answeredBy[0]}, {"backup", c.answeredBy[1]}, {"cache", c.answeredBy[2]}};
+    cj["answers_by"] = answersJson(c.answeredBy);
     cj["quality_drop"] = c.qualityDrop;
     cj["trimmed"] = c.trimmed;
     cj["lock_hits"] = c.lockHits;
@@ -177,8 +185,7 @@ ordered_json runJson(const RunReport& r) {
       tj["name"] = t.name;
       tj["admitted"] = t.admitted;
       ordered_json rj;
-      for (int i = 1; i < 5; ++i)
-        rj[std::string(limitReasonName(static_cast<LimitReason>(i)))] = t.rejectedBy[i];
+      limitReasonsJson(t.rejectedBy, rj);
       tj["rejected"] = rj;
       tj["tokens"] = t.tokens;
       ordered_json q;

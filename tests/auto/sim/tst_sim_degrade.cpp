@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "sim_run.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/limits.hpp"
 #include "spillway/sim/report.hpp"
@@ -39,11 +40,7 @@ std::uint64_t success(const ClientReport& c) {
 }
 
 // One run: the scenario stays alive next to the report (the Simulator only references it).
-struct Run {
-  Scenario sc;
-  RunReport report;
-  VectorSeries series;
-
+struct Run : SimRun {
   // Responses (answers and timeouts) of the instances of `model`, over ticks from < t ≤ to.
   std::uint64_t responses(const std::string& model, Micros from, Micros to) const {
     std::uint64_t n = 0;
@@ -67,13 +64,7 @@ struct Run {
 
 Run simulateYaml(const std::string& yaml, bool protection = true) {
   Run r;
-  r.sc = parseScenario(yaml, "rig.yaml");
-  SimOptions opt;
-  opt.protection = protection;
-  opt.series = &r.series;
-  Simulator sim(r.sc, opt);
-  sim.run();
-  r.report = sim.report();
+  simulateInto(r, yaml, protection);
   return r;
 }
 

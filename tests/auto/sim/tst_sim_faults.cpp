@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "sim_run.hpp"
 #include "spillway/engine.hpp"
 #include "spillway/sim/report.hpp"
 #include "spillway/sim/scenario_yaml.hpp"
@@ -58,10 +59,7 @@ clients:
 )" + (faults.empty() ? std::string() : "faults:\n" + faults);
 }
 
-struct Run {
-  Scenario sc;
-  RunReport report;
-  VectorSeries series;
+struct Run : SimRun {
   BreakerCounters m1, m2;  // breaker counters at the end
 
   std::vector<InstanceTick> rows(std::uint32_t instance) const {
@@ -74,15 +72,10 @@ struct Run {
 
 Run simulateRig(const std::string& yaml, bool protection = false) {
   Run r;
-  r.sc = parseScenario(yaml, "rig.yaml");
-  SimOptions opt;
-  opt.protection = protection;
-  opt.series = &r.series;
-  Simulator sim(r.sc, opt);
-  sim.run();
-  r.report = sim.report();
-  r.m1 = sim.engine().breaker(*sim.engine().find("m-1")).counters();
-  if (auto id = sim.engine().find("m-2")) r.m2 = sim.engine().breaker(*id).counters();
+  simulateInto(r, yaml, protection, [&r](const Simulator& sim) {
+    r.m1 = sim.engine().breaker(*sim.engine().find("m-1")).counters();
+    if (auto id = sim.engine().find("m-2")) r.m2 = sim.engine().breaker(*id).counters();
+  });
   return r;
 }
 

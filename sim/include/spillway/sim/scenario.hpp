@@ -159,7 +159,6 @@ struct Scenario {
 };
 
 std::string_view faultKindName(FaultKind k);
-std::string_view routingName(Routing r);
 std::string_view criticalityName(Criticality c);
 
 }  // namespace spillway::sim
