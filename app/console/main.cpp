@@ -20,8 +20,13 @@ bool haveDisplay() {
 
 int main(int argc, char** argv) {
   QString scenario = "seed-000";
-  for (int i = 1; i < argc; ++i)
-    if (argv[i][0] != '-' && (i == 1 || QString(argv[i - 1]) != "--screenshot")) scenario = argv[i];
+  for (int i = 1; i < argc; ++i) {
+    const QString a = argv[i];
+    if (a == "--screenshot" || a == "--theme")
+      ++i;  // skip the option's value
+    else if (!a.startsWith('-'))
+      scenario = a;
+  }
   if (!haveDisplay()) {
     // A server or CI: the same comparison, printed (README's first command works anywhere).
     QCoreApplication app(argc, argv);
@@ -39,8 +44,19 @@ int main(int argc, char** argv) {
   p.addVersionOption();
   p.addPositionalArgument("SCENARIO", "built-in name (seed-000 …) or scenario file", "[SCENARIO]");
   p.addOption({"screenshot", "render the window after the default run to FILE and exit", "FILE"});
+  p.addOption({"theme", "desktop, light or dark (remembered)", "THEME"});
   p.process(app);
   spillway::console::MainWindow w;
+  if (p.isSet("theme")) {
+    using Theme = spillway::console::MainWindow::Theme;
+    const QString t = p.value("theme");
+    if (t != "desktop" && t != "light" && t != "dark") {
+      std::fprintf(stderr, "spillway: --theme: expected desktop, light or dark, got '%s'\n",
+                   qPrintable(t));
+      return 2;
+    }
+    w.setTheme(t == "dark" ? Theme::Dark : t == "light" ? Theme::Light : Theme::System);
+  }
   // Screenshots (docs, tests) are taken at one known size, whatever the last session left.
   if (p.isSet("screenshot")) w.resize(1500, 950);
   w.show();

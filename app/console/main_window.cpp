@@ -1,6 +1,8 @@
 #include "main_window.hpp"
 
+#include <QActionGroup>
 #include <QApplication>
+#include <QCheckBox>
 #include <QComboBox>
 #include <QDockWidget>
 #include <QFileDialog>
@@ -19,6 +21,7 @@
 #include <QSlider>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QStyleFactory>
 #include <QTabWidget>
 #include <QTableWidget>
 #include <QTimer>
@@ -29,6 +32,7 @@
 #include "instance_tiles.hpp"
 #include "kpi_chart.hpp"
 #include "policy_editor.hpp"
+#include "scenario_panel.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/sim/scenario_yaml.hpp"
 #include "timeline_plot.hpp"
@@ -71,10 +75,27 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   bar->addWidget(progress_);
 
   tiles_ = new InstanceTiles(this);
+  tiles_->setOrder(view::TileOrder::Model);
   auto* tileScroll = new QScrollArea(this);
   tileScroll->setWidget(tiles_);
   tileScroll->setWidgetResizable(true);
-  tileScroll->setMinimumWidth(220);
+  tileScroll->setMinimumWidth(260);
+  auto* sortBy = new QComboBox(this);
+  sortBy->addItem(tr("Sort by health"), static_cast<int>(view::TileOrder::Health));
+  sortBy->addItem(tr("Sort by name"), static_cast<int>(view::TileOrder::Name));
+  sortBy->addItem(tr("Group by model"), static_cast<int>(view::TileOrder::Model));
+  sortBy->setCurrentIndex(2);  // as the lanes are: grouped by model
+  sortBy->setToolTip(
+      tr("Health re-sorts as the cursor moves: the worst instance stays on top. "
+         "Right-click a tile to hide it or show one model only."));
+  connect(sortBy, &QComboBox::currentIndexChanged, this, [this, sortBy] {
+    tiles_->setOrder(static_cast<view::TileOrder>(sortBy->currentData().toInt()));
+  });
+  auto* tileColumn = new QWidget(this);
+  auto* tileLayout = new QVBoxLayout(tileColumn);
+  tileLayout->setContentsMargins(0, 0, 0, 0);
+  tileLayout->addWidget(sortBy);
+  tileLayout->addWidget(tileScroll, 1);
   plot_ = new TimelinePlot(this);
   kpis_ = new QTableWidget(this);
   kpis_->setColumnCount(5);
@@ -99,6 +120,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   replay->addWidget(play_);
   replay->addWidget(fwd);
   replay->addWidget(speed_);
+  loop_ = new QCheckBox(tr("Loop"), this);
+  loop_->setToolTip(tr("Start again from the beginning at the end"));
+  replay->addWidget(loop_);
   replay->addWidget(scrubber_, 1);
   replay->addWidget(time_);
 
@@ -108,7 +132,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   rightLayout->addWidget(plot_, 1);
   rightLayout->addLayout(replay);
   auto* top = new QSplitter(Qt::Horizontal, this);
-  top->addWidget(tileScroll);
+  top->addWidget(tileColumn);
   top->addWidget(right);
   top->setStretchFactor(1, 1);
   auto* main = new QSplitter(Qt::Vertical, this);
@@ -133,6 +157,17 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   editorScroll->setWidgetResizable(true);
   dock->setWidget(editorScroll);
   addDockWidget(Qt::RightDockWidgetArea, dock);
+  scenarioPanel_ = new ScenarioPanel(this);
+  auto* scenarioDock = new QDockWidget(tr("Scenario"), this);
+  scenarioDock->setObjectName("scenarioDock");
+  scenarioDock->setWidget(scenarioPanel_);
+  addDockWidget(Qt::RightDockWidgetArea, scenarioDock);
+  tabifyDockWidget(scenarioDock, dock);
+  dock->raise();  // the policy is what an SRE tunes first
+  connect(scenarioPanel_, &ScenarioPanel::runRequested, this, [this] {
+    QString error;
+    if (!runEdited(&error)) QMessageBox::warning(this, tr("Scenario"), error);
+  });
   whatIfTimer_ = new QTimer(this);
   whatIfTimer_->setSingleShot(true);
   whatIfTimer_->setInterval(150);
@@ -151,8 +186,24 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     QString error;
     if (!runScenario(path, &error)) QMessageBox::warning(this, tr("Scenario"), error);
   });
+  recentMenu_ = file->addMenu(tr("Open &recent"));
+  fillRecentMenu();
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+  QMenu* viewMenu = menuBar()->addMenu(tr("&View"));
+  viewMenu->addAction(dock->toggleViewAction());
+  viewMenu->addAction(scenarioDock->toggleViewAction());
+  QMenu* themeMenu = viewMenu->addMenu(tr("&Theme"));
+  auto* themes = new QActionGroup(this);
+  const std::pair<Theme, QString> themeNames[] = {
+      {Theme::System, tr("Desktop")}, {Theme::Light, tr("Light")}, {Theme::Dark, tr("Dark")}};
+  const int savedTheme = QSettings().value("view/theme", 0).toInt();
+  for (const auto& [t, label] : themeNames) {
+    QAction* a = themeMenu->addAction(label, this, [this, t = t] { setTheme(t); });
+    a->setCheckable(true);
+    a->setChecked(static_cast<int>(t) == savedTheme);
+    themes->addAction(a);
+  }
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About Spillway"), this, [this] {
     QMessageBox::about(
@@ -168,6 +219,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(playTimer_, &QTimer::timeout, this, [this] {
     static const double speeds[] = {0.5, 1, 5, 20, 100};
     const Micros dt = static_cast<Micros>(50000 * speeds[speed_->currentIndex()]);
+    if (current_ && loop_->isChecked() && cursor_ + dt >= current_->protectedRun.timeline.end()) {
+      setCursorTime(0);
+      return;
+    }
     if (!current_ || cursor_ + dt >= current_->protectedRun.timeline.end()) {
       playTimer_->stop();
       play_->setText(tr("Play"));
@@ -205,40 +260,143 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     cancel_->setEnabled(false);
     statusBar()->showMessage(m);
   });
-  connect(tiles_, &InstanceTiles::instanceClicked, this, [this](std::size_t i) {
-    plot_->show(current_, i, policy_);
-    plot_->setCursorTime(cursor_);
-  });
+  connect(tiles_, &InstanceTiles::instanceClicked, this, &MainWindow::focusInstance);
+  connect(tiles_, &InstanceTiles::visibilityChanged, this, &MainWindow::redrawPlot);
+  connect(plot_, &TimelinePlot::laneClicked, this, &MainWindow::focusInstance);
   QSettings settings;
   restoreGeometry(settings.value("window/geometry").toByteArray());
+  restoreState(settings.value("window/state").toByteArray());
+  if (savedTheme != 0) setTheme(static_cast<Theme>(savedTheme));
   if (!settings.contains("window/geometry") || width() < 1000 || height() < 700) resize(1500, 950);
 }
 
 MainWindow::~MainWindow() {
   QSettings settings;
   settings.setValue("window/geometry", saveGeometry());
+  settings.setValue("window/state", saveState());
 }
 
 bool MainWindow::runScenario(const QString& nameOrPath, QString* error) {
   try {
     const sim::Scenario sc = cli::loadScenario(nameOrPath.toStdString());
-    scenarioData_ = sc;
-    policy_ = sc.policy;
+    QStringList models;
+    for (const sim::ModelSpec& m : sc.models) models << QString::fromStdString(m.name);
+    editor_->setModels(models);
     editor_->setPolicy(sc.policy);
-    previous_.reset();
-    whatIfRunning_ = false;
+    scenarioPanel_->setScenario(sc);
     const int builtin = scenario_->findText(nameOrPath);
-    if (builtin >= 0) scenario_->setCurrentIndex(builtin);  // the picker shows what runs
-    run_->setEnabled(false);
-    cancel_->setEnabled(true);
-    progress_->setValue(0);
-    statusBar()->showMessage(tr("Running %1 without and with protection…").arg(nameOrPath));
-    controller_.start(sc);
+    if (builtin >= 0)
+      scenario_->setCurrentIndex(builtin);  // the picker shows what runs
+    else
+      rememberFile(QFileInfo(nameOrPath).absoluteFilePath());
+    startRun(sc, nameOrPath);
     return true;
   } catch (const std::exception& e) {
     if (error) *error = QString::fromUtf8(e.what());
     return false;
   }
+}
+
+bool MainWindow::runEdited(QString* error) {
+  try {
+    sim::Scenario sc = scenarioPanel_->edited();
+    sc.policy = editor_->policy();
+    startRun(sc, QString::fromStdString(sc.name) + tr(" (edited)"));
+    return true;
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+    return false;
+  }
+}
+
+void MainWindow::startRun(const sim::Scenario& sc, const QString& label) {
+  scenarioData_ = sc;
+  policy_ = sc.policy;
+  previous_.reset();
+  whatIfRunning_ = false;
+  run_->setEnabled(false);
+  cancel_->setEnabled(true);
+  progress_->setValue(0);
+  statusBar()->showMessage(tr("Running %1 without and with protection…").arg(label));
+  controller_.start(sc);
+}
+
+QStringList MainWindow::recentFiles() const {
+  return QSettings().value("files/recent").toStringList();
+}
+
+void MainWindow::rememberFile(const QString& path) {
+  QStringList recent = recentFiles();
+  recent.removeAll(path);
+  recent.prepend(path);
+  while (recent.size() > 8) recent.removeLast();
+  QSettings().setValue("files/recent", recent);
+  fillRecentMenu();
+}
+
+void MainWindow::fillRecentMenu() {
+  if (!recentMenu_) return;
+  recentMenu_->clear();
+  for (const QString& path : recentFiles())
+    recentMenu_
+        ->addAction(QFileInfo(path).fileName(), this,
+                    [this, path] {
+                      QString error;
+                      if (!runScenario(path, &error))
+                        QMessageBox::warning(this, tr("Scenario"), error);
+                    })
+        ->setToolTip(path);
+  recentMenu_->setEnabled(!recentMenu_->isEmpty());
+}
+
+void MainWindow::setTheme(Theme t) {
+  QSettings().setValue("view/theme", static_cast<int>(t));
+  if (t == Theme::System) {
+    QApplication::setPalette(QApplication::style()->standardPalette());
+    return;
+  }
+  // Fusion draws a palette faithfully on every platform.
+  QApplication::setStyle(QStyleFactory::create("Fusion"));
+  QPalette p = QApplication::style()->standardPalette();
+  if (t == Theme::Dark) {
+    const QColor window(45, 45, 48), base(30, 30, 32), text(225, 225, 225);
+    p.setColor(QPalette::Window, window);
+    p.setColor(QPalette::WindowText, text);
+    p.setColor(QPalette::Base, base);
+    p.setColor(QPalette::AlternateBase, window);
+    p.setColor(QPalette::ToolTipBase, QColor(60, 60, 64));
+    p.setColor(QPalette::ToolTipText, text);
+    p.setColor(QPalette::Text, text);
+    p.setColor(QPalette::Button, window);
+    p.setColor(QPalette::ButtonText, text);
+    p.setColor(QPalette::Mid, QColor(90, 90, 95));
+    p.setColor(QPalette::Highlight, QColor(64, 128, 208));
+    p.setColor(QPalette::HighlightedText, Qt::white);
+    p.setColor(QPalette::Disabled, QPalette::Text, QColor(120, 120, 120));
+    p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(120, 120, 120));
+  }
+  QApplication::setPalette(p);
+}
+
+void MainWindow::focusInstance(std::size_t i) {
+  tiles_->setSelected(i);
+  redrawPlot();
+}
+
+void MainWindow::redrawPlot() {
+  PlotInput in;
+  in.run = current_;
+  in.previous = previous_;
+  in.focus = tiles_->selected();
+  in.policy = policy_;
+  if (current_) {
+    // Lanes grouped by model, whatever order the tiles are sorted in.
+    for (std::size_t i :
+         view::displayOrder(current_->protectedRun.timeline, view::TileOrder::Model, 0))
+      if (!tiles_->isHidden(i)) in.lanes.push_back(i);
+  }
+  plot_->show(in);
+  plot_->setCursorTime(cursor_);
 }
 
 void MainWindow::startWhatIf() {
@@ -261,10 +419,8 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
     run_->setEnabled(true);
     cancel_->setEnabled(false);
     progress_->setValue(100);
-    const std::size_t focus = tiles_->selected();
-    tiles_->setRun(current_);
-    tiles_->setSelected(focus);
-    plot_->show(current_, focus, policy_);
+    tiles_->setRun(current_, true);  // keeps the focus and the hidden lanes
+    redrawPlot();
     fillKpis();
     setCursorTime(cursor_);
     lastRoundTripMs_ = roundTrip_.elapsed();
@@ -285,7 +441,7 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
     for (std::size_t i = 0; i < insts.size(); ++i)
       if (insts[i].name == faults.front().instance) focus = i;
   tiles_->setSelected(focus);
-  plot_->show(current_, focus, policy_);
+  redrawPlot();
   scrubber_->setRange(0, static_cast<int>(current_->protectedRun.timeline.end() / 1000000));
   fillKpis();
   setCursorTime(faults.empty() ? 0 : faults.front().start + faults.front().ttd);

@@ -9,8 +9,10 @@
 
 #include "run_controller.hpp"
 
+class QCheckBox;
 class QComboBox;
 class QLabel;
+class QMenu;
 class QProgressBar;
 class QPushButton;
 class QSlider;
@@ -22,6 +24,7 @@ namespace spillway::console {
 class InstanceTiles;
 class KpiChart;
 class PolicyEditor;
+class ScenarioPanel;
 class TimelinePlot;
 
 class MainWindow : public QMainWindow {
@@ -33,6 +36,12 @@ class MainWindow : public QMainWindow {
   // Loads a built-in scenario by name (seed-000 …) or a file, and runs it. false + a message
   // on bad input; nothing already shown is lost.
   bool runScenario(const QString& nameOrPath, QString* error = nullptr);
+  // Runs the scenario panel's edited scenario (seed, duration, load, faults) with the
+  // editor's policy, baseline included. false + a message naming the bad field.
+  bool runEdited(QString* error = nullptr);
+  // Light, dark or the desktop's palette, remembered.
+  enum class Theme { System, Light, Dark };
+  void setTheme(Theme t);
   void setCursorTime(Micros t);
   Micros cursorTime() const { return cursor_; }
 
@@ -44,6 +53,8 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<const Comparison> current() const { return current_; }
   std::shared_ptr<const Comparison> previous() const { return previous_; }
   PolicyEditor* policyEditor() const { return editor_; }
+  ScenarioPanel* scenarioPanel() const { return scenarioPanel_; }
+  QStringList recentFiles() const;
   qint64 lastRoundTripMs() const { return lastRoundTripMs_; }
 
  signals:
@@ -58,6 +69,11 @@ class MainWindow : public QMainWindow {
   void fillKpis();
   void step(int ticks);
   void updateTimeLabel();
+  void redrawPlot();
+  void focusInstance(std::size_t i);
+  void startRun(const sim::Scenario& sc, const QString& label);
+  void rememberFile(const QString& path);
+  void fillRecentMenu();
 
   RunController controller_;
   std::shared_ptr<const Comparison> current_, previous_;
@@ -68,12 +84,15 @@ class MainWindow : public QMainWindow {
   QElapsedTimer roundTrip_;
   QTimer* whatIfTimer_;
   PolicyEditor* editor_;
+  ScenarioPanel* scenarioPanel_;
+  QMenu* recentMenu_ = nullptr;
   Micros cursor_ = 0;
   QComboBox* scenario_;
   QPushButton *run_, *cancel_, *play_;
   QProgressBar* progress_;
   QSlider* scrubber_;
   QComboBox* speed_;
+  QCheckBox* loop_;
   QLabel* time_;
   QTimer* playTimer_;
   InstanceTiles* tiles_;

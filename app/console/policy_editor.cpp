@@ -1,21 +1,27 @@
 #include "policy_editor.hpp"
 
+#include <QCheckBox>
+#include <QComboBox>
 #include <QDoubleSpinBox>
-#include <QFile>
 #include <QFileDialog>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
+#include <QLabel>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QSlider>
 #include <QVBoxLayout>
 
+#include <cmath>
 #include <fstream>
 
 #include "spillway/policy_yaml.hpp"
 
 namespace spillway::console {
 namespace {
+
+constexpr int kSteps = 1000;  // slider resolution
 
 double sec(Micros d) {
   return static_cast<double>(d) / 1e6;
@@ -28,41 +34,72 @@ Micros fromSec(double s) {
 
 PolicyEditor::PolicyEditor(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
+  // Scope: the default breaker, or one model's override on top of it.
+  auto* scopeRow = new QHBoxLayout;
+  scope_ = new QComboBox(this);
+  scope_->addItem(tr("all models (default)"), QString());
+  scope_->setToolTip(tr("Edit the default breaker, or override it for one model"));
+  resetOverride_ = new QPushButton(tr("Reset"), this);
+  resetOverride_->setToolTip(tr("Drop this model's override: it follows the default again"));
+  scopeRow->addWidget(new QLabel(tr("Scope"), this));
+  scopeRow->addWidget(scope_, 1);
+  scopeRow->addWidget(resetOverride_);
+  layout->addLayout(scopeRow);
+
+  QFormLayout* form = nullptr;
   auto group = [&](const QString& title) {
     auto* box = new QGroupBox(title, this);
-    auto* form = new QFormLayout(box);
+    form = new QFormLayout(box);
     form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
     layout->addWidget(box);
-    return form;
   };
-  auto row = [&](QFormLayout* form, const QString& key, const QString& label, double lo, double hi,
-                 double step, int decimals, const QString& suffix, const QString& tip) {
-    QDoubleSpinBox* box = add(key, label, lo, hi, step, decimals, suffix);
+  auto row = [&](const QString& key, const QString& label, double lo, double hi, double step,
+                 int decimals, const QString& suffix, const QString& tip) {
+    QDoubleSpinBox* box = add(key, lo, hi, step, decimals, suffix);
     box->setToolTip(tip);
-    form->addRow(label, box);
+    auto* line = new QHBoxLayout;
+    line->addWidget(slider(key), 1);
+    line->addWidget(box);
+    form->addRow(label, line);
   };
-  QFormLayout* detect = group(tr("Detect"));
-  row(detect, "window.length", tr("window"), 1, 600, 1, 0, " s", tr("sliding time window"));
-  row(detect, "min_calls", tr("min calls"), 1, 10000, 1, 0, "",
-      tr("the rule ignores thinner windows"));
-  row(detect, "slow.k", tr("slow = k × P99"), 0.5, 20, 0.1, 1, "",
-      tr("slow-call threshold factor"));
-  row(detect, "slow.floor", tr("slow floor"), 0, 60, 0.05, 2, " s", tr("never below this"));
-  QFormLayout* trip = group(tr("Trip"));
-  row(trip, "trip.error_rate", tr("error rate >"), 0.01, 1, 0.01, 2, "", tr("share of failures"));
-  row(trip, "trip.slow_rate", tr("slow rate >"), 0.01, 1, 0.01, 2, "", tr("share of slow calls"));
-  row(trip, "trip.sustain", tr("sustained"), 0, 120, 0.5, 1, " s", tr("how long it must hold"));
-  QFormLayout* open = group(tr("Open"));
-  row(open, "open.duration", tr("open for"), 0.1, 600, 1, 1, " s", tr("first open duration"));
-  row(open, "open.backoff_multiplier", tr("backoff ×"), 1, 10, 0.1, 1, "",
-      tr("per consecutive open"));
-  row(open, "open.max_duration", tr("max open"), 0.1, 3600, 5, 0, " s", tr("backoff cap"));
-  QFormLayout* recover = group(tr("Recover"));
-  row(recover, "half_open.probe_share", tr("probe share"), 0.01, 1, 0.01, 2, "",
+  auto checkRow = [&](const QString& key, const QString& label, const QString& tip) {
+    form->addRow(addCheck(key, label, tip));
+  };
+  group(tr("Detect"));
+  row("window.length", tr("window"), 1, 600, 1, 0, " s", tr("sliding time window"));
+  row("min_calls", tr("min calls"), 1, 10000, 1, 0, "", tr("the rule ignores thinner windows"));
+  row("slow.k", tr("slow = k × P99"), 0.5, 20, 0.1, 1, "", tr("slow-call threshold factor"));
+  row("slow.floor", tr("slow floor"), 0, 60, 0.05, 2, " s", tr("never below this"));
+  group(tr("Trip"));
+  row("trip.error_rate", tr("error rate >"), 0.01, 1, 0.01, 2, "", tr("share of failures"));
+  row("trip.slow_rate", tr("slow rate >"), 0.01, 1, 0.01, 2, "", tr("share of slow calls"));
+  row("trip.sustain", tr("sustained"), 0, 120, 0.5, 1, " s", tr("how long it must hold"));
+  group(tr("Open"));
+  row("open.duration", tr("open for"), 0.1, 600, 1, 1, " s", tr("first open duration"));
+  row("open.backoff_multiplier", tr("backoff ×"), 1, 10, 0.1, 1, "", tr("per consecutive open"));
+  row("open.max_duration", tr("max open"), 0.1, 3600, 5, 0, " s", tr("backoff cap"));
+  group(tr("Recover"));
+  row("half_open.probe_share", tr("probe share"), 0.01, 1, 0.01, 2, "",
       tr("share of traffic let through in HALF_OPEN"));
-  row(recover, "half_open.success_streak", tr("success streak"), 1, 1000, 1, 0, "",
+  row("half_open.success_streak", tr("success streak"), 1, 1000, 1, 0, "",
       tr("good probes in a row to close"));
-  row(recover, "ramp.duration", tr("ramp"), 0, 600, 5, 0, " s", tr("back to full traffic over"));
+  row("ramp.duration", tr("ramp"), 0, 600, 5, 0, " s", tr("back to full traffic over"));
+  group(tr("Degrade (whole policy)"));
+  row("degrade.max_quality_drop", tr("max quality drop"), 0, 1, 0.05, 2, "",
+      tr("a backup may be at most this much worse"));
+  row("degrade.retry_budget", tr("re-route budget"), 0, 1, 0.05, 2, "",
+      tr("share of live traffic the gateway may re-route"));
+  row("degrade.lock_ttl", tr("lock TTL"), 0, 3600, 10, 0, " s",
+      tr("a degraded session stays degraded this long"));
+  checkRow("degrade.non_critical_backups", tr("backups for non-critical traffic"),
+           tr("off: backups are kept for core traffic"));
+  checkRow("degrade.fast_fail_non_critical", tr("fast-fail non-critical without a backup"), {});
+  checkRow("degrade.cache", tr("serve cached answers"), {});
+  checkRow("degrade.lock", tr("degrade lock"), tr("a degraded session stays on its backup"));
+  group(tr("Shedding (whole policy)"));
+  row("limits.shed_at", tr("shed non-critical at"), 0, 1, 0.05, 2, "",
+      tr("share of gateway capacity in use; 0 = off"));
+
   auto* buttons = new QHBoxLayout;
   auto* loadButton = new QPushButton(tr("Load…"), this);
   auto* saveButton = new QPushButton(tr("Save…"), this);
@@ -72,10 +109,22 @@ PolicyEditor::PolicyEditor(QWidget* parent) : QWidget(parent) {
   layout->addStretch(1);
   connect(loadButton, &QPushButton::clicked, this, &PolicyEditor::load);
   connect(saveButton, &QPushButton::clicked, this, &PolicyEditor::save);
+  connect(scope_, &QComboBox::currentIndexChanged, this, [this] {
+    const QString m = scope();
+    resetOverride_->setEnabled(!m.isEmpty() && policy_.modelOverrides.count(m.toStdString()));
+    showBreaker(m.isEmpty() ? policy_.breaker : resolveBreaker(policy_, m.toStdString(), {}));
+  });
+  connect(resetOverride_, &QPushButton::clicked, this, [this] {
+    policy_.modelOverrides.erase(scope().toStdString());
+    resetOverride_->setEnabled(false);
+    showBreaker(resolveBreaker(policy_, scope().toStdString(), {}));
+    emit policyEdited(policy_);
+  });
+  resetOverride_->setEnabled(false);
 }
 
-QDoubleSpinBox* PolicyEditor::add(const QString& key, const QString&, double lo, double hi,
-                                  double step, int decimals, const QString& suffix) {
+QDoubleSpinBox* PolicyEditor::add(const QString& key, double lo, double hi, double step,
+                                  int decimals, const QString& suffix) {
   auto* box = new QDoubleSpinBox(this);
   box->setRange(lo, hi);
   box->setSingleStep(step);
@@ -83,25 +132,90 @@ QDoubleSpinBox* PolicyEditor::add(const QString& key, const QString&, double lo,
   box->setSuffix(suffix);
   box->setKeyboardTracking(false);  // typing "0.45" is one change, not three
   box->setObjectName(key);
-  connect(box, &QDoubleSpinBox::valueChanged, this, [this] {
+  auto* s = new QSlider(Qt::Horizontal, this);
+  s->setRange(0, kSteps);
+  s->setObjectName(key + ".slider");
+  // Wide ranges (1 s … 1 h) get a log scale, so the useful short end is not one pixel wide.
+  const Row r{key, box, s, lo > 0 && hi / lo > 100};
+  rows_.append(r);
+  connect(box, &QDoubleSpinBox::valueChanged, this, [this, r] {
+    syncSlider(r);
     if (updating_) return;
     readControls();
     emit policyEdited(policy_);
   });
-  controls_.append({key, box});
+  connect(s, &QSlider::valueChanged, this, [r](int v) {
+    const double f = static_cast<double>(v) / kSteps;
+    const double lo = r.box->minimum(), hi = r.box->maximum();
+    r.box->setValue(r.log ? lo * std::pow(hi / lo, f) : lo + f * (hi - lo));
+  });
   return box;
 }
 
+QCheckBox* PolicyEditor::addCheck(const QString& key, const QString& label, const QString& tip) {
+  auto* c = new QCheckBox(label, this);
+  c->setObjectName(key);
+  c->setToolTip(tip);
+  checks_.append({key, c});
+  connect(c, &QCheckBox::toggled, this, [this] {
+    if (updating_) return;
+    readControls();
+    emit policyEdited(policy_);
+  });
+  return c;
+}
+
+void PolicyEditor::syncSlider(const Row& r) {
+  const double lo = r.box->minimum(), hi = r.box->maximum(), v = r.box->value();
+  const double f = r.log ? std::log(v / lo) / std::log(hi / lo) : (v - lo) / (hi - lo);
+  const QSignalBlocker block(r.slider);
+  r.slider->setValue(static_cast<int>(std::lround(std::clamp(f, 0.0, 1.0) * kSteps)));
+}
+
 QDoubleSpinBox* PolicyEditor::control(const QString& key) const {
-  for (const auto& [k, box] : controls_)
-    if (k == key) return box;
+  for (const Row& r : rows_)
+    if (r.key == key) return r.box;
   return nullptr;
+}
+
+QSlider* PolicyEditor::slider(const QString& key) const {
+  for (const Row& r : rows_)
+    if (r.key == key) return r.slider;
+  return nullptr;
+}
+
+QCheckBox* PolicyEditor::check(const QString& key) const {
+  for (const auto& [k, c] : checks_)
+    if (k == key) return c;
+  return nullptr;
+}
+
+QString PolicyEditor::scope() const {
+  return scope_->currentData().toString();
+}
+
+void PolicyEditor::setScope(const QString& model) {
+  const int i = scope_->findData(model);
+  if (i >= 0) scope_->setCurrentIndex(i);
+}
+
+void PolicyEditor::setModels(const QStringList& models) {
+  const QSignalBlocker block(scope_);
+  while (scope_->count() > 1) scope_->removeItem(1);
+  for (const QString& m : models) scope_->addItem(tr("model %1").arg(m), m);
+  scope_->setCurrentIndex(0);
+  resetOverride_->setEnabled(false);
 }
 
 void PolicyEditor::setPolicy(const Policy& p) {
   policy_ = p;
+  const QString m = scope();
+  showBreaker(m.isEmpty() ? p.breaker : resolveBreaker(p, m.toStdString(), {}));
+  showSections();
+}
+
+void PolicyEditor::showBreaker(const BreakerConfig& b) {
   updating_ = true;
-  const BreakerConfig& b = p.breaker;
   control("window.length")->setValue(sec(b.window.length));
   control("min_calls")->setValue(b.minCalls);
   control("slow.k")->setValue(b.slow.k);
@@ -118,8 +232,30 @@ void PolicyEditor::setPolicy(const Policy& p) {
   updating_ = false;
 }
 
+void PolicyEditor::showSections() {
+  updating_ = true;
+  const DegradeConfig& d = policy_.degrade;
+  control("degrade.max_quality_drop")->setValue(d.maxQualityDrop);
+  control("degrade.retry_budget")->setValue(d.retryBudget);
+  control("degrade.lock_ttl")->setValue(sec(d.lockTtl));
+  check("degrade.non_critical_backups")->setChecked(d.nonCriticalBackups);
+  check("degrade.fast_fail_non_critical")->setChecked(d.fastFailNonCritical);
+  check("degrade.cache")->setChecked(d.cache);
+  check("degrade.lock")->setChecked(d.lock);
+  control("limits.shed_at")->setValue(policy_.limits.shedAt);
+  // Degrade settings mean nothing for a policy without a degrade section.
+  for (const auto& [k, c] : checks_) c->setEnabled(d.enabled);
+  for (const Row& r : rows_)
+    if (r.key.startsWith("degrade.")) {
+      r.box->setEnabled(d.enabled);
+      r.slider->setEnabled(d.enabled);
+    }
+  updating_ = false;
+}
+
 void PolicyEditor::readControls() {
-  BreakerConfig& b = policy_.breaker;
+  const std::string model = scope().toStdString();
+  BreakerConfig b = model.empty() ? policy_.breaker : resolveBreaker(policy_, model, {});
   b.window.length = fromSec(control("window.length")->value());
   b.window.bucket = std::min(b.window.bucket, b.window.length);
   b.minCalls = static_cast<std::uint32_t>(control("min_calls")->value());
@@ -135,6 +271,27 @@ void PolicyEditor::readControls() {
   b.halfOpen.successStreak =
       static_cast<std::uint32_t>(control("half_open.success_streak")->value());
   b.ramp.duration = fromSec(control("ramp.duration")->value());
+  if (model.empty()) {
+    policy_.breaker = b;
+  } else {
+    // Only what differs from the default goes into the override, so later edits of the
+    // default still reach this model's other settings.
+    const std::string yaml = breakerOverrideYaml(policy_.breaker, b);
+    if (yaml == "{}")
+      policy_.modelOverrides.erase(model);
+    else
+      policy_.modelOverrides[model] = BreakerOverride{yaml, 0};
+    resetOverride_->setEnabled(policy_.modelOverrides.count(model) > 0);
+  }
+  DegradeConfig& d = policy_.degrade;
+  d.maxQualityDrop = control("degrade.max_quality_drop")->value();
+  d.retryBudget = control("degrade.retry_budget")->value();
+  d.lockTtl = fromSec(control("degrade.lock_ttl")->value());
+  d.nonCriticalBackups = check("degrade.non_critical_backups")->isChecked();
+  d.fastFailNonCritical = check("degrade.fast_fail_non_critical")->isChecked();
+  d.cache = check("degrade.cache")->isChecked();
+  d.lock = check("degrade.lock")->isChecked();
+  policy_.limits.shedAt = control("limits.shed_at")->value();
 }
 
 void PolicyEditor::load() {

@@ -1,14 +1,18 @@
 #pragma once
-// The policy editor: the breaker's detect / trip / open / probe / ramp parameters as spin
-// boxes with units and ranges, grouped as the policy file is. Every change emits the edited
-// policy (the window coalesces changes into one what-if re-run); load and save use the same
-// YAML as the CLI.
+// The policy editor: the breaker's detect / trip / open / probe / ramp parameters and the
+// degrade and shedding settings, each a slider with a spin box (units, range), grouped as the
+// policy file is. A scope picker edits the default breaker or one model's override (only the
+// keys that differ from the default are written). Every change emits the edited policy (the
+// window coalesces changes into one what-if re-run); load and save use the CLI's YAML.
 #include <QWidget>
 
 #include "spillway/policy.hpp"
 
+class QCheckBox;
+class QComboBox;
 class QDoubleSpinBox;
-class QSpinBox;
+class QPushButton;
+class QSlider;
 
 namespace spillway::console {
 
@@ -17,23 +21,43 @@ class PolicyEditor : public QWidget {
  public:
   explicit PolicyEditor(QWidget* parent = nullptr);
   void setPolicy(const Policy& p);  // no policyEdited signal
+  // Models the scope picker offers (the scenario's), besides the default breaker.
+  void setModels(const QStringList& models);
   const Policy& policy() const { return policy_; }
-  // For tests: a control by its YAML key (e.g. "trip.slow_rate").
+  // The scope being edited: empty = the default breaker, else a model name.
+  QString scope() const;
+  void setScope(const QString& model);
+  // For tests: a control by its YAML key (e.g. "trip.slow_rate"), its slider, a checkbox.
   QDoubleSpinBox* control(const QString& key) const;
+  QSlider* slider(const QString& key) const;
+  QCheckBox* check(const QString& key) const;
 
  signals:
   void policyEdited(const spillway::Policy& policy);
 
  private:
-  QDoubleSpinBox* add(const QString& key, const QString& label, double lo, double hi, double step,
-                      int decimals, const QString& suffix);
+  struct Row {
+    QString key;
+    QDoubleSpinBox* box;
+    QSlider* slider;
+    bool log;
+  };
+  QDoubleSpinBox* add(const QString& key, double lo, double hi, double step, int decimals,
+                      const QString& suffix);
+  QCheckBox* addCheck(const QString& key, const QString& label, const QString& tip);
+  void showBreaker(const BreakerConfig& b);
+  void showSections();
+  void readControls();
+  void syncSlider(const Row& r);
   void load();
   void save();
-  void readControls();
 
   Policy policy_;
   bool updating_ = false;
-  QList<QPair<QString, QDoubleSpinBox*>> controls_;
+  QComboBox* scope_;
+  QPushButton* resetOverride_;
+  QList<Row> rows_;
+  QList<QPair<QString, QCheckBox*>> checks_;
 };
 
 }  // namespace spillway::console

@@ -1,6 +1,30 @@
 #include "timeline_plot.hpp"
 
+#include <cmath>
+
+#include "spillway/policy_yaml.hpp"
+
 namespace spillway::console {
+namespace {
+
+constexpr int kLanePx = 15;    // height of one instance's band lane
+const char* kGhost = "ghost";  // graph property: a faint comparison run, not read out
+
+QString clock(double s) {
+  const long t = std::lround(std::max(0.0, s));
+  return QString("%1:%2").arg(t / 60, 2, 10, QChar('0')).arg(t % 60, 2, 10, QChar('0'));
+}
+
+// The value of `g` at key `x` (the sample at or before it); NaN outside the data.
+double valueAt(const QCPGraph* g, double x) {
+  const auto data = g->data();
+  if (data->isEmpty() || x < data->constBegin()->key) return std::nan("");
+  auto it = data->findBegin(x, false);
+  if (it != data->constBegin() && (it == data->constEnd() || it->key > x)) --it;
+  return it->value;
+}
+
+}  // namespace
 
 QColor stateColor(BreakerState s, bool ramping) {
   switch (s) {
@@ -26,10 +50,9 @@ TimelinePlot::TimelinePlot(QWidget* parent) : QCustomPlot(parent) {
   bands_ = addRect("breaker");
   rates_ = addRect("error, slow, FP rate");
   latency_ = addRect("p99 (ms)");
-  traffic_ = addRect("answers, blocks /s");
-  bands_->setMaximumSize(QSize(QWIDGETSIZE_MAX, 46));
-  bands_->axis(QCPAxis::atLeft)->setTicks(false);
-  bands_->axis(QCPAxis::atLeft)->setRange(0, 1);
+  traffic_ = addRect("per second");
+  bands_->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+  bands_->axis(QCPAxis::atLeft)->grid()->setVisible(false);
   rates_->axis(QCPAxis::atLeft)->setRange(0, 1.05);
   // One time axis: zooming or panning any rect moves them all.
   const QList<QCPAxisRect*> rects{bands_, rates_, latency_, traffic_};
@@ -44,6 +67,8 @@ TimelinePlot::TimelinePlot(QWidget* parent) : QCustomPlot(parent) {
   traffic_->axis(QCPAxis::atBottom)->setLabel("time (s)");
   setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   setNoAntialiasingOnDrag(true);
+  setMouseTracking(true);
+  applyPalette();
 }
 
 QCPAxisRect* TimelinePlot::addRect(const QString& label) {
@@ -64,98 +89,260 @@ QCPItemStraightLine* TimelinePlot::straightLine(QCPAxisRect* r, const QPen& pen)
   return line;
 }
 
-void TimelinePlot::addGraph(QCPAxisRect* r, const std::vector<double>& x,
-                            const std::vector<double>& y, const QColor& c, const QString& name,
-                            bool ghost) {
+QCPGraph* TimelinePlot::addGraph(QCPAxisRect* r, const std::vector<double>& x,
+                                 const std::vector<double>& y, const QColor& c, const QString& name,
+                                 Qt::PenStyle style, int alpha) {
   QCPGraph* g = QCustomPlot::addGraph(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
   g->setName(name);
   QColor col = c;
-  if (ghost) col.setAlpha(70);
-  g->setPen(QPen(col, ghost ? 1 : 1.4));
+  col.setAlpha(alpha);
+  g->setPen(QPen(col, alpha < 255 ? 1 : 1.4, style));
+  g->setProperty(kGhost, alpha < 255);
   g->setAdaptiveSampling(true);
   QVector<double> xs(x.begin(), x.end()), ys(y.begin(), y.end());
   g->setData(xs, ys, true);
+  return g;
 }
 
-void TimelinePlot::show(std::shared_ptr<const Comparison> c, std::size_t instance,
-                        const Policy& policy) {
+QCPGraph* TimelinePlot::graphNamed(const QString& name) const {
+  for (int i = 0; i < graphCount(); ++i)
+    if (graph(i)->name() == name) return graph(i);
+  return nullptr;
+}
+
+void TimelinePlot::show(const PlotInput& in) {
   clearGraphs();
-  clearItems();  // also drops the cursors: re-create them below
+  clearItems();  // also drops the cursors and the crosshair: re-create them below
   for (QCPAxisRect* r : {rates_, latency_, traffic_})
     while (r->insetLayout()->elementCount() > 0) r->insetLayout()->removeAt(0);
   cursors_.clear();
-  bandCount_ = 0;
-  if (!c || instance >= c->protectedRun.timeline.instances().size()) {
+  hover_.clear();
+  readout_ = nullptr;
+  bandCount_ = laneCount_ = wouldOpenMarks_ = 0;
+  lanes_.clear();
+  const auto& c = in.run;
+  if (!c || in.focus >= c->protectedRun.timeline.instances().size()) {
     replot();
     return;
   }
-  const view::InstanceTimeline& p = c->protectedRun.timeline.instances()[instance];
-  const view::InstanceTimeline& b = c->baseline.timeline.instances()[instance];
-  // Bands of the protected run.
-  for (const view::StateBand& band : p.bands) {
-    auto* rect = new QCPItemRect(this);
-    rect->setClipAxisRect(bands_);
-    rect->topLeft->setAxes(bands_->axis(QCPAxis::atBottom), bands_->axis(QCPAxis::atLeft));
-    rect->bottomRight->setAxes(bands_->axis(QCPAxis::atBottom), bands_->axis(QCPAxis::atLeft));
-    rect->topLeft->setCoords(band.start / 1e6, 1);
-    rect->bottomRight->setCoords(band.end / 1e6, 0);
-    const QColor col = stateColor(band.state, band.ramping);
-    rect->setBrush(col);
-    rect->setPen(QPen(col));
-    ++bandCount_;
+  const view::InstanceTimeline& p = c->protectedRun.timeline.instances()[in.focus];
+  const view::InstanceTimeline& b = c->baseline.timeline.instances()[in.focus];
+  const view::InstanceTimeline* prev = nullptr;
+  if (in.previous && in.focus < in.previous->protectedRun.timeline.instances().size())
+    prev = &in.previous->protectedRun.timeline.instances()[in.focus];
+  drawBands(in);
+
+  // Rates with the trip thresholds, over the baseline run (faint) and the previous policy's
+  // run (dashed) — so a threshold edit shows what it changed.
+  const BreakerConfig cfg = resolveBreaker(in.policy, p.model, p.name);
+  const QColor err(200, 40, 40), slow(220, 130, 0), fp(130, 60, 170), lat(40, 90, 200);
+  addGraph(rates_, b.t, b.errorRate, err, "baseline run (faint)", Qt::SolidLine, 70);
+  addGraph(rates_, b.t, b.slowRate, slow, "slow rate (baseline)", Qt::SolidLine, 70);
+  if (prev) {
+    addGraph(rates_, prev->t, prev->errorRate, err, "previous policy (dashed)", Qt::DashLine, 110);
+    addGraph(rates_, prev->t, prev->slowRate, slow, "slow rate (previous)", Qt::DashLine, 110);
   }
-  // Rates with the trip thresholds; the baseline run as a ghost underneath.
-  addGraph(rates_, b.t, b.errorRate, QColor(200, 40, 40), "error rate (baseline)", true);
-  addGraph(rates_, b.t, b.slowRate, QColor(220, 130, 0), "slow rate (baseline)", true);
-  addGraph(rates_, p.t, p.errorRate, QColor(200, 40, 40), "error rate");
-  addGraph(rates_, p.t, p.slowRate, QColor(220, 130, 0), "slow rate");
-  addGraph(rates_, p.t, p.fpRate, QColor(130, 60, 170), "FP rate (60 s)");
+  addGraph(rates_, p.t, p.errorRate, err, "error rate");
+  addGraph(rates_, p.t, p.slowRate, slow, "slow rate");
+  addGraph(rates_, p.t, p.fpRate, fp, "FP rate (60 s)");
   auto threshold = [&](QCPAxisRect* r, double y, const QColor& col) {
     auto* line = straightLine(r, QPen(col, 1, Qt::DashLine));
     line->point1->setCoords(0, y);
     line->point2->setCoords(1, y);
   };
-  threshold(rates_, policy.breaker.trip.errorRate, QColor(200, 40, 40));
-  threshold(rates_, policy.breaker.trip.slowRate, QColor(220, 130, 0));
-  addGraph(latency_, b.t, b.p99Ms, QColor(40, 90, 200), "p99 (baseline)", true);
-  addGraph(latency_, p.t, p.p99Ms, QColor(40, 90, 200), "p99");
+  threshold(rates_, cfg.trip.errorRate, err);
+  threshold(rates_, cfg.trip.slowRate, slow);
+
+  addGraph(latency_, b.t, b.p99Ms, lat, "p99 (baseline)", Qt::SolidLine, 70);
+  if (prev) addGraph(latency_, prev->t, prev->p99Ms, lat, "p99 (previous)", Qt::DashLine, 110);
+  addGraph(latency_, p.t, p.p99Ms, lat, "p99");
   addGraph(latency_, p.t, p.baselineP99Ms, QColor(120, 120, 120), "P99 baseline");
-  addGraph(traffic_, p.t, p.throughput, QColor(40, 140, 80), "answers/s");
-  addGraph(traffic_, p.t, p.rejected, QColor(200, 40, 40), "blocks/s");
-  // Fault onset, detection and restore.
+  addGraph(latency_, p.t, view::slowThresholdMs(p, cfg.slow), slow, "slow threshold", Qt::DashLine);
+  drawTraffic(p);
+
+  // Fault onset / end, detection and restore, through every detail rect.
   for (const view::Marker& m : p.markers) {
     if (m.kind == view::Marker::Kind::WouldOpen) continue;
+    const bool fault =
+        m.kind == view::Marker::Kind::FaultStart || m.kind == view::Marker::Kind::FaultEnd;
     for (QCPAxisRect* r : {rates_, latency_, traffic_}) {
-      const bool fault =
-          m.kind == view::Marker::Kind::FaultStart || m.kind == view::Marker::Kind::FaultEnd;
       auto* line =
           straightLine(r, QPen(fault ? QColor(120, 0, 120) : QColor(0, 120, 160), 1, Qt::DotLine));
       line->point1->setCoords(m.at / 1e6, 0);
       line->point2->setCoords(m.at / 1e6, 1);
     }
   }
-  for (QCPAxisRect* r : {bands_, rates_, latency_, traffic_})
+  for (QCPAxisRect* r : {bands_, rates_, latency_, traffic_}) {
     cursors_.push_back(straightLine(r, QPen(QColor(60, 60, 200), 1)));
-  // A legend inside each plotted rect: which line is which (faint = the baseline run).
+    auto* h = straightLine(r, QPen(QColor(128, 128, 128), 1, Qt::DashLine));
+    h->setVisible(false);
+    hover_.push_back(h);
+  }
+  readout_ = new QCPItemText(this);
+  readout_->setClipAxisRect(rates_);
+  readout_->position->setType(QCPItemPosition::ptAxisRectRatio);
+  readout_->position->setAxisRect(rates_);
+  readout_->position->setCoords(0.005, 0.03);
+  readout_->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
+  readout_->setTextAlignment(Qt::AlignLeft);
+  readout_->setPadding(QMargins(4, 2, 4, 2));
+  readout_->setFont(QFont(font().family(), 8));
+  readout_->setVisible(false);
+  addLegends();
+
+  const double end = c->protectedRun.timeline.end() / 1e6;
+  for (QCPAxisRect* r : {bands_, rates_, latency_, traffic_})
+    r->axis(QCPAxis::atBottom)->setRange(0, end);
+  latency_->axis(QCPAxis::atLeft)->rescale();
+  latency_->axis(QCPAxis::atLeft)->setRangeLower(0);
+  traffic_->axis(QCPAxis::atLeft)->rescale();
+  traffic_->axis(QCPAxis::atLeft)->setRangeLower(0);
+  applyPalette();
+  setCursorTime(0);
+}
+
+// One lane per visible instance, top to bottom; the focused one labelled in bold. Triangles
+// mark where the policy *would* have opened on the unprotected run (shadow mode's verdict).
+void TimelinePlot::drawBands(const PlotInput& in) {
+  const view::RunTimeline& tl = in.run->protectedRun.timeline;
+  lanes_ = in.lanes.empty() ? std::vector<std::size_t>{in.focus} : in.lanes;
+  laneCount_ = static_cast<int>(lanes_.size());
+  const double n = static_cast<double>(lanes_.size());
+  auto ticker = bands_->axis(QCPAxis::atLeft)->ticker().dynamicCast<QCPAxisTickerText>();
+  ticker->clear();
+  QVector<double> wx, wy;
+  for (std::size_t lane = 0; lane < lanes_.size(); ++lane) {
+    const std::size_t i = lanes_[lane];
+    if (i >= tl.instances().size()) continue;
+    const double top = n - static_cast<double>(lane), bottom = top - 0.86;
+    const view::InstanceTimeline& it = tl.instances()[i];
+    ticker->addTick((top + bottom) / 2,
+                    QString::fromStdString(it.name) + (i == in.focus ? QString(" ◆") : QString()));
+    for (const view::StateBand& band : it.bands) {
+      auto* rect = new QCPItemRect(this);
+      rect->setClipAxisRect(bands_);
+      rect->topLeft->setAxes(bands_->axis(QCPAxis::atBottom), bands_->axis(QCPAxis::atLeft));
+      rect->bottomRight->setAxes(bands_->axis(QCPAxis::atBottom), bands_->axis(QCPAxis::atLeft));
+      rect->topLeft->setCoords(band.start / 1e6, top);
+      rect->bottomRight->setCoords(band.end / 1e6, bottom);
+      QColor col = stateColor(band.state, band.ramping);
+      if (i != in.focus) col = col.lighter(115);
+      rect->setBrush(col);
+      rect->setPen(Qt::NoPen);
+      ++bandCount_;
+    }
+    if (i < in.run->baseline.timeline.instances().size())
+      for (const view::Marker& m : in.run->baseline.timeline.instances()[i].markers)
+        if (m.kind == view::Marker::Kind::WouldOpen) {
+          wx.push_back(m.at / 1e6);
+          wy.push_back(top - 0.2);
+        }
+  }
+  wouldOpenMarks_ = static_cast<int>(wx.size());
+  if (!wx.isEmpty()) {
+    QCPGraph* g =
+        QCustomPlot::addGraph(bands_->axis(QCPAxis::atBottom), bands_->axis(QCPAxis::atLeft));
+    g->setName("would open (unprotected run)");
+    g->setLineStyle(QCPGraph::lsNone);
+    g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, Qt::black,
+                                       QColor(255, 255, 255, 220), 7));
+    g->setProperty(kGhost, true);
+    g->setData(wx, wy, true);
+  }
+  bands_->axis(QCPAxis::atLeft)->setRange(0, n + 0.1);
+  const int h = 8 + kLanePx * laneCount_;
+  bands_->setMinimumSize(QSize(0, h));
+  bands_->setMaximumSize(QSize(QWIDGETSIZE_MAX, h));
+}
+
+// Blocks stacked by reason, answers as a line over them: the breaker's blocks, then attempts
+// the instance's full queue turned away, then the gateway budget's overflows.
+void TimelinePlot::drawTraffic(const view::InstanceTimeline& p) {
+  std::vector<double> stack(p.t.size(), 0.0);
+  QCPGraph* below = nullptr;
+  struct Layer {
+    const std::vector<double>* v;
+    QColor color;
+    const char* name;
+  };
+  const Layer layers[] = {{&p.rejected, QColor(200, 40, 40), "breaker blocks"},
+                          {&p.queueFull, QColor(150, 90, 40), "queue full"},
+                          {&p.overflow, QColor(110, 110, 110), "budget overflow"}};
+  for (const Layer& l : layers) {
+    bool any = false;
+    for (std::size_t k = 0; k < stack.size() && k < l.v->size(); ++k) {
+      stack[k] += (*l.v)[k];
+      any = any || (*l.v)[k] > 0;
+    }
+    if (!any) continue;
+    QCPGraph* g = addGraph(traffic_, p.t, stack, l.color, l.name);
+    QColor fill = l.color;
+    fill.setAlpha(90);
+    g->setBrush(fill);
+    g->setChannelFillGraph(below);
+    below = g;
+  }
+  addGraph(traffic_, p.t, p.throughput, QColor(40, 140, 80), "answers");  // on top
+}
+
+void TimelinePlot::addLegends() {
+  // A legend inside each detail rect; two columns keep a short rect's data visible.
   for (QCPAxisRect* r : {rates_, latency_, traffic_}) {
     auto* legend = new QCPLegend;
     r->insetLayout()->addElement(legend, Qt::AlignTop | Qt::AlignRight);
     legend->setLayer("legend");
     legend->setFont(QFont(font().family(), 7));
     legend->setIconSize(14, 6);
-    legend->setBrush(QColor(255, 255, 255, 170));
-    // Two columns: half the height, so a short rect keeps its data visible.
     legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
     legend->setWrap(2);
     for (int i = 0; i < graphCount(); ++i)
-      if (graph(i)->valueAxis() == r->axis(QCPAxis::atLeft)) graph(i)->addToLegend(legend);
+      if (graph(i)->valueAxis() == r->axis(QCPAxis::atLeft) && graph(i)->name() != "" &&
+          !graph(i)->name().contains("(baseline)") && !graph(i)->name().contains("(previous)"))
+        graph(i)->addToLegend(legend);
   }
-  const double end = c->protectedRun.timeline.end() / 1e6;
-  for (QCPAxisRect* r : {bands_, rates_, latency_, traffic_})
-    r->axis(QCPAxis::atBottom)->setRange(0, end);
-  latency_->axis(QCPAxis::atLeft)->rescale();
-  traffic_->axis(QCPAxis::atLeft)->rescale();
-  setCursorTime(0);
+}
+
+// Colours from the widget palette, so a dark desktop gets a dark plot.
+void TimelinePlot::applyPalette() {
+  const QPalette pal = palette();
+  setBackground(pal.base());
+  const QColor text = pal.color(QPalette::Text), mid = pal.color(QPalette::Mid);
+  QColor grid = mid;
+  grid.setAlpha(90);
+  for (QCPAxisRect* r : {bands_, rates_, latency_, traffic_}) {
+    r->setBackground(pal.base());
+    for (QCPAxis* a : r->axes()) {
+      a->setBasePen(QPen(text));
+      a->setTickPen(QPen(text));
+      a->setSubTickPen(QPen(text));
+      a->setTickLabelColor(text);
+      a->setLabelColor(text);
+      a->grid()->setPen(QPen(grid, 1, Qt::DotLine));
+    }
+    for (int i = 0; i < r->insetLayout()->elementCount(); ++i)
+      if (auto* legend = qobject_cast<QCPLegend*>(r->insetLayout()->elementAt(i))) {
+        QColor bg = pal.color(QPalette::Base);
+        bg.setAlpha(190);
+        legend->setBrush(bg);
+        legend->setTextColor(text);
+        legend->setBorderPen(QPen(mid));
+      }
+  }
+  if (readout_) {
+    QColor bg = pal.color(QPalette::ToolTipBase);
+    bg.setAlpha(225);
+    readout_->setBrush(bg);
+    readout_->setColor(pal.color(QPalette::ToolTipText));
+    readout_->setPen(QPen(mid));
+  }
+}
+
+void TimelinePlot::changeEvent(QEvent* e) {
+  if (e->type() == QEvent::PaletteChange) {
+    applyPalette();
+    replot(rpQueuedReplot);
+  }
+  QCustomPlot::changeEvent(e);
 }
 
 void TimelinePlot::setCursorTime(Micros t) {
@@ -164,6 +351,64 @@ void TimelinePlot::setCursorTime(Micros t) {
     c->point2->setCoords(t / 1e6, 1);
   }
   replot(QCustomPlot::rpQueuedReplot);
+}
+
+void TimelinePlot::setCrosshair(double x) {
+  crosshairText_.clear();
+  if (!readout_) return;
+  QStringList lines{clock(x)};
+  for (QCPAxisRect* r : {rates_, latency_, traffic_}) {
+    QStringList parts;
+    for (int i = 0; i < graphCount(); ++i) {
+      QCPGraph* g = graph(i);
+      if (g->valueAxis() != r->axis(QCPAxis::atLeft) || g->property(kGhost).toBool()) continue;
+      const double v = valueAt(g, x);
+      if (std::isnan(v)) continue;
+      const bool share = r == rates_;
+      parts << QString("%1 %2").arg(g->name(), share ? QString::number(v * 100, 'f', 1) + " %"
+                                                     : QString::number(v, 'f', r == traffic_));
+    }
+    if (!parts.isEmpty()) lines << parts.join("   ");
+  }
+  crosshairText_ = lines.join('\n');
+  readout_->setText(crosshairText_);
+  readout_->setVisible(true);
+  for (QCPItemStraightLine* h : hover_) {
+    h->point1->setCoords(x, 0);
+    h->point2->setCoords(x, 1);
+    h->setVisible(true);
+  }
+  replot(rpQueuedReplot);
+}
+
+void TimelinePlot::mouseMoveEvent(QMouseEvent* e) {
+  QCustomPlot::mouseMoveEvent(e);
+  if (e->buttons() != Qt::NoButton || !readout_) return;  // dragging: no readout
+  const QPointF pos = e->position();
+  for (QCPAxisRect* r : {bands_, rates_, latency_, traffic_})
+    if (r->rect().contains(pos.toPoint())) {
+      setCrosshair(r->axis(QCPAxis::atBottom)->pixelToCoord(pos.x()));
+      return;
+    }
+}
+
+void TimelinePlot::leaveEvent(QEvent* e) {
+  QCustomPlot::leaveEvent(e);
+  if (!readout_) return;
+  readout_->setVisible(false);
+  for (QCPItemStraightLine* h : hover_) h->setVisible(false);
+  replot(rpQueuedReplot);
+}
+
+void TimelinePlot::mousePressEvent(QMouseEvent* e) {
+  QCustomPlot::mousePressEvent(e);
+  // A click on a lane focuses its instance (as a click on its tile does).
+  if (e->button() != Qt::LeftButton || !bands_->rect().contains(e->position().toPoint())) return;
+  const double y = bands_->axis(QCPAxis::atLeft)->pixelToCoord(e->position().y());
+  const double n = static_cast<double>(lanes_.size());
+  const auto lane = static_cast<long>(std::floor(n - y));
+  if (lane >= 0 && lane < static_cast<long>(lanes_.size()))
+    emit laneClicked(lanes_[static_cast<std::size_t>(lane)]);
 }
 
 int TimelinePlot::ratePoints() const {

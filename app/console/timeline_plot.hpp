@@ -1,8 +1,10 @@
 #pragma once
-// The synchronized timelines of one instance: breaker state bands, error and slow-call rate
-// against the trip thresholds, p99 against the learned baseline, answers and blocks per
-// second — one time axis, zoom and pan together, the protected run drawn over a faint ghost
-// of the baseline, fault markers, and the replay cursor.
+// The synchronized timelines: breaker state bands as one swimlane per visible instance
+// (grouped as the tiles are), then the focused instance's error and slow-call rate against
+// the trip thresholds, p99 against the learned baseline and the slow threshold, and answers
+// with blocks stacked by reason — one time axis, zoom and pan together. The protected run is
+// drawn over faint ghosts of the baseline run and of the previous policy's run; fault
+// markers, "would open" marks, the replay cursor and a crosshair that reads values out.
 #include <qcustomplot.h>
 
 #include <memory>
@@ -11,25 +13,57 @@
 
 namespace spillway::console {
 
+struct PlotInput {
+  std::shared_ptr<const Comparison> run;
+  std::shared_ptr<const Comparison> previous;  // the run before the last policy edit, or null
+  std::size_t focus = 0;                       // instance the detail graphs show
+  std::vector<std::size_t> lanes;              // instances with a band lane, top to bottom
+  Policy policy;                               // thresholds (resolved per instance)
+};
+
 class TimelinePlot : public QCustomPlot {
   Q_OBJECT
  public:
   explicit TimelinePlot(QWidget* parent = nullptr);
-  void show(std::shared_ptr<const Comparison> c, std::size_t instance, const Policy& policy);
+  void show(const PlotInput& in);
   void setCursorTime(Micros t);
-  // For tests: points drawn in the rate graph, and bands drawn.
+  // Crosshair at `seconds` (what a mouse move does): a line through every rect and a readout
+  // of the focused instance's values there. Empty text when nothing is under it.
+  void setCrosshair(double seconds);
+  QString crosshairText() const { return crosshairText_; }
+  // For tests: points drawn in the rate graph, bands drawn, lanes, would-open marks.
   int ratePoints() const;
   int bandCount() const { return bandCount_; }
+  int laneCount() const { return laneCount_; }
+  int wouldOpenMarks() const { return wouldOpenMarks_; }
+  QCPGraph* graphNamed(const QString& name) const;
+
+ signals:
+  void laneClicked(std::size_t instance);
+
+ protected:
+  void changeEvent(QEvent* e) override;
+  void mouseMoveEvent(QMouseEvent* e) override;
+  void leaveEvent(QEvent* e) override;
+  void mousePressEvent(QMouseEvent* e) override;
 
  private:
   QCPAxisRect* addRect(const QString& label);
   QCPItemStraightLine* straightLine(QCPAxisRect* r, const QPen& pen);
-  void addGraph(QCPAxisRect* r, const std::vector<double>& x, const std::vector<double>& y,
-                const QColor& c, const QString& name, bool ghost = false);
+  QCPGraph* addGraph(QCPAxisRect* r, const std::vector<double>& x, const std::vector<double>& y,
+                     const QColor& c, const QString& name, Qt::PenStyle style = Qt::SolidLine,
+                     int alpha = 255);
+  void drawBands(const PlotInput& in);
+  void drawTraffic(const view::InstanceTimeline& p);
+  void addLegends();
+  void applyPalette();
   QCPMarginGroup* margins_ = nullptr;  // keeps the rects' left edges aligned
   QCPAxisRect *bands_ = nullptr, *rates_ = nullptr, *latency_ = nullptr, *traffic_ = nullptr;
-  std::vector<QCPItemStraightLine*> cursors_;
-  int bandCount_ = 0;
+  std::vector<QCPItemStraightLine*> cursors_, hover_;
+  QCPItemText* readout_ = nullptr;
+  QString crosshairText_;
+  std::vector<std::size_t> lanes_;
+  int bandCount_ = 0, laneCount_ = 0, wouldOpenMarks_ = 0;
 };
 
 QColor stateColor(BreakerState s, bool ramping);

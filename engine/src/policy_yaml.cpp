@@ -324,7 +324,42 @@ void emitBreaker(YAML::Emitter& e, const BreakerConfig& b) {
   e << YAML::EndMap;
 }
 
+// What `b` has that `a` has not (or differently), key by key; null when they agree.
+YAML::Node diffNode(const YAML::Node& a, const YAML::Node& b) {
+  if (b.IsMap() && a.IsMap()) {
+    YAML::Node out(YAML::NodeType::Map);
+    bool any = false;
+    for (auto it = b.begin(); it != b.end(); ++it) {
+      const std::string key = it->first.as<std::string>();
+      YAML::Node d = diffNode(a[key], it->second);
+      if (!d.IsNull()) {
+        out[key] = d;
+        any = true;
+      }
+    }
+    return any ? out : YAML::Node();
+  }
+  YAML::Emitter ea, eb;
+  ea << a;
+  eb << b;
+  return std::string(ea.c_str()) == eb.c_str() ? YAML::Node() : b;
+}
+
 }  // namespace
+
+std::string breakerOverrideYaml(const BreakerConfig& base, const BreakerConfig& changed) {
+  auto emit = [](const BreakerConfig& b) {
+    YAML::Emitter e;
+    e.SetDoublePrecision(17);
+    emitBreaker(e, b);
+    return YAML::Load(e.c_str());
+  };
+  const YAML::Node d = diffNode(emit(base), emit(changed));
+  if (d.IsNull()) return "{}";
+  YAML::Emitter e;
+  e << d;
+  return e.c_str();
+}
 
 std::string policyToYaml(const Policy& p) {
   YAML::Emitter e;

@@ -66,6 +66,8 @@ RunTimeline RunTimeline::build(const sim::VectorSeries& series, const std::vecto
     it.baselineP99Ms.push_back(row.baselineP99Ms);
     it.throughput.push_back(perSecond(row.responses, tick));
     it.rejected.push_back(perSecond(row.rejected, tick));
+    it.queueFull.push_back(perSecond(row.queueFull, tick));
+    it.overflow.push_back(perSecond(row.overflow, tick));
     it.busy.push_back(row.busy);
     it.queued.push_back(row.queued);
     it.blockedJudged.push_back(row.blockedJudged);
@@ -205,6 +207,67 @@ std::vector<KpiRow> kpiRows(const sim::RunReport& current, const sim::RunReport*
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+std::vector<double> slowThresholdMs(const InstanceTimeline& it, const SlowConfig& slow) {
+  const double floorMs = static_cast<double>(slow.floor) / 1e3;
+  std::vector<double> out(it.t.size(), std::numeric_limits<double>::quiet_NaN());
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    if (slow.absolute > 0)
+      out[k] = static_cast<double>(slow.absolute) / 1e3;
+    else if (it.baselineP99Ms[k] > 0)
+      out[k] = std::max(floorMs, slow.k * it.baselineP99Ms[k]);
+    else if (slow.initialBaseline > 0)
+      out[k] = std::max(floorMs, slow.k * static_cast<double>(slow.initialBaseline) / 1e3);
+  }
+  return out;
+}
+
+namespace {
+
+// Lower = worse health: what an SRE wants to see first.
+int stateRank(const StateBand* b) {
+  if (!b) return 5;
+  switch (b->state) {
+    case BreakerState::Open:
+    case BreakerState::ForcedOpen:
+      return 0;
+    case BreakerState::HalfOpen:
+      return 1;
+    default:
+      return b->ramping ? 2 : 3;
+  }
+}
+
+}  // namespace
+
+std::vector<std::size_t> displayOrder(const RunTimeline& tl, TileOrder order, Micros t) {
+  const auto& insts = tl.instances();
+  std::vector<std::size_t> idx(insts.size());
+  for (std::size_t i = 0; i < idx.size(); ++i) idx[i] = i;
+  std::vector<std::string> models;  // first-seen order
+  for (const InstanceTimeline& it : insts)
+    if (std::find(models.begin(), models.end(), it.model) == models.end())
+      models.push_back(it.model);
+  auto modelRank = [&](std::size_t i) {
+    return std::find(models.begin(), models.end(), insts[i].model) - models.begin();
+  };
+  const std::size_t k = tl.indexAt(t);
+  auto badness = [&](std::size_t i) {
+    const InstanceTimeline& it = insts[i];
+    return k < it.t.size() ? it.errorRate[k] + it.slowRate[k] : 0.0;
+  };
+  std::stable_sort(idx.begin(), idx.end(), [&](std::size_t a, std::size_t b) {
+    if (order == TileOrder::Model && modelRank(a) != modelRank(b))
+      return modelRank(a) < modelRank(b);
+    if (order == TileOrder::Health) {
+      const int ra = stateRank(tl.bandAt(a, t)), rb = stateRank(tl.bandAt(b, t));
+      if (ra != rb) return ra < rb;
+      if (badness(a) != badness(b)) return badness(a) > badness(b);
+    }
+    return insts[a].name < insts[b].name;
+  });
+  return idx;
 }
 
 }  // namespace spillway::view

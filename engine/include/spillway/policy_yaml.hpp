@@ -16,6 +16,10 @@ Policy loadPolicyFile(const std::string& path);
 BreakerConfig resolveBreaker(const Policy& policy, const std::string& model,
                              const std::string& instance);
 
+// A partial `breaker` section holding only what `changed` sets differently from `base` (for
+// a per-model or per-instance override); "{}" when they agree.
+std::string breakerOverrideYaml(const BreakerConfig& base, const BreakerConfig& changed);
+
 // Writes a policy that parsePolicy reads back to an equal policy.
 std::string policyToYaml(const Policy& policy);
 

@@ -3,6 +3,7 @@
 #include <QTest>
 
 #include <cmath>
+#include <limits>
 
 #include "spillway/sim/scenario_yaml.hpp"
 #include "spillway/sim/simulator.hpp"
@@ -87,6 +88,9 @@ class TstTimeline : public QObject {
   void markersFromFaults();
   void scrubberLookups();
   void kpiDeltas();
+  void slowThreshold_data();
+  void slowThreshold();
+  void displayOrders();
 };
 
 void TstTimeline::bands_data() {
@@ -301,6 +305,74 @@ void TstTimeline::kpiDeltas() {
   // Against itself as "previous": every delta is 0 where defined.
   for (const KpiRow& row : kpiRows(prot.report, nullptr, &prot.report))
     if (row.current) QCOMPARE(*row.deltaPrevious(), 0.0);
+}
+
+void TstTimeline::slowThreshold_data() {
+  QTest::addColumn<double>("k");
+  QTest::addColumn<qlonglong>("floorUs");
+  QTest::addColumn<qlonglong>("absoluteUs");
+  QTest::addColumn<qlonglong>("initialUs");
+  QTest::addColumn<double>("baselineMs");
+  QTest::addColumn<double>("want");  // NaN: nothing is slow yet
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  QTest::newRow("learned: k x baseline") << 3.0 << 200000LL << 0LL << 0LL << 800.0 << 2400.0;
+  QTest::newRow("learned: floor wins") << 3.0 << 5000000LL << 0LL << 0LL << 800.0 << 5000.0;
+  QTest::newRow("absolute overrides") << 3.0 << 200000LL << 1500000LL << 0LL << 800.0 << 1500.0;
+  QTest::newRow("learning, no initial") << 3.0 << 200000LL << 0LL << 0LL << 0.0 << nan;
+  QTest::newRow("learning, initial") << 2.0 << 200000LL << 0LL << 400000LL << 0.0 << 800.0;
+}
+
+void TstTimeline::slowThreshold() {
+  QFETCH(double, k);
+  QFETCH(qlonglong, floorUs);
+  QFETCH(qlonglong, absoluteUs);
+  QFETCH(qlonglong, initialUs);
+  QFETCH(double, baselineMs);
+  QFETCH(double, want);
+  InstanceTimeline it;
+  it.t = {1, 2};
+  it.baselineP99Ms = {baselineMs, baselineMs};
+  SlowConfig slow;
+  slow.k = k;
+  slow.floor = floorUs;
+  slow.absolute = absoluteUs;
+  slow.initialBaseline = initialUs;
+  const std::vector<double> got = slowThresholdMs(it, slow);
+  QCOMPARE(got.size(), std::size_t{2});
+  if (std::isnan(want))
+    QVERIFY(std::isnan(got[1]));
+  else
+    QCOMPARE(got[1], want);
+}
+
+// Health puts the open breaker first at a moment it is open, and back in name order once all
+// are closed; model grouping keeps each model's instances together in first-seen model order.
+void TstTimeline::displayOrders() {
+  const Run r = runSeed000(true, seconds(900));
+  const RunTimeline tl = RunTimeline::build(r.series, r.events.events, r.report, r.sc.tick);
+  const auto& insts = tl.instances();
+  std::size_t leaky = insts.size();
+  for (std::size_t i = 0; i < insts.size(); ++i)
+    if (insts[i].name == "chat-72b-3") leaky = i;
+  QVERIFY(leaky < insts.size());
+  Micros openAt = -1;
+  for (const StateBand& b : insts[leaky].bands)
+    if (b.state == S::Open) {
+      openAt = (b.start + b.end) / 2;
+      break;
+    }
+  QVERIFY(openAt > 0);
+  QCOMPARE(displayOrder(tl, TileOrder::Health, openAt).front(), leaky);
+  const auto byName = displayOrder(tl, TileOrder::Name, openAt);
+  for (std::size_t i = 1; i < byName.size(); ++i)
+    QVERIFY(insts[byName[i - 1]].name < insts[byName[i]].name);
+  QCOMPARE(displayOrder(tl, TileOrder::Health, 0), byName);  // all healthy: by name
+  const auto byModel = displayOrder(tl, TileOrder::Model, 0);
+  QCOMPARE(insts[byModel.front()].model, insts.front().model);
+  int switches = 0;
+  for (std::size_t i = 1; i < byModel.size(); ++i)
+    switches += insts[byModel[i - 1]].model != insts[byModel[i]].model;
+  QCOMPARE(switches, 1);  // two models, each one block
 }
 
 QTEST_GUILESS_MAIN(TstTimeline)

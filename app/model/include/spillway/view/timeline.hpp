@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "spillway/events.hpp"
+#include "spillway/policy.hpp"
 #include "spillway/sim/report.hpp"
 #include "spillway/sim/series.hpp"
 
@@ -41,6 +42,8 @@ struct InstanceTimeline {
   std::vector<double> errorRate, slowRate, p99Ms, baselineP99Ms;
   std::vector<double> throughput;  // answers per second
   std::vector<double> rejected;    // breaker blocks per second
+  std::vector<double> queueFull;   // attempts the instance turned away (queue full) per second
+  std::vector<double> overflow;    // attempts the gateway's per-model budget turned away
   std::vector<double> busy, queued;
   // False-positive rate over the last minute: blocked calls that would have succeeded ÷
   // blocked calls judged, both summed over a sliding 60 s; NaN while nothing was blocked.
@@ -58,6 +61,17 @@ struct ClientTimeline {
   std::vector<double> p99Ms;
   std::vector<double> originals;  // per second
 };
+
+// The slow-call threshold the breaker applied at each tick (ms), as the engine derives it:
+// a fixed `absolute`, else max(floor, k × learned P99 baseline), else k × the initial
+// baseline; NaN while nothing is called slow yet (baseline still learning).
+std::vector<double> slowThresholdMs(const InstanceTimeline& it, const SlowConfig& slow);
+
+// Instances in display order: grouped by model (models in first-seen order), then by name
+// or by health at `t` (worst first: OPEN/FORCED, HALF_OPEN, ramping, then by error+slow rate).
+enum class TileOrder { Name, Health, Model };
+class RunTimeline;
+std::vector<std::size_t> displayOrder(const RunTimeline& tl, TileOrder order, Micros t);
 
 class RunTimeline {
  public:
