@@ -23,7 +23,7 @@ void KpiChart::setRows(const std::vector<view::KpiRow>& rows) {
   auto* cur = new QBarSet(tr("current policy"));
   bool anyPrevious = false;
   for (const view::KpiRow& r : rows) {
-    if (r.unit != "share") continue;
+    if (r.unit != "share" || r.perClient) continue;
     names << QString::fromStdString(r.name);
     *base << (r.baseline ? *r.baseline * 100 : 0);
     *prev << (r.previous ? *r.previous * 100 : 0);

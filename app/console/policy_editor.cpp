@@ -70,6 +70,12 @@ PolicyEditor::PolicyEditor(QWidget* parent) : QWidget(parent) {
   row("min_calls", tr("min calls"), 1, 10000, 1, 0, "", tr("the rule ignores thinner windows"));
   row("slow.k", tr("slow = k × P99"), 0.5, 20, 0.1, 1, "", tr("slow-call threshold factor"));
   row("slow.floor", tr("slow floor"), 0, 60, 0.05, 2, " s", tr("never below this"));
+  row("slow.absolute", tr("fixed slow"), 0, 120, 0.1, 1, " s",
+      tr("> 0: a fixed slow-call threshold instead of k × P99"));
+  row("baseline.horizon", tr("baseline horizon"), 10, 3600, 10, 0, " s",
+      tr("time constant of the P99 baseline's forgetting"));
+  row("baseline.min_calls", tr("baseline min calls"), 1, 100000, 10, 0, "",
+      tr("calls learned before the baseline is trusted"));
   group(tr("Trip"));
   row("trip.error_rate", tr("error rate >"), 0.01, 1, 0.01, 2, "", tr("share of failures"));
   row("trip.slow_rate", tr("slow rate >"), 0.01, 1, 0.01, 2, "", tr("share of slow calls"));
@@ -78,6 +84,10 @@ PolicyEditor::PolicyEditor(QWidget* parent) : QWidget(parent) {
   row("open.duration", tr("open for"), 0.1, 600, 1, 1, " s", tr("first open duration"));
   row("open.backoff_multiplier", tr("backoff ×"), 1, 10, 0.1, 1, "", tr("per consecutive open"));
   row("open.max_duration", tr("max open"), 0.1, 3600, 5, 0, " s", tr("backoff cap"));
+  row("open.jitter", tr("jitter"), 0, 1, 0.05, 2, "",
+      tr("± share of the open time, so breakers do not re-probe in lockstep"));
+  row("open.decay_after", tr("backoff decays after"), 1, 3600, 10, 0, " s",
+      tr("healthy this long forgets one open of the backoff"));
   group(tr("Recover"));
   row("half_open.probe_share", tr("probe share"), 0.01, 1, 0.01, 2, "",
       tr("share of traffic let through in HALF_OPEN"));
@@ -89,7 +99,7 @@ PolicyEditor::PolicyEditor(QWidget* parent) : QWidget(parent) {
       tr("a backup may be at most this much worse"));
   row("degrade.retry_budget", tr("re-route budget"), 0, 1, 0.05, 2, "",
       tr("share of live traffic the gateway may re-route"));
-  row("degrade.lock_ttl", tr("lock TTL"), 0, 3600, 10, 0, " s",
+  row("degrade.lock_ttl", tr("lock TTL"), 1, 3600, 10, 0, " s",
       tr("a degraded session stays degraded this long"));
   checkRow("degrade.non_critical_backups", tr("backups for non-critical traffic"),
            tr("off: backups are kept for core traffic"));
@@ -220,12 +230,17 @@ void PolicyEditor::showBreaker(const BreakerConfig& b) {
   control("min_calls")->setValue(b.minCalls);
   control("slow.k")->setValue(b.slow.k);
   control("slow.floor")->setValue(sec(b.slow.floor));
+  control("slow.absolute")->setValue(sec(b.slow.absolute));
+  control("baseline.horizon")->setValue(sec(b.baseline.horizon));
+  control("baseline.min_calls")->setValue(b.baseline.minCalls);
   control("trip.error_rate")->setValue(b.trip.errorRate);
   control("trip.slow_rate")->setValue(b.trip.slowRate);
   control("trip.sustain")->setValue(sec(b.trip.sustain));
   control("open.duration")->setValue(sec(b.open.duration));
   control("open.backoff_multiplier")->setValue(b.open.backoffMultiplier);
   control("open.max_duration")->setValue(sec(b.open.maxDuration));
+  control("open.jitter")->setValue(b.open.jitter);
+  control("open.decay_after")->setValue(sec(b.open.decayAfter));
   control("half_open.probe_share")->setValue(b.halfOpen.probeShare);
   control("half_open.success_streak")->setValue(b.halfOpen.successStreak);
   control("ramp.duration")->setValue(sec(b.ramp.duration));
@@ -261,12 +276,17 @@ void PolicyEditor::readControls() {
   b.minCalls = static_cast<std::uint32_t>(control("min_calls")->value());
   b.slow.k = control("slow.k")->value();
   b.slow.floor = fromSec(control("slow.floor")->value());
+  b.slow.absolute = fromSec(control("slow.absolute")->value());
+  b.baseline.horizon = fromSec(control("baseline.horizon")->value());
+  b.baseline.minCalls = static_cast<std::uint32_t>(control("baseline.min_calls")->value());
   b.trip.errorRate = control("trip.error_rate")->value();
   b.trip.slowRate = control("trip.slow_rate")->value();
   b.trip.sustain = fromSec(control("trip.sustain")->value());
   b.open.duration = fromSec(control("open.duration")->value());
   b.open.backoffMultiplier = control("open.backoff_multiplier")->value();
   b.open.maxDuration = std::max(b.open.duration, fromSec(control("open.max_duration")->value()));
+  b.open.jitter = control("open.jitter")->value();
+  b.open.decayAfter = fromSec(control("open.decay_after")->value());
   b.halfOpen.probeShare = control("half_open.probe_share")->value();
   b.halfOpen.successStreak =
       static_cast<std::uint32_t>(control("half_open.success_streak")->value());

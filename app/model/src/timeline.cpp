@@ -206,6 +206,35 @@ std::vector<KpiRow> kpiRows(const sim::RunReport& current, const sim::RunReport*
     if (previous) row.previous = d.get(*previous);
     rows.push_back(std::move(row));
   }
+  // Availability per client, core clients first, after the three availability totals; other
+  // runs' clients are matched by name (a scenario edit may add or drop one).
+  std::vector<const sim::ClientReport*> clients;
+  for (const sim::ClientReport& c : current.clients) clients.push_back(&c);
+  std::stable_sort(clients.begin(), clients.end(), [](const auto* a, const auto* b) {
+    const bool ca = a->criticality == sim::Criticality::Core;
+    const bool cb = b->criticality == sim::Criticality::Core;
+    return ca != cb ? ca : a->name < b->name;
+  });
+  auto find = [](const sim::RunReport* r, const std::string& name) -> std::optional<double> {
+    if (!r) return std::nullopt;
+    for (const sim::ClientReport& c : r->clients)
+      if (c.name == name) return c.availability.value();
+    return std::nullopt;
+  };
+  std::vector<KpiRow> perClient;
+  for (const sim::ClientReport* c : clients) {
+    KpiRow row;
+    row.name =
+        "  availability · " + c->name + (c->criticality == sim::Criticality::Core ? " (core)" : "");
+    row.unit = "share";
+    row.perClient = true;
+    row.current = c->availability.value();
+    row.baseline = find(baseline, c->name);
+    row.previous = find(previous, c->name);
+    perClient.push_back(std::move(row));
+  }
+  rows.insert(rows.begin() + std::min<std::ptrdiff_t>(3, static_cast<std::ptrdiff_t>(rows.size())),
+              perClient.begin(), perClient.end());
   return rows;
 }
 

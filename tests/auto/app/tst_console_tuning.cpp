@@ -39,6 +39,7 @@ class TstConsoleTuning : public QObject {
   void wouldOpenMarks();
   void sliderDrivesSpinBox();
   void modelOverrideWritesOnlyTheDifference();
+  void everyControlRoundTrips();
   void previousPolicyGhost();
   void scenarioEditsReachTheRun();
   void badFaultIsAMessage();
@@ -141,6 +142,36 @@ void TstConsoleTuning::modelOverrideWritesOnlyTheDifference() {
   QVERIFY(!e->policy().modelOverrides.count("chat-32b"));
   e->setScope({});
   QVERIFY(waitRun());
+}
+
+// Each control reaches the policy: a value set in the editor survives policy → YAML → policy
+// → editor. (A control not wired to the policy would come back as its old value.)
+void TstConsoleTuning::everyControlRoundTrips() {
+  PolicyEditor e;
+  Policy start = w_->policyEditor()->policy();
+  e.setPolicy(start);
+  const auto boxes = e.findChildren<QDoubleSpinBox*>();
+  QVERIFY(boxes.size() >= 20);
+  for (QDoubleSpinBox* box : boxes) {
+    if (!box->isEnabled()) continue;  // degrade rows without a degrade section
+    const double want =
+        box->value() == box->minimum() ? box->minimum() + 2 * box->singleStep() : box->minimum();
+    box->setValue(want);
+    const double shown = box->value();  // rounded to the box's decimals
+    PolicyEditor back;
+    back.setPolicy(parsePolicy(policyToYaml(e.policy()), "<roundtrip>"));
+    QCOMPARE(back.control(box->objectName())->value(), shown);
+    box->setValue(e.control(box->objectName())->value());  // keep it (constraints may clamp)
+  }
+  for (const char* key : {"degrade.cache", "degrade.lock", "degrade.non_critical_backups"}) {
+    QCheckBox* c = e.check(key);
+    QVERIFY(c);
+    if (!c->isEnabled()) continue;
+    c->setChecked(!c->isChecked());
+    PolicyEditor back;
+    back.setPolicy(parsePolicy(policyToYaml(e.policy()), "<roundtrip>"));
+    QCOMPARE(back.check(key)->isChecked(), c->isChecked());
+  }
 }
 
 void TstConsoleTuning::previousPolicyGhost() {

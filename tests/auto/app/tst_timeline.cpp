@@ -302,6 +302,22 @@ void TstTimeline::kpiDeltas() {
       QVERIFY(!row.higherIsBetter);
     }
   }
+  // Per client, core first, each equal to that client's own availability in both runs.
+  std::vector<const KpiRow*> clients;
+  for (const KpiRow& row : rows)
+    if (row.perClient) clients.push_back(&row);
+  QCOMPARE(clients.size(), prot.report.clients.size());
+  bool seenNonCore = false;
+  for (const KpiRow* row : clients) {
+    const bool core = row->name.find("(core)") != std::string::npos;
+    QVERIFY2(!(core && seenNonCore), row->name.c_str());  // no core client after a non-core one
+    seenNonCore = seenNonCore || !core;
+    for (std::size_t c = 0; c < prot.report.clients.size(); ++c)
+      if (row->name.find(" " + prot.report.clients[c].name) != std::string::npos) {
+        QCOMPARE(*row->current, *prot.report.clients[c].availability.value());
+        QCOMPARE(*row->baseline, *base.report.clients[c].availability.value());
+      }
+  }
   // Against itself as "previous": every delta is 0 where defined.
   for (const KpiRow& row : kpiRows(prot.report, nullptr, &prot.report))
     if (row.current) QCOMPARE(*row.deltaPrevious(), 0.0);

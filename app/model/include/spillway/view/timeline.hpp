@@ -100,6 +100,7 @@ struct KpiRow {
   std::string name;
   std::string unit;  // "share", "s", "x", "ms"
   bool higherIsBetter = true;
+  bool perClient = false;  // one client's availability (listed core first after the totals)
   std::optional<double> current, baseline, previous;
   std::optional<double> deltaBaseline() const;
   std::optional<double> deltaPrevious() const;
