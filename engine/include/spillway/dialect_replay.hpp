@@ -1,0 +1,129 @@
+#pragma once
+// Replaying a recorded call stream under a dialect, with the same ordering rules as the native
+// Replayer (admit at the call's start, the outcome at its completion, a reorder window for
+// logs written at completion), and the same KPIs: per-instance BreakerCounters (admitted,
+// rejected, false positives, opens, time in state), ReplayInstanceStats, and FaultScores from
+// scoreFault over the events. ReplayKpis is also built from a native Replayer, so export and
+// validate compare a policy with its emulation on one footing.
+#include <deque>
+#include <memory>
+#include <optional>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include "spillway/dialect.hpp"
+#include "spillway/kpi.hpp"
+#include "spillway/replay.hpp"
+#include "spillway/telemetry.hpp"
+
+namespace spillway {
+
+struct DialectReplayOptions {
+  Micros reorderWindow = seconds(10);  // as ReplayOptions::reorderWindow
+};
+
+// A known fault, by instance name (ids differ between engines).
+struct NamedFault {
+  std::string instance;
+  Micros start = 0;
+  Micros end = 0;
+  std::string kind;
+};
+
+struct InstanceKpis {
+  std::string name;
+  std::string group;
+  ReplayInstanceStats stats;  // records, recordedSucceeded
+  BreakerCounters counters;   // admitted, rejected, verdicts, FP, opens, timeIn, ...
+  BreakerState finalState = BreakerState::Closed;
+};
+
+struct FaultKpis {
+  NamedFault fault;
+  bool found = false;  // the instance appears in the trace
+  FaultScore score;
+};
+
+struct ReplayKpis {
+  std::string engine;  // "native" or the dialect's name
+  std::uint64_t records = 0, late = 0;
+  Micros first = kNever, last = kNever;
+  std::vector<InstanceKpis> instances;
+  std::vector<FaultKpis> faults;
+  std::uint64_t rejected = 0, falsePositives = 0, verdicts = 0, opens = 0;
+  std::optional<double> fpRate() const {
+    if (verdicts == 0) return std::nullopt;
+    return static_cast<double>(falsePositives) / static_cast<double>(verdicts);
+  }
+};
+
+class DialectReplayer {
+ public:
+  DialectReplayer(DialectCluster& dialect, DialectReplayOptions options = {});
+  ~DialectReplayer();
+  DialectReplayer(const DialectReplayer&) = delete;
+  DialectReplayer& operator=(const DialectReplayer&) = delete;
+
+  void feed(const CallRecord& rec);
+  void finish();  // drains everything; the replay ends at the last completion
+
+  DialectCluster& dialect() { return d_; }
+  const std::vector<Event>& events() const { return events_; }
+  const ReplayInstanceStats& instanceStats(InstanceId id) const { return stats_[id]; }
+  std::uint64_t late() const { return late_; }
+  std::uint64_t fed() const { return fed_; }
+  Micros firstTime() const { return first_; }
+  Micros lastTime() const { return last_; }
+
+  ReplayKpis kpis(const std::vector<NamedFault>& faults = {}) const;
+
+ private:
+  struct Pending {
+    Micros ts;
+    Micros latency;
+    std::uint64_t seq;
+    InstanceId id;
+    int status;
+    Outcome outcome;
+  };
+  struct Completion {
+    Micros end;
+    std::uint64_t seq;
+    InstanceId id;
+    Micros latency;
+    int status;
+    Outcome outcome;
+    DialectDecision decision;
+    bool operator>(const Completion& o) const { return end != o.end ? end > o.end : seq > o.seq; }
+  };
+  class Tee;
+
+  void drainUntil(Micros watermark);
+  void completeUntil(Micros t);
+  void admit(const Pending& p, Micros at, bool retry);
+  void releaseWaiters(InstanceId id, Micros at);
+
+  DialectCluster& d_;
+  DialectReplayOptions options_;
+  std::vector<Event> events_;
+  std::unique_ptr<Tee> tee_;
+  EventSink* previousSink_;
+  std::deque<Pending> pending_;
+  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> inflight_;
+  std::vector<std::vector<Pending>> waiting_;  // per instance: callers awaiting a verdict
+  std::vector<ReplayInstanceStats> stats_;
+  std::uint64_t seq_ = 0, late_ = 0, fed_ = 0;
+  Micros maxTs_ = kNever, lastAdmit_ = kNever, first_ = kNever, last_ = kNever;
+};
+
+// Builds the dialect from native config text and replays `records` under it.
+ReplayKpis replayUnderDialect(DialectKind kind, std::string_view configText,
+                              const std::string& configSource, JsonlReader& records,
+                              const std::vector<NamedFault>& faults = {}, std::uint64_t seed = 1,
+                              DialectReplayOptions options = {}, std::string_view select = {});
+
+// The same KPIs from a finished native replay.
+ReplayKpis nativeReplayKpis(const Replayer& replayer, const std::vector<NamedFault>& faults = {});
+
+}  // namespace spillway

@@ -1,0 +1,209 @@
+#include "spillway/dialect_replay.hpp"
+
+#include <algorithm>
+
+namespace spillway {
+
+class DialectReplayer::Tee final : public EventSink {
+ public:
+  Tee(std::vector<Event>& keep, EventSink* next) : keep_(keep), next_(next) {}
+  void onEvent(const Event& e) override {
+    keep_.push_back(e);
+    if (next_) next_->onEvent(e);
+  }
+
+ private:
+  std::vector<Event>& keep_;
+  EventSink* next_;
+};
+
+DialectReplayer::DialectReplayer(DialectCluster& dialect, DialectReplayOptions options)
+    : d_(dialect), options_(options), previousSink_(dialect.sink()) {
+  tee_ = std::make_unique<Tee>(events_, previousSink_);
+  d_.setSink(tee_.get());
+}
+
+DialectReplayer::~DialectReplayer() {
+  d_.setSink(previousSink_);
+}
+
+void DialectReplayer::feed(const CallRecord& rec) {
+  const InstanceId id = d_.addInstance(rec.instance, rec.model);
+  if (id >= stats_.size()) {
+    stats_.resize(id + 1);
+    waiting_.resize(id + 1);
+  }
+  ++fed_;
+  if (first_ == kNever || rec.ts < first_) first_ = rec.ts;
+  Pending p{rec.ts, rec.latency, seq_++, id, rec.status, rec.outcome};
+  if (rec.ts < lastAdmit_) ++late_;  // beyond the reorder window: applied at "now"
+  if (pending_.empty() || pending_.back().ts <= rec.ts) {
+    pending_.push_back(p);
+  } else {
+    auto at = std::upper_bound(pending_.begin(), pending_.end(), p,
+                               [](const Pending& a, const Pending& b) { return a.ts < b.ts; });
+    pending_.insert(at, p);
+  }
+  maxTs_ = std::max(maxTs_, rec.ts);
+  drainUntil(maxTs_ - options_.reorderWindow);
+}
+
+void DialectReplayer::completeUntil(Micros t) {
+  while (!inflight_.empty() && inflight_.top().end <= t) {
+    const Completion c = inflight_.top();
+    inflight_.pop();
+    d_.record(c.id, c.decision, c.end, c.latency, c.status, c.outcome);
+    last_ = std::max(last_, c.end);
+    releaseWaiters(c.id, c.end);
+  }
+}
+
+// cockatiel's waiting callers retry once the half-open trial has decided.
+void DialectReplayer::releaseWaiters(InstanceId id, Micros at) {
+  if (waiting_[id].empty() || d_.state(id) == BreakerState::HalfOpen) return;
+  std::vector<Pending> w;
+  w.swap(waiting_[id]);
+  for (const Pending& p : w) admit(p, at, true);  // a waiter asking again: counted once
+}
+
+void DialectReplayer::admit(const Pending& p, Micros at, bool retry) {
+  ReplayInstanceStats& st = stats_[p.id];
+  const bool succeeded = d_.succeeded(p.status, p.outcome, p.latency);
+  if (!retry) {
+    ++st.records;
+    st.recordedSucceeded += succeeded;
+    d_.observe(p.id, p.ts, succeeded);
+  }
+  const DialectDecision dec = d_.admit(p.id, at);
+  switch (dec.kind) {
+    case Admission::Admit:
+    case Admission::Probe: {
+      // The target's own timeout cuts a longer call short, as a failure.
+      const Micros cut = d_.callTimeout();
+      const bool timedOut = p.latency > cut;
+      const Micros lat = timedOut ? cut : p.latency;
+      inflight_.push(Completion{at + lat, p.seq, p.id, lat, p.status,
+                                timedOut ? Outcome::Timeout : p.outcome, dec});
+      break;
+    }
+    case Admission::Reject:
+      d_.noteBlocked(p.id, succeeded);
+      break;
+    case Admission::Wait:
+      waiting_[p.id].push_back(p);
+      break;
+  }
+  last_ = std::max(last_, at);
+}
+
+void DialectReplayer::drainUntil(Micros watermark) {
+  while (!pending_.empty() && pending_.front().ts <= watermark) {
+    const Pending p = pending_.front();
+    pending_.pop_front();
+    completeUntil(p.ts);  // outcomes known by now come first
+    lastAdmit_ = std::max(lastAdmit_, p.ts);
+    admit(p, p.ts, false);  // a late record is applied at "now" (the dialect clamps)
+  }
+}
+
+void DialectReplayer::finish() {
+  drainUntil(kForever);
+  completeUntil(kForever);
+  // Callers still waiting when the trace ends never ran: count them as blocked.
+  for (InstanceId id = 0; id < waiting_.size(); ++id) {
+    for (const Pending& p : waiting_[id])
+      d_.noteBlocked(id, d_.succeeded(p.status, p.outcome, p.latency));
+    waiting_[id].clear();
+  }
+  if (last_ != kNever) d_.finish(last_);
+}
+
+namespace {
+
+void scoreFaults(ReplayKpis& k, const std::vector<NamedFault>& faults,
+                 const std::vector<Event>& events,
+                 const std::function<std::optional<InstanceId>(const std::string&)>& find) {
+  for (const NamedFault& f : faults) {
+    FaultKpis fk;
+    fk.fault = f;
+    if (const auto id = find(f.instance)) {
+      fk.found = true;
+      FaultInterval fi;
+      fi.instance = *id;
+      fi.start = f.start;
+      fi.end = f.end;
+      fi.kind = f.kind;
+      fk.score = scoreFault(fi, events);
+    }
+    k.faults.push_back(fk);
+  }
+}
+
+void total(ReplayKpis& k) {
+  for (const InstanceKpis& i : k.instances) {
+    k.rejected += i.counters.rejected;
+    k.falsePositives += i.counters.blockedWouldSucceed;
+    k.verdicts += i.counters.verdicts;
+    k.opens += i.counters.opens;
+  }
+}
+
+}  // namespace
+
+ReplayKpis DialectReplayer::kpis(const std::vector<NamedFault>& faults) const {
+  ReplayKpis k;
+  k.engine = std::string(dialectName(d_.kind()));
+  k.records = fed_;
+  k.late = late_;
+  k.first = first_;
+  k.last = last_;
+  for (InstanceId id = 0; id < d_.size(); ++id) {
+    InstanceKpis i;
+    i.name = d_.name(id);
+    i.group = d_.group(id);
+    if (id < stats_.size()) i.stats = stats_[id];
+    i.counters = d_.counters(id);
+    i.finalState = d_.state(id);
+    k.instances.push_back(std::move(i));
+  }
+  total(k);
+  scoreFaults(k, faults, events_, [&](const std::string& n) { return d_.find(n); });
+  return k;
+}
+
+ReplayKpis replayUnderDialect(DialectKind kind, std::string_view configText,
+                              const std::string& configSource, JsonlReader& records,
+                              const std::vector<NamedFault>& faults, std::uint64_t seed,
+                              DialectReplayOptions options, std::string_view select) {
+  auto d = makeDialect(kind, configText, configSource, seed, nullptr, select);
+  DialectReplayer r(*d, options);
+  CallRecord rec;
+  while (records.next(rec)) r.feed(rec);
+  r.finish();
+  return r.kpis(faults);
+}
+
+ReplayKpis nativeReplayKpis(const Replayer& replayer, const std::vector<NamedFault>& faults) {
+  const Engine& eng = replayer.engine();
+  ReplayKpis k;
+  k.engine = "native";
+  k.records = replayer.fed();
+  k.late = replayer.late();
+  k.first = replayer.firstTime();
+  k.last = replayer.lastTime();
+  for (InstanceId id = 0; id < eng.size(); ++id) {
+    InstanceKpis i;
+    i.name = eng.name(id);
+    i.group = eng.model(id);
+    i.stats = replayer.instanceStats(id);
+    const BreakerSnapshot s = eng.breaker(id).snapshot(replayer.lastTime());
+    i.counters = s.counters;
+    i.finalState = s.state;
+    k.instances.push_back(std::move(i));
+  }
+  total(k);
+  scoreFaults(k, faults, replayer.events(), [&](const std::string& n) { return eng.find(n); });
+  return k;
+}
+
+}  // namespace spillway
