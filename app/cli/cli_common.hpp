@@ -33,5 +33,7 @@ sim::Scenario loadScenario(const std::string& nameOrPath);
 int runReplay(const QStringList& args);
 int runSimulate(const QStringList& args);
 int runKnee(const QStringList& args);
+int runImport(const QStringList& args);   // import_command.cpp
+int runLibrary(const QStringList& args);  // library_command.cpp
 
 }  // namespace spillway::cli

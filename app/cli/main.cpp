@@ -16,6 +16,8 @@ void usage(std::FILE* to) {
       "  replay    replay recorded telemetry (JSONL) through a breaker policy\n"
       "  simulate  run a scenario (built-in seed-000..003 or a file) and report its KPIs\n"
       "  knee      stepped load 30 %..300 %: find the capacity knee of a scenario\n"
+      "  import    import telemetry (jsonl, csv, nginx, envoy, otlp, prometheus) into the library\n"
+      "  library   list, show, export, annotate or delete incidents in the library\n"
       "\n"
       "Run 'spillway-cli <command> --help' for a command's options.\n"
       "Exit codes: 0 success, 1 findings, 2 usage or input error.\n",
@@ -48,6 +50,8 @@ int main(int argc, char** argv) {
   if (cmd == "replay") return spillway::cli::runReplay(args);
   if (cmd == "simulate") return spillway::cli::runSimulate(args);
   if (cmd == "knee") return spillway::cli::runKnee(args);
+  if (cmd == "import") return spillway::cli::runImport(args);
+  if (cmd == "library") return spillway::cli::runLibrary(args);
   std::fprintf(stderr, "spillway-cli: unknown command '%s'\n\n", qPrintable(cmd));
   usage(stderr);
   return spillway::cli::kInputError;

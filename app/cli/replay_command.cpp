@@ -11,8 +11,10 @@
 #include "cli_common.hpp"
 #include "spillway/calibration.hpp"
 #include "spillway/event_format.hpp"
+#include "spillway/formats/source.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/kpi.hpp"
+#include "spillway/library/library.hpp"
 #include "spillway/replay.hpp"
 #include "spillway/telemetry.hpp"
 
@@ -103,6 +105,12 @@ int runReplay(const QStringList& args) {
                "How far out of start-time order records may arrive (default 10s).", "duration",
                "10s"});
   p.addOption({"seed", "Seed for probe sampling (default 1).", "N", "1"});
+  p.addOption({"incident",
+               "Replay an incident from the library (docs/library.md) instead of a trace; its "
+               "annotations are the fault ground truth unless --faults is given.",
+               "NAME"});
+  p.addOption(
+      {"library", "The incident library (default $XDG_DATA_HOME/spillway/library.db).", "FILE"});
   if (!p.parse(args)) {
     std::fprintf(stderr, "%s\n", qPrintable(p.errorText()));
     return kInputError;
@@ -118,7 +126,12 @@ int runReplay(const QStringList& args) {
   }
 
   const std::string tracePath = p.value("trace").toStdString();
-  const bool builtin = tracePath.empty();
+  const std::string incident = p.value("incident").toStdString();
+  if (!tracePath.empty() && !incident.empty()) {
+    std::fprintf(stderr, "replay: give --trace or --incident, not both\n");
+    return kInputError;
+  }
+  const bool builtin = tracePath.empty() && incident.empty();
   ReplayOptions opt;
   {
     auto w = parseDuration(p.value("reorder-window").toStdString());
@@ -151,17 +164,37 @@ int runReplay(const QStringList& args) {
       faults = readFaults("seed000-sample.faults.jsonl (built-in)", readWhole(kSampleFaults));
     }
 
-    std::unique_ptr<JsonlReader> reader;
+    // The library (when replaying an incident) must outlive the reader streaming from it.
+    std::unique_ptr<library::Library> lib;
+    std::unique_ptr<formats::RecordSource> reader;
     std::string sampleText;
     const bool skip = p.isSet("skip-bad-lines");
-    if (builtin) {
+    if (!incident.empty()) {
+      const std::string lp =
+          p.isSet("library") ? p.value("library").toStdString() : library::defaultLibraryPath();
+      lib = std::make_unique<library::Library>(lp, library::OpenOptions{.mustExist = true});
+      reader = lib->open(incident);
+      if (!p.isSet("faults")) {
+        for (const library::Annotation& a : lib->annotations(incident)) {
+          NamedFault f;
+          f.instance = a.instance;
+          f.interval.start = a.start;
+          f.interval.end = a.end;
+          f.interval.kind = a.kind;
+          f.line = 0;
+          faults.push_back(std::move(f));
+        }
+      }
+    } else if (builtin) {
       sampleText = readWhole(kSampleTrace);
-      reader = JsonlReader::fromMemory("seed000-sample.jsonl (built-in)", sampleText, skip);
+      reader = formats::sourceFromMemory(formats::Format::Jsonl, "seed000-sample.jsonl (built-in)",
+                                         sampleText, formats::ImportOptions{skip, {}});
       std::fprintf(stderr,
                    "replay: built-in seed-000 sample trace (4 instances, 15 min; chat-72b-3 "
                    "leaks GPU memory from 05:24 to 05:30 UTC)\n");
     } else {
-      reader = JsonlReader::openFile(tracePath, skip);
+      reader =
+          formats::openSource(formats::Format::Jsonl, tracePath, formats::ImportOptions{skip, {}});
     }
     if (p.isSet("out")) {
       const std::string op = p.value("out").toStdString();
@@ -178,6 +211,17 @@ int runReplay(const QStringList& args) {
 
     CallRecord rec;
     Micros nextTick = kNever;
+    formats::AggregateSample sample;
+    // Aggregate incidents (e.g. Prometheus) feed counts per interval instead of calls.
+    while (reader->aggregates() && reader->nextAggregate(sample)) {
+      replayer.feedAggregate(sample.instance, sample.model, sample.end, sample.calls,
+                             sample.failures, sample.slow);
+      if (sample.end >= nextTick) {
+        nextTick = sample.end + kMicrosPerSecond;
+        if (auto prop = calibrator.observe(sample.end, replayer.engine()))
+          proposals.push_back(*prop);
+      }
+    }
     while (reader->next(rec)) {
       replayer.feed(rec);
       if (rec.ts >= nextTick) {  // the calibration loop looks once per replayed second

@@ -25,6 +25,24 @@ void Replayer::feed(const CallRecord& rec) {
   drainUntil(maxTs_ - options_.reorderWindow);
 }
 
+void Replayer::feedAggregate(std::string_view instance, std::string_view model, Micros end,
+                             std::uint32_t calls, std::uint32_t failures, std::int64_t slow) {
+  const InstanceId id = engine_.addInstance(instance, model);
+  if (id >= stats_.size()) stats_.resize(id + 1);
+  fed_ += calls;
+  if (first_ == kNever || end < first_) first_ = end;
+  drainUntil(end);
+  completeUntil(end);
+  ReplayInstanceStats& st = stats_[id];
+  st.records += calls;
+  const std::uint64_t bad = std::min<std::uint64_t>(
+      calls, std::uint64_t{failures} + static_cast<std::uint64_t>(std::max<std::int64_t>(slow, 0)));
+  st.recordedSucceeded += calls - bad;
+  engine_.recordAggregate(id, end, calls, failures, slow);
+  lastAdmit_ = std::max(lastAdmit_, end);
+  last_ = std::max(last_, end);
+}
+
 void Replayer::completeUntil(Micros t) {
   while (!inflight_.empty() && inflight_.top().end <= t) {
     const Completion c = inflight_.top();

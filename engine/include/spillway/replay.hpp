@@ -31,6 +31,12 @@ class Replayer {
   Replayer(Policy policy, ReplayOptions options, EventSink* sink = nullptr);
 
   void feed(const CallRecord& rec);
+  // An aggregate sample (calls, failures, slow over an interval ending at `end`, e.g. from
+  // Prometheus): pending calls up to `end` go first, then Engine::recordAggregate. Aggregates
+  // are outcomes only: nothing is admitted or blocked, so they drive detection (trips, TTD),
+  // not false positives. slow = -1: unknown (counted as not slow).
+  void feedAggregate(std::string_view instance, std::string_view model, Micros end,
+                     std::uint32_t calls, std::uint32_t failures, std::int64_t slow);
   // Drains every pending call; the replay ends at the last completion.
   void finish();
 

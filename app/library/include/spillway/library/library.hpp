@@ -1,0 +1,141 @@
+#pragma once
+// The incident library: one SQLite file holding imported incidents (their calls or aggregate
+// samples), fault annotations and saved runs (docs/library.md). Plain sqlite3 C API, no Qt.
+//
+// Guarantees: one import = one transaction (a crash leaves the library as it was before that
+// file); a file whose content was imported before is reported, not imported twice; a file that
+// is not a Spillway library (not SQLite, another application's database, a newer schema) is an
+// InputError naming the file. Errors are InputError(libraryPath or input file, line, field, …).
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spillway/formats/source.hpp"
+#include "spillway/time.hpp"
+
+struct sqlite3;
+
+namespace spillway::library {
+
+inline constexpr int kSchemaVersion = 2;
+
+// $XDG_DATA_HOME/spillway/library.db, else ~/.local/share/spillway/library.db.
+std::string defaultLibraryPath();
+
+struct OpenOptions {
+  bool mustExist = false;  // read commands: a missing file is an error, not a new library
+  int schemaVersion = kSchemaVersion;  // tests create older libraries with this
+};
+
+struct IncidentInfo {
+  std::int64_t id = 0;
+  std::string name;
+  std::string kind;             // "calls" or "aggregates"
+  std::string source;           // the first imported file (or "simulate seed-000", …)
+  Micros tStart = 0, tEnd = 0;  // first start, last end (0 when empty)
+  std::uint64_t records = 0;    // calls, or aggregate samples
+  std::uint64_t instances = 0;
+  std::string tags, notes, created;
+};
+
+struct InstanceInfo {
+  std::string name, model;
+  std::uint64_t records = 0;
+  Micros tStart = 0, tEnd = 0;
+};
+
+struct Annotation {
+  std::string instance;
+  Micros start = 0, end = 0;
+  std::string kind;
+  std::string origin = "operator";  // "simulator" or "operator"
+};
+
+struct SourceInfo {
+  std::string path, format, hash, imported;
+  std::uint64_t records = 0, skipped = 0;
+};
+
+struct RunInfo {
+  std::int64_t id = 0;
+  std::string policyYaml, kpisJson, transitionsJson, created;
+};
+
+struct ImportResult {
+  std::string incident;
+  bool alreadyImported = false;  // same content imported before (into `incident`)
+  std::uint64_t records = 0;     // calls or samples stored by this import
+  std::uint64_t skipped = 0;     // bad lines skipped (with skipBadLines)
+  std::uint64_t ignored = 0;     // well-formed lines with no upstream call
+  std::vector<std::string> skippedMessages;
+};
+
+// Called every block during an import with the records stored so far.
+using ProgressFn = std::function<void(std::uint64_t records)>;
+
+// 64-bit content hash of a file, as "<16 hex digits>-<size>". Throws InputError.
+std::string hashFile(const std::string& path);
+
+class Library {
+ public:
+  // Opens or creates the library at `path`, migrating an older schema. Throws InputError.
+  explicit Library(std::string path, OpenOptions opt = {});
+  ~Library();
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
+
+  const std::string& path() const { return path_; }
+  int schemaVersion() const;
+
+  std::vector<IncidentInfo> incidents();
+  std::optional<IncidentInfo> incident(std::string_view name);
+  // Throws InputError(path, 0, "incident", "no incident 'X'") when missing.
+  IncidentInfo requireIncident(std::string_view name);
+  std::vector<InstanceInfo> instances(std::string_view incident);
+  std::vector<SourceInfo> sources(std::string_view incident);
+
+  // Imports one file into `incident` (created when missing; appended to otherwise) in one
+  // transaction. Re-importing the same content (same bytes and format) returns
+  // alreadyImported and changes nothing. "-" reads stdin and is never deduplicated.
+  ImportResult importFile(const std::string& file, formats::Format format,
+                          const formats::ImportOptions& opt, std::string_view incident,
+                          const ProgressFn& progress = {});
+  // Imports an open source; `hash` (may be empty) marks the content as imported.
+  ImportResult importSource(formats::RecordSource& src, std::string_view incident,
+                            std::string_view format, std::string_view hash,
+                            const ProgressFn& progress = {});
+
+  // Streams an incident's calls (or samples: aggregates() is true) in import order. The
+  // Library must outlive the source; views stay valid until the next read.
+  std::unique_ptr<formats::RecordSource> open(std::string_view incident);
+  // Writes the incident as canonical JSONL (formats/canonical.hpp); returns lines written.
+  std::uint64_t exportJsonl(std::string_view incident, std::FILE* out);
+
+  void annotate(std::string_view incident, const Annotation& a);
+  std::vector<Annotation> annotations(std::string_view incident);
+  void setNotes(std::string_view incident, std::string_view tags, std::string_view notes);
+
+  std::int64_t saveRun(std::string_view incident, std::string_view policyYaml,
+                       std::string_view kpisJson, std::string_view transitionsJson);
+  std::vector<RunInfo> runs(std::string_view incident);
+
+  // Deletes an incident and everything attached to it; false when there was none.
+  bool deleteIncident(std::string_view name);
+
+  sqlite3* handle() { return db_; }  // for tests and tools
+
+ private:
+  [[noreturn]] void fail(const std::string& what) const;
+  void exec(const char* sql);
+  void openOrCreate(const OpenOptions& opt);
+  void migrate(int from, int to);
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+}  // namespace spillway::library

@@ -1,0 +1,155 @@
+#include "spillway/library/block_codec.hpp"
+
+namespace spillway::library {
+
+namespace {
+
+constexpr unsigned char kVersion = 1;
+constexpr int kColumns = 12;
+
+void putVar(std::string& out, std::uint64_t v) {
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+}
+std::uint64_t zig(std::int64_t v) {
+  return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
+}
+std::int64_t unzig(std::uint64_t v) {
+  return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1);
+}
+
+struct Cursor {
+  const unsigned char* p;
+  const unsigned char* end;
+  bool ok = true;
+  std::uint64_t var() {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (p >= end) {
+        ok = false;
+        return 0;
+      }
+      const unsigned char c = *p++;
+      v |= static_cast<std::uint64_t>(c & 0x7f) << shift;
+      if (!(c & 0x80)) return v;
+    }
+    ok = false;
+    return 0;
+  }
+};
+
+}  // namespace
+
+void BlockColumns::clear() {
+  for (auto* v : {&ts, &latency, &tokensIn, &tokensOut}) v->clear();
+  status.clear();
+  outcome.clear();
+  critical.clear();
+  for (auto* v : {&instance, &model, &tenant, &route, &session}) v->clear();
+}
+
+void BlockColumns::reserve(std::size_t n) {
+  for (auto* v : {&ts, &latency, &tokensIn, &tokensOut}) v->reserve(n);
+  status.reserve(n);
+  outcome.reserve(n);
+  critical.reserve(n);
+  for (auto* v : {&instance, &model, &tenant, &route, &session}) v->reserve(n);
+}
+
+void encodeBlock(const BlockColumns& b, std::string& out) {
+  const std::size_t n = b.size();
+  // Each column is encoded into `col`, then written as <length><bytes>, so a reader can tell
+  // a truncated block from a good one.
+  std::string col;
+  col.reserve(n * 4);
+  out.push_back(static_cast<char>(kVersion));
+  putVar(out, n);
+  auto flush = [&] {
+    putVar(out, col.size());
+    out.append(col);
+    col.clear();
+  };
+  Micros prev = 0;
+  for (Micros t : b.ts) {
+    putVar(col, zig(t - prev));
+    prev = t;
+  }
+  flush();
+  for (Micros l : b.latency) putVar(col, zig(l));
+  flush();
+  for (auto s : b.status) putVar(col, s);
+  flush();
+  col.append(reinterpret_cast<const char*>(b.outcome.data()), n);
+  flush();
+  col.append(reinterpret_cast<const char*>(b.critical.data()), n);
+  flush();
+  for (const auto* v : {&b.instance, &b.model, &b.tenant, &b.route, &b.session}) {
+    for (auto x : *v) putVar(col, x);
+    flush();
+  }
+  for (const auto* v : {&b.tokensIn, &b.tokensOut}) {
+    for (auto x : *v) putVar(col, static_cast<std::uint64_t>(x + 1));
+    flush();
+  }
+}
+
+bool decodeBlock(const unsigned char* data, std::size_t size, BlockColumns& b) {
+  b.clear();
+  Cursor c{data, data + size};
+  if (size < 2 || *c.p++ != kVersion) return false;
+  const std::uint64_t n = c.var();
+  if (!c.ok || n > (1u << 24)) return false;
+  b.reserve(n);
+  for (int k = 0; k < kColumns; ++k) {
+    const std::uint64_t len = c.var();
+    if (!c.ok || len > static_cast<std::uint64_t>(c.end - c.p)) return false;
+    Cursor col{c.p, c.p + len};
+    c.p += len;
+    switch (k) {
+      case 0: {
+        Micros prev = 0;
+        for (std::uint64_t i = 0; i < n; ++i) b.ts.push_back(prev += unzig(col.var()));
+        break;
+      }
+      case 1:
+        for (std::uint64_t i = 0; i < n; ++i) b.latency.push_back(unzig(col.var()));
+        break;
+      case 2:
+        for (std::uint64_t i = 0; i < n; ++i)
+          b.status.push_back(static_cast<std::uint16_t>(col.var()));
+        break;
+      case 3:
+      case 4: {
+        if (len != n) return false;
+        auto& v = k == 3 ? b.outcome : b.critical;
+        v.assign(col.p, col.p + n);
+        col.p += n;
+        break;
+      }
+      case 5:
+      case 6:
+      case 7:
+      case 8:
+      case 9: {
+        std::vector<std::uint32_t>* cols[] = {&b.instance, &b.model, &b.tenant, &b.route,
+                                              &b.session};
+        auto& v = *cols[k - 5];
+        for (std::uint64_t i = 0; i < n; ++i) v.push_back(static_cast<std::uint32_t>(col.var()));
+        break;
+      }
+      default: {
+        auto& v = k == 10 ? b.tokensIn : b.tokensOut;
+        for (std::uint64_t i = 0; i < n; ++i) v.push_back(static_cast<std::int64_t>(col.var()) - 1);
+      }
+    }
+    if (!col.ok || col.p != col.end) return false;
+  }
+  for (auto o : b.outcome)
+    if (o > 3) return false;
+  return c.p == c.end;
+}
+
+}  // namespace spillway::library

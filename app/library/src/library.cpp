@@ -1,0 +1,723 @@
+// The incident library: opening (schema checks and migrations), import, queries, export.
+#include "spillway/library/library.hpp"
+
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <unordered_map>
+
+#include "schema.hpp"
+#include "spillway/formats/canonical.hpp"
+#include "spillway/library/block_codec.hpp"
+#include "sqlite_util.hpp"
+
+namespace spillway::library {
+
+using detail::Stmt;
+
+namespace {
+
+std::string nowUtc() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+struct StrHash {
+  using is_transparent = void;
+  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+};
+using Index = std::unordered_map<std::string, std::uint32_t, StrHash, std::equal_to<>>;
+
+// A transaction that rolls back unless committed: an exception (or a crash) mid-import leaves
+// the library as it was.
+class Tx {
+ public:
+  Tx(sqlite3* db, const std::string& path) : db_(db), path_(path) {
+    if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK)
+      detail::sqliteFail(path_, db_, "cannot start a transaction");
+  }
+  ~Tx() {
+    if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  void commit() {
+    if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
+      detail::sqliteFail(path_, db_, "cannot commit");
+    done_ = true;
+  }
+
+ private:
+  sqlite3* db_;
+  const std::string& path_;
+  bool done_ = false;
+};
+
+struct InstanceState {
+  std::string name, model;
+  std::uint64_t records = 0;
+  Micros tStart = 0, tEnd = 0;
+  bool dirty = false;
+};
+
+// An incident's dictionaries: instances by index, strings by 1 + index (0 = absent).
+struct Dictionaries {
+  std::vector<InstanceState> instances;
+  Index instanceIndex;
+  std::vector<std::string> strings;
+  Index stringIndex;
+  std::size_t storedStrings = 0;
+
+  void load(sqlite3* db, const std::string& path, std::int64_t incident) {
+    Stmt si(db, path,
+            "SELECT idx, name, model, records, t_start, t_end FROM instances WHERE incident_id=? "
+            "ORDER BY idx");
+    si.bind(1, incident);
+    while (si.step()) {
+      InstanceState s{std::string(si.text(1)),
+                      std::string(si.text(2)),
+                      static_cast<std::uint64_t>(si.i64(3)),
+                      si.i64(4),
+                      si.i64(5),
+                      false};
+      instanceIndex.emplace(s.name, static_cast<std::uint32_t>(instances.size()));
+      instances.push_back(std::move(s));
+    }
+    Stmt ss(db, path, "SELECT text FROM strings WHERE incident_id=? ORDER BY idx");
+    ss.bind(1, incident);
+    while (ss.step()) {
+      stringIndex.emplace(std::string(ss.text(0)), static_cast<std::uint32_t>(strings.size() + 1));
+      strings.emplace_back(ss.text(0));
+    }
+    storedStrings = strings.size();
+  }
+  std::uint32_t str(std::string_view s) {
+    if (s.empty()) return 0;
+    auto it = stringIndex.find(s);
+    if (it != stringIndex.end()) return it->second;
+    strings.emplace_back(s);
+    const auto id = static_cast<std::uint32_t>(strings.size());
+    stringIndex.emplace(strings.back(), id);
+    return id;
+  }
+  std::uint32_t instance(std::string_view name, std::string_view model) {
+    auto it = instanceIndex.find(name);
+    if (it != instanceIndex.end()) return it->second;
+    const auto id = static_cast<std::uint32_t>(instances.size());
+    instances.push_back(InstanceState{std::string(name), std::string(model)});
+    instanceIndex.emplace(instances.back().name, id);
+    return id;
+  }
+  void save(sqlite3* db, const std::string& path, std::int64_t incident) {
+    Stmt ins(db, path,
+             "INSERT OR REPLACE INTO instances(incident_id, idx, name, model, records, t_start, "
+             "t_end) VALUES(?,?,?,?,?,?,?)");
+    for (std::size_t i = 0; i < instances.size(); ++i) {
+      const auto& s = instances[i];
+      if (!s.dirty) continue;
+      ins.bind(1, incident).bind(2, static_cast<std::int64_t>(i)).bind(3, s.name).bind(4, s.model);
+      ins.bind(5, static_cast<std::int64_t>(s.records)).bind(6, s.tStart).bind(7, s.tEnd);
+      ins.run();
+    }
+    Stmt str(db, path, "INSERT INTO strings(incident_id, idx, text) VALUES(?,?,?)");
+    for (std::size_t i = storedStrings; i < strings.size(); ++i) {
+      str.bind(1, incident).bind(2, static_cast<std::int64_t>(i)).bind(3, strings[i]);
+      str.run();
+    }
+    storedStrings = strings.size();
+  }
+  void note(std::uint32_t id, Micros start, Micros end, std::uint64_t n) {
+    InstanceState& s = instances[id];
+    if (s.records == 0) {
+      s.tStart = start;
+      s.tEnd = end;
+    } else {
+      s.tStart = std::min(s.tStart, start);
+      s.tEnd = std::max(s.tEnd, end);
+    }
+    s.records += n;
+    s.dirty = true;
+  }
+};
+
+// Streams a stored incident back as calls, block by block (memory: one block).
+class CallsSource final : public formats::RecordSource {
+ public:
+  CallsSource(sqlite3* db, const std::string& path, const IncidentInfo& info)
+      : RecordSource("incident " + info.name, false),
+        path_(path),
+        q_(db, path, "SELECT data FROM blocks WHERE incident_id=? ORDER BY seq") {
+    dict_.load(db, path, info.id);
+    q_.bind(1, info.id);
+  }
+  bool next(CallRecord& rec) override {
+    while (pos_ >= cols_.size()) {
+      if (!q_.step()) return false;
+      std::size_t n = 0;
+      const unsigned char* p = q_.blob(0, n);
+      if (!decodeBlock(p, n, cols_) || !valid())
+        throw InputError(path_, 0, "", "the library is damaged: a record block cannot be read");
+      pos_ = 0;
+    }
+    const std::size_t i = pos_++;
+    rec = CallRecord{};
+    rec.ts = cols_.ts[i];
+    rec.latency = cols_.latency[i];
+    rec.status = cols_.status[i];
+    rec.outcome = static_cast<Outcome>(cols_.outcome[i]);
+    rec.hasOutcome = true;
+    rec.instance = dict_.instances[cols_.instance[i]].name;
+    rec.model = str(cols_.model[i]);
+    rec.tenant = str(cols_.tenant[i]);
+    rec.route = str(cols_.route[i]);
+    rec.session = str(cols_.session[i]);
+    if (cols_.critical[i]) rec.critical = cols_.critical[i] == 2;
+    rec.tokensIn = cols_.tokensIn[i];
+    rec.tokensOut = cols_.tokensOut[i];
+    rec.line = static_cast<long>(++count_);
+    return true;
+  }
+
+ private:
+  std::string_view str(std::uint32_t id) const {
+    return id == 0 ? std::string_view() : std::string_view(dict_.strings[id - 1]);
+  }
+  bool valid() const {
+    const std::size_t ni = dict_.instances.size(), ns = dict_.strings.size();
+    for (auto x : cols_.instance)
+      if (x >= ni) return false;
+    for (const auto* v : {&cols_.model, &cols_.tenant, &cols_.route, &cols_.session})
+      for (auto x : *v)
+        if (x > ns) return false;
+    return true;
+  }
+  const std::string& path_;
+  Stmt q_;
+  Dictionaries dict_;
+  BlockColumns cols_;
+  std::size_t pos_ = 0;
+  std::uint64_t count_ = 0;
+};
+
+class SamplesSource final : public formats::RecordSource {
+ public:
+  SamplesSource(sqlite3* db, const std::string& path, const IncidentInfo& info)
+      : RecordSource("incident " + info.name, false),
+        path_(path),
+        q_(db, path,
+           "SELECT instance_idx, t_end, step, calls, failures, slow FROM samples "
+           "WHERE incident_id=? ORDER BY seq") {
+    dict_.load(db, path, info.id);
+    q_.bind(1, info.id);
+  }
+  bool aggregates() const override { return true; }
+  bool next(CallRecord&) override { return false; }
+  bool nextAggregate(formats::AggregateSample& s) override {
+    if (!q_.step()) return false;
+    const auto idx = q_.i64(0);
+    if (idx < 0 || static_cast<std::size_t>(idx) >= dict_.instances.size())
+      throw InputError(path_, 0, "", "the library is damaged: a sample names no instance");
+    const InstanceState& in = dict_.instances[static_cast<std::size_t>(idx)];
+    s = formats::AggregateSample{};
+    s.instance = in.name;
+    s.model = in.model;
+    s.end = q_.i64(1);
+    s.step = q_.i64(2);
+    s.calls = static_cast<std::uint32_t>(q_.i64(3));
+    s.failures = static_cast<std::uint32_t>(q_.i64(4));
+    s.slow = q_.i64(5);
+    s.line = static_cast<long>(++count_);
+    return true;
+  }
+
+ private:
+  const std::string& path_;
+  Stmt q_;
+  Dictionaries dict_;
+  std::uint64_t count_ = 0;
+};
+
+IncidentInfo readIncident(const Stmt& q) {
+  IncidentInfo i;
+  i.id = q.i64(0);
+  i.name = q.text(1);
+  i.kind = q.text(2);
+  i.source = q.text(3);
+  i.tStart = q.i64(4);
+  i.tEnd = q.i64(5);
+  i.records = static_cast<std::uint64_t>(q.i64(6));
+  i.tags = q.text(7);
+  i.notes = q.text(8);
+  i.created = q.text(9);
+  i.instances = static_cast<std::uint64_t>(q.i64(10));
+  return i;
+}
+
+constexpr const char* kIncidentColumns =
+    "SELECT id, name, kind, source, t_start, t_end, records, tags, notes, created, "
+    "(SELECT count(*) FROM instances WHERE incident_id = incidents.id) FROM incidents ";
+
+}  // namespace
+
+std::string defaultLibraryPath() {
+  const char* xdg = std::getenv("XDG_DATA_HOME");
+  std::filesystem::path base;
+  if (xdg && *xdg == '/') {
+    base = xdg;
+  } else {
+    const char* home = std::getenv("HOME");
+    base = std::filesystem::path(home && *home ? home : ".") / ".local" / "share";
+  }
+  return (base / "spillway" / "library.db").string();
+}
+
+std::string hashFile(const std::string& path) {
+  std::FILE* f = std::fopen(path.c_str(), "rb");
+  if (!f) throw InputError(path, 0, "", std::string("cannot open: ") + std::strerror(errno));
+  // Four independent multiply-rotate lanes over 8-byte words (a few GB/s): enough to tell
+  // files apart for deduplication, together with the size.
+  constexpr std::uint64_t P1 = 0x9E3779B185EBCA87ULL, P2 = 0xC2B2AE3D27D4EB4FULL;
+  std::uint64_t lane[4] = {P1, P2, P1 ^ P2, ~P1};
+  std::uint64_t size = 0;
+  std::vector<unsigned char> buf(1 << 20);
+  auto rotl = [](std::uint64_t x, int r) { return (x << r) | (x >> (64 - r)); };
+  for (;;) {
+    std::size_t got = std::fread(buf.data(), 1, buf.size(), f);
+    if (got == 0) break;
+    size += got;
+    while (got % 32) buf[got++] = 0;  // only the final chunk is short: zero-pad it
+    for (std::size_t i = 0; i < got; i += 32) {
+      for (int k = 0; k < 4; ++k) {
+        std::uint64_t w;
+        std::memcpy(&w, &buf[i + 8 * static_cast<std::size_t>(k)], 8);
+        lane[k] = rotl(lane[k] + w * P2, 31) * P1;
+      }
+    }
+  }
+  const bool err = std::ferror(f);
+  std::fclose(f);
+  if (err) throw InputError(path, 0, "", "cannot read");
+  std::uint64_t h = size * P1;
+  for (int k = 0; k < 4; ++k) h = rotl(h ^ (lane[k] * P2), 27) * P1 + 0x85EBCA77C2B2AE63ULL;
+  h ^= h >> 33;
+  h *= P2;
+  h ^= h >> 29;
+  char out[48];
+  std::snprintf(out, sizeof out, "%016llx-%llu", static_cast<unsigned long long>(h),
+                static_cast<unsigned long long>(size));
+  return out;
+}
+
+Library::Library(std::string path, OpenOptions opt) : path_(std::move(path)) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (opt.mustExist && !fs::exists(path_, ec))
+    throw InputError(path_, 0, "", "no such library (import an incident first, or pass --library)");
+  if (!opt.mustExist) {
+    const fs::path parent = fs::path(path_).parent_path();
+    if (!parent.empty()) fs::create_directories(parent, ec);
+  }
+  if (fs::is_directory(path_, ec))
+    throw InputError(path_, 0, "", "is a directory, not a library file");
+  const int flags = SQLITE_OPEN_READWRITE | (opt.mustExist ? 0 : SQLITE_OPEN_CREATE);
+  if (sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+    const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw InputError(path_, 0, "", "cannot open the library: " + msg);
+  }
+  sqlite3_busy_timeout(db_, 10000);
+  try {
+    openOrCreate(opt);
+  } catch (...) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw;
+  }
+}
+
+Library::~Library() {
+  sqlite3_close(db_);
+}
+
+void Library::fail(const std::string& what) const {
+  throw InputError(path_, 0, "", what);
+}
+
+void Library::exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    const std::string e = err ? err : "";
+    sqlite3_free(err);
+    detail::sqliteFail(path_, db_, "library query failed");
+  }
+}
+
+int Library::schemaVersion() const {
+  Stmt q(db_, path_, "PRAGMA user_version");
+  return q.step() ? static_cast<int>(q.i64(0)) : 0;
+}
+
+void Library::openOrCreate(const OpenOptions& opt) {
+  std::int64_t appId = 0, objects = 0;
+  {
+    Stmt q(db_, path_, "PRAGMA application_id");  // the first read: fails on a non-database
+    if (q.step()) appId = q.i64(0);
+  }
+  {
+    Stmt q(db_, path_, "SELECT count(*) FROM sqlite_master");
+    if (q.step()) objects = q.i64(0);
+  }
+  const int version = schemaVersion();
+  if (objects == 0 && appId == 0 && version == 0) {
+    exec("PRAGMA journal_mode=WAL");
+    Tx tx(db_, path_);
+    migrate(0, opt.schemaVersion);
+    exec(("PRAGMA application_id=" + std::to_string(detail::kApplicationId)).c_str());
+    tx.commit();
+  } else {
+    if (appId != detail::kApplicationId)
+      fail("not a Spillway library: an SQLite database of another application");
+    if (version > kSchemaVersion)
+      fail("the library has schema v" + std::to_string(version) +
+           ", newer than this Spillway understands (v" + std::to_string(kSchemaVersion) +
+           "): use a newer spillway-cli");
+    if (version < 1) fail("the library is damaged: it has no schema version");
+    exec("PRAGMA journal_mode=WAL");
+    if (version < opt.schemaVersion) {
+      Tx tx(db_, path_);
+      migrate(version, opt.schemaVersion);
+      tx.commit();
+    }
+  }
+  exec("PRAGMA synchronous=NORMAL");  // WAL + NORMAL: durable at checkpoints, never corrupt
+}
+
+void Library::migrate(int from, int to) {
+  for (int v = from + 1; v <= to; ++v) exec(detail::kMigrations[v]);
+  exec(("PRAGMA user_version=" + std::to_string(to)).c_str());
+}
+
+std::vector<IncidentInfo> Library::incidents() {
+  std::vector<IncidentInfo> out;
+  Stmt q(db_, path_, (std::string(kIncidentColumns) + "ORDER BY name").c_str());
+  while (q.step()) out.push_back(readIncident(q));
+  return out;
+}
+
+std::optional<IncidentInfo> Library::incident(std::string_view name) {
+  Stmt q(db_, path_, (std::string(kIncidentColumns) + "WHERE name=?").c_str());
+  q.bind(1, name);
+  if (!q.step()) return std::nullopt;
+  return readIncident(q);
+}
+
+IncidentInfo Library::requireIncident(std::string_view name) {
+  auto i = incident(name);
+  if (!i) throw InputError(path_, 0, "incident", "no incident '" + std::string(name) + "'");
+  return *i;
+}
+
+std::vector<InstanceInfo> Library::instances(std::string_view name) {
+  const IncidentInfo inc = requireIncident(name);
+  std::vector<InstanceInfo> out;
+  Stmt q(db_, path_,
+         "SELECT name, model, records, t_start, t_end FROM instances WHERE incident_id=? "
+         "ORDER BY idx");
+  q.bind(1, inc.id);
+  while (q.step())
+    out.push_back({std::string(q.text(0)), std::string(q.text(1)),
+                   static_cast<std::uint64_t>(q.i64(2)), q.i64(3), q.i64(4)});
+  return out;
+}
+
+std::vector<SourceInfo> Library::sources(std::string_view name) {
+  const IncidentInfo inc = requireIncident(name);
+  std::vector<SourceInfo> out;
+  Stmt q(db_, path_,
+         "SELECT path, format, hash, imported, records, skipped FROM sources WHERE incident_id=? "
+         "ORDER BY imported, path");
+  q.bind(1, inc.id);
+  while (q.step())
+    out.push_back({std::string(q.text(0)), std::string(q.text(1)), std::string(q.text(2)),
+                   std::string(q.text(3)), static_cast<std::uint64_t>(q.i64(4)),
+                   static_cast<std::uint64_t>(q.i64(5))});
+  return out;
+}
+
+ImportResult Library::importFile(const std::string& file, formats::Format format,
+                                 const formats::ImportOptions& opt, std::string_view incident,
+                                 const ProgressFn& progress) {
+  std::string hash;
+  if (file != "-") {
+    hash = hashFile(file) + "-" + std::string(formats::formatName(format));
+    Stmt q(db_, path_,
+           "SELECT i.name FROM sources s JOIN incidents i ON i.id = s.incident_id WHERE s.hash=?");
+    q.bind(1, hash);
+    if (q.step()) {
+      ImportResult r;
+      r.incident = q.text(0);
+      r.alreadyImported = true;
+      return r;
+    }
+  }
+  auto src = formats::openSource(format, file, opt);
+  return importSource(*src, incident, formats::formatName(format), hash, progress);
+}
+
+ImportResult Library::importSource(formats::RecordSource& src, std::string_view incident,
+                                   std::string_view format, std::string_view hash,
+                                   const ProgressFn& progress) {
+  if (incident.empty()) throw InputError(src.source(), 0, "incident", "needs a name");
+  Tx tx(db_, path_);
+  const bool agg = src.aggregates();
+  const char* kind = agg ? "aggregates" : "calls";
+  std::int64_t incId = 0;
+  std::uint64_t before = 0;
+  Micros tStart = 0, tEnd = 0;
+  {
+    Stmt q(db_, path_, "SELECT id, kind, records, t_start, t_end FROM incidents WHERE name=?");
+    q.bind(1, incident);
+    if (q.step()) {
+      incId = q.i64(0);
+      if (q.text(1) != kind)
+        throw InputError(src.source(), 0, "incident",
+                         "incident '" + std::string(incident) + "' holds " +
+                             std::string(q.text(1)) + "; this file has " + kind);
+      before = static_cast<std::uint64_t>(q.i64(2));
+      tStart = q.i64(3);
+      tEnd = q.i64(4);
+    } else {
+      Stmt ins(db_, path_, "INSERT INTO incidents(name, kind, source, created) VALUES(?,?,?,?)");
+      ins.bind(1, incident).bind(2, kind).bind(3, src.source()).bind(4, nowUtc());
+      ins.run();
+      incId = sqlite3_last_insert_rowid(db_);
+    }
+  }
+  Dictionaries dict;
+  dict.load(db_, path_, incId);
+  std::int64_t seq = 0;
+  {
+    Stmt q(db_, path_,
+           agg ? "SELECT coalesce(max(seq) + 1, 0) FROM samples WHERE incident_id=?"
+               : "SELECT coalesce(max(seq) + 1, 0) FROM blocks WHERE incident_id=?");
+    q.bind(1, incId);
+    if (q.step()) seq = q.i64(0);
+  }
+  std::uint64_t stored = 0;
+  Micros newStart = kForever, newEnd = kNever;
+  if (!agg) {
+    Stmt ins(db_, path_,
+             "INSERT INTO blocks(incident_id, seq, n, t_min, t_max, data) VALUES(?,?,?,?,?,?)");
+    BlockColumns cols;
+    cols.reserve(kBlockCalls);
+    std::string blob;
+    Micros bMin = kForever, bMax = kNever;
+    auto flush = [&] {
+      if (cols.size() == 0) return;
+      blob.clear();
+      encodeBlock(cols, blob);
+      ins.bind(1, incId).bind(2, seq++).bind(3, static_cast<std::int64_t>(cols.size()));
+      ins.bind(4, bMin).bind(5, bMax).bindBlob(6, blob.data(), blob.size());
+      ins.run();
+      stored += cols.size();
+      cols.clear();
+      bMin = kForever;
+      bMax = kNever;
+      if (progress) progress(stored);
+    };
+    CallRecord rec;
+    while (src.next(rec)) {
+      const std::uint32_t id = dict.instance(rec.instance, rec.model);
+      dict.note(id, rec.ts, rec.end(), 1);
+      cols.ts.push_back(rec.ts);
+      cols.latency.push_back(rec.latency);
+      cols.status.push_back(static_cast<std::uint16_t>(rec.status));
+      cols.outcome.push_back(static_cast<std::uint8_t>(rec.outcome));
+      cols.critical.push_back(rec.critical ? (*rec.critical ? 2 : 1) : 0);
+      cols.instance.push_back(id);
+      cols.model.push_back(dict.str(rec.model));
+      cols.tenant.push_back(dict.str(rec.tenant));
+      cols.route.push_back(dict.str(rec.route));
+      cols.session.push_back(dict.str(rec.session));
+      cols.tokensIn.push_back(rec.tokensIn);
+      cols.tokensOut.push_back(rec.tokensOut);
+      bMin = std::min(bMin, rec.ts);
+      bMax = std::max(bMax, rec.end());
+      newStart = std::min(newStart, rec.ts);
+      newEnd = std::max(newEnd, rec.end());
+      if (cols.size() == kBlockCalls) flush();
+    }
+    flush();
+  } else {
+    Stmt ins(db_, path_,
+             "INSERT INTO samples(incident_id, seq, instance_idx, t_end, step, calls, failures, "
+             "slow) VALUES(?,?,?,?,?,?,?,?)");
+    formats::AggregateSample s;
+    while (src.nextAggregate(s)) {
+      const std::uint32_t id = dict.instance(s.instance, s.model);
+      dict.note(id, s.end - s.step, s.end, s.calls);
+      ins.bind(1, incId).bind(2, seq++).bind(3, static_cast<std::int64_t>(id)).bind(4, s.end);
+      ins.bind(5, s.step).bind(6, static_cast<std::int64_t>(s.calls));
+      ins.bind(7, static_cast<std::int64_t>(s.failures)).bind(8, s.slow);
+      ins.run();
+      newStart = std::min(newStart, s.end - s.step);
+      newEnd = std::max(newEnd, s.end);
+      if (++stored % kBlockCalls == 0 && progress) progress(stored);
+    }
+  }
+  dict.save(db_, path_, incId);
+  if (stored) {
+    if (before == 0) {
+      tStart = newStart;
+      tEnd = newEnd;
+    } else {
+      tStart = std::min(tStart, newStart);
+      tEnd = std::max(tEnd, newEnd);
+    }
+  }
+  {
+    Stmt up(db_, path_, "UPDATE incidents SET records=?, t_start=?, t_end=? WHERE id=?");
+    up.bind(1, static_cast<std::int64_t>(before + stored)).bind(2, tStart).bind(3, tEnd);
+    up.bind(4, incId);
+    up.run();
+  }
+  if (!hash.empty()) {
+    Stmt ins(db_, path_,
+             "INSERT INTO sources(hash, incident_id, path, format, records, skipped, imported) "
+             "VALUES(?,?,?,?,?,?,?)");
+    ins.bind(1, hash).bind(2, incId).bind(3, src.source()).bind(4, format);
+    ins.bind(5, static_cast<std::int64_t>(stored))
+        .bind(6, static_cast<std::int64_t>(src.skipped()));
+    ins.bind(7, nowUtc());
+    ins.run();
+  }
+  tx.commit();
+  ImportResult r;
+  r.incident = incident;
+  r.records = stored;
+  r.skipped = src.skipped();
+  r.ignored = src.ignored();
+  r.skippedMessages = src.skippedMessages();
+  return r;
+}
+
+std::unique_ptr<formats::RecordSource> Library::open(std::string_view name) {
+  const IncidentInfo inc = requireIncident(name);
+  if (inc.kind == "aggregates") return std::make_unique<SamplesSource>(db_, path_, inc);
+  return std::make_unique<CallsSource>(db_, path_, inc);
+}
+
+std::uint64_t Library::exportJsonl(std::string_view name, std::FILE* out) {
+  auto src = open(name);
+  std::string buf;
+  buf.reserve(1 << 20);
+  std::uint64_t n = 0;
+  auto drain = [&](bool force) {
+    if (buf.size() < (1 << 20) && !force) return;
+    if (std::fwrite(buf.data(), 1, buf.size(), out) != buf.size())
+      throw InputError("export", 0, "", std::string("cannot write: ") + std::strerror(errno));
+    buf.clear();
+  };
+  if (src->aggregates()) {
+    formats::AggregateSample s;
+    while (src->nextAggregate(s)) {
+      formats::appendSampleJson(buf, s);
+      ++n;
+      drain(false);
+    }
+  } else {
+    CallRecord r;
+    while (src->next(r)) {
+      formats::appendCallJson(buf, r);
+      ++n;
+      drain(false);
+    }
+  }
+  drain(true);
+  return n;
+}
+
+void Library::annotate(std::string_view name, const Annotation& a) {
+  const IncidentInfo inc = requireIncident(name);
+  if (a.instance.empty()) throw InputError(path_, 0, "instance", "must not be empty");
+  if (a.end < a.start) throw InputError(path_, 0, "to", "is before --from");
+  if (a.origin != "simulator" && a.origin != "operator")
+    throw InputError(path_, 0, "origin", "expected simulator or operator");
+  Stmt q(
+      db_, path_,
+      "INSERT INTO annotations(incident_id, instance, t1, t2, kind, origin) VALUES(?,?,?,?,?,?)");
+  q.bind(1, inc.id).bind(2, a.instance).bind(3, a.start).bind(4, a.end).bind(5, a.kind);
+  q.bind(6, a.origin);
+  q.run();
+}
+
+std::vector<Annotation> Library::annotations(std::string_view name) {
+  const IncidentInfo inc = requireIncident(name);
+  std::vector<Annotation> out;
+  Stmt q(db_, path_,
+         "SELECT instance, t1, t2, kind, origin FROM annotations WHERE incident_id=? "
+         "ORDER BY t1, id");
+  q.bind(1, inc.id);
+  while (q.step())
+    out.push_back({std::string(q.text(0)), q.i64(1), q.i64(2), std::string(q.text(3)),
+                   std::string(q.text(4))});
+  return out;
+}
+
+void Library::setNotes(std::string_view name, std::string_view tags, std::string_view notes) {
+  const IncidentInfo inc = requireIncident(name);
+  Stmt q(db_, path_, "UPDATE incidents SET tags=?, notes=? WHERE id=?");
+  q.bind(1, tags).bind(2, notes).bind(3, inc.id);
+  q.run();
+}
+
+std::int64_t Library::saveRun(std::string_view name, std::string_view policyYaml,
+                              std::string_view kpisJson, std::string_view transitionsJson) {
+  const IncidentInfo inc = requireIncident(name);
+  Stmt q(db_, path_,
+         "INSERT INTO runs(incident_id, policy_yaml, kpis_json, transitions_json, created) "
+         "VALUES(?,?,?,?,?)");
+  q.bind(1, inc.id).bind(2, policyYaml).bind(3, kpisJson).bind(4, transitionsJson);
+  q.bind(5, nowUtc());
+  q.run();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+std::vector<RunInfo> Library::runs(std::string_view name) {
+  const IncidentInfo inc = requireIncident(name);
+  std::vector<RunInfo> out;
+  Stmt q(db_, path_,
+         "SELECT id, policy_yaml, kpis_json, transitions_json, created FROM runs "
+         "WHERE incident_id=? ORDER BY id");
+  q.bind(1, inc.id);
+  while (q.step())
+    out.push_back({q.i64(0), std::string(q.text(1)), std::string(q.text(2)), std::string(q.text(3)),
+                   std::string(q.text(4))});
+  return out;
+}
+
+bool Library::deleteIncident(std::string_view name) {
+  auto inc = incident(name);
+  if (!inc) return false;
+  Tx tx(db_, path_);
+  for (const char* t :
+       {"blocks", "samples", "instances", "strings", "sources", "annotations", "runs"}) {
+    Stmt q(db_, path_, (std::string("DELETE FROM ") + t + " WHERE incident_id=?").c_str());
+    q.bind(1, inc->id);
+    q.run();
+  }
+  Stmt q(db_, path_, "DELETE FROM incidents WHERE id=?");
+  q.bind(1, inc->id);
+  q.run();
+  tx.commit();
+  return true;
+}
+
+}  // namespace spillway::library

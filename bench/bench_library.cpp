@@ -1,0 +1,176 @@
+// bench_library: the incident library's import and replay throughput (docs/performance.md).
+//
+//   BM_ImportJsonl     `spillway-cli import` of a canonical JSONL file: read, parse, encode,
+//                      store (2 M calls, 20 instances), one transaction, fresh library each time
+//   BM_ImportStoreOnly the store alone: calls generated in memory (no parse), 2 M calls
+//   BM_ReplayIncident  `spillway-cli replay --incident`: a 10 M-call incident streamed out of the
+//                      library through the Replayer with the default policy; reports peak RSS
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "spillway/formats/canonical.hpp"
+#include "spillway/library/library.hpp"
+#include "spillway/policy_yaml.hpp"
+#include "spillway/replay.hpp"
+
+using namespace spillway;
+
+namespace {
+
+std::string tempPath(const std::string& what) {
+  return (std::filesystem::temp_directory_path() /
+          ("spillway-bench-lib-" + std::to_string(::getpid()) + "-" + what))
+      .string();
+}
+
+void removeDb(const std::string& p) {
+  for (const char* s : {"", "-wal", "-shm"}) std::filesystem::remove(p + s);
+}
+
+// 20 instances × ~4000 calls/s; one instance (gpu-7) slow and failing from 40 % of the run, so
+// breakers trip, probe and recover during the replay.
+class SyntheticSource final : public formats::RecordSource {
+ public:
+  explicit SyntheticSource(std::uint64_t n) : RecordSource("synthetic", false), n_(n) {
+    for (int i = 0; i < 20; ++i) names_.push_back("gpu-" + std::to_string(i));
+  }
+  bool next(CallRecord& r) override {
+    if (i_ >= n_) return false;
+    const std::uint64_t i = i_++;
+    r = CallRecord{};
+    r.ts = 1764480000000000 + static_cast<Micros>(i) * 250;  // 4000 calls/s
+    const std::size_t inst = (i * 7919) % 20;
+    r.instance = names_[inst];
+    r.model = "chat-72b";
+    r.tenant = kTenants[i % 4];
+    const bool bad = inst == 7 && i > n_ * 2 / 5 && i < n_ * 3 / 5;
+    r.latency = bad ? 8000000 : 200000 + static_cast<Micros>((i * 2654435761u) % 900000);
+    r.status = bad && i % 3 == 0 ? 503 : 200;
+    r.outcome = r.status == 0 ? Outcome::Error : Outcome::Ok;
+    r.tokensIn = static_cast<std::int64_t>(i % 2000);
+    r.tokensOut = static_cast<std::int64_t>(i % 500);
+    return true;
+  }
+
+ private:
+  static constexpr const char* kTenants[] = {"code-assist", "report-gen", "customer-service",
+                                             "order-assistant"};
+  std::uint64_t n_, i_ = 0;
+  std::vector<std::string> names_;
+};
+
+const std::string& jsonlFile() {
+  static const std::string path = [] {
+    const std::string p = tempPath("2m.jsonl");
+    SyntheticSource src(2'000'000);
+    std::string buf;
+    std::ofstream f(p, std::ios::binary);
+    CallRecord r;
+    while (src.next(r)) {
+      formats::appendCallJson(buf, r);
+      if (buf.size() > (1 << 20)) {
+        f << buf;
+        buf.clear();
+      }
+    }
+    f << buf;
+    std::atexit([] { std::filesystem::remove(tempPath("2m.jsonl")); });
+    return p;
+  }();
+  return path;
+}
+
+void BM_ImportJsonl(benchmark::State& state) {
+  const std::string& file = jsonlFile();
+  const std::string db = tempPath("import.db");
+  std::uint64_t n = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    removeDb(db);
+    state.ResumeTiming();
+    library::Library lib(db);
+    n = lib.importFile(file, formats::Format::Jsonl, {}, "bench").records;
+  }
+  state.counters["records/s"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["db_bytes/record"] =
+      static_cast<double>(std::filesystem::file_size(db)) / static_cast<double>(n);
+  state.counters["file_bytes/record"] =
+      static_cast<double>(std::filesystem::file_size(file)) / static_cast<double>(n);
+  removeDb(db);
+}
+BENCHMARK(BM_ImportJsonl)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+
+void BM_ImportStoreOnly(benchmark::State& state) {
+  const std::string db = tempPath("store.db");
+  const auto n = static_cast<std::uint64_t>(state.range(0));
+  for (auto _ : state) {
+    state.PauseTiming();
+    removeDb(db);
+    state.ResumeTiming();
+    library::Library lib(db);
+    SyntheticSource src(n);
+    lib.importSource(src, "bench", "synthetic", "");
+  }
+  state.counters["records/s"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+  removeDb(db);
+}
+BENCHMARK(BM_ImportStoreOnly)
+    ->Arg(2'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(3)
+    ->UseRealTime();
+
+long maxRssKb() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return u.ru_maxrss;
+}
+
+void BM_ReplayIncident(benchmark::State& state) {
+  const auto n = static_cast<std::uint64_t>(state.range(0));
+  const std::string db = tempPath("replay.db");
+  removeDb(db);
+  {
+    library::Library lib(db);
+    SyntheticSource src(n);
+    lib.importSource(src, "big", "synthetic", "");
+  }
+  std::ifstream pf(SPILLWAY_DEFAULT_POLICY);
+  const std::string yaml((std::istreambuf_iterator<char>(pf)), std::istreambuf_iterator<char>());
+  const Policy policy = parsePolicy(yaml, SPILLWAY_DEFAULT_POLICY);
+  const long rssBefore = maxRssKb();
+  std::uint64_t fed = 0, opens = 0;
+  for (auto _ : state) {
+    library::Library lib(db, library::OpenOptions{.mustExist = true});
+    auto src = lib.open("big");
+    Replayer rp(policy, ReplayOptions{});
+    CallRecord rec;
+    while (src->next(rec)) rp.feed(rec);
+    rp.finish();
+    fed = rp.fed();
+    opens = rp.engine().totals().opens;
+  }
+  state.counters["records/s"] =
+      benchmark::Counter(static_cast<double>(fed), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["opens"] = static_cast<double>(opens);
+  state.counters["db_MB"] = static_cast<double>(std::filesystem::file_size(db)) / 1e6;
+  state.counters["peak_rss_MB"] = static_cast<double>(maxRssKb()) / 1024.0;
+  state.counters["rss_growth_MB"] = static_cast<double>(maxRssKb() - rssBefore) / 1024.0;
+  removeDb(db);
+}
+BENCHMARK(BM_ReplayIncident)
+    ->Arg(10'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->UseRealTime();
+
+}  // namespace
+
+BENCHMARK_MAIN();

@@ -1,0 +1,216 @@
+// CSV → CallRecord, columns chosen by the header and the field map.
+#include "spillway/formats/csv.hpp"
+
+#include <array>
+#include <cmath>
+
+#include "internal.hpp"
+
+namespace spillway::formats {
+
+bool splitCsvRecord(std::string_view line, std::vector<std::string>& cells, bool& unterminated) {
+  cells.clear();
+  unterminated = false;
+  std::size_t i = 0;
+  for (;;) {
+    std::string cell;
+    if (i < line.size() && line[i] == '"') {
+      ++i;
+      for (;;) {
+        if (i >= line.size()) {
+          unterminated = true;
+          return false;
+        }
+        if (line[i] == '"') {
+          if (i + 1 < line.size() && line[i + 1] == '"') {
+            cell.push_back('"');
+            i += 2;
+            continue;
+          }
+          ++i;
+          break;
+        }
+        cell.push_back(line[i++]);
+      }
+      if (i < line.size() && line[i] != ',') return false;
+    } else {
+      const std::size_t comma = line.find(',', i);
+      const std::size_t end = comma == std::string_view::npos ? line.size() : comma;
+      cell.assign(line.substr(i, end - i));
+      i = end;
+    }
+    cells.push_back(std::move(cell));
+    if (i >= line.size()) return true;
+    ++i;                     // the ','
+    if (i == line.size()) {  // a trailing ',' is an empty last cell
+      cells.emplace_back();
+      return true;
+    }
+  }
+}
+
+namespace detail {
+namespace {
+
+enum Col {
+  kTs,
+  kInstance,
+  kLatency,
+  kStatus,
+  kOutcome,
+  kModel,
+  kTenant,
+  kRoute,
+  kSession,
+  kCritical,
+  kTokensIn,
+  kTokensOut,
+  kCols
+};
+constexpr std::array<const char*, kCols> kFields = {
+    "ts",     "instance", "latency_ms", "status",   "outcome",   "model",
+    "tenant", "route",    "session",    "critical", "tokens_in", "tokens_out"};
+
+class CsvSource final : public RecordSource {
+ public:
+  CsvSource(std::unique_ptr<LineReader> r, const ImportOptions& opt)
+      : RecordSource(r->name(), opt.skipBadLines),
+        r_(std::move(r)),
+        map_(effectiveMap(Format::Csv, opt.map)) {
+    index_.fill(-1);
+  }
+
+  bool next(CallRecord& rec) override {
+    while (readRecord()) {
+      if (!headerDone_) {
+        header();  // a bad header is never skippable: nothing after it can be read
+        continue;
+      }
+      try {
+        if (parse(rec)) return true;
+      } catch (const InputError& e) {
+        reject(e);
+      }
+    }
+    if (!headerDone_) throw InputError(source_, 0, "", "empty file: expected a header row");
+    return false;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+    throw InputError(source_, startLine_, field, what);
+  }
+
+  // Reads one logical record (joining lines while a quote is open) into cells_.
+  bool readRecord() {
+    std::string_view line;
+    for (;;) {
+      if (!r_->next(line)) return false;
+      if (!line.empty()) break;  // blank lines are skipped
+    }
+    startLine_ = r_->lineNo();
+    joined_.assign(line);
+    bool open = false;
+    while (!splitCsvRecord(joined_, cells_, open)) {
+      if (!open || !r_->next(line)) {
+        const std::string what = open ? "unterminated quoted field" : "text after a closing quote";
+        if (!headerDone_) fail("", what);
+        try {
+          fail("", what);
+        } catch (const InputError& e) {
+          reject(e);
+        }
+        if (!open) return readRecord();
+        return false;
+      }
+      joined_.append("\n").append(line);
+    }
+    return true;
+  }
+
+  void header() {
+    for (int c = 0; c < kCols; ++c) {
+      const std::string& want = map_.at(kFields[c]);
+      for (std::size_t i = 0; i < cells_.size(); ++i)
+        if (cells_[i] == want) index_[c] = static_cast<int>(i);
+    }
+    for (int c : {kTs, kInstance, kLatency, kStatus})
+      if (index_[c] < 0)
+        fail(kFields[c], "no column '" + map_.at(kFields[c]) + "' in the header (use --map " +
+                             kFields[c] + "=COLUMN)");
+    headerDone_ = true;
+  }
+
+  std::string_view cell(int c) const {
+    const int i = index_[c];
+    if (i < 0 || static_cast<std::size_t>(i) >= cells_.size()) return {};
+    return cells_[static_cast<std::size_t>(i)];
+  }
+  const std::string& col(int c) const { return map_.at(kFields[c]); }
+
+  bool parse(CallRecord& rec) {
+    rec = CallRecord{};
+    if (cells_.size() < 2 && cells_[0].find_first_not_of(" \t") == std::string::npos) return false;
+    const auto ts = parseTime(cell(kTs), 1e3);
+    if (!ts)
+      fail(col(kTs),
+           "expected epoch milliseconds or an RFC 3339 time, got '" + std::string(cell(kTs)) + "'");
+    rec.ts = *ts;
+    rec.instance = cell(kInstance);
+    if (rec.instance.empty()) fail(col(kInstance), "must not be empty");
+    auto ms = parseNumber(cell(kLatency));
+    if (!ms || *ms < 0 || *ms >= 9.0e12)
+      fail(col(kLatency), "expected milliseconds >= 0, got '" + std::string(cell(kLatency)) + "'");
+    rec.latency = static_cast<Micros>(std::llround(*ms * 1000.0));
+    auto st = parseNumber(cell(kStatus));
+    if (!st || *st < 0 || *st > 999 || std::floor(*st) != *st)
+      fail(col(kStatus), "expected an HTTP status, got '" + std::string(cell(kStatus)) + "'");
+    rec.status = static_cast<int>(*st);
+    if (auto o = cell(kOutcome); !o.empty()) {
+      if (!parseOutcome(o, rec.outcome))
+        fail(col(kOutcome), "expected ok, error, timeout or reset, got '" + std::string(o) + "'");
+      rec.hasOutcome = true;
+    } else {
+      rec.outcome = rec.status == 0 ? Outcome::Error : Outcome::Ok;
+    }
+    rec.model = cell(kModel);
+    rec.tenant = cell(kTenant);
+    rec.route = cell(kRoute);
+    rec.session = cell(kSession);
+    if (auto c = cell(kCritical); !c.empty()) {
+      if (c == "true" || c == "1")
+        rec.critical = true;
+      else if (c == "false" || c == "0")
+        rec.critical = false;
+      else
+        fail(col(kCritical), "expected true or false, got '" + std::string(c) + "'");
+    }
+    for (int c : {kTokensIn, kTokensOut}) {
+      if (auto t = cell(c); !t.empty()) {
+        auto n = parseNumber(t);
+        if (!n || *n < 0 || std::floor(*n) != *n || *n > 9.0e15)
+          fail(col(c), "expected a non-negative integer, got '" + std::string(t) + "'");
+        (c == kTokensIn ? rec.tokensIn : rec.tokensOut) = static_cast<std::int64_t>(*n);
+      }
+    }
+    rec.line = startLine_;
+    return true;
+  }
+
+  std::unique_ptr<LineReader> r_;
+  FieldMap map_;
+  std::array<int, kCols> index_;
+  bool headerDone_ = false;
+  long startLine_ = 0;
+  std::string joined_;
+  std::vector<std::string> cells_;
+};
+
+}  // namespace
+
+std::unique_ptr<RecordSource> makeCsv(std::unique_ptr<LineReader> r, const ImportOptions& opt) {
+  return std::make_unique<CsvSource>(std::move(r), opt);
+}
+
+}  // namespace detail
+}  // namespace spillway::formats

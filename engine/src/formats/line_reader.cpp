@@ -1,0 +1,96 @@
+#include "line_reader.hpp"
+
+#include <simdjson.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "spillway/input_error.hpp"
+
+namespace spillway::formats {
+
+namespace {
+constexpr std::size_t kChunk = 1 << 22;
+}
+
+LineReader::LineReader(std::string name, ReadFn read)
+    : name_(std::move(name)), read_(std::move(read)) {
+  buf_.resize(kChunk + simdjson::SIMDJSON_PADDING);
+}
+
+LineReader::~LineReader() {
+  if (file_) std::fclose(file_);
+}
+
+std::unique_ptr<LineReader> LineReader::openFile(const std::string& path) {
+  std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (!f) throw InputError(path, 0, "", std::string("cannot open: ") + std::strerror(errno));
+  auto read = [f, path](char* dst, std::size_t n) {
+    const std::size_t got = std::fread(dst, 1, n, f);
+    // A read error (e.g. a directory) must not pass for the end of the file.
+    if (got == 0 && std::ferror(f))
+      throw InputError(path, 0, "", std::string("cannot read: ") + std::strerror(errno));
+    return got;
+  };
+  auto r = std::make_unique<LineReader>(path, read);
+  if (f != stdin) r->file_ = f;
+  return r;
+}
+
+std::unique_ptr<LineReader> LineReader::fromMemory(std::string name, std::string_view data) {
+  auto pos = std::make_shared<std::size_t>(0);
+  return std::make_unique<LineReader>(std::move(name), [data, pos](char* dst, std::size_t n) {
+    const std::size_t k = std::min(n, data.size() - *pos);
+    std::memcpy(dst, data.data() + *pos, k);
+    *pos += k;
+    return k;
+  });
+}
+
+bool LineReader::next(std::string_view& line) {
+  for (;;) {
+    const char* start = buf_.data() + begin_;
+    const void* nl = std::memchr(start, '\n', end_ - begin_);
+    if (nl || (eof_ && begin_ != end_)) {
+      const auto len =
+          nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - start) : end_ - begin_;
+      line = std::string_view(start, len);
+      begin_ += nl ? len + 1 : len;
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      ++line_;
+      return true;
+    }
+    if (eof_) return false;
+    // Keep the partial line, refill behind it; a line longer than the chunk grows the buffer.
+    const std::size_t keep = end_ - begin_;
+    if (keep) std::memmove(buf_.data(), start, keep);
+    begin_ = 0;
+    end_ = keep;
+    if (buf_.size() - simdjson::SIMDJSON_PADDING - end_ < kChunk / 2)
+      buf_.resize(buf_.size() + kChunk);
+    const std::size_t room = buf_.size() - simdjson::SIMDJSON_PADDING - end_;
+    const std::size_t got = read_(buf_.data() + end_, room);
+    if (got == 0) eof_ = true;
+    end_ += got;
+    std::memset(buf_.data() + end_, 0, simdjson::SIMDJSON_PADDING);
+  }
+}
+
+std::string readWholeFile(const std::string& path) {
+  std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (!f) throw InputError(path, 0, "", std::string("cannot open: ") + std::strerror(errno));
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    const std::size_t got = std::fread(buf, 1, sizeof buf, f);
+    if (got == 0) {
+      const bool err = std::ferror(f);
+      if (f != stdin) std::fclose(f);
+      if (err) throw InputError(path, 0, "", "cannot read");
+      return out;
+    }
+    out.append(buf, got);
+  }
+}
+
+}  // namespace spillway::formats

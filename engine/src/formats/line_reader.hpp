@@ -1,0 +1,44 @@
+#pragma once
+// Private to the importers: a file (or memory) read in 4 MiB chunks and cut into lines, each
+// followed by at least simdjson::SIMDJSON_PADDING readable bytes, so a line parses in place.
+// Memory stays bounded by the longest line whatever the file size.
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace spillway::formats {
+
+class LineReader {
+ public:
+  using ReadFn = std::function<std::size_t(char* dst, std::size_t n)>;
+  LineReader(std::string name, ReadFn read);
+  ~LineReader();
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+
+  // Throws InputError(path, 0, "", ...) when the file cannot be opened or read.
+  static std::unique_ptr<LineReader> openFile(const std::string& path);
+  static std::unique_ptr<LineReader> fromMemory(std::string name, std::string_view data);
+
+  // Next line without its '\n' / "\r\n"; false at the end. Valid until the next call.
+  bool next(std::string_view& line);
+  long lineNo() const { return line_; }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+  ReadFn read_;
+  std::vector<char> buf_;
+  std::size_t begin_ = 0, end_ = 0;
+  bool eof_ = false;
+  long line_ = 0;
+  std::FILE* file_ = nullptr;
+};
+
+// Reads a whole file ("-" = stdin) into a string. Throws InputError.
+std::string readWholeFile(const std::string& path);
+
+}  // namespace spillway::formats

@@ -1,0 +1,214 @@
+// Sample inputs for tst_formats, in their own translation unit: moc cannot read raw string
+// literals holding JSON, so they stay out of the file that declares the test class.
+#include "tst_formats_samples.hpp"
+
+namespace {
+
+// nginx, as written by
+//   log_format spillway escape=json '{"msec":"$msec","request_time":"$request_time",'
+//     '"status":"$status","upstream_addr":"$upstream_addr","upstream_status":"$upstream_status",'
+//     '"upstream_response_time":"$upstream_response_time","model":"$http_x_model"}';
+// escape=json logs an unset variable as "" (not "-"); retries separate entries with ", ",
+// internal redirects to another upstream group with " : ".
+const char* kNginx =
+    R"({"msec":"1764480000.500","request_time":"0.500","status":"200","upstream_addr":"10.0.0.1:8000","upstream_status":"200","upstream_response_time":"0.498","model":"chat-72b"}
+{"msec":"1764480010.700","request_time":"1.700","status":"200","upstream_addr":"10.0.0.1:8000, 10.0.0.2:8000","upstream_status":"502, 200","upstream_response_time":"0.500, 1.200","model":""}
+{"msec":"1764480011.000","request_time":"0.000","status":"404","upstream_addr":"","upstream_status":"","upstream_response_time":"","model":""}
+{"msec":"1764480100.201","request_time":"60.101","status":"200","upstream_addr":"10.0.0.1:8000 : 10.0.0.3:8000","upstream_status":"504 : 200","upstream_response_time":"60.001 : 0.100","model":"chat-72b"}
+)";
+
+// Envoy Gateway's default JSON access log keys.
+const char* kEnvoy =
+    R"({"start_time":"2025-11-30T05:20:00.000Z","method":"POST","x-envoy-origin-path":"/v1/chat/completions","protocol":"HTTP/1.1","response_code":200,"response_flags":"-","response_code_details":"via_upstream","bytes_received":512,"bytes_sent":2048,"duration":850,"x-envoy-upstream-service-time":"848","upstream_host":"10.0.0.5:8000","upstream_cluster":"chat"}
+{"start_time":"2025-11-30T05:20:01.000Z","method":"POST","response_code":504,"response_flags":"UT","duration":15000,"upstream_host":"10.0.0.6:8000","upstream_cluster":"chat"}
+{"start_time":"2025-11-30T05:20:02.000Z","method":"POST","response_code":503,"response_flags":"UH","duration":0,"upstream_host":null,"upstream_cluster":"chat"}
+{"start_time":"2025-11-30T05:20:03.000Z","method":"POST","response_code":0,"response_flags":"UC","duration":"120","upstream_host":"10.0.0.5:8000"}
+)";
+
+const char* kOtlp = R"({"resourceSpans":[{
+  "resource":{"attributes":[{"key":"service.name","value":{"stringValue":"order-assistant"}}]},
+  "scopeSpans":[{"scope":{"name":"opentelemetry.instrumentation.openai"},"spans":[
+    {"traceId":"5b8efff798038103d269b633813fc60c","spanId":"eee19b7ec3c1b174","name":"chat chat-72b",
+     "kind":3,"startTimeUnixNano":"1764480001000000000","endTimeUnixNano":"1764480001250000000",
+     "attributes":[
+       {"key":"gen_ai.operation.name","value":{"stringValue":"chat"}},
+       {"key":"gen_ai.provider.name","value":{"stringValue":"openai"}},
+       {"key":"gen_ai.request.model","value":{"stringValue":"chat-72b"}},
+       {"key":"server.address","value":{"stringValue":"gpu-a.internal"}},
+       {"key":"server.port","value":{"intValue":"8000"}},
+       {"key":"http.response.status_code","value":{"intValue":"200"}},
+       {"key":"gen_ai.usage.input_tokens","value":{"intValue":"120"}},
+       {"key":"gen_ai.usage.output_tokens","value":{"intValue":42}}],
+     "status":{}},
+    {"traceId":"5b8efff798038103d269b633813fc60c","spanId":"aaa19b7ec3c1b174","name":"GET /health",
+     "kind":2,"startTimeUnixNano":"1764480000500000000","endTimeUnixNano":"1764480000510000000",
+     "attributes":[{"key":"http.request.method","value":{"stringValue":"GET"}}]},
+    {"traceId":"6b8efff798038103d269b633813fc60c","spanId":"bbb19b7ec3c1b174","name":"chat chat-72b",
+     "kind":3,"startTimeUnixNano":1764480000000000000,"endTimeUnixNano":"1764480030000000000",
+     "attributes":[
+       {"key":"gen_ai.operation.name","value":{"stringValue":"chat"}},
+       {"key":"gen_ai.request.model","value":{"stringValue":"chat-72b"}},
+       {"key":"server.address","value":{"stringValue":"gpu-b.internal"}},
+       {"key":"error.type","value":{"stringValue":"timeout"}}],
+     "status":{"code":2,"message":"deadline exceeded"}}
+  ]}]}]}
+)";
+
+const char* kProm = R"({"status":"success","data":{"resultType":"matrix","result":[
+ {"metric":{"__name__":"calls","instance":"gpu-1","model":"chat"},"values":[[1764480015,"120"],[1764480030,"118"]]},
+ {"metric":{"__name__":"failures","instance":"gpu-1","model":"chat"},"values":[[1764480015,"0"],[1764480030,"60.5"]]},
+ {"metric":{"__name__":"calls","instance":"gpu-2","model":"chat"},"values":[[1764480015,"100"],[1764480030,"NaN"]]}
+]}})";
+
+std::string simplified(const char* s) {  // one line, like QString::simplified
+  std::string out;
+  bool space = false;
+  for (const char* p = s; *p; ++p) {
+    const bool ws = *p == ' ' || *p == '\n' || *p == '\t' || *p == '\r';
+    if (ws) {
+      space = !out.empty();
+      continue;
+    }
+    if (space) out.push_back(' ');
+    space = false;
+    out.push_back(*p);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::vector<ImporterCase> importerCases() {
+  std::vector<ImporterCase> r;
+
+  r.push_back(
+      {"nginx retries and redirects", "nginx", kNginx, "",
+       R"({"ts":1764480000000,"instance":"10.0.0.1:8000","model":"chat-72b","latency_ms":498,"status":200,"outcome":"ok"}
+{"ts":1764480009000,"instance":"10.0.0.1:8000","latency_ms":500,"status":502,"outcome":"ok"}
+{"ts":1764480009500,"instance":"10.0.0.2:8000","latency_ms":1200,"status":200,"outcome":"ok"}
+{"ts":1764480040100,"instance":"10.0.0.1:8000","model":"chat-72b","latency_ms":60001,"status":504,"outcome":"ok"}
+{"ts":1764480100101,"instance":"10.0.0.3:8000","model":"chat-72b","latency_ms":100,"status":200,"outcome":"ok"}
+)",
+       1});
+  r.push_back(
+      {"nginx numbers unquoted, custom keys", "nginx",
+       R"({"t":1764480000.5,"rt":0.5,"status":200,"up":"10.0.0.1:8000","ups":200,"urt":"0.250"})",
+       "time=t,request_time=rt,upstream_addr=up,upstream_status=ups,upstream_response_time=urt",
+       R"({"ts":1764480000000,"instance":"10.0.0.1:8000","latency_ms":250,"status":200,"outcome":"ok"}
+)",
+       0});
+  r.push_back(
+      {"envoy gateway default keys", "envoy", kEnvoy, "",
+       R"({"ts":1764480000000,"instance":"10.0.0.5:8000","latency_ms":850,"status":200,"outcome":"ok"}
+{"ts":1764480001000,"instance":"10.0.0.6:8000","latency_ms":15000,"status":504,"outcome":"timeout"}
+{"ts":1764480003000,"instance":"10.0.0.5:8000","latency_ms":120,"status":0,"outcome":"reset"}
+)",
+       1});
+  r.push_back(
+      {"envoy mapped keys", "envoy",
+       R"({"ts":"2025-11-30T05:20:00.000Z","host":"h1","code":"200","dur":"12","x-model":"m"})",
+       "start_time=ts,upstream_host=host,response_code=code,duration=dur,model=x-model",
+       R"({"ts":1764480000000,"instance":"h1","model":"m","latency_ms":12,"status":200,"outcome":"ok"}
+)",
+       0});
+  r.push_back(
+      {"csv mapped, quoted, multi-line", "csv",
+       "time,host,lat,code,tenant,critical,note\r\n"
+       "2025-11-30T05:20:00.250Z,gpu-1,12.5,200,\"acme, \"\"inc\"\"\",true,x\r\n"
+       "\r\n"
+       "1764480001000,gpu-2,3000,0,,,\"multi\nline note\"\n",
+       "ts=time,instance=host,latency_ms=lat,status=code",
+       R"({"ts":1764480000250,"instance":"gpu-1","latency_ms":12.5,"status":200,"outcome":"ok","tenant":"acme, \"inc\"","critical":true}
+{"ts":1764480001000,"instance":"gpu-2","latency_ms":3000,"status":0,"outcome":"error"}
+)",
+       0});
+  r.push_back(
+      {"otlp genai spans", "otlp", kOtlp, "",
+       R"({"ts":1764480000000,"instance":"gpu-b.internal","model":"chat-72b","latency_ms":30000,"status":0,"outcome":"timeout","tenant":"order-assistant"}
+{"ts":1764480001000,"instance":"gpu-a.internal:8000","model":"chat-72b","latency_ms":250,"status":200,"outcome":"ok","tenant":"order-assistant","tokens_in":120,"tokens_out":42}
+)",
+       1});
+  std::string otlpLines = simplified(kOtlp);
+  otlpLines = otlpLines + "\n" + otlpLines + "\n";
+  r.push_back(
+      {"otlp one request per line (collector file exporter)", "otlp", otlpLines, "",
+       R"({"ts":1764480000000,"instance":"gpu-b.internal","model":"chat-72b","latency_ms":30000,"status":0,"outcome":"timeout","tenant":"order-assistant"}
+{"ts":1764480000000,"instance":"gpu-b.internal","model":"chat-72b","latency_ms":30000,"status":0,"outcome":"timeout","tenant":"order-assistant"}
+{"ts":1764480001000,"instance":"gpu-a.internal:8000","model":"chat-72b","latency_ms":250,"status":200,"outcome":"ok","tenant":"order-assistant","tokens_in":120,"tokens_out":42}
+{"ts":1764480001000,"instance":"gpu-a.internal:8000","model":"chat-72b","latency_ms":250,"status":200,"outcome":"ok","tenant":"order-assistant","tokens_in":120,"tokens_out":42}
+)",
+       2});
+  r.push_back(
+      {"prometheus matrix", "prometheus", kProm, "",
+       R"({"end":1764480015000,"step_ms":15000,"instance":"gpu-1","model":"chat","calls":120,"failures":0}
+{"end":1764480015000,"step_ms":0,"instance":"gpu-2","model":"chat","calls":100,"failures":0}
+{"end":1764480030000,"step_ms":15000,"instance":"gpu-1","model":"chat","calls":118,"failures":61}
+)",
+       0});
+
+  return r;
+}
+
+std::vector<BadCase> badCases() {
+  std::vector<BadCase> r;
+
+  const std::string ok =
+      R"({"msec":"1764480000.500","request_time":"0.5","upstream_addr":"a:1","upstream_status":"200","upstream_response_time":"0.5"})";
+  r.push_back({"nginx broken JSON", "nginx", ok + "\n{\"msec\":\n" + ok, "",
+               "f.log:2: invalid JSON: The JSON document has an improper structure: missing or "
+               "superfluous commas, braces, missing keys, etc.",
+               2, 1});
+  r.push_back(
+      {"nginx retry lists differ", "nginx",
+       R"({"msec":"1764480000.500","upstream_addr":"a:1, b:1","upstream_status":"502","upstream_response_time":"0.1, 0.2"})",
+       "", "f.log:1: upstream_status: 1 entries for 2 upstream addresses", 0, 1});
+  r.push_back(
+      {"nginx bad response time", "nginx",
+       ok + "\n" +
+           R"({"msec":"1764480000.500","upstream_addr":"a:1","upstream_status":"200","upstream_response_time":"fast"})",
+       "", "f.log:2: upstream_response_time: expected seconds, got 'fast'", 1, 1});
+  r.push_back({"nginx missing time", "nginx", R"({"upstream_addr":"a:1","upstream_status":"200"})",
+               "", "f.log:1: msec: missing required field", 0, 1});
+  r.push_back({"envoy missing start", "envoy",
+               R"({"upstream_host":"h","response_code":200,"duration":1})", "",
+               "f.log:1: start_time: missing required field", 0, 1});
+  r.push_back({"envoy bad code (mapped key named)", "envoy",
+               R"({"ts":"2025-11-30T05:20:00Z","upstream_host":"h","code":"abc","duration":1})",
+               "start_time=ts,response_code=code",
+               "f.log:1: code: expected an HTTP status, got 'abc'", 0, 1});
+  r.push_back({"csv bad latency", "csv",
+               "ts,instance,latency_ms,status\n1764480000000,a,1,200\n1764480000000,a,x,200\n", "",
+               "f.log:3: latency_ms: expected milliseconds >= 0, got 'x'", 1, 1});
+  r.push_back({"csv unterminated quote", "csv",
+               "ts,instance,latency_ms,status\n1764480000000,\"a,1,200\n", "",
+               "f.log:2: unterminated quoted field", 0, 1});
+  r.push_back(
+      {"otlp span without end", "otlp",
+       R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"name":"chat m","startTimeUnixNano":"1","attributes":[{"key":"gen_ai.request.model","value":{"stringValue":"m"}}]}]}]}]})",
+       "",
+       "f.log:1: resourceSpans[0].scopeSpans[0].spans[0].endTimeUnixNano: missing required "
+       "field",
+       0, 1});
+  r.push_back(
+      {"otlp call without address", "otlp",
+       R"({"resourceSpans":[{"scopeSpans":[{"spans":[{"startTimeUnixNano":"1","endTimeUnixNano":"2","attributes":[{"key":"gen_ai.operation.name","value":{"stringValue":"chat"}}]}]}]}]})",
+       "",
+       "f.log:1: resourceSpans[0].scopeSpans[0].spans[0].server.address: missing: a call "
+       "needs server.address or gen_ai.provider.name",
+       0, 1});
+  r.push_back({"prometheus failed query", "prometheus",
+               R"({"status":"error","errorType":"bad_data","error":"parse error"})", "",
+               "f.log:1: status: the query failed: parse error", 0, 0});
+  r.push_back(
+      {"prometheus unknown role", "prometheus",
+       R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"x","instance":"a"},"values":[[1,"1"]]}]}})",
+       "",
+       "f.log:1: data.result[0].metric.__name__: expected 'calls', 'failures' or 'slow', got "
+       "'x' (see --map series=LABEL)",
+       0, 1});
+  r.push_back({"jsonl", "jsonl",
+               "{\"ts\":1,\"instance\":\"a\",\"latency_ms\":1,\"status\":200}\n{\"ts\":1}\n", "",
+               "f.log:2: instance: missing required field", 1, 1});
+
+  return r;
+}
