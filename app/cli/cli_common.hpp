@@ -33,7 +33,12 @@ sim::Scenario loadScenario(const std::string& nameOrPath);
 int runReplay(const QStringList& args);
 int runSimulate(const QStringList& args);
 int runKnee(const QStringList& args);
-int runImport(const QStringList& args);   // import_command.cpp
-int runLibrary(const QStringList& args);  // library_command.cpp
+int runImport(const QStringList& args);          // import_command.cpp
+int runLibrary(const QStringList& args);         // library_command.cpp
+int runSweepCommand(const QStringList& args);    // sweep_command.cpp
+int runCalibrate(const QStringList& args);       // sweep_command.cpp
+int runCompare(const QStringList& args);         // sweep_command.cpp
+int runServeInstances(const QStringList& args);  // serve_instances_command.cpp
+int runListen(const QStringList& args);          // listen_command.cpp
 
 }  // namespace spillway::cli

@@ -18,6 +18,11 @@ void usage(std::FILE* to) {
       "  knee      stepped load 30 %..300 %: find the capacity knee of a scenario\n"
       "  import    import telemetry (jsonl, csv, nginx, envoy, otlp, prometheus) into the library\n"
       "  library   list, show, export, annotate or delete incidents in the library\n"
+      "  sweep     replay incidents under a grid of breaker parameters: table + Pareto front\n"
+      "  calibrate the policy that meets targets (fp<=0.03,ttd<=30s) on incidents, or why not\n"
+      "  compare   several policies on the same incidents, side by side\n"
+      "  serve-instances  fake OpenAI-compatible instances of a scenario on 127.0.0.1 (drills)\n"
+      "  listen    shadow mode over a live access log (nginx, envoy, jsonl): would-open verdicts\n"
       "\n"
       "Run 'spillway-cli <command> --help' for a command's options.\n"
       "Exit codes: 0 success, 1 findings, 2 usage or input error.\n",
@@ -52,6 +57,11 @@ int main(int argc, char** argv) {
   if (cmd == "knee") return spillway::cli::runKnee(args);
   if (cmd == "import") return spillway::cli::runImport(args);
   if (cmd == "library") return spillway::cli::runLibrary(args);
+  if (cmd == "sweep") return spillway::cli::runSweepCommand(args);
+  if (cmd == "calibrate") return spillway::cli::runCalibrate(args);
+  if (cmd == "compare") return spillway::cli::runCompare(args);
+  if (cmd == "serve-instances") return spillway::cli::runServeInstances(args);
+  if (cmd == "listen") return spillway::cli::runListen(args);
   std::fprintf(stderr, "spillway-cli: unknown command '%s'\n\n", qPrintable(cmd));
   usage(stderr);
   return spillway::cli::kInputError;

@@ -11,6 +11,7 @@
 #include "cli_common.hpp"
 #include "spillway/calibration.hpp"
 #include "spillway/event_format.hpp"
+#include "spillway/fault_annotations.hpp"
 #include "spillway/formats/source.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/kpi.hpp"
@@ -20,54 +21,6 @@
 
 namespace spillway::cli {
 namespace {
-
-struct NamedFault {
-  std::string instance;
-  FaultInterval interval;
-  long line;
-};
-
-// Fault annotations: JSON Lines {"instance":..,"start":<epoch ms|RFC 3339>,"end":..,"kind":..}.
-std::vector<NamedFault> readFaults(const std::string& path, const std::string& text) {
-  std::vector<NamedFault> out;
-  long lineNo = 0;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    const std::string line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    ++lineNo;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw InputError(path, lineNo, "", std::string("invalid JSON: ") + e.what());
-    }
-    if (!j.is_object()) throw InputError(path, lineNo, "", "expected a JSON object per line");
-    auto time = [&](const char* key) -> Micros {
-      if (!j.contains(key)) throw InputError(path, lineNo, key, "missing required field");
-      const auto& v = j[key];
-      if (v.is_number()) return static_cast<Micros>(v.get<double>() * 1000.0);
-      if (v.is_string()) {
-        if (auto t = parseRfc3339(v.get<std::string>())) return *t;
-      }
-      throw InputError(path, lineNo, key, "expected epoch milliseconds or an RFC 3339 string");
-    };
-    if (!j.contains("instance") || !j["instance"].is_string())
-      throw InputError(path, lineNo, "instance", "missing or not a string");
-    NamedFault f;
-    f.instance = j["instance"].get<std::string>();
-    f.interval.start = time("start");
-    f.interval.end = time("end");
-    if (f.interval.end < f.interval.start) throw InputError(path, lineNo, "end", "is before start");
-    if (j.contains("kind") && j["kind"].is_string()) f.interval.kind = j["kind"].get<std::string>();
-    f.line = lineNo;
-    out.push_back(std::move(f));
-  }
-  return out;
-}
 
 std::optional<double> rate(std::uint64_t num, std::uint64_t den) {
   if (den == 0) return std::nullopt;
@@ -159,9 +112,10 @@ int runReplay(const QStringList& args) {
     std::vector<NamedFault> faults;
     if (p.isSet("faults")) {
       const std::string fp = p.value("faults").toStdString();
-      faults = readFaults(fp, readWhole(fp));
+      faults = parseFaultAnnotations(readWhole(fp), fp);
     } else if (builtin) {
-      faults = readFaults("seed000-sample.faults.jsonl (built-in)", readWhole(kSampleFaults));
+      faults =
+          parseFaultAnnotations(readWhole(kSampleFaults), "seed000-sample.faults.jsonl (built-in)");
     }
 
     // The library (when replaying an incident) must outlive the reader streaming from it.
@@ -175,15 +129,8 @@ int runReplay(const QStringList& args) {
       lib = std::make_unique<library::Library>(lp, library::OpenOptions{.mustExist = true});
       reader = lib->open(incident);
       if (!p.isSet("faults")) {
-        for (const library::Annotation& a : lib->annotations(incident)) {
-          NamedFault f;
-          f.instance = a.instance;
-          f.interval.start = a.start;
-          f.interval.end = a.end;
-          f.interval.kind = a.kind;
-          f.line = 0;
-          faults.push_back(std::move(f));
-        }
+        for (const library::Annotation& a : lib->annotations(incident))
+          faults.push_back({a.instance, a.start, a.end, a.kind});
       }
     } else if (builtin) {
       sampleText = readWhole(kSampleTrace);
@@ -311,17 +258,16 @@ int runReplay(const QStringList& args) {
       for (const NamedFault& f : faults) {
         nlohmann::json jf;
         jf["instance"] = f.instance;
-        jf["kind"] = f.interval.kind;
+        jf["kind"] = f.kind;
         const auto id = eng.find(f.instance);
         if (!id) {
           std::printf("%-18s %-14s  (instance not in the trace)\n", f.instance.c_str(),
-                      f.interval.kind.c_str());
+                      f.kind.c_str());
           jf["error"] = "instance not in the trace";
           jfaults.push_back(jf);
           continue;
         }
-        FaultInterval fi = f.interval;
-        fi.instance = *id;
+        const FaultInterval fi{*id, f.start, f.end, f.kind};
         const FaultScore s = scoreFault(fi, replayer.events());
         std::printf("%-18s %-14s %8s %8s %10s %13s\n", f.instance.c_str(), fi.kind.c_str(),
                     humanDuration(s.ttd).c_str(), humanDuration(s.mttr).c_str(),

@@ -231,13 +231,13 @@ std::string_view IncidentTrace::intern(std::string_view s) {
   return *strings_->emplace(s).first;
 }
 
-IncidentTrace IncidentTrace::read(JsonlReader& reader, std::string name,
+IncidentTrace IncidentTrace::read(const std::function<bool(CallRecord&)>& next, std::string name,
                                   std::vector<NamedFault> faults) {
   IncidentTrace t;
   t.name_ = std::move(name);
   t.faults_ = std::move(faults);
   CallRecord rec;
-  while (reader.next(rec)) {
+  while (next(rec)) {
     CallRecord keep = rec;  // only what replay reads; the rest would dangle
     keep.instance = t.intern(rec.instance);
     keep.model = t.intern(rec.model);

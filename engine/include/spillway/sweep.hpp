@@ -58,7 +58,9 @@ std::vector<SweepCandidate> expandSweep(const Policy& base, const SweepSpec& spe
 // interned (the records' views point into the trace), and its fault annotations.
 class IncidentTrace {
  public:
-  static IncidentTrace read(JsonlReader& reader, std::string name, std::vector<NamedFault> faults);
+  // `next` yields the calls (a JsonlReader's or a library source's next()).
+  static IncidentTrace read(const std::function<bool(CallRecord&)>& next, std::string name,
+                            std::vector<NamedFault> faults);
   const std::string& name() const { return name_; }
   const std::vector<CallRecord>& calls() const { return calls_; }
   const std::vector<NamedFault>& faults() const { return faults_; }
@@ -68,8 +70,9 @@ class IncidentTrace {
   std::string name_;
   std::vector<CallRecord> calls_;
   std::vector<NamedFault> faults_;
-  std::unique_ptr<std::unordered_set<std::string>> strings_ =
-      std::make_unique<std::unordered_set<std::string>>();  // stable across moves
+  // Shared, so copies and moves keep the records' views valid.
+  std::shared_ptr<std::unordered_set<std::string>> strings_ =
+      std::make_shared<std::unordered_set<std::string>>();
 };
 
 // One policy on one incident, as native replay scores it.

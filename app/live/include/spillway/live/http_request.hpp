@@ -1,0 +1,71 @@
+#pragma once
+// A small incremental HTTP/1.1 request parser for the fake model instances (docs/live.md says
+// why it is hand-written): request line, headers, Content-Length bodies, keep-alive and
+// pipelining. Header and body sizes are bounded; anything malformed becomes an error status
+// (400, 413, 431, 501, 505), never an exception or a crash. No Qt: plain bytes in, requests out.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace spillway::live {
+
+struct HttpRequest {
+  std::string method;    // "GET", "POST", … (case-sensitive, as RFC 9110 says)
+  std::string target;    // "/v1/chat/completions"; the query string is kept
+  int minorVersion = 1;  // HTTP/1.<minor>
+  std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased
+  std::string body;
+  bool keepAlive = true;
+
+  // The first header of that (lower-case) name.
+  std::optional<std::string_view> header(std::string_view lowerName) const;
+  // The target without its query string.
+  std::string_view path() const;
+};
+
+struct HttpLimits {
+  std::size_t maxHeaderBytes = 16 * 1024;  // request line + headers
+  std::size_t maxBodyBytes = 1024 * 1024;
+  std::size_t maxHeaders = 100;
+};
+
+class HttpRequestParser {
+ public:
+  enum class State { NeedMore, Ready, Error };
+
+  explicit HttpRequestParser(HttpLimits limits = {}) : limits_(limits) {}
+
+  // Appends bytes and parses as far as possible. Ready: take() the request (further bytes,
+  // a pipelined request, stay buffered). Error: errorStatus() / errorMessage() say why; the
+  // connection must be answered and closed, the parser is not usable any more.
+  State feed(std::string_view bytes);
+  // After Ready: the request; parses the next one from buffered bytes (state() tells).
+  HttpRequest take();
+
+  State state() const { return state_; }
+  int errorStatus() const { return errorStatus_; }
+  const std::string& errorMessage() const { return errorMessage_; }
+  std::size_t buffered() const { return buf_.size(); }
+
+ private:
+  State parse();
+  State fail(int status, std::string message);
+  bool parseHead(std::string_view head);
+
+  HttpLimits limits_;
+  std::string buf_;
+  State state_ = State::NeedMore;
+  bool haveHead_ = false;
+  std::size_t bodyLength_ = 0;
+  HttpRequest cur_;
+  int errorStatus_ = 0;
+  std::string errorMessage_;
+};
+
+// "Bad Request", "Payload Too Large", … for the status line.
+std::string_view reasonPhrase(int status);
+
+}  // namespace spillway::live

@@ -1,0 +1,86 @@
+#pragma once
+// Shadow mode over live access-log lines: each line becomes call records (the importers of
+// engine/formats: nginx, Envoy, canonical JSONL), the records go through the engine with every
+// breaker in METRICS_ONLY, and each "would open" comes back as a ready-to-print verdict. Time
+// is the log's own (the calls' end times), so the same lines give the same verdicts. No
+// widgets, no clock.
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "spillway/engine.hpp"
+#include "spillway/formats/source.hpp"
+
+namespace spillway::live {
+
+struct ShadowOptions {
+  formats::Format format = formats::Format::Nginx;
+  formats::FieldMap map;  // field-map overrides (docs/formats.md)
+  std::uint64_t seed = 1;
+  // Upstream address → instance name ("127.0.0.1:18002" → "chat-32b-3").
+  std::map<std::string, std::string, std::less<>> aliases;
+  std::string sourceName = "log";  // names the file in error messages
+};
+
+struct WouldOpenVerdict {
+  Event event;
+  std::string instance;
+  double errorThreshold = 0, slowThreshold = 0;
+  std::string text;  // "12:03:10 chat-32b-1 would open (slow rate 0.62 > 0.40 for 10 s)"
+};
+
+struct InstanceSummary {
+  std::string instance;
+  std::uint64_t calls = 0, failures = 0, slow = 0, wouldOpens = 0;
+  double errorRate = 0, slowRate = 0;  // decision window at the end
+  double p99Ms = 0;                    // window p99 at the end
+  Micros slowThresholdUs = kForever;   // kForever while the baseline is unknown
+  Micros firstWouldOpen = kNever;
+};
+
+class ShadowMonitor final : private EventSink {
+ public:
+  // `policy` is used with breaker.mode forced to metrics_only (overrides too).
+  ShadowMonitor(Policy policy, ShadowOptions opt);
+  ~ShadowMonitor() override;
+
+  std::function<void(const WouldOpenVerdict&)> onWouldOpen;
+
+  // Queues one complete line (no newline); flush() parses what is queued. Batching keeps the
+  // importers' per-source setup off the per-line path.
+  void addLine(std::string_view line);
+  void flush();
+
+  std::vector<InstanceSummary> summary() const;
+  std::uint64_t lines() const { return lines_; }
+  std::uint64_t records() const { return records_; }
+  std::uint64_t badLines() const { return badLines_; }
+  std::uint64_t ignored() const { return ignored_; }                  // lines with no upstream call
+  const std::vector<std::string>& errors() const { return errors_; }  // the first 20
+  const std::vector<WouldOpenVerdict>& verdicts() const { return verdicts_; }
+  Micros lastTime() const { return last_; }
+  Engine& engine() { return engine_; }
+
+ private:
+  void onEvent(const Event& e) override;
+  void process(const CallRecord& rec);
+
+  ShadowOptions opt_;
+  Engine engine_;
+  std::vector<std::string> pending_;
+  std::uint64_t lineBase_ = 0;  // lines before the pending batch
+  std::uint64_t lines_ = 0, records_ = 0, badLines_ = 0, ignored_ = 0;
+  std::vector<std::string> errors_;
+  std::vector<WouldOpenVerdict> verdicts_;
+  std::map<InstanceId, Micros> firstWouldOpen_;
+  Micros last_ = kNever;
+};
+
+// "12:03:10" in local time, from µs since the epoch.
+std::string clockTime(Micros t);
+
+}  // namespace spillway::live

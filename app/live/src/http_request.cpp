@@ -1,0 +1,266 @@
+// Incremental HTTP/1.1 request parsing (RFC 9112), strict where it matters for safety:
+// bounded sizes, token-only header names, a single valid Content-Length, no chunked request
+// bodies (model clients and nginx send Content-Length).
+#include "spillway/live/http_request.hpp"
+
+#include <algorithm>
+#include <cctype>
+
+namespace spillway::live {
+namespace {
+
+bool isTokenChar(unsigned char c) {
+  // tchar of RFC 9110 §5.6.2.
+  if (std::isalnum(c)) return true;
+  switch (c) {
+    case '!':
+    case '#':
+    case '$':
+    case '%':
+    case '&':
+    case '\'':
+    case '*':
+    case '+':
+    case '-':
+    case '.':
+    case '^':
+    case '_':
+    case '`':
+    case '|':
+    case '~':
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Does a comma-separated header value (Connection) hold `token`, case-insensitively?
+bool hasToken(std::string_view value, std::string_view token) {
+  std::size_t pos = 0;
+  while (pos <= value.size()) {
+    const std::size_t comma = value.find(',', pos);
+    const std::string_view item =
+        trim(value.substr(pos, comma == std::string_view::npos ? value.npos : comma - pos));
+    if (lower(item) == token) return true;
+    if (comma == std::string_view::npos) break;
+    pos = comma + 1;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::optional<std::string_view> HttpRequest::header(std::string_view lowerName) const {
+  for (const auto& [k, v] : headers)
+    if (k == lowerName) return std::string_view(v);
+  return std::nullopt;
+}
+
+std::string_view HttpRequest::path() const {
+  const std::string_view t(target);
+  return t.substr(0, t.find('?'));
+}
+
+HttpRequestParser::State HttpRequestParser::feed(std::string_view bytes) {
+  if (state_ == State::Error) return state_;
+  buf_.append(bytes);
+  if (state_ == State::Ready) return state_;  // the caller has not taken the last one yet
+  return state_ = parse();
+}
+
+HttpRequest HttpRequestParser::take() {
+  HttpRequest r = std::move(cur_);
+  cur_ = HttpRequest{};
+  haveHead_ = false;
+  bodyLength_ = 0;
+  state_ = State::NeedMore;
+  if (!buf_.empty()) state_ = parse();
+  return r;
+}
+
+HttpRequestParser::State HttpRequestParser::fail(int status, std::string message) {
+  errorStatus_ = status;
+  errorMessage_ = std::move(message);
+  buf_.clear();
+  return State::Error;
+}
+
+HttpRequestParser::State HttpRequestParser::parse() {
+  if (!haveHead_) {
+    // RFC 9112 §2.2: ignore empty lines before the request line (keep-alive leftovers).
+    while (buf_.size() >= 2 && buf_[0] == '\r' && buf_[1] == '\n') buf_.erase(0, 2);
+    const std::size_t end = buf_.find("\r\n\r\n");
+    if (end == std::string::npos) {
+      if (buf_.size() > limits_.maxHeaderBytes)
+        return fail(
+            431, "request header larger than " + std::to_string(limits_.maxHeaderBytes) + " bytes");
+      return State::NeedMore;
+    }
+    if (end + 4 > limits_.maxHeaderBytes)
+      return fail(
+          431, "request header larger than " + std::to_string(limits_.maxHeaderBytes) + " bytes");
+    if (!parseHead(std::string_view(buf_).substr(0, end + 2))) return State::Error;
+    buf_.erase(0, end + 4);
+    haveHead_ = true;
+  }
+  if (buf_.size() < bodyLength_) return State::NeedMore;
+  cur_.body = buf_.substr(0, bodyLength_);
+  buf_.erase(0, bodyLength_);
+  return State::Ready;
+}
+
+bool HttpRequestParser::parseHead(std::string_view head) {
+  // head: request line and header lines, each ending in CRLF.
+  auto nextLine = [&head](std::string_view& line) {
+    const std::size_t eol = head.find("\r\n");
+    if (eol == std::string_view::npos) return false;
+    line = head.substr(0, eol);
+    head.remove_prefix(eol + 2);
+    return true;
+  };
+  std::string_view line;
+  nextLine(line);
+  // request-line = method SP request-target SP HTTP-version
+  const std::size_t sp1 = line.find(' ');
+  const std::size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
+  if (sp1 == 0 || sp2 == std::string_view::npos || line.find(' ', sp2 + 1) != line.npos) {
+    fail(400, "malformed request line");
+    return false;
+  }
+  const std::string_view method = line.substr(0, sp1);
+  const std::string_view target = line.substr(sp1 + 1, sp2 - sp1 - 1);
+  const std::string_view version = line.substr(sp2 + 1);
+  if (!std::all_of(method.begin(), method.end(),
+                   [](char c) { return isTokenChar(static_cast<unsigned char>(c)); })) {
+    fail(400, "malformed method");
+    return false;
+  }
+  if (target.empty() || target.front() != '/' ||
+      std::any_of(target.begin(), target.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return u <= 0x20 || u == 0x7f;
+      })) {
+    fail(400, "malformed request target (expected an origin-form path)");
+    return false;
+  }
+  if (version.size() != 8 || version.substr(0, 5) != "HTTP/" || version[6] != '.' ||
+      !std::isdigit(static_cast<unsigned char>(version[5])) ||
+      !std::isdigit(static_cast<unsigned char>(version[7]))) {
+    fail(400, "malformed HTTP version");
+    return false;
+  }
+  if (version[5] != '1') {
+    fail(505, "only HTTP/1.x is served");
+    return false;
+  }
+  cur_.method = std::string(method);
+  cur_.target = std::string(target);
+  cur_.minorVersion = version[7] - '0';
+
+  std::optional<std::size_t> contentLength;
+  while (nextLine(line)) {
+    if (cur_.headers.size() >= limits_.maxHeaders) {
+      fail(431, "more than " + std::to_string(limits_.maxHeaders) + " header fields");
+      return false;
+    }
+    if (!line.empty() && (line.front() == ' ' || line.front() == '\t')) {
+      fail(400, "obsolete header line folding");
+      return false;
+    }
+    const std::size_t colon = line.find(':');
+    const std::string_view name = line.substr(0, colon);
+    if (colon == std::string_view::npos || name.empty() ||
+        !std::all_of(name.begin(), name.end(),
+                     [](char c) { return isTokenChar(static_cast<unsigned char>(c)); })) {
+      fail(400, "malformed header field");
+      return false;
+    }
+    const std::string_view value = trim(line.substr(colon + 1));
+    if (std::any_of(value.begin(), value.end(), [](char c) {
+          const auto u = static_cast<unsigned char>(c);
+          return (u < 0x20 && u != '\t') || u == 0x7f;
+        })) {
+      fail(400, "control character in header '" + std::string(name) + "'");
+      return false;
+    }
+    std::string key = lower(name);
+    if (key == "content-length") {
+      if (value.empty() || value.size() > 18 ||
+          !std::all_of(value.begin(), value.end(),
+                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
+        fail(400, "invalid Content-Length");
+        return false;
+      }
+      const std::size_t n = std::stoull(std::string(value));
+      if (contentLength && *contentLength != n) {
+        fail(400, "conflicting Content-Length headers");
+        return false;
+      }
+      contentLength = n;
+    } else if (key == "transfer-encoding") {
+      fail(501, "Transfer-Encoding is not supported; send Content-Length");
+      return false;
+    }
+    cur_.headers.emplace_back(std::move(key), std::string(value));
+  }
+  bodyLength_ = contentLength.value_or(0);
+  if (bodyLength_ > limits_.maxBodyBytes) {
+    fail(413, "request body larger than " + std::to_string(limits_.maxBodyBytes) + " bytes");
+    return false;
+  }
+  const auto conn = cur_.header("connection");
+  if (cur_.minorVersion == 0)
+    cur_.keepAlive = conn && hasToken(*conn, "keep-alive");
+  else
+    cur_.keepAlive = !(conn && hasToken(*conn, "close"));
+  return true;
+}
+
+std::string_view reasonPhrase(int status) {
+  switch (status) {
+    case 200:
+      return "OK";
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 408:
+      return "Request Timeout";
+    case 413:
+      return "Payload Too Large";
+    case 429:
+      return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
+    case 502:
+      return "Bad Gateway";
+    case 503:
+      return "Service Unavailable";
+    case 504:
+      return "Gateway Timeout";
+    case 505:
+      return "HTTP Version Not Supported";
+    default:
+      return status >= 500 ? "Server Error" : status >= 400 ? "Client Error" : "Status";
+  }
+}
+
+}  // namespace spillway::live

@@ -1,0 +1,300 @@
+// Sweeps and calibration: parameter specs (CLI and YAML) with their errors, grid order and
+// seeded random samples, the Pareto front on hand-built scores, a sweep equal to replaying each
+// candidate alone whatever the thread count, cancel, and calibration choosing or explaining.
+#include <QTest>
+
+#include <cmath>
+
+#include "spillway/input_error.hpp"
+#include "spillway/policy_params.hpp"
+#include "spillway/sweep.hpp"
+
+using namespace spillway;
+
+namespace {
+
+// Two instances at 20 calls/s for 5 minutes; gpu-b fails (503) with probability 0.6 from
+// 60 s to 180 s and is slow (3 s) with probability 0.3 in the same window. Deterministic.
+IncidentTrace syntheticIncident() {
+  std::string text;
+  const long long t0 = 1764480000000;  // ms
+  std::uint64_t h = 12345;
+  auto next = [&] {
+    h ^= h << 13;
+    h ^= h >> 7;
+    h ^= h << 17;
+    return static_cast<double>(h % 10000) / 10000.0;
+  };
+  for (int ms = 0; ms < 300000; ms += 50) {
+    for (const char* inst : {"gpu-a", "gpu-b"}) {
+      int status = 200;
+      int latency = 80 + static_cast<int>(next() * 40);
+      const bool fault = std::string(inst) == "gpu-b" && ms >= 60000 && ms < 180000;
+      if (fault && next() < 0.6) status = 503;
+      if (fault && status == 200 && next() < 0.3) latency = 3000;
+      text += "{\"ts\":" + std::to_string(t0 + ms) + ",\"instance\":\"" + inst +
+              "\",\"model\":\"m\",\"latency_ms\":" + std::to_string(latency) +
+              ",\"status\":" + std::to_string(status) + "}\n";
+    }
+  }
+  auto reader = JsonlReader::fromMemory("synthetic.jsonl", text, false);
+  std::vector<NamedFault> faults{{"gpu-b", (t0 + 60000) * 1000, (t0 + 180000) * 1000, "errors"}};
+  return IncidentTrace::read([&](CallRecord& r) { return reader->next(r); }, "synthetic",
+                             std::move(faults));
+}
+
+Policy basePolicy() {
+  Policy p;
+  p.breaker.window.length = seconds(10);
+  p.breaker.window.bucket = seconds(1);
+  p.breaker.minCalls = 20;
+  p.breaker.slow.absolute = seconds(1);
+  p.breaker.ramp.duration = 0;
+  return p;
+}
+
+bool sameScore(const SweepScore& a, const SweepScore& b) {
+  return a.records == b.records && a.succeeded == b.succeeded && a.rejected == b.rejected &&
+         a.falsePositives == b.falsePositives && a.verdicts == b.verdicts && a.faults == b.faults &&
+         a.detected == b.detected && a.restored == b.restored && a.ttdSum == b.ttdSum &&
+         a.mttrSum == b.mttrSum;
+}
+
+SweepScore point(double fp, double ttdS, double avail) {
+  SweepScore s;
+  s.verdicts = 1000;
+  s.falsePositives = static_cast<std::uint64_t>(fp * 1000);
+  s.faults = 1;
+  s.detected = 1;
+  s.ttdSum = static_cast<Micros>(ttdS * 1e6);
+  s.records = 1000;
+  s.succeeded = static_cast<std::uint64_t>(avail * 1000) + s.falsePositives;
+  return s;
+}
+
+}  // namespace
+
+class TstSweep : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void params_data();
+  void params();
+  void badParams_data();
+  void badParams();
+  void specYaml();
+  void gridOrder();
+  void randomSamples();
+  void paretoHandBuilt();
+  void sweepEqualsSingleReplays();
+  void cancelStops();
+  void calibrateChoosesOrExplains();
+  void targets_data();
+  void targets();
+};
+
+void TstSweep::params_data() {
+  QTest::addColumn<QString>("text");
+  QTest::addColumn<QList<double>>("want");
+  QTest::newRow("range") << "trip.slow_rate=0.2:0.4:0.1" << QList<double>{0.2, 0.3, 0.4};
+  QTest::newRow("list") << "trip.sustain=2s,5s" << QList<double>{2, 5};
+  QTest::newRow("ms range") << "trip.sustain=500ms:1500ms:500ms" << QList<double>{0.5, 1, 1.5};
+  QTest::newRow("bare seconds") << "open.duration=30" << QList<double>{30};
+  QTest::newRow("count") << "min_calls=10:30:10" << QList<double>{10, 20, 30};
+}
+
+void TstSweep::params() {
+  QFETCH(QString, text);
+  QFETCH(QList<double>, want);
+  const SweepParamRange r = parseSweepParam(text.toStdString(), "--param");
+  QCOMPARE(static_cast<qsizetype>(r.values.size()), want.size());
+  for (qsizetype i = 0; i < want.size(); ++i)
+    QVERIFY2(std::abs(r.values[static_cast<std::size_t>(i)] - want[i]) < 1e-9,
+             qPrintable(QString::number(r.values[static_cast<std::size_t>(i)])));
+}
+
+void TstSweep::badParams_data() {
+  QTest::addColumn<QString>("text");
+  QTest::addColumn<QString>("message");
+  QTest::newRow("unknown key") << "trip.bogus=1"
+                               << "unknown parameter";
+  QTest::newRow("no value") << "trip.slow_rate"
+                            << "expected KEY=";
+  QTest::newRow("out of range") << "trip.slow_rate=2"
+                                << "outside";
+  QTest::newRow("to < from") << "trip.slow_rate=0.5:0.1:0.1"
+                             << "from <= to";
+  QTest::newRow("not a number") << "trip.slow_rate=a"
+                                << "not a value";
+  QTest::newRow("two colons only") << "trip.slow_rate=0.1:0.2"
+                                   << "FROM:TO:STEP";
+}
+
+void TstSweep::badParams() {
+  QFETCH(QString, text);
+  QFETCH(QString, message);
+  try {
+    parseSweepParam(text.toStdString(), "--param");
+    QFAIL("no error");
+  } catch (const InputError& e) {
+    QVERIFY2(QString(e.what()).contains(message), e.what());
+    QVERIFY2(QString(e.what()).startsWith("--param"), e.what());
+  }
+}
+
+void TstSweep::specYaml() {
+  const SweepSpec s = parseSweepSpec(
+      "mode: random\nsamples: 7\nseed: 9\nparams:\n  trip.slow_rate: {from: 0.2, to: 0.6}\n"
+      "  trip.sustain: [1s, 3s]\n",
+      "s.yaml");
+  QCOMPARE(s.mode, SweepSpec::Mode::Random);
+  QCOMPARE(s.samples, 7u);
+  QCOMPARE(s.params.size(), std::size_t{2});
+  QCOMPARE(s.params[0].lo, 0.2);
+  QCOMPARE(s.params[0].hi, 0.6);
+  QCOMPARE(s.params[1].hi, 3.0);
+  try {
+    parseSweepSpec("params:\n  trip.slow_rate: [0.1]\n  window.bogus: [1]\n", "s.yaml");
+    QFAIL("no error");
+  } catch (const InputError& e) {
+    QVERIFY2(QString(e.what()).startsWith("s.yaml:3: window.bogus"), e.what());
+  }
+}
+
+// Last parameter fastest, like an odometer; each candidate's policy carries its values.
+void TstSweep::gridOrder() {
+  SweepSpec spec;
+  spec.params = {parseSweepParam("trip.slow_rate=0.3,0.5,0.7", "t"),
+                 parseSweepParam("trip.sustain=1s,4s", "t")};
+  const auto c = expandSweep(basePolicy(), spec);
+  QCOMPARE(c.size(), std::size_t{6});
+  QCOMPARE(c[0].values[0].second, 0.3);
+  QCOMPARE(c[1].values[1].second, 4.0);
+  QCOMPARE(c[2].values[0].second, 0.5);
+  QCOMPARE(c[5].policy.breaker.trip.slowRate, 0.7);
+  QCOMPARE(c[5].policy.breaker.trip.sustain, seconds(4));
+  QCOMPARE(c[4].policy.breaker.trip.sustain, seconds(1));
+  spec.params.push_back(parseSweepParam("min_calls=1:1000:1", "t"));
+  QVERIFY_THROWS_EXCEPTION(InputError, expandSweep(basePolicy(), spec, 5000));
+}
+
+void TstSweep::randomSamples() {
+  SweepSpec spec;
+  spec.mode = SweepSpec::Mode::Random;
+  spec.samples = 50;
+  spec.seed = 3;
+  spec.params = {parseSweepParam("trip.slow_rate=0.2:0.8:0.1", "t")};
+  const auto a = expandSweep(basePolicy(), spec), b = expandSweep(basePolicy(), spec);
+  spec.seed = 4;
+  const auto c = expandSweep(basePolicy(), spec);
+  QCOMPARE(a.size(), std::size_t{50});
+  bool differs = false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    QCOMPARE(a[i].values[0].second, b[i].values[0].second);
+    QVERIFY(a[i].values[0].second >= 0.2 && a[i].values[0].second <= 0.8);
+    differs = differs || a[i].values[0].second != c[i].values[0].second;
+  }
+  QVERIFY(differs);
+}
+
+void TstSweep::paretoHandBuilt() {
+  // 0 and 1 trade FP for TTD (both on the front); 2 is worse than 0 on every axis; 3 equals 1.
+  const std::vector<SweepScore> s = {point(0.05, 20, 0.95), point(0.01, 60, 0.97),
+                                     point(0.06, 25, 0.94), point(0.01, 60, 0.97)};
+  const std::vector<bool> front = paretoFront(s);
+  QCOMPARE(front, (std::vector<bool>{true, true, false, true}));
+}
+
+void TstSweep::sweepEqualsSingleReplays() {
+  const std::vector<IncidentTrace> incidents{syntheticIncident()};
+  QCOMPARE(incidents[0].calls().size(), std::size_t{12000});
+  SweepSpec spec;
+  spec.params = {parseSweepParam("trip.error_rate=0.3,0.5", "t"),
+                 parseSweepParam("trip.sustain=0s,2s,5s", "t")};
+  SweepRunOptions one, two;
+  one.threads = 1;
+  two.threads = 2;
+  const SweepResult r1 = runSweep(expandSweep(basePolicy(), spec), incidents, one);
+  const SweepResult r2 = runSweep(expandSweep(basePolicy(), spec), incidents, two);
+  QCOMPARE(r1.scores.size(), std::size_t{6});
+  QVERIFY(!r1.cancelled);
+  for (std::size_t i = 0; i < r1.scores.size(); ++i) {
+    QVERIFY2(sameScore(r1.scores[i], r2.scores[i]), qPrintable(QString::number(i)));
+    SweepScore alone;
+    alone.add(replayIncident(r1.candidates[i].policy, incidents[0]));
+    QVERIFY2(sameScore(r1.scores[i], alone), qPrintable(QString::number(i)));
+    QCOMPARE(r1.scores[i].faults, 1u);
+    QCOMPARE(r1.scores[i].detected, 1u);  // 60 % errors trip every candidate
+  }
+  // A longer sustain detects later, never sooner.
+  QVERIFY(r1.scores[2].ttdSum >= r1.scores[1].ttdSum);
+  QVERIFY(r1.scores[1].ttdSum >= r1.scores[0].ttdSum);
+  QCOMPARE(r1.pareto, paretoFront(r1.scores));
+}
+
+void TstSweep::cancelStops() {
+  const std::vector<IncidentTrace> incidents{syntheticIncident()};
+  SweepSpec spec;
+  spec.params = {parseSweepParam("trip.error_rate=0.3,0.4,0.5,0.6", "t")};
+  std::atomic<bool> cancel{true};
+  SweepRunOptions opt;
+  opt.cancel = &cancel;
+  const SweepResult r = runSweep(expandSweep(basePolicy(), spec), incidents, opt);
+  QVERIFY(r.cancelled);
+  QCOMPARE(r.scores[0].records, std::uint64_t{0});  // nothing ran
+}
+
+void TstSweep::calibrateChoosesOrExplains() {
+  const std::vector<IncidentTrace> incidents{syntheticIncident()};
+  SweepSpec spec;
+  spec.params = {parseSweepParam("trip.sustain=0s,3s,8s", "t")};
+  const SweepResult r = runSweep(expandSweep(basePolicy(), spec), incidents, {});
+  // Loose targets: the fastest detector wins.
+  Calibration c = calibrate(r, parseTargets("fp<=1,ttd<=1h", "t"));
+  QVERIFY(c.chosen);
+  for (std::size_t i = 0; i < r.scores.size(); ++i)
+    QVERIFY(r.scores[*c.chosen].ttdSum <= r.scores[i].ttdSum);
+  // A TTD below any candidate's: not met, and said so with the best value reached.
+  c = calibrate(r, parseTargets("fp<=1,ttd<=1ms", "t"));
+  QVERIFY(!c.chosen);
+  bool named = false;
+  for (const std::string& f : c.findings)
+    named = named || f.find("ttd<=1ms: cannot be met by any candidate (best ") == 0;
+  QVERIFY2(named, c.findings.empty() ? "" : c.findings.back().c_str());
+}
+
+void TstSweep::targets_data() {
+  QTest::addColumn<QString>("text");
+  QTest::addColumn<QString>("error");  // empty: parses
+  QTest::newRow("fp and ttd") << "fp<=0.03,ttd<=30s"
+                              << "";
+  QTest::newRow("availability") << "availability>=0.99"
+                                << "";
+  QTest::newRow("ms") << "mttr<=1500ms"
+                      << "";
+  QTest::newRow("unknown metric") << "fq<=1"
+                                  << "unknown metric";
+  QTest::newRow("no operator") << "fp=0.03"
+                               << "expected METRIC<=VALUE";
+  QTest::newRow("wrong direction") << "availability<=0.9"
+                                   << "availability takes >=";
+  QTest::newRow("bad value") << "ttd<=soon"
+                             << "not a value";
+  QTest::newRow("empty") << ""
+                         << "no target";
+}
+
+void TstSweep::targets() {
+  QFETCH(QString, text);
+  QFETCH(QString, error);
+  try {
+    const auto t = parseTargets(text.toStdString(), "--target");
+    QVERIFY2(error.isEmpty(), "parsed but should not");
+    if (text == "mttr<=1500ms") QCOMPARE(t[0].value, 1.5);
+  } catch (const InputError& e) {
+    QVERIFY2(!error.isEmpty() && QString(e.what()).contains(error), e.what());
+  }
+}
+
+QTEST_GUILESS_MAIN(TstSweep)
+#include "tst_sweep.moc"

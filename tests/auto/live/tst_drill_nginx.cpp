@@ -1,0 +1,282 @@
+// The nginx drill, end to end on loopback: `spillway-cli serve-instances` plays three fake
+// instances (one gets +800 ms four seconds in), the Debian nginx binary balances over them and
+// writes a JSON access log, bounded load goes through nginx, and shadow mode over the tailed
+// log must say "would open" for the delayed instance and for no other. Skipped when
+// /usr/sbin/nginx is missing (.ci/install-deps installs nginx-light).
+#include <QDir>
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <unistd.h>
+
+#include "spillway/live/log_tail.hpp"
+#include "spillway/live/shadow.hpp"
+#include "spillway/policy_yaml.hpp"
+
+using namespace spillway;
+
+namespace {
+
+constexpr const char* kNginx = "/usr/sbin/nginx";
+constexpr int kFaultAtMs = 4000;   // chat-3 gets +800 ms at 4 s (scenario and wall time)
+constexpr int kLoadForMs = 12000;  // load through nginx from the start of serve-instances
+
+const char* const kScenario = R"(version: 1
+name: nginx-drill
+duration: 60s
+seed: 42
+models:
+  - name: chat
+    instances: 3
+    slots: 16
+    queue: 64
+    service: {base: 40ms, sigma: 0.2}
+clients:
+  - {name: drill, model: chat, rate: 1}
+faults:
+  - {type: delay, target: chat-3, at: 4s, duration: 50s, delay: 800ms}
+)";
+
+// Short window and sustain so that a drill of seconds can trip; slow = over 300 ms (the
+// instances answer in ~40 ms, the delayed one in ~840 ms).
+const char* const kPolicy = R"(version: 1
+name: drill
+breaker:
+  window: {type: time, length: 5s, bucket: 1s}
+  min_calls: 10
+  trip: {error_rate: 0.5, slow_rate: 0.4, sustain: 2s}
+  slow: {absolute: 300ms}
+)";
+
+quint16 freePort() {
+  QTcpServer s;
+  return s.listen(QHostAddress::LocalHost, 0) ? s.serverPort() : 0;
+}
+
+bool writeFile(const QString& path, const QByteArray& text) {
+  QFile f(path);
+  return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(text) == text.size();
+}
+
+QByteArray readFile(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+}
+
+// Stops a child process and waits for it (SIGTERM, then SIGKILL).
+void stop(QProcess& p) {
+  if (p.state() == QProcess::NotRunning) return;
+  p.terminate();
+  if (!p.waitForFinished(5000)) {
+    p.kill();
+    p.waitForFinished(2000);
+  }
+}
+
+}  // namespace
+
+class TstDrillNginx : public QObject {
+  Q_OBJECT
+ private slots:
+  void serveInstancesErrors_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("message");
+    QTest::newRow("no scenario") << QStringList{} << "expected one SCENARIO";
+    QTest::newRow("missing file") << QStringList{"nope/x.yaml"} << "nope/x.yaml";
+    QTest::newRow("bad speed") << QStringList{"@", "--speed", "0"} << "--speed: expected";
+    QTest::newRow("bad port") << QStringList{"@", "--base-port", "70000"} << "--base-port";
+    QTest::newRow("port in use") << QStringList{"@", "--base-port", "BUSY"} << "cannot listen";
+  }
+  void serveInstancesErrors() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, message);
+    QTemporaryDir tmp;
+    QVERIFY(writeFile(tmp.path() + "/drill.yaml", kScenario));
+    QTcpServer busy;  // holds a port the instances cannot take
+    QVERIFY(busy.listen(QHostAddress::LocalHost, 0));
+    for (QString& a : args) {
+      if (a == "@") a = tmp.path() + "/drill.yaml";
+      if (a == "BUSY") a = QString::number(busy.serverPort());
+    }
+    QProcess p;
+    p.start(SPILLWAY_CLI, QStringList{"serve-instances"} + args + QStringList{"--duration", "2s"});
+    QVERIFY(p.waitForFinished(10000));
+    const QByteArray err = p.readAllStandardError();
+    QCOMPARE(p.exitCode(), 2);
+    QVERIFY2(err.contains(message.toUtf8()), err.constData());
+  }
+
+  void delayedInstanceWouldOpen() {
+    if (!QFileInfo(kNginx).isExecutable())
+      QSKIP("/usr/sbin/nginx is missing: install nginx-light (.ci/install-deps) for the drill");
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString dir = tmp.path();
+    QVERIFY(writeFile(dir + "/drill.yaml", kScenario));
+
+    // 1. The fake instances, on any free ports; their addresses come on stderr.
+    QProcess serve;
+    serve.start(SPILLWAY_CLI,
+                {"serve-instances", dir + "/drill.yaml", "--base-port", "0", "--duration", "40s"});
+    QVERIFY2(serve.waitForStarted(5000), qPrintable(serve.errorString()));
+    QElapsedTimer sinceServe;
+    sinceServe.start();
+    QByteArray serveErr;
+    std::map<std::string, std::string, std::less<>> aliases;  // 127.0.0.1:port → chat-N
+    QStringList upstreams;
+    const QRegularExpression listening("^(\\S+) listening on (127\\.0\\.0\\.1:\\d+)",
+                                       QRegularExpression::MultilineOption);
+    QVERIFY2(QTest::qWaitFor(
+                 [&] {
+                   serveErr += serve.readAllStandardError();
+                   aliases.clear();
+                   upstreams.clear();
+                   for (auto it = listening.globalMatch(QString::fromUtf8(serveErr));
+                        it.hasNext();) {
+                     const auto m = it.next();
+                     aliases[m.captured(2).toStdString()] = m.captured(1).toStdString();
+                     upstreams << m.captured(2);
+                   }
+                   return upstreams.size() == 3 || serve.state() == QProcess::NotRunning;
+                 },
+                 10000) &&
+                 upstreams.size() == 3,
+             serveErr.constData());
+
+    // 2. nginx in front of them: foreground, temp prefix, loopback only, a JSON access log.
+    const quint16 port = freePort();
+    QVERIFY(port);
+    QByteArray servers;
+    for (const QString& u : upstreams) servers += "    server " + u.toUtf8() + ";\n";
+    const QByteArray d = dir.toUtf8();
+    QByteArray conf;
+    if (::geteuid() == 0) conf += "user root;\n";  // CI runs as root; workers must reach TMPDIR
+    conf += "worker_processes 1;\npid " + d + "/nginx.pid;\nerror_log " + d +
+            "/error.log warn;\nevents { worker_connections 256; }\nhttp {\n"
+            "  client_body_temp_path " +
+            d + "/client_body;\n  proxy_temp_path " + d + "/proxy;\n  fastcgi_temp_path " + d +
+            "/fastcgi;\n  uwsgi_temp_path " + d + "/uwsgi;\n  scgi_temp_path " + d +
+            "/scgi;\n"
+            "  log_format drill escape=json '{\"msec\":\"$msec\",\"upstream_addr\":"
+            "\"$upstream_addr\",\"upstream_status\":\"$upstream_status\","
+            "\"upstream_response_time\":\"$upstream_response_time\",\"request_time\":"
+            "\"$request_time\",\"status\":\"$status\"}';\n"
+            "  access_log " +
+            d +
+            "/access.log drill;\n"
+            "  upstream models {\n" +
+            servers +
+            "    keepalive 16;\n  }\n"
+            "  server {\n    listen 127.0.0.1:" +
+            QByteArray::number(port) +
+            ";\n"
+            "    location / {\n      proxy_pass http://models;\n"
+            "      proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n"
+            "      proxy_next_upstream off;\n    }\n  }\n}\n";
+    QVERIFY(writeFile(dir + "/nginx.conf", conf));
+    QProcess nginx;
+    nginx.setProcessChannelMode(QProcess::MergedChannels);
+    nginx.start(kNginx, {"-p", dir + "/", "-c", dir + "/nginx.conf", "-e", dir + "/error.log", "-g",
+                         "daemon off;"});
+    QVERIFY2(nginx.waitForStarted(5000), qPrintable(nginx.errorString()));
+    auto cleanup = qScopeGuard([&] {
+      stop(nginx);
+      stop(serve);
+    });
+    QVERIFY2(QTest::qWaitFor(
+                 [&] {
+                   if (nginx.state() == QProcess::NotRunning) return true;
+                   QTcpSocket s;
+                   s.connectToHost(QHostAddress::LocalHost, port);
+                   return s.waitForConnected(100);
+                 },
+                 10000) &&
+                 nginx.state() == QProcess::Running,
+             (nginx.readAll() + readFile(dir + "/error.log")).constData());
+
+    // 3. Shadow mode over nginx's log, as `listen --tail` runs it.
+    live::ShadowOptions opt;
+    opt.format = formats::Format::Nginx;
+    opt.aliases = aliases;
+    opt.sourceName = "access.log";
+    live::ShadowMonitor monitor(parsePolicy(kPolicy, "drill.yaml"), opt);
+    std::vector<std::pair<std::string, qint64>> verdicts;  // instance, ms since serve start
+    monitor.onWouldOpen = [&](const live::WouldOpenVerdict& v) {
+      verdicts.emplace_back(v.instance, sinceServe.elapsed());
+      qInfo("%s", v.text.c_str());
+    };
+    live::TailOptions to;
+    to.pollMs = 100;
+    to.fromStart = true;
+    live::LogTail tail(dir + "/access.log", to, [&](std::string_view l) { monitor.addLine(l); });
+    tail.start();
+    QTimer flush;
+    connect(&flush, &QTimer::timeout, [&] { monitor.flush(); });
+    flush.start(100);
+
+    // 4. Bounded load: 6 callers in a loop with 100 ms of think time, until kLoadForMs.
+    QNetworkAccessManager nam;
+    const QByteArray body =
+        R"({"model":"chat","messages":[{"role":"user","content":"drill"}],"max_tokens":4})";
+    int sent = 0, ok = 0, failed = 0, active = 0;
+    std::function<void()> call = [&] {
+      if (sinceServe.elapsed() >= kLoadForMs) return;
+      QNetworkRequest rq(QUrl(QString("http://127.0.0.1:%1/v1/chat/completions").arg(port)));
+      rq.setHeader(QNetworkRequest::ContentTypeHeader, "application/json");
+      rq.setTransferTimeout(10000);
+      QNetworkReply* r = nam.post(rq, body);
+      ++sent;
+      ++active;
+      connect(r, &QNetworkReply::finished, r, [&, r] {
+        --active;
+        (r->error() == QNetworkReply::NoError ? ok : failed)++;
+        r->deleteLater();
+        QTimer::singleShot(100, &nam, call);
+      });
+    };
+    for (int i = 0; i < 6; ++i) call();
+    QVERIFY(QTest::qWaitFor([&] { return sinceServe.elapsed() >= kLoadForMs && active == 0; },
+                            kLoadForMs + 15000));
+    QTest::qWait(300);  // nginx writes the last lines
+    tail.poll();
+    monitor.flush();
+
+    // 5. The verdicts.
+    qInfo("%d requests through nginx (%d ok, %d failed), %llu log lines, %llu calls", sent, ok,
+          failed, static_cast<unsigned long long>(monitor.lines()),
+          static_cast<unsigned long long>(monitor.records()));
+    for (const auto& r : monitor.summary())
+      qInfo("  %s: %llu calls, %llu slow, p99 %.0f ms, would open %llu", r.instance.c_str(),
+            static_cast<unsigned long long>(r.calls), static_cast<unsigned long long>(r.slow),
+            r.p99Ms, static_cast<unsigned long long>(r.wouldOpens));
+    QVERIFY2(monitor.errors().empty(),
+             monitor.errors().empty() ? "" : monitor.errors().front().c_str());
+    QVERIFY2(failed == 0, qPrintable(QString("%1 failed requests").arg(failed)));
+    QVERIFY(monitor.records() >= 100);
+    QVERIFY2(!verdicts.empty(), "no would-open verdict for the delayed instance");
+    for (const auto& [inst, ms] : verdicts)
+      QVERIFY2(inst == "chat-3", ("would open for a healthy instance: " + inst).c_str());
+    const qint64 detect = verdicts.front().second - kFaultAtMs;
+    qInfo("fault onset -> \"would open\" seen by the tail: %lld ms",
+          static_cast<long long>(detect));
+    QVERIFY2(detect > 0 && detect < kLoadForMs, qPrintable(QString::number(detect)));
+    QVERIFY2(serveErr.contains("chat-3 fault started: delay +800ms") ||
+                 serve.readAllStandardError().contains("chat-3 fault started: delay +800ms"),
+             serveErr.constData());
+  }
+};
+
+QTEST_GUILESS_MAIN(TstDrillNginx)
+#include "tst_drill_nginx.moc"
