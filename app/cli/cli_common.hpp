@@ -40,5 +40,7 @@ int runCalibrate(const QStringList& args);       // sweep_command.cpp
 int runCompare(const QStringList& args);         // sweep_command.cpp
 int runServeInstances(const QStringList& args);  // serve_instances_command.cpp
 int runListen(const QStringList& args);          // listen_command.cpp
+int runExport(const QStringList& args);          // export_command.cpp
+int runImportConfig(const QStringList& args);    // import_config_command.cpp
 
 }  // namespace spillway::cli

@@ -23,6 +23,9 @@ void usage(std::FILE* to) {
       "  compare   several policies on the same incidents, side by side\n"
       "  serve-instances  fake OpenAI-compatible instances of a scenario on 127.0.0.1 (drills)\n"
       "  listen    shadow mode over a live access log (nginx, envoy, jsonl): would-open verdicts\n"
+      "  export    write a policy as resilience4j/envoy/istio/sentinel/haproxy/nginx/litellm config;\n"
+      "            --validate replays incidents under it, --require gates on the KPIs\n"
+      "  import-config  resilience4j/envoy/sentinel config -> a Spillway policy\n"
       "\n"
       "Run 'spillway-cli <command> --help' for a command's options.\n"
       "Exit codes: 0 success, 1 findings, 2 usage or input error.\n",
@@ -62,6 +65,8 @@ int main(int argc, char** argv) {
   if (cmd == "compare") return spillway::cli::runCompare(args);
   if (cmd == "serve-instances") return spillway::cli::runServeInstances(args);
   if (cmd == "listen") return spillway::cli::runListen(args);
+  if (cmd == "export") return spillway::cli::runExport(args);
+  if (cmd == "import-config") return spillway::cli::runImportConfig(args);
   std::fprintf(stderr, "spillway-cli: unknown command '%s'\n\n", qPrintable(cmd));
   usage(stderr);
   return spillway::cli::kInputError;

@@ -1,0 +1,132 @@
+// Policy → HAProxy backends: passive `observe layer7` with `error-limit` standing in for the
+// error rate and `on-error mark-down`, recovery through health checks (`rise` successes every
+// `downinter` ≈ the open period and the success streak), `slowstart` from the ramp.
+#include <algorithm>
+
+#include "mapping.hpp"
+
+namespace spillway::exporter::detail {
+
+namespace {
+
+struct Health {
+  std::uint32_t errorLimit, rise;
+  Micros downinter;
+};
+
+Health health(const BreakerConfig& c) {
+  Health h;
+  h.errorLimit = failuresToTrip(c);
+  h.rise = std::max<std::uint32_t>(1, c.halfOpen.successStreak);
+  // rise checks every downinter keep a marked-down server out for about open.duration.
+  h.downinter = std::max<Micros>(seconds(1), c.open.duration / h.rise / 1000 * 1000);
+  return h;
+}
+
+std::string serverParams(const Health& h, const BreakerConfig& c) {
+  std::string s = "check inter 2s fastinter 1s downinter " + dur(h.downinter) + " rise " +
+                  std::to_string(h.rise) + " fall 3 observe layer7 error-limit " +
+                  std::to_string(h.errorLimit) + " on-error mark-down";
+  if (c.ramp.duration > 0) s += " slowstart " + dur(c.ramp.duration);
+  return s;
+}
+
+void haproxyNotes(Notes& n, const BreakerConfig& c, const std::string& scope) {
+  const Health h = health(c);
+  n.approx(Topic::Threshold,
+           "HAProxy counts consecutive errors, not a rate: error_rate " + num(c.trip.errorRate) +
+               " over min_calls " + std::to_string(effectiveMinCalls(c)) + " → error-limit " +
+               std::to_string(h.errorLimit) +
+               " (the fewest failures that can trip it, but in a row; a correct response resets "
+               "the count) with on-error mark-down",
+           scope);
+  n.gap(Topic::Slow,
+        "HAProxy has no slow-call rule: only read timeouts count as layer7 errors "
+        "(set `timeout server` to make slow calls errors — it also kills them), so "
+        "slow_rate " +
+            num(c.trip.slowRate) + " is not exported",
+        scope);
+  noteSustain(n, "HAProxy", c);
+  n.approx(Topic::HalfOpen,
+           "recovery only through health checks: open.duration " + formatDuration(c.open.duration) +
+               " and success_streak " + std::to_string(c.halfOpen.successStreak) + " → rise " +
+               std::to_string(h.rise) + " good checks every downinter " + dur(h.downinter) +
+               " (checks, not live probes: probe_share " + num(c.halfOpen.probeShare) +
+               " is not expressible)",
+           scope);
+  if (c.open.backoffMultiplier > 1)
+    n.gap(Topic::Backoff,
+          "HAProxy has no backoff: a server is marked down the same way every "
+          "time (× " +
+              num(c.open.backoffMultiplier) + " up to " + formatDuration(c.open.maxDuration) +
+              " dropped)",
+          scope);
+  noteJitterDecay(n, "HAProxy", c);
+  if (c.ramp.duration > 0)
+    n.approx(Topic::Ramp,
+             "ramp " + formatDuration(c.ramp.duration) + " → slowstart " + dur(c.ramp.duration) +
+                 " (linear weight and maxconn; a step-shaped ramp becomes linear)",
+             scope);
+  noteMode(n, "HAProxy", c);
+  noteClassify(n, "HAProxy (observe layer7 judges 100–499, 501, 505 as valid)", c);
+}
+
+}  // namespace
+
+ExportResult exportHaproxy(const Policy& policy, const ExportContext& ctx) {
+  ExportResult r;
+  r.target = DialectKind::Haproxy;
+  r.fileName = "haproxy-backends.cfg";
+  Notes n;
+  const Plan plan = makePlan(policy, ctx);
+  std::string t =
+      "# HAProxy backends with passive health (observe layer7), exported by Spillway.\n"
+      "# Mapping notes and gaps: spillway-cli export --target haproxy (docs/export.md).\n";
+  std::size_t addr = 0;
+  bool first = true;
+  for (const Entry& e : plan.entries()) {
+    const std::string scope = first ? std::string() : e.name;
+    first = false;
+    haproxyNotes(n, e.cfg, scope);
+    t += "\nbackend " + e.name + "\n";
+    t += "    mode http\n    balance roundrobin\n    option httpchk GET /health\n";
+    t += "    default-server " + serverParams(health(e.cfg), e.cfg) + "\n";
+    if (e.instances.empty()) {
+      t += "    server " + e.name + "-1 " + placeholderAddress(addr++) + "\n";
+      continue;
+    }
+    for (const std::string& inst : e.instances) {
+      t += "    server " + inst + " " + placeholderAddress(addr++);
+      for (const InstanceOverride& o : plan.instances)
+        if (o.instance == inst) {
+          t += " " + serverParams(health(o.cfg), o.cfg);
+          haproxyNotes(n, o.cfg, inst);
+        }
+      t += "\n";
+    }
+  }
+  n.approx(Topic::Scope,
+           "server addresses are placeholders (127.0.0.1:8001, ...): replace them "
+           "with the instances' addresses; the health check is GET /health");
+  for (const InstanceOverride& o : plan.instances) {
+    bool placed = false;
+    for (const Entry& e : plan.models)
+      placed = placed ||
+               std::find(e.instances.begin(), e.instances.end(), o.instance) != e.instances.end();
+    if (!placed)
+      n.gap(Topic::Scope,
+            "instance override " + o.instance +
+                " has no server line (instance not seen in a --validate incident): "
+                "add its parameters to its `server` line by hand",
+            o.instance);
+  }
+  if (plan.models.size() > 1)
+    n.approx(Topic::Scope,
+             "one backend per model; a validation replay emulates every model with "
+             "the first backend's values");
+  r.text = std::move(t);
+  r.notes = n.take();
+  return r;
+}
+
+}  // namespace spillway::exporter::detail

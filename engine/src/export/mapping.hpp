@@ -1,0 +1,95 @@
+#pragma once
+// Shared by the exporters: which entries a file holds (default, per model, per instance), the
+// value choices every target faces (a fixed slow threshold for "k × P99", a failure count for a
+// rate), number and duration spelling, and the note list. Internal to engine/src/export.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "spillway/export/export.hpp"
+
+namespace spillway::exporter::detail {
+
+// One block of the target's file (a Resilience4j instance, an Envoy cluster, an HAProxy
+// backend, ...) with the effective breaker config it carries.
+struct Entry {
+  std::string name;  // model name, or "default"
+  BreakerConfig cfg;
+  std::vector<std::string> instances;  // known members, in first-seen order
+};
+
+struct InstanceOverride {
+  std::string instance, model;
+  BreakerConfig cfg;  // default ← model ← instance
+};
+
+struct Plan {
+  BreakerConfig base;                       // the policy's `breaker`
+  std::vector<Entry> models;                // models from the context, then overridden ones
+  std::vector<InstanceOverride> instances;  // overrides.instances
+  // The entries a per-entry target writes: one per model when models are known, else one
+  // entry "default" carrying the policy's own values.
+  std::vector<Entry> entries() const;
+};
+Plan makePlan(const Policy& policy, const ExportContext& ctx);
+
+// A fixed slow threshold for the native rule slow = max(floor, k × P99 baseline).
+struct SlowChoice {
+  Micros threshold = 0;  // 0: no threshold (native calls nothing slow until it learns one)
+  std::string how;       // "3 × 800 ms (baseline P99 learned on X)", for the notes
+};
+SlowChoice chooseSlow(const BreakerConfig& cfg, const std::string& model, const ExportContext& ctx);
+// "<key> = <how> = 2400 ms", or why there is none.
+std::string slowNote(const std::string& key, const SlowChoice& s, const BreakerConfig& cfg);
+
+// The fewest failures that can trip the native rule: floor(error_rate × min_calls) + 1 (a
+// window of min_calls calls with more than error_rate failing) — what consecutive-error targets
+// (HAProxy error-limit, nginx max_fails, Istio consecutive5xxErrors) get.
+std::uint32_t failuresToTrip(const BreakerConfig& cfg);
+std::uint32_t effectiveMinCalls(const BreakerConfig& cfg);
+
+// Spellings.
+std::string dur(Micros d);                 // Spring / HAProxy / nginx: 10s, 2400ms, 5m
+std::string protoDur(Micros d);            // protobuf Duration (Envoy, Istio): 10s, 2.4s
+std::string num(double v);                 // shortest decimal that reads back equal (%.15g trimmed)
+std::string pct(double share);             // 0.5 → "50"
+std::string quoted(const std::string& s);  // a YAML/JSON double-quoted string
+std::string placeholderAddress(std::size_t i);  // 127.0.0.1:8001, :8002, ...
+
+class Notes {
+ public:
+  void add(Topic t, bool gap, const std::string& scope, const std::string& text);
+  void approx(Topic t, const std::string& text, const std::string& scope = {}) {
+    add(t, false, scope, text);
+  }
+  void gap(Topic t, const std::string& text, const std::string& scope = {}) {
+    add(t, true, scope, text);
+  }
+  std::vector<MappingNote> take() { return std::move(v_); }
+
+ private:
+  std::vector<MappingNote> v_;
+};
+
+// Notes every breaker-less or simpler target shares; each returns nothing when the policy does
+// not use the feature.
+void noteSustain(Notes& n, const std::string& target, const BreakerConfig& cfg);
+void noteRamp(Notes& n, const std::string& target, const BreakerConfig& cfg);
+void noteClassify(Notes& n, const std::string& target, const BreakerConfig& cfg);
+void noteMode(Notes& n, const std::string& target, const BreakerConfig& cfg);
+void noteJitterDecay(Notes& n, const std::string& target, const BreakerConfig& cfg);
+
+// One exporter per target (engine/src/export/<target>.cpp).
+ExportResult exportResilience4j(const Policy& p, const ExportContext& ctx);
+ExportResult exportEnvoy(const Policy& p, const ExportContext& ctx);
+ExportResult exportIstio(const Policy& p, const ExportContext& ctx);
+ExportResult exportSentinel(const Policy& p, const ExportContext& ctx);
+ExportResult exportHaproxy(const Policy& p, const ExportContext& ctx);
+ExportResult exportNginx(const Policy& p, const ExportContext& ctx);
+ExportResult exportLitellm(const Policy& p, const ExportContext& ctx);
+
+ImportResult importResilience4j(std::string_view text, const std::string& source);
+ImportResult importEnvoy(std::string_view text, const std::string& source);
+ImportResult importSentinel(std::string_view text, const std::string& source);
+
+}  // namespace spillway::exporter::detail

@@ -1,0 +1,112 @@
+// spillway-cli export / import-config end to end: exit codes (0 pass, 1 a --require term fails
+// on the target, 2 usage or input errors), the gap report on the built-in sample, --out,
+// --json, incidents with their *.faults.jsonl, and import-config back to a policy.
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "cli_run.hpp"
+
+namespace {
+const QString kCli = QStringLiteral(SPILLWAY_CLI);
+Run cli(const QStringList& args) {
+  return run(kCli, args);
+}
+}  // namespace
+
+class TstCliExport : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void exportsToStdoutWithNotesOnStderr() {
+    const Run r = cli({"export", "--target", "envoy"});
+    QCOMPARE(r.code, 0);
+    QVERIFY(r.out.contains("outlier_detection:"));
+    QVERIFY(r.err.contains("Envoy has no slow-call ejection"));
+  }
+
+  void usageErrorsExitTwo() {
+    QCOMPARE(cli({"export"}).code, 2);
+    const Run bad = cli({"export", "--target", "opossum"});
+    QCOMPARE(bad.code, 2);
+    QVERIFY(bad.err.contains("--target"));
+    const Run noValidate = cli({"export", "--target", "envoy", "--require", "fp<=0.03"});
+    QCOMPARE(noValidate.code, 2);
+    QVERIFY(noValidate.err.contains("--require needs --validate"));
+    const Run term = cli({"export", "--target", "envoy", "--validate", "sample", "--require",
+                          "fp<=0.03,latency<=1s"});
+    QCOMPARE(term.code, 2);
+    QVERIFY2(term.err.contains("--require: latency<=1s: unknown metric"), term.err.constData());
+    const Run missing = cli({"export", "--target", "envoy", "--validate", "/nonexistent.jsonl"});
+    QCOMPARE(missing.code, 2);
+    QVERIFY(missing.err.contains("/nonexistent.jsonl"));
+    const Run policy = cli({"export", "--target", "envoy", "--policy", "/nonexistent.yaml"});
+    QCOMPARE(policy.code, 2);
+  }
+
+  void requireGatesOnTheTarget() {
+    QTemporaryDir dir;
+    const QString out = dir.filePath("envoy.yaml");
+    const Run fail = cli({"export", "--target", "envoy", "--validate", "sample", "--require",
+                          "fp<=0.03,ttd<=30s", "--out", out});
+    QCOMPARE(fail.code, 1);
+    QVERIFY(QFile::exists(out));
+    QVERIFY2(fail.out.contains("chat-72b-3 is never ejected: TTD inf vs"), fail.out.constData());
+    QVERIFY(fail.out.contains("FAIL ttd<=30s"));
+    QVERIFY(fail.out.contains("FAIL: the envoy export does not meet"));
+    const Run pass = cli({"export", "--target", "resilience4j", "--validate", "sample", "--require",
+                          "fp<=1,opens<=100", "--out", dir.filePath("app.yml")});
+    QCOMPARE(pass.code, 0);
+    QVERIFY(pass.out.contains("PASS"));
+  }
+
+  void incidentFilesWithFaultAnnotations() {
+    QTemporaryDir dir;
+    QVERIFY(QFile::copy(SPILLWAY_RESOURCES_DIR "/traces/seed000-sample.jsonl",
+                        dir.filePath("leak.jsonl")));
+    QVERIFY(QFile::copy(SPILLWAY_RESOURCES_DIR "/traces/seed000-sample.faults.jsonl",
+                        dir.filePath("leak.faults.jsonl")));
+    const Run r =
+        cli({"export", "--target", "sentinel", "--json", "--validate", dir.filePath("leak.jsonl")});
+    QCOMPARE(r.code, 0);
+    const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QCOMPARE(j["target"].toString(), QString("sentinel"));
+    QVERIFY(j["config"].toString().contains("\"grade\": 0"));  // the learned slow threshold
+    QVERIFY(!j["notes"].toArray().isEmpty());
+    const QJsonObject v = j["validation"].toArray().at(0).toObject();
+    QCOMPARE(v["incident"].toString(), QString("leak.jsonl"));
+    QCOMPARE(v["native"].toObject()["faults"].toArray().size(), 1);
+    QVERIFY(v["native"].toObject()["faults"].toArray().at(0).toObject()["detected"].toBool());
+  }
+
+  void importConfigBackToAPolicy() {
+    QTemporaryDir dir;
+    const QString app = dir.filePath("application.yml");
+    QCOMPARE(cli({"export", "--target", "resilience4j", "--out", app}).code, 0);
+    const QString pol = dir.filePath("policy.yaml");
+    const Run r = cli({"import-config", "--from", "resilience4j", app, "--out", pol});
+    QCOMPARE(r.code, 0);
+    QVERIFY(r.err.contains("mapping notes"));
+    QFile f(pol);
+    QVERIFY(f.open(QIODevice::ReadOnly));
+    QVERIFY(f.readAll().contains("breaker:"));
+    // The imported policy exports again.
+    QCOMPARE(cli({"export", "--target", "resilience4j", "--policy", pol}).code, 0);
+    // Errors name file:line: field.
+    QFile bad(dir.filePath("bad.yml"));
+    QVERIFY(bad.open(QIODevice::WriteOnly));
+    bad.write(
+        "resilience4j.circuitbreaker:\n  configs:\n    default:\n      failureRateThreshold: 0\n");
+    bad.close();
+    const Run e = cli({"import-config", "--from", "resilience4j", bad.fileName()});
+    QCOMPARE(e.code, 2);
+    QVERIFY2(e.err.contains("bad.yml:4: configs.default.failureRateThreshold"), e.err.constData());
+    QCOMPARE(cli({"import-config", "--from", "haproxy", app}).code, 2);
+  }
+};
+
+QTEST_GUILESS_MAIN(TstCliExport)
+#include "tst_cli_export.moc"

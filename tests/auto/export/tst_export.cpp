@@ -1,0 +1,392 @@
+// Exporters (engine/src/export): every target's text reads back under its own dialect parser,
+// parses as YAML/JSON with only documented keys (a per-target allow-list), says what it could
+// not express; import → export round trips; --require parsing; gap naming on the sample.
+#include <yaml-cpp/yaml.h>
+#include <QtTest>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "spillway/export/export.hpp"
+#include "spillway/export/validate.hpp"
+#include "spillway/input_error.hpp"
+#include "spillway/policy_yaml.hpp"
+
+using namespace spillway;
+using namespace spillway::exporter;
+
+namespace {
+
+const char* kPolicy = R"(version: 1
+name: export-test
+breaker:
+  window: {length: 10s}
+models:
+  chat-72b: {quality: 0.9, tags: [chat]}
+  chat-8b: {quality: 0.7, tags: [chat]}
+degrade:
+  chains:
+    chat-72b: [chat-8b]
+overrides:
+  models:
+    chat-8b:
+      trip: {error_rate: 0.3}
+  instances:
+    chat-72b-3:
+      half_open: {success_streak: 10}
+)";
+
+ExportContext context() {
+  ExportContext c;
+  c.baselineP99 = {{"chat-72b", millis(800)}, {"chat-8b", millis(300)}};
+  c.baselineSource = "test";
+  c.instances = {{"chat-72b-0", "chat-72b"}, {"chat-72b-3", "chat-72b"}, {"chat-8b-0", "chat-8b"}};
+  return c;
+}
+
+std::string readFile(const std::string& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+const std::vector<DialectKind> kTargets = {
+    DialectKind::Resilience4j, DialectKind::Envoy, DialectKind::Istio,  DialectKind::Sentinel,
+    DialectKind::Haproxy,      DialectKind::Nginx, DialectKind::Litellm};
+
+void keysIn(const YAML::Node& m, const std::set<std::string>& allowed, const std::string& where) {
+  QVERIFY2(m.IsMap(), where.c_str());
+  for (auto it = m.begin(); it != m.end(); ++it) {
+    const std::string k = it->first.as<std::string>();
+    QVERIFY2(allowed.count(k), (where + ": undocumented key " + k).c_str());
+  }
+}
+
+// Documented keys (shared/reference/breakers.md and the targets' own docs).
+const std::set<std::string> kR4jKeys = {"baseConfig",
+                                        "slidingWindowType",
+                                        "slidingWindowSize",
+                                        "minimumNumberOfCalls",
+                                        "failureRateThreshold",
+                                        "slowCallRateThreshold",
+                                        "slowCallDurationThreshold",
+                                        "waitDurationInOpenState",
+                                        "enableExponentialBackoff",
+                                        "exponentialBackoffMultiplier",
+                                        "exponentialMaxWaitDurationInOpenState",
+                                        "enableRandomizedWait",
+                                        "randomizedWaitFactor",
+                                        "permittedNumberOfCallsInHalfOpenState",
+                                        "maxWaitDurationInHalfOpenState",
+                                        "transitionToStateAfterWaitDuration",
+                                        "automaticTransitionFromOpenToHalfOpenEnabled",
+                                        "initialState",
+                                        "writableStackTraceEnabled",
+                                        "recordExceptions",
+                                        "ignoreExceptions",
+                                        "registerHealthIndicator",
+                                        "allowHealthIndicatorToFail",
+                                        "eventConsumerBufferSize"};
+const std::set<std::string> kEnvoyCluster = {"name",
+                                             "type",
+                                             "connect_timeout",
+                                             "lb_policy",
+                                             "round_robin_lb_config",
+                                             "common_lb_config",
+                                             "circuit_breakers",
+                                             "outlier_detection",
+                                             "load_assignment"};
+const std::set<std::string> kEnvoyOutlier = {"consecutive_5xx",
+                                             "consecutive_gateway_failure",
+                                             "consecutive_local_origin_failure",
+                                             "interval",
+                                             "base_ejection_time",
+                                             "max_ejection_time",
+                                             "max_ejection_time_jitter",
+                                             "max_ejection_percent",
+                                             "always_eject_one_host",
+                                             "enforcing_consecutive_5xx",
+                                             "enforcing_consecutive_gateway_failure",
+                                             "enforcing_success_rate",
+                                             "success_rate_minimum_hosts",
+                                             "success_rate_request_volume",
+                                             "success_rate_stdev_factor",
+                                             "failure_percentage_threshold",
+                                             "enforcing_failure_percentage",
+                                             "failure_percentage_minimum_hosts",
+                                             "failure_percentage_request_volume",
+                                             "split_external_local_origin_errors"};
+const std::set<std::string> kEnvoyThreshold = {
+    "priority",    "max_connections", "max_pending_requests", "max_requests",
+    "max_retries", "retry_budget",    "track_remaining",      "max_connection_pools"};
+const std::set<std::string> kIstioOutlier = {"consecutive5xxErrors",
+                                             "consecutiveGatewayErrors",
+                                             "splitExternalLocalOriginErrors",
+                                             "consecutiveLocalOriginFailures",
+                                             "interval",
+                                             "baseEjectionTime",
+                                             "maxEjectionPercent",
+                                             "minHealthPercent"};
+const std::set<std::string> kSentinel = {"resource",       "limitApp",          "grade",
+                                         "count",          "timeWindow",        "minRequestAmount",
+                                         "statIntervalMs", "slowRatioThreshold"};
+const std::set<std::string> kLitellm = {"allowed_fails",
+                                        "allowed_fails_policy",
+                                        "cooldown_time",
+                                        "num_retries",
+                                        "retry_policy",
+                                        "fallbacks",
+                                        "context_window_fallbacks",
+                                        "content_policy_fallbacks",
+                                        "default_fallbacks",
+                                        "routing_strategy"};
+
+bool hasNote(const ExportResult& x, Topic t, bool gap, const std::string& part) {
+  for (const MappingNote& n : x.notes)
+    if (n.topic == t && n.gap == gap && n.text.find(part) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+class TstExport : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void everyTargetReadsBackUnderItsDialect_data() {
+    QTest::addColumn<int>("target");
+    QTest::addColumn<bool>("withContext");
+    for (DialectKind k : kTargets) {
+      const std::string n(dialectName(k));
+      QTest::newRow((n + " default").c_str()) << static_cast<int>(k) << false;
+      QTest::newRow((n + " overrides+context").c_str()) << static_cast<int>(k) << true;
+    }
+  }
+  void everyTargetReadsBackUnderItsDialect() {
+    QFETCH(int, target);
+    QFETCH(bool, withContext);
+    const auto k = static_cast<DialectKind>(target);
+    const Policy p = withContext ? parsePolicy(kPolicy, "test.yaml")
+                                 : parsePolicy(readFile(SPILLWAY_DEFAULT_POLICY), "default.yaml");
+    const ExportResult x = exportPolicy(p, k, withContext ? context() : ExportContext{});
+    QVERIFY(!x.text.empty());
+    QVERIFY(!x.notes.empty());
+    try {
+      auto d = makeDialect(k, x.text, x.fileName, 1, nullptr, x.select);
+      QVERIFY(d != nullptr);
+    } catch (const InputError& e) {
+      QFAIL((std::string("dialect rejects the export: ") + e.what() + "\n" + x.text).c_str());
+    }
+    // Deterministic: the same input gives the same bytes.
+    QCOMPARE(exportPolicy(p, k, withContext ? context() : ExportContext{}).text, x.text);
+  }
+
+  void yamlAndJsonUseOnlyDocumentedKeys() {
+    const Policy p = parsePolicy(kPolicy, "test.yaml");
+    const ExportContext ctx = context();
+    {
+      const YAML::Node root = YAML::Load(exportPolicy(p, DialectKind::Resilience4j, ctx).text);
+      const YAML::Node cb = root["resilience4j"]["circuitbreaker"];
+      keysIn(cb, {"configs", "instances"}, "resilience4j.circuitbreaker");
+      for (const char* sec : {"configs", "instances"})
+        for (auto it = cb[sec].begin(); it != cb[sec].end(); ++it)
+          keysIn(it->second, kR4jKeys, std::string(sec) + "." + it->first.as<std::string>());
+      QCOMPARE(cb["configs"]["default"]["slowCallDurationThreshold"].as<std::string>(),
+               std::string("2400ms"));  // 3 × the learned 800 ms
+      QCOMPARE(cb["instances"]["chat-8b"]["failureRateThreshold"].as<double>(), 30.0);
+      QCOMPARE(cb["instances"]["chat-72b-3"]["permittedNumberOfCallsInHalfOpenState"].as<int>(),
+               10);
+    }
+    {
+      const YAML::Node root = YAML::Load(exportPolicy(p, DialectKind::Envoy, ctx).text);
+      QCOMPARE(root["clusters"].size(), std::size_t(2));
+      for (const auto& cl : root["clusters"]) {
+        keysIn(cl, kEnvoyCluster, "cluster");
+        keysIn(cl["outlier_detection"], kEnvoyOutlier, "outlier_detection");
+        for (const auto& th : cl["circuit_breakers"]["thresholds"])
+          keysIn(th, kEnvoyThreshold, "thresholds");
+      }
+      QCOMPARE(root["clusters"][1]["outlier_detection"]["failure_percentage_threshold"].as<int>(),
+               30);
+    }
+    {
+      const std::vector<YAML::Node> docs =
+          YAML::LoadAll(exportPolicy(p, DialectKind::Istio, ctx).text);
+      QCOMPARE(docs.size(), std::size_t(2));
+      for (const auto& d : docs) {
+        keysIn(d, {"apiVersion", "kind", "metadata", "spec"}, "DestinationRule");
+        QCOMPARE(d["apiVersion"].as<std::string>(), std::string("networking.istio.io/v1"));
+        keysIn(d["spec"], {"host", "trafficPolicy"}, "spec");
+        keysIn(d["spec"]["trafficPolicy"], {"connectionPool", "loadBalancer", "outlierDetection"},
+               "trafficPolicy");
+        keysIn(d["spec"]["trafficPolicy"]["outlierDetection"], kIstioOutlier, "outlierDetection");
+      }
+    }
+    {
+      const auto j = nlohmann::json::parse(exportPolicy(p, DialectKind::Sentinel, ctx).text);
+      QVERIFY(j.is_array());
+      QCOMPARE(j.size(), std::size_t(4));  // per model: exception ratio + slow ratio
+      for (const auto& r : j)
+        for (auto it = r.begin(); it != r.end(); ++it)
+          QVERIFY2(kSentinel.count(it.key()), it.key().c_str());
+      QCOMPARE(j[1]["count"].get<double>(), 2400.0);
+      QCOMPARE(j[3]["count"].get<double>(), 900.0);  // chat-8b: 3 × 300 ms
+    }
+    {
+      const YAML::Node root = YAML::Load(exportPolicy(p, DialectKind::Litellm, ctx).text);
+      keysIn(root, {"router_settings"}, "(document)");
+      keysIn(root["router_settings"], kLitellm, "router_settings");
+      QCOMPARE(root["router_settings"]["fallbacks"][0]["chat-72b"][0].as<std::string>(),
+               std::string("chat-8b"));
+    }
+  }
+
+  void notesNameWhatCannotBeExpressed() {
+    const Policy p = parsePolicy(kPolicy, "test.yaml");
+    const ExportContext ctx = context();
+    QVERIFY(hasNote(exportPolicy(p, DialectKind::Envoy, ctx), Topic::Slow, true,
+                    "Envoy has no slow-call ejection"));
+    QVERIFY(hasNote(exportPolicy(p, DialectKind::Sentinel, ctx), Topic::HalfOpen, true,
+                    "success_streak 5 → 1"));
+    QVERIFY(hasNote(exportPolicy(p, DialectKind::Resilience4j, ctx), Topic::Slow, false,
+                    "slowCallDurationThreshold = 3 × 800ms"));
+    QVERIFY(hasNote(exportPolicy(p, DialectKind::Envoy, ctx), Topic::Scope, true,
+                    "instance override chat-72b-3"));
+    QVERIFY(hasNote(exportPolicy(p, DialectKind::Litellm, ctx), Topic::Scope, true,
+                    "model override chat-8b"));
+    // Without a baseline the slow rule is left off, not set to the 200 ms floor.
+    const ExportResult bare = exportPolicy(p, DialectKind::Resilience4j);
+    QVERIFY(hasNote(bare, Topic::Slow, false, "no baseline is known"));
+    QVERIFY(bare.text.find("slowCallDurationThreshold: 1m") != std::string::npos);
+  }
+
+  void importThenExportRoundTrips_data() {
+    QTest::addColumn<int>("target");
+    QTest::addColumn<bool>("withContext");
+    for (DialectKind k : {DialectKind::Resilience4j, DialectKind::Envoy, DialectKind::Sentinel}) {
+      const std::string n(dialectName(k));
+      QTest::newRow((n + " default").c_str()) << static_cast<int>(k) << false;
+      QTest::newRow((n + " overrides+context").c_str()) << static_cast<int>(k) << true;
+    }
+  }
+  void importThenExportRoundTrips() {
+    QFETCH(int, target);
+    QFETCH(bool, withContext);
+    const auto k = static_cast<DialectKind>(target);
+    const Policy p = withContext ? parsePolicy(kPolicy, "test.yaml")
+                                 : parsePolicy(readFile(SPILLWAY_DEFAULT_POLICY), "default.yaml");
+    const ExportContext ctx = withContext ? context() : ExportContext{};
+    const std::string first = exportPolicy(p, k, ctx).text;
+    const ImportResult imp = importConfig(k, first, "exported");
+    QVERIFY(!imp.notes.empty());
+    // The imported policy is a valid policy file.
+    const Policy reread = parsePolicy(policyToYaml(imp.policy), "imported.yaml");
+    const std::string second = exportPolicy(reread, k, ctx).text;
+    // Line by line, so a failure shows the line that moved.
+    const QStringList a = QString::fromStdString(first).split('\n');
+    const QStringList b = QString::fromStdString(second).split('\n');
+    for (int i = 0; i < std::min(a.size(), b.size()); ++i) QCOMPARE(b[i], a[i]);
+    QCOMPARE(b.size(), a.size());
+  }
+
+  void importMapsNativeValues() {
+    const ImportResult r = importConfig(DialectKind::Resilience4j, R"(resilience4j.circuitbreaker:
+  configs:
+    default:
+      slidingWindowType: COUNT_BASED
+      slidingWindowSize: 50
+      minimumNumberOfCalls: 20
+      failureRateThreshold: 33.3
+      slowCallDurationThreshold: 2s
+      waitDurationInOpenState: 10s
+      permittedNumberOfCallsInHalfOpenState: 4
+)",
+                                        "app.yml");
+    const BreakerConfig& b = r.policy.breaker;
+    QCOMPARE(b.window.type, WindowType::Count);
+    QCOMPARE(b.window.calls, 50u);
+    QCOMPARE(b.trip.errorRate, 0.333);
+    QCOMPARE(b.slow.absolute, seconds(2));
+    QCOMPARE(b.halfOpen.successStreak, 4u);
+    QCOMPARE(b.trip.sustain, Micros(0));
+    const ImportResult s = importConfig(DialectKind::Sentinel, R"([
+  {"resource": "GET:/orders", "grade": 0, "count": 500, "slowRatioThreshold": 0.5,
+   "minRequestAmount": 10, "statIntervalMs": 10000, "timeWindow": 30},
+  {"resource": "GET:/orders", "grade": 1, "count": 0.3, "minRequestAmount": 10,
+   "statIntervalMs": 10000, "timeWindow": 30}])",
+                                        "rules.json");
+    QCOMPARE(s.policy.breaker.slow.absolute, millis(500));
+    QCOMPARE(s.policy.breaker.trip.slowRate, 0.5);
+    QCOMPARE(s.policy.breaker.trip.errorRate, 0.3);
+    QCOMPARE(s.policy.breaker.open.duration, seconds(30));
+    // Errors are the dialect's: file:line: field: what.
+    try {
+      importConfig(DialectKind::Envoy, "outlier_detection:\n  interval: 10\n", "envoy.yaml");
+      QFAIL("accepted a bare number as a duration");
+    } catch (const InputError& e) {
+      QCOMPARE(e.file(), std::string("envoy.yaml"));
+      QCOMPARE(e.line(), 2L);
+    }
+  }
+
+  void requireTerms() {
+    const auto r = parseRequirements("fp<=0.03, ttd<=30s,mttr<2m,blocked<=500,opens>=1,fp<=3%");
+    QCOMPARE(r.size(), std::size_t(6));
+    QCOMPARE(r[0].metric, Metric::Fp);
+    QCOMPARE(r[0].value, 0.03);
+    QCOMPARE(r[1].value, static_cast<double>(seconds(30)));
+    QCOMPARE(r[2].op, Op::Lt);
+    QCOMPARE(r[4].op, Op::Ge);
+    QCOMPARE(r[5].value, 0.03);
+    for (const char* bad : {"fp<=", "ttd<=30", "latency<=1s", "fp=0.03", "fp<=2", "opens<=1.5",
+                            "fp<=0.03,,ttd<=1s"}) {
+      try {
+        parseRequirements(bad);
+        QFAIL(bad);
+      } catch (const InputError& e) {
+        QCOMPARE(e.file(), std::string("--require"));
+        QVERIFY2(!e.field().empty() || std::string(bad).find(",,") != std::string::npos, bad);
+      }
+    }
+  }
+
+  void validationNamesTheSlowCallGap() {
+    Incident inc;
+    inc.name = "seed000-sample";
+    inc.text = readFile(SPILLWAY_RESOURCES_DIR "/traces/seed000-sample.jsonl");
+    inc.faults = {{"chat-72b-3", millis(1764480240000), millis(1764480600000), "latency_drift"}};
+    const Policy p = parsePolicy(readFile(SPILLWAY_DEFAULT_POLICY), "default.yaml");
+    const NativeRun native = replayNative(p, inc);
+    QVERIFY(native.kpis.faults.at(0).score.detected);
+    QVERIFY(native.baselineP99.count("chat-72b"));
+    const ExportContext ctx = contextFrom({native}, inc.name);
+    QCOMPARE(ctx.instances.size(), std::size_t(4));
+
+    const ExportResult envoy = exportPolicy(p, DialectKind::Envoy, ctx);
+    const ReplayKpis t = replayTarget(envoy, inc);
+    QVERIFY(!t.faults.at(0).score.detected);
+    const auto gaps = nameGaps(envoy, inc.name, native.kpis, t);
+    QVERIFY(!gaps.empty());
+    QVERIFY2(gaps[0].find("envoy: Envoy has no slow-call ejection") == 0, gaps[0].c_str());
+    QVERIFY2(gaps[0].find("chat-72b-3 is never ejected: TTD inf vs") != std::string::npos,
+             gaps[0].c_str());
+    const auto res = checkRequirements(parseRequirements("ttd<=30s,fp<=0.03"), {inc.name}, {t});
+    QVERIFY(!res[0].passed);
+    QVERIFY2(res[0].detail.find("never detected") != std::string::npos, res[0].detail.c_str());
+    QVERIFY(res[1].passed);
+
+    // Resilience4j has a slow-call rule: it detects the leak too.
+    const ExportResult r4j = exportPolicy(p, DialectKind::Resilience4j, ctx);
+    QVERIFY(replayTarget(r4j, inc).faults.at(0).score.detected);
+    // No annotated fault: TTD cannot be measured, and that fails the gate.
+    const auto none = checkRequirements(parseRequirements("ttd<=30s"), {"x"}, {ReplayKpis{}});
+    QVERIFY(!none[0].passed);
+    QVERIFY(none[0].detail.find("not measurable") != std::string::npos);
+  }
+};
+
+QTEST_GUILESS_MAIN(TstExport)
+#include "tst_export.moc"
