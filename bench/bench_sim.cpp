@@ -23,6 +23,7 @@
 //                                    knee slope ÷ 10). Faults kept. 1 h or 10 min. Memory counters:
 //                                    rss_at_10min_MiB (current RSS after 10 simulated minutes),
 //                                    rss_end_MiB, peak_rss_MiB (the process's peak: run alone).
+//                                    The _1min rows (one simulated minute) are for profiling.
 //
 // Counters: items_per_second = original requests per wall second; requests and events are per
 // run; events_per_second = discrete events per wall second. Docs: docs/performance.md.
@@ -364,6 +365,20 @@ void BM_Scaled10k_100x320_10min(benchmark::State& state) {
   runScenario(state, s, true, 10 * kMinute);
 }
 BENCHMARK(BM_Scaled10k_100x320_10min)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+// One simulated minute of each shape: short enough to run under callgrind (instruction counts
+// per request), not a target row.
+void BM_Scaled10k_1min(benchmark::State& state) {
+  static const Scenario s = scaled(250, 250, 1, kMinute);
+  runScenario(state, s, true);
+}
+BENCHMARK(BM_Scaled10k_1min)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_Scaled10k_100x320_1min(benchmark::State& state) {
+  static const Scenario s = scaled(250, 25, 10, kMinute);
+  runScenario(state, s, true);
+}
+BENCHMARK(BM_Scaled10k_100x320_1min)->Iterations(1)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 

@@ -103,12 +103,14 @@ QString InstanceTiles::tileText(std::size_t i) const {
       band ? QString::fromUtf8(stateName(band->state).data(), stateName(band->state).size()) +
                  (band->ramping ? " (ramp)" : "")
            : QString("—");
+  // A replayed second without calls has no p99 (NaN): a dash, not "nan".
+  const QString p99 = std::isnan(it.p99Ms[k]) ? QString("—") : QString::number(it.p99Ms[k], 'f', 0);
   return QString("%1  %2\nerr %3 %  slow %4 %\n%5 /s  p99 %6 ms")
       .arg(QString::fromStdString(it.name), state)
       .arg(it.errorRate[k] * 100, 0, 'f', 1)
       .arg(it.slowRate[k] * 100, 0, 'f', 1)
       .arg(it.throughput[k], 0, 'f', 1)
-      .arg(it.p99Ms[k], 0, 'f', 0);
+      .arg(p99);
 }
 
 // Answers/s (green) and slow rate (orange, 0…1) over the last two minutes up to the cursor.

@@ -1,12 +1,16 @@
 // spillway: the operations console. With no display, the headless run and its KPI table.
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QDockWidget>
 #include <QTimer>
 
 #include <cstdio>
+#include <memory>
 
 #include "cli_common.hpp"
+#include "library_panel.hpp"
 #include "main_window.hpp"
+#include "sweep_dialog.hpp"
 
 namespace {
 
@@ -22,7 +26,8 @@ int main(int argc, char** argv) {
   QString scenario = "seed-000";
   for (int i = 1; i < argc; ++i) {
     const QString a = argv[i];
-    if (a == "--screenshot" || a == "--theme")
+    if (a == "--screenshot" || a == "--theme" || a == "--library" || a == "--incident" ||
+        a == "--sweep-screenshot")
       ++i;  // skip the option's value
     else if (!a.startsWith('-'))
       scenario = a;
@@ -45,6 +50,16 @@ int main(int argc, char** argv) {
   p.addPositionalArgument("SCENARIO", "built-in name (seed-000 …) or scenario file", "[SCENARIO]");
   p.addOption({"screenshot", "render the window after the default run to FILE and exit", "FILE"});
   p.addOption({"theme", "desktop, light or dark (remembered)", "THEME"});
+  p.addOption({"library",
+               "the incident library (default: the last one, else "
+               "$XDG_DATA_HOME/spillway/library.db)",
+               "FILE"});
+  p.addOption({"incident", "replay this library incident instead of simulating SCENARIO", "NAME"});
+  p.addOption({"sweep-screenshot",
+               "with --incident: run the Tools → Sweep… default grid on it, calibrate to "
+               "fp<=0.03,ttd<=30s (else load its first Pareto candidate) and render the "
+               "dialog to FILE",
+               "FILE"});
   p.process(app);
   spillway::console::MainWindow w;
   if (p.isSet("theme")) {
@@ -61,19 +76,66 @@ int main(int argc, char** argv) {
   if (p.isSet("screenshot")) w.resize(1500, 950);
   w.show();
   QString error;
-  if (!w.runScenario(scenario, &error)) {
+  if (p.isSet("library") && !w.openLibrary(p.value("library"), &error)) {
     std::fprintf(stderr, "spillway: %s\n", qPrintable(error));
     return 2;
   }
-  if (p.isSet("screenshot")) {
-    const QString file = p.value("screenshot");
-    QObject::connect(&w, &spillway::console::MainWindow::runShown, &w, [&w, file] {
-      QTimer::singleShot(200, &w, [&w, file] {
-        const bool ok = w.grab().save(file);
-        std::fprintf(stderr, "spillway: %s %s\n", ok ? "wrote" : "could not write",
-                     qPrintable(file));
-        QApplication::exit(ok ? 0 : 1);
+  const bool replay = p.isSet("incident");
+  if (replay) {
+    // The incident's tab in front: what was replayed, its tags, notes and annotations.
+    if (auto* dock = qobject_cast<QDockWidget*>(w.libraryPanel()->parentWidget())) dock->raise();
+    if (!w.libraryPanel()->selectIncident(p.value("incident")) &&
+        !w.replayIncident(p.value("incident"), &error)) {
+      std::fprintf(stderr, "spillway: %s\n", qPrintable(error));
+      return 2;
+    }
+  } else if (!w.runScenario(scenario, &error)) {
+    std::fprintf(stderr, "spillway: %s\n", qPrintable(error));
+    return 2;
+  }
+  auto save = [](QWidget* what, const QString& file) {
+    const bool ok = what->grab().save(file);
+    std::fprintf(stderr, "spillway: %s %s\n", ok ? "wrote" : "could not write", qPrintable(file));
+    return ok;
+  };
+  if (p.isSet("sweep-screenshot") && replay) {
+    // The sweep dialog over the replayed incident: default grid, first front candidate loaded.
+    const QString file = p.value("sweep-screenshot"), shot = p.value("screenshot");
+    QObject::connect(&w, &spillway::console::MainWindow::runShown, &w, [&w, file, shot, save] {
+      static bool once = false;
+      if (once) return;
+      once = true;
+      spillway::console::SweepDialog* d = w.openSweep();
+      QObject::connect(d, &spillway::console::SweepDialog::finished, d, [&w, d, file, shot, save] {
+        // Exit once the dialog and (with --screenshot) the candidate's what-if are saved.
+        auto pending = std::make_shared<int>(shot.isEmpty() ? 1 : 2);
+        auto done = [pending](bool ok) {
+          if (!ok) QApplication::exit(1);
+          if (--*pending == 0) QApplication::exit(0);
+        };
+        if (!shot.isEmpty())
+          QObject::connect(
+              &w, &spillway::console::MainWindow::runShown, &w, [&w, shot, save, done] {
+                QTimer::singleShot(200, &w, [&w, shot, save, done] { done(save(&w, shot)); });
+              });
+        // Calibrate against the dialog's default targets; without a winner, load the first
+        // candidate of the Pareto front.
+        if (!d->calibrateTargets("fp<=0.03,ttd<=30s")) {
+          const auto& front = d->result()->pareto;
+          for (std::size_t i = 0; i < front.size(); ++i)
+            if (front[i]) {
+              d->chooseCandidate(i);
+              break;
+            }
+        }
+        QTimer::singleShot(300, d, [d, file, save, done] { done(save(d, file)); });
       });
+      d->start();
+    });
+  } else if (p.isSet("screenshot")) {
+    const QString file = p.value("screenshot");
+    QObject::connect(&w, &spillway::console::MainWindow::runShown, &w, [&w, file, save] {
+      QTimer::singleShot(200, &w, [&w, file, save] { QApplication::exit(save(&w, file) ? 0 : 1); });
     });
   }
   return app.exec();

@@ -4,6 +4,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDateTime>
 #include <QDockWidget>
 #include <QFileDialog>
 #include <QFileInfo>
@@ -16,6 +17,7 @@
 #include <QMessageBox>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QScrollArea>
 #include <QSettings>
 #include <QSlider>
@@ -31,10 +33,14 @@
 #include "cli_common.hpp"
 #include "instance_tiles.hpp"
 #include "kpi_chart.hpp"
+#include "library_panel.hpp"
 #include "policy_editor.hpp"
 #include "scenario_panel.hpp"
 #include "spillway/input_error.hpp"
+#include "spillway/library/library.hpp"
 #include "spillway/sim/scenario_yaml.hpp"
+#include "spillway/view/replay_timeline.hpp"
+#include "sweep_dialog.hpp"
 #include "timeline_plot.hpp"
 
 namespace spillway::console {
@@ -50,7 +56,16 @@ QString value(const std::optional<double>& v, const std::string& unit) {
   if (unit == "share") return QString::number(*v * 100, 'f', 1) + " %";
   if (unit == "s") return QString::number(*v, 'f', 1) + " s";
   if (unit == "ms") return QString::number(*v, 'f', 0) + " ms";
+  if (unit == "count") return QString::number(*v, 'f', 0);
   return QString::number(*v, 'f', 2) + "×";
+}
+
+// A delta with its sign; one that rounds to zero is "+0.0", never "-0.0".
+QString signedValue(double d, const std::string& unit) {
+  QString text = value(d, unit);
+  if (text.startsWith('-') && text.mid(1).remove(QRegularExpression("[^1-9]")).isEmpty())
+    text = text.mid(1);
+  return text.startsWith('-') ? text : "+" + text;
 }
 
 }  // namespace
@@ -163,7 +178,26 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   scenarioDock->setWidget(scenarioPanel_);
   addDockWidget(Qt::RightDockWidgetArea, scenarioDock);
   tabifyDockWidget(scenarioDock, dock);
+  // Until a scenario brings its own, the editor holds the built-in default policy (what a
+  // replay from the library runs under).
+  try {
+    editor_->setPolicy(cli::loadPolicy(""));
+  } catch (const std::exception&) {
+  }
+  // The incident library, a third tab: recorded incidents replay in the same timelines.
+  library_ = new LibraryPanel(this);
+  auto* libraryDock = new QDockWidget(tr("Library"), this);
+  libraryDock->setObjectName("libraryDock");
+  libraryDock->setWidget(library_);
+  addDockWidget(Qt::RightDockWidgetArea, libraryDock);
+  tabifyDockWidget(dock, libraryDock);
   dock->raise();  // the policy is what an SRE tunes first
+  connect(library_, &LibraryPanel::incidentSelected, this, [this](const QString& name) {
+    QString error;
+    if (!replayIncident(name, &error)) statusBar()->showMessage(error);
+  });
+  connect(library_, &LibraryPanel::libraryOpened, this,
+          [](const QString& path) { QSettings().setValue("library/path", path); });
   connect(scenarioPanel_, &ScenarioPanel::runRequested, this, [this] {
     QString error;
     if (!runEdited(&error)) QMessageBox::warning(this, tr("Scenario"), error);
@@ -188,11 +222,21 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   recentMenu_ = file->addMenu(tr("Open &recent"));
   fillRecentMenu();
+  file->addAction(tr("Open &library…"), this, [this, libraryDock] {
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Open incident library"), QFileInfo(library_->libraryPath()).absolutePath(),
+        tr("Spillway libraries (*.db *.sqlite);;All files (*)"));
+    if (path.isEmpty()) return;
+    QString error;
+    if (!openLibrary(path, &error)) QMessageBox::warning(this, tr("Library"), error);
+    libraryDock->raise();
+  });
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
   QMenu* viewMenu = menuBar()->addMenu(tr("&View"));
   viewMenu->addAction(dock->toggleViewAction());
   viewMenu->addAction(scenarioDock->toggleViewAction());
+  viewMenu->addAction(libraryDock->toggleViewAction());
   QMenu* themeMenu = viewMenu->addMenu(tr("&Theme"));
   auto* themes = new QActionGroup(this);
   const std::pair<Theme, QString> themeNames[] = {
@@ -204,6 +248,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     a->setChecked(static_cast<int>(t) == savedTheme);
     themes->addAction(a);
   }
+  QMenu* tools = menuBar()->addMenu(tr("&Tools"));
+  tools->addAction(tr("&Sweep…"), this, [this] { openSweep(); });
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About Spillway"), this, [this] {
     QMessageBox::about(
@@ -247,7 +293,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     QString error;
     if (!runScenario(scenario_->currentText(), &error)) statusBar()->showMessage(error);
   });
-  connect(cancel_, &QPushButton::clicked, this, [this] { controller_.cancel(); });
+  connect(cancel_, &QPushButton::clicked, this, [this] {
+    controller_.cancel();
+    replayer_.cancel();
+  });
   connect(&controller_, &RunController::progress, progress_, &QProgressBar::setValue);
   connect(&controller_, &RunController::finished, this, &MainWindow::onFinished);
   connect(&controller_, &RunController::cancelled, this, [this] {
@@ -260,6 +309,25 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     cancel_->setEnabled(false);
     statusBar()->showMessage(m);
   });
+  // A replayed incident arrives as a simulated comparison does.
+  connect(&replayer_, &ReplayController::progress, progress_, &QProgressBar::setValue);
+  connect(&replayer_, &ReplayController::finished, this, &MainWindow::onFinished);
+  connect(&replayer_, &ReplayController::cancelled, this, [this] {
+    whatIfRunning_ = keepPrevious_ = false;
+    run_->setEnabled(true);
+    cancel_->setEnabled(false);
+    statusBar()->showMessage(tr("Replay cancelled"));
+  });
+  connect(&replayer_, &ReplayController::failed, this, [this](const QString& m) {
+    whatIfRunning_ = keepPrevious_ = false;
+    run_->setEnabled(true);
+    cancel_->setEnabled(false);
+    statusBar()->showMessage(m);
+  });
+  connect(plot_, &TimelinePlot::rangeMarked, this, [this](std::size_t i, double from, double to) {
+    QString error;
+    if (!annotateRange(i, from, to, &error)) statusBar()->showMessage(error);
+  });
   connect(tiles_, &InstanceTiles::instanceClicked, this, &MainWindow::focusInstance);
   connect(tiles_, &InstanceTiles::visibilityChanged, this, &MainWindow::redrawPlot);
   connect(plot_, &TimelinePlot::laneClicked, this, &MainWindow::focusInstance);
@@ -268,6 +336,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   restoreState(settings.value("window/state").toByteArray());
   if (savedTheme != 0) setTheme(static_cast<Theme>(savedTheme));
   if (!settings.contains("window/geometry") || width() < 1000 || height() < 700) resize(1500, 950);
+  // The last library, else the default one when it exists (the first import creates it).
+  QString libPath = settings.value("library/path").toString();
+  if (libPath.isEmpty() || !QFileInfo::exists(libPath))
+    libPath = QString::fromStdString(library::defaultLibraryPath());
+  if (QFileInfo::exists(libPath)) library_->openLibrary(libPath, false);
 }
 
 MainWindow::~MainWindow() {
@@ -310,6 +383,8 @@ bool MainWindow::runEdited(QString* error) {
 }
 
 void MainWindow::startRun(const sim::Scenario& sc, const QString& label) {
+  replayer_.cancel();  // a simulated run replaces a replay in progress
+  keepPrevious_ = false;
   scenarioData_ = sc;
   policy_ = sc.policy;
   previous_.reset();
@@ -401,6 +476,11 @@ void MainWindow::redrawPlot() {
 
 void MainWindow::startWhatIf() {
   if (!current_) return;
+  if (current_->replay) {
+    policy_ = editor_->policy();
+    startReplay(current_->incident, true);
+    return;
+  }
   sim::Scenario sc = scenarioData_;
   sc.policy = editor_->policy();
   policy_ = sc.policy;
@@ -411,10 +491,12 @@ void MainWindow::startWhatIf() {
 }
 
 void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
-  if (whatIfRunning_) {
-    // A what-if: keep the cursor and the focused instance, remember the run it replaces.
+  if (whatIfRunning_ && current_ && c->replay == current_->replay) {
+    // A what-if: keep the cursor and the focused instance, remember the run it replaces (an
+    // annotation's re-replay keeps the policy, so the ghost stays the previous policy's).
     whatIfRunning_ = false;
-    previous_ = current_;
+    if (!keepPrevious_) previous_ = current_;
+    keepPrevious_ = false;
     current_ = std::move(c);
     run_->setEnabled(true);
     cancel_->setEnabled(false);
@@ -428,32 +510,160 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
     emit runShown();
     return;
   }
+  whatIfRunning_ = keepPrevious_ = false;
   current_ = std::move(c);
   run_->setEnabled(true);
   cancel_->setEnabled(false);
   progress_->setValue(100);
   tiles_->setRun(current_);
-  // Focus the instance the first fault hit, else the first one.
+  // Focus the instance the first fault hit (its detection under the cursor), else the first.
   std::size_t focus = 0;
-  const auto& faults = current_->protectedRun.report.faults;
+  std::string faulted;
+  Micros at = 0;
+  if (current_->replay) {
+    const auto& faults = current_->protectedRun.replayKpis.faults;
+    for (const FaultKpis& f : faults)
+      if (f.found) {
+        faulted = f.fault.instance;
+        at = f.fault.start - current_->origin + (f.score.detected ? f.score.ttd : 0);
+        break;
+      }
+  } else if (!current_->protectedRun.report.faults.empty()) {
+    const auto& f = current_->protectedRun.report.faults.front();
+    faulted = f.instance;
+    at = f.start + f.ttd;
+  }
   const auto& insts = current_->protectedRun.timeline.instances();
-  if (!faults.empty())
-    for (std::size_t i = 0; i < insts.size(); ++i)
-      if (insts[i].name == faults.front().instance) focus = i;
+  for (std::size_t i = 0; i < insts.size(); ++i)
+    if (insts[i].name == faulted) focus = i;
   tiles_->setSelected(focus);
   redrawPlot();
   scrubber_->setRange(0, static_cast<int>(current_->protectedRun.timeline.end() / 1000000));
   fillKpis();
-  setCursorTime(faults.empty() ? 0 : faults.front().start + faults.front().ttd);
-  statusBar()->showMessage(tr("%1: %2 requests simulated twice")
-                               .arg(current_->scenarioName)
-                               .arg(current_->protectedRun.report.originals));
+  setCursorTime(at);
+  if (current_->replay)
+    statusBar()->showMessage(tr("%1: %L2 recorded calls replayed watching only and under '%3'")
+                                 .arg(current_->incident)
+                                 .arg(current_->protectedRun.replayKpis.records)
+                                 .arg(QString::fromStdString(policy_.name)));
+  else
+    statusBar()->showMessage(tr("%1: %2 requests simulated twice")
+                                 .arg(current_->scenarioName)
+                                 .arg(current_->protectedRun.report.originals));
   emit runShown();
 }
 
+bool MainWindow::openLibrary(const QString& path, QString* error) {
+  return library_->openLibrary(path, true, error);
+}
+
+bool MainWindow::replayIncident(const QString& name, QString* error) {
+  library::Library* lib = library_->library();
+  if (!lib) {
+    if (error) *error = tr("No library open");
+    return false;
+  }
+  try {
+    const library::IncidentInfo info = lib->requireIncident(name.toStdString());
+    QStringList models;
+    for (const library::InstanceInfo& i : lib->instances(info.name)) {
+      const QString m = QString::fromStdString(i.model);
+      if (!m.isEmpty() && !models.contains(m)) models << m;
+    }
+    editor_->setModels(models);
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+    return false;
+  }
+  policy_ = editor_->policy();
+  startReplay(name, false);
+  return true;
+}
+
+void MainWindow::startReplay(const QString& incident, bool whatIf, bool keepPrevious) {
+  controller_.cancel();  // a replay replaces a simulated run in progress
+  if (!whatIf) previous_.reset();
+  whatIfRunning_ = whatIf;
+  keepPrevious_ = keepPrevious;
+  run_->setEnabled(false);
+  cancel_->setEnabled(true);
+  progress_->setValue(0);
+  roundTrip_.start();
+  statusBar()->showMessage(
+      whatIf ? tr("Replaying %1 with the edited policy…").arg(incident)
+             : tr("Replaying %1 watching only and under the policy…").arg(incident));
+  replayer_.start(library_->libraryPath(), incident, policy_);
+}
+
+bool MainWindow::annotateRange(std::size_t instance, double from, double to, QString* error) {
+  if (!current_ || !current_->replay || !library_->library()) {
+    if (error)
+      *error =
+          tr("Shift+drag marks a replayed incident's instance bad: select an "
+             "incident in the library first");
+    return false;
+  }
+  const auto& insts = current_->protectedRun.timeline.instances();
+  if (instance >= insts.size()) return false;
+  if (to < from) std::swap(from, to);
+  library::Annotation a;
+  a.instance = insts[instance].name;
+  a.start = current_->origin + static_cast<Micros>(std::llround(std::max(0.0, from) * 1e6));
+  a.end = current_->origin + static_cast<Micros>(std::llround(to * 1e6));
+  a.kind = "marked bad";
+  a.origin = "operator";
+  try {
+    library_->library()->annotate(current_->incident.toStdString(), a);
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+    return false;
+  }
+  library_->refresh();
+  statusBar()->showMessage(
+      tr("Marked %1 bad from %2 to %3; re-scoring TTD and MTTR…")
+          .arg(QString::fromStdString(a.instance), timeRange(a.start, a.end).section(' ', 1)));
+  startReplay(current_->incident, true, true);
+  return true;
+}
+
+SweepDialog* MainWindow::openSweep() {
+  if (!sweep_) {
+    sweep_ = new SweepDialog(this);
+    connect(sweep_, &SweepDialog::candidateChosen, this,
+            [this](const Policy& p, const QString& what) {
+              loadPolicy(p);
+              statusBar()->showMessage(tr("Loaded the sweep's candidate %1").arg(what));
+            });
+  }
+  sweep_->setBasePolicy(editor_->policy());
+  QStringList chosen = library_->selectedIncidents();
+  if (chosen.isEmpty() && current_ && current_->replay) chosen << current_->incident;
+  sweep_->setLibrary(library_->libraryPath(), library_->shownIncidents(), chosen);
+  sweep_->show();
+  sweep_->raise();
+  return sweep_;
+}
+
+void MainWindow::loadPolicy(const Policy& p) {
+  editor_->setPolicy(p);
+  whatIfTimer_->start();  // as an edit: one coalesced what-if
+}
+
 void MainWindow::fillKpis() {
-  const auto rows = view::kpiRows(current_->protectedRun.report, &current_->baseline.report,
-                                  previous_ ? &previous_->protectedRun.report : nullptr);
+  const bool replay = current_->replay;
+  const bool comparable = previous_ && previous_->replay == replay;
+  const auto rows =
+      replay
+          ? view::replayKpiRows(current_->protectedRun.replayKpis, &current_->baseline.replayKpis,
+                                comparable ? &previous_->protectedRun.replayKpis : nullptr)
+          : view::kpiRows(current_->protectedRun.report, &current_->baseline.report,
+                          comparable ? &previous_->protectedRun.report : nullptr);
+  kpis_->setHorizontalHeaderLabels({tr("KPI"), replay ? tr("recorded") : tr("baseline (off)"),
+                                    replay ? tr("under policy") : tr("protected (on)"),
+                                    replay ? tr("Δ recorded") : tr("Δ baseline"),
+                                    tr("Δ previous policy")});
+  kpis_->horizontalHeaderItem(1)->setToolTip(
+      replay ? tr("The recording replayed with every breaker watching only") : QString());
   chart_->setRows(rows);
   kpis_->setRowCount(static_cast<int>(rows.size()));
   for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
@@ -462,14 +672,14 @@ void MainWindow::fillKpis() {
     kpis_->setItem(i, 1, new QTableWidgetItem(value(r.baseline, r.unit)));
     kpis_->setItem(i, 2, new QTableWidgetItem(value(r.current, r.unit)));
     const auto d = r.deltaBaseline();
-    auto* delta = new QTableWidgetItem(d ? (*d >= 0 ? "+" : "") + value(d, r.unit) : "n/a");
+    auto* delta = new QTableWidgetItem(d ? signedValue(*d, r.unit) : "n/a");
     if (d && *d != 0) {
       const bool better = (*d > 0) == r.higherIsBetter;
       delta->setForeground(better ? QColor(30, 130, 60) : QColor(190, 40, 40));
     }
     kpis_->setItem(i, 3, delta);
     const auto dp = r.deltaPrevious();
-    auto* prev = new QTableWidgetItem(dp ? (*dp >= 0 ? "+" : "") + value(dp, r.unit) : "—");
+    auto* prev = new QTableWidgetItem(dp ? signedValue(*dp, r.unit) : "—");
     if (dp && std::abs(*dp) > 1e-12) {
       const bool better = (*dp > 0) == r.higherIsBetter;
       prev->setForeground(better ? QColor(30, 130, 60) : QColor(190, 40, 40));
@@ -494,7 +704,12 @@ void MainWindow::step(int ticks) {
 
 void MainWindow::updateTimeLabel() {
   const Micros end = current_ ? current_->protectedRun.timeline.end() : 0;
-  time_->setText(clock(cursor_) + " / " + clock(end));
+  QString text = clock(cursor_) + " / " + clock(end);
+  if (current_ && current_->replay)  // a recording: its wall clock too
+    text = QDateTime::fromMSecsSinceEpoch((current_->origin + cursor_) / 1000, Qt::UTC)
+               .toString("HH:mm:ss") +
+           " UTC  " + text;
+  time_->setText(text);
 }
 
 void MainWindow::keyPressEvent(QKeyEvent* e) {

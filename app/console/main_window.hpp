@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "replay_controller.hpp"
 #include "run_controller.hpp"
 
 class QCheckBox;
@@ -23,6 +24,8 @@ namespace spillway::console {
 
 class InstanceTiles;
 class KpiChart;
+class LibraryPanel;
+class SweepDialog;
 class PolicyEditor;
 class ScenarioPanel;
 class TimelinePlot;
@@ -45,7 +48,21 @@ class MainWindow : public QMainWindow {
   void setCursorTime(Micros t);
   Micros cursorTime() const { return cursor_; }
 
+  // The incident library (File → Open library…, `--library`); false + a message when the file
+  // is not one. Selecting an incident replays it under the editor's policy.
+  bool openLibrary(const QString& path, QString* error = nullptr);
+  bool replayIncident(const QString& name, QString* error = nullptr);
+  // What a Shift+drag over the timelines does: marks `instance` bad from `from` to `to`
+  // (seconds on the time axis) in the library, then replays to re-score TTD and MTTR.
+  bool annotateRange(std::size_t instance, double from, double to, QString* error = nullptr);
+  // Tools → Sweep…: the dialog over the library's incidents (created on first use).
+  SweepDialog* openSweep();
+  // Loads a policy into the editor as an edit would (a what-if follows).
+  void loadPolicy(const Policy& p);
+
   RunController& controller() { return controller_; }
+  ReplayController& replayController() { return replayer_; }
+  LibraryPanel* libraryPanel() const { return library_; }
   TimelinePlot* plot() const { return plot_; }
   InstanceTiles* tiles() const { return tiles_; }
   QTableWidget* kpiTable() const { return kpis_; }
@@ -72,10 +89,13 @@ class MainWindow : public QMainWindow {
   void redrawPlot();
   void focusInstance(std::size_t i);
   void startRun(const sim::Scenario& sc, const QString& label);
+  void startReplay(const QString& incident, bool whatIf, bool keepPrevious = false);
   void rememberFile(const QString& path);
   void fillRecentMenu();
 
   RunController controller_;
+  ReplayController replayer_;
+  bool keepPrevious_ = false;  // an annotation re-replay: the ghost stays the previous policy's
   std::shared_ptr<const Comparison> current_, previous_;
   sim::Scenario scenarioData_;
   Policy policy_;
@@ -85,6 +105,8 @@ class MainWindow : public QMainWindow {
   QTimer* whatIfTimer_;
   PolicyEditor* editor_;
   ScenarioPanel* scenarioPanel_;
+  LibraryPanel* library_;
+  SweepDialog* sweep_ = nullptr;
   QMenu* recentMenu_ = nullptr;
   Micros cursor_ = 0;
   QComboBox* scenario_;

@@ -8,20 +8,27 @@
 #include <memory>
 #include <thread>
 
+#include "spillway/dialect_replay.hpp"
 #include "spillway/sim/scenario.hpp"
 #include "spillway/view/timeline.hpp"
 
 namespace spillway::console {
 
 struct RunResult {
-  sim::RunReport report;
+  sim::RunReport report;  // a simulated run's KPIs
   view::RunTimeline timeline;
   std::vector<Event> events;
+  ReplayKpis replayKpis;  // a replayed incident's KPIs (replay_controller.hpp)
 };
 
+// Two runs of one scenario — or two replays of one recorded incident (`replay`): the baseline
+// watches only (METRICS_ONLY), the protected one applies the policy.
 struct Comparison {
   QString scenarioName;
   RunResult baseline, protectedRun;
+  bool replay = false;
+  QString incident;   // the library's incident name (replay)
+  Micros origin = 0;  // epoch µs of t = 0 (replay)
 };
 
 class RunController : public QObject {

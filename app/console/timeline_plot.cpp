@@ -118,8 +118,11 @@ void TimelinePlot::show(const PlotInput& in) {
   cursors_.clear();
   hover_.clear();
   readout_ = nullptr;
-  bandCount_ = laneCount_ = wouldOpenMarks_ = 0;
+  bandCount_ = laneCount_ = wouldOpenMarks_ = faultMarkers_ = 0;
   lanes_.clear();
+  markRects_.clear();
+  markFrom_ = -1;
+  focus_ = in.focus;
   const auto& c = in.run;
   if (!c || in.focus >= c->protectedRun.timeline.instances().size()) {
     replot();
@@ -136,7 +139,9 @@ void TimelinePlot::show(const PlotInput& in) {
   // run (dashed) — so a threshold edit shows what it changed.
   const BreakerConfig cfg = resolveBreaker(in.policy, p.model, p.name);
   const QColor err(200, 40, 40), slow(220, 130, 0), fp(130, 60, 170), lat(40, 90, 200);
-  addGraph(rates_, b.t, b.errorRate, err, "baseline run (faint)", Qt::SolidLine, 70);
+  // A replay's baseline is the recording itself, the breakers only watching.
+  addGraph(rates_, b.t, b.errorRate, err,
+           c->replay ? "recorded, watch only (faint)" : "baseline run (faint)", Qt::SolidLine, 70);
   addGraph(rates_, b.t, b.slowRate, slow, "slow rate (baseline)", Qt::SolidLine, 70);
   if (prev) {
     addGraph(rates_, prev->t, prev->errorRate, err, "previous policy (dashed)", Qt::DashLine, 110);
@@ -165,6 +170,7 @@ void TimelinePlot::show(const PlotInput& in) {
     if (m.kind == view::Marker::Kind::WouldOpen) continue;
     const bool fault =
         m.kind == view::Marker::Kind::FaultStart || m.kind == view::Marker::Kind::FaultEnd;
+    faultMarkers_ += fault;
     for (QCPAxisRect* r : {rates_, latency_, traffic_}) {
       auto* line =
           straightLine(r, QPen(fault ? QColor(120, 0, 120) : QColor(0, 120, 160), 1, Qt::DotLine));
@@ -381,7 +387,21 @@ void TimelinePlot::setCrosshair(double x) {
   replot(rpQueuedReplot);
 }
 
+void TimelinePlot::mouseReleaseEvent(QMouseEvent* e) {
+  if (markFrom_ >= 0) {
+    markRange(markFrom_, rates_->axis(QCPAxis::atBottom)->pixelToCoord(e->position().x()));
+    return;
+  }
+  QCustomPlot::mouseReleaseEvent(e);
+}
+
 void TimelinePlot::mouseMoveEvent(QMouseEvent* e) {
+  if (markFrom_ >= 0) {
+    const double x = rates_->axis(QCPAxis::atBottom)->pixelToCoord(e->position().x());
+    for (QCPItemRect* r : markRects_) r->bottomRight->setCoords(x, 1);
+    replot(rpQueuedReplot);
+    return;
+  }
   QCustomPlot::mouseMoveEvent(e);
   if (e->buttons() != Qt::NoButton || !readout_) return;  // dragging: no readout
   const QPointF pos = e->position();
@@ -400,7 +420,40 @@ void TimelinePlot::leaveEvent(QEvent* e) {
   replot(rpQueuedReplot);
 }
 
+void TimelinePlot::markRange(double from, double to) {
+  if (to < from) std::swap(from, to);
+  for (QCPItemRect* r : markRects_) removeItem(r);
+  markRects_.clear();
+  markFrom_ = -1;
+  replot(rpQueuedReplot);
+  if (to - from < 0.5) return;  // a click, not a range
+  emit rangeMarked(focus_, from, to);
+}
+
 void TimelinePlot::mousePressEvent(QMouseEvent* e) {
+  // Shift+drag over the breaker lanes or the rates: mark a range instead of panning.
+  const QPoint pos = e->position().toPoint();
+  if (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier) && readout_ &&
+      (bands_->rect().contains(pos) || rates_->rect().contains(pos))) {
+    markFrom_ = std::max(0.0, rates_->axis(QCPAxis::atBottom)->pixelToCoord(pos.x()));
+    for (QCPAxisRect* r : {bands_, rates_}) {
+      auto* rect = new QCPItemRect(this);
+      rect->setClipAxisRect(r);
+      rect->topLeft->setTypeY(QCPItemPosition::ptAxisRectRatio);
+      rect->bottomRight->setTypeY(QCPItemPosition::ptAxisRectRatio);
+      for (QCPItemPosition* p : {rect->topLeft, rect->bottomRight}) {
+        p->setAxes(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
+        p->setAxisRect(r);
+      }
+      rect->topLeft->setCoords(markFrom_, 0);
+      rect->bottomRight->setCoords(markFrom_, 1);
+      rect->setPen(QPen(QColor(120, 0, 120), 1, Qt::DashLine));
+      rect->setBrush(QColor(120, 0, 120, 40));
+      markRects_.push_back(rect);
+    }
+    replot(rpQueuedReplot);
+    return;
+  }
   QCustomPlot::mousePressEvent(e);
   // A click on a lane focuses its instance (as a click on its tile does).
   if (e->button() != Qt::LeftButton || !bands_->rect().contains(e->position().toPoint())) return;

@@ -36,16 +36,23 @@ class TimelinePlot : public QCustomPlot {
   int bandCount() const { return bandCount_; }
   int laneCount() const { return laneCount_; }
   int wouldOpenMarks() const { return wouldOpenMarks_; }
+  int faultMarkers() const { return faultMarkers_; }  // fault onset / end lines drawn
+  // What a Shift+drag over the breaker or rates rect does when released: marks the focused
+  // instance bad over [from, to] (seconds on the time axis).
+  void markRange(double from, double to);
+  bool marking() const { return markFrom_ >= 0; }
   QCPGraph* graphNamed(const QString& name) const;
 
  signals:
   void laneClicked(std::size_t instance);
+  void rangeMarked(std::size_t instance, double fromSeconds, double toSeconds);
 
  protected:
   void changeEvent(QEvent* e) override;
   void mouseMoveEvent(QMouseEvent* e) override;
   void leaveEvent(QEvent* e) override;
   void mousePressEvent(QMouseEvent* e) override;
+  void mouseReleaseEvent(QMouseEvent* e) override;
 
  private:
   QCPAxisRect* addRect(const QString& label);
@@ -63,7 +70,10 @@ class TimelinePlot : public QCustomPlot {
   QCPItemText* readout_ = nullptr;
   QString crosshairText_;
   std::vector<std::size_t> lanes_;
-  int bandCount_ = 0, laneCount_ = 0, wouldOpenMarks_ = 0;
+  std::size_t focus_ = 0;
+  int bandCount_ = 0, laneCount_ = 0, wouldOpenMarks_ = 0, faultMarkers_ = 0;
+  double markFrom_ = -1;  // a Shift+drag in progress: where it started (seconds)
+  std::vector<QCPItemRect*> markRects_;
 };
 
 QColor stateColor(BreakerState s, bool ramping);

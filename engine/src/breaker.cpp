@@ -24,6 +24,9 @@ Breaker::Breaker(InstanceId id, const BreakerConfig& cfg, std::uint64_t seed, Ev
       break;
   }
   updateSlowThreshold();
+  const double sliceLen = static_cast<double>(stats_.bucketWidth()) * stats_.bucketsPerSlice();
+  const double horizon = static_cast<double>(std::max<Micros>(cfg.baseline.horizon, 1));
+  baselineStep_ = std::exp(sliceLen / horizon);
 }
 
 Micros Breaker::clamp(Micros t) {
@@ -269,11 +272,9 @@ void Breaker::onSliceComplete(const CompletedSlice& s) {
   }
   lastSliceFrozen_ = !healthy;
   if (!healthy || !s.hist || s.hist->total() == 0) return;
-  const double sliceLen = static_cast<double>(stats_.bucketWidth()) * stats_.bucketsPerSlice();
-  const double horizon = static_cast<double>(std::max<Micros>(b.horizon, 1));
   // Forward decay: rather than shrinking every bin each slice, newer slices get a growing
   // weight; quantiles do not care about the common factor. Renormalize long before overflow.
-  baselineWeight_ *= std::exp(sliceLen / horizon);
+  baselineWeight_ *= baselineStep_;
   if (baselineWeight_ > 1e200) {
     baseline_.scale(1.0 / baselineWeight_);
     baselineWeight_ = 1.0;

@@ -20,8 +20,38 @@ SlidingStats::SlidingStats(Micros length, Micros bucketWidth)
 }
 
 void SlidingStats::allocHist() {
-  slices_ = std::make_unique<LatencyHistogram[]>(static_cast<std::size_t>(nSlices_));
+  slices_.resize(static_cast<std::size_t>(nSlices_));
   windowHist_ = std::make_unique<LatencyHistogram>();
+}
+
+LatencyHistogram& SlidingStats::sliceScratch() {
+  thread_local LatencyHistogram scratch;
+  return scratch;
+}
+
+LatencyHistogram& SlidingStats::makeDense(Slice& sl) {
+  if (!sl.dense) {
+    if (!sl.hist) sl.hist = std::make_unique<LatencyHistogram>();
+    for (const std::uint16_t bin : sl.bins) sl.hist->addBin(bin, 1);
+    sl.bins.clear();
+    sl.dense = true;
+  }
+  return *sl.hist;
+}
+
+// Takes the slice's calls out of the window histogram and empties it. One bin at a time gives
+// the window the same state as subtracting the slice's histogram.
+void SlidingStats::evictSlice(Slice& sl) {
+  if (sl.dense) {
+    if (sl.hist->total() > 0) {
+      windowHist_->subtract(*sl.hist);
+      sl.hist->clear();
+    }
+    sl.dense = false;
+  } else {
+    for (const std::uint16_t bin : sl.bins) windowHist_->removeBin(bin, 1);
+    sl.bins.clear();
+  }
 }
 
 void SlidingStats::evictBucket(std::int64_t idx) {
@@ -48,8 +78,8 @@ void SlidingStats::addAggregate(const WindowCounts& c, const LatencyHistogram* h
   decision_.add(c);
   sliceCounts_[headSlice_].add(c);
   if (hist && hist->total() > 0) {
-    if (!slices_) allocHist();
-    slices_[headSlice_].merge(*hist);
+    if (!windowHist_) allocHist();
+    makeDense(slices_[headSlice_]).merge(*hist);
     windowHist_->merge(*hist);
   }
 }

@@ -32,7 +32,9 @@ void Simulator::Impl::dispatch(std::uint32_t ri) {
     r.limitHeld = true;
   }
   r.lockedRoute = false;
-  if (degrading) {
+  // A session never locked has nothing in the lock table: the lookup (a hash probe per
+  // attempt) is skipped, with the same answer.
+  if (degrading && r.sessionLocked) {
     // The degrade lock (seed 003): a degraded session stays on its degraded route — a
     // retry never jumps back to the broken primary.
     if (const DegradeLock* lock = router->locked(r.session, now)) {
@@ -124,6 +126,7 @@ void Simulator::Impl::degrade(std::uint32_t ri, std::int32_t locked) {
     for (const RouteStep& step : plan_) {
       if (static_cast<std::int32_t>(step.model) == locked) continue;  // just tried
       if (tryModel(ri, step.model, step.trimmedTo)) {
+        r.sessionLocked = true;
         router->lock(r.session, static_cast<std::int32_t>(step.model), now);
         if (step.trimmedTo) ++cl.rep.trimmed;
         return;
@@ -133,6 +136,7 @@ void Simulator::Impl::degrade(std::uint32_t ri, std::int32_t locked) {
   const bool hit = cacheHit(r, cl);
   switch (router->lastResort(cl.critical, hit)) {
     case LastResort::Cache:
+      r.sessionLocked = true;
       router->lock(r.session, DegradeLock::kCache, now);
       r.model = kNone;                  // answered by the cache, not a model
       return finish(ri, End::Success);  // a cached answer: usable, at once
@@ -141,6 +145,7 @@ void Simulator::Impl::degrade(std::uint32_t ri, std::int32_t locked) {
       ++degradeRejects[0];
       break;
     case LastResort::Static:
+      r.sessionLocked = true;
       router->lock(r.session, DegradeLock::kStatic, now);
       ++cl.rep.staticAnswers;
       ++degradeRejects[1];
@@ -232,8 +237,15 @@ std::size_t Simulator::Impl::pick(ModelGroup& mg) {
     case Routing::LeastOutstanding:
       break;
   }
-  // Least outstanding; ties go round robin so equal instances share the load.
+  // Least outstanding; ties go round robin so equal instances share the load: the first
+  // instance with the fewest outstanding at or after the cursor, wrapping around.
   const std::size_t start = nextCursor(mg);
+  if (mg.indexed) {
+    const std::uint64_t hit = mg.withCount[mg.minOut];
+    const std::uint64_t after = hit >> start;  // start < n <= 64
+    return after ? start + static_cast<std::size_t>(__builtin_ctzll(after))
+                 : static_cast<std::size_t>(__builtin_ctzll(hit));
+  }
   const std::uint32_t* out = mg.outstanding.data();
   std::size_t best = start;
   std::uint32_t bestOut = out[start];

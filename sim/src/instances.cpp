@@ -113,7 +113,7 @@ void Simulator::Impl::send(std::uint32_t ri, std::uint32_t i) {
     }
   }
   r.timeoutArmed = false;
-  ++models[in.model].outstanding[in.slot];
+  models[in.model].addOutstanding(in.slot);
   ++cl.inFlight;
   ++models[in.model].inFlight;
   ++in.rep.attempts;
@@ -228,7 +228,7 @@ void Simulator::Impl::deliver(std::uint32_t ri) {
   Request& r = requests[ri];
   Instance& in = inst[r.instance];
   const Micros latency = now - r.attemptStart;
-  --models[in.model].outstanding[in.slot];
+  models[in.model].dropOutstanding(in.slot);
   --clients[r.client].inFlight;
   --models[in.model].inFlight;
   engine.record(in.eid, Decision{true, r.probe, RejectReason::None}, now, latency, r.status,
@@ -254,7 +254,7 @@ void Simulator::Impl::onTimeout(std::uint32_t ri, std::uint32_t token) {
   Request& r = requests[ri];
   if (r.token != token) return;
   Instance& in = inst[r.instance];
-  --models[in.model].outstanding[in.slot];
+  models[in.model].dropOutstanding(in.slot);
   --clients[r.client].inFlight;
   --models[in.model].inFlight;
   engine.record(in.eid, Decision{true, r.probe, RejectReason::None}, now, now - r.attemptStart, 0,

@@ -30,6 +30,9 @@ void Simulator::Impl::build() {
       inst.push_back(std::move(in));
     }
   }
+  if (sc.routing == Routing::LeastOutstanding)
+    for (ModelGroup& mg : models)
+      if (!mg.instances.empty() && mg.instances.size() <= 64) mg.index();
   auto modelIndex = [&](const std::string& name) -> std::uint32_t {
     for (std::size_t m = 0; m < sc.models.size(); ++m)
       if (sc.models[m].name == name) return static_cast<std::uint32_t>(m);

@@ -68,7 +68,16 @@ constexpr Micros kRefuseLatency = millis(1);  // connection refused / reset / qu
 
 // How one attempt ended, as the caller sees it.
 // PoolFull: the caller's own connection pool had no room — the try never reached the gateway.
-enum class Result : std::uint8_t { Ok, Error, Throttled, Timeout, Reset, Rejected, Limited, PoolFull };
+enum class Result : std::uint8_t {
+  Ok,
+  Error,
+  Throttled,
+  Timeout,
+  Reset,
+  Rejected,
+  Limited,
+  PoolFull
+};
 
 struct Request {
   std::uint32_t client = 0;
@@ -93,6 +102,7 @@ struct Request {
   std::int32_t cacheKey = -1;    // -1 = not cacheable
   bool limitHeld = false;        // admitted by the limiter (released when the original ends)
   bool lockedRoute = false;      // the current attempt follows a degrade lock
+  bool sessionLocked = false;    // a degrade lock was taken for this session (may have expired)
   bool gatewayRerouted = false;  // the gateway already re-routed a failed try once
   bool modelDeadline = false;    // the attempt's deadline is the model's upstream timeout
   double estTokens = 0;
@@ -204,6 +214,40 @@ struct ModelGroup {
   // small array instead of whole Instance records.
   std::vector<std::uint32_t> outstanding;
   std::uint32_t inFlight = 0;  // attempts in flight to the group (gateway budget)
+  // Least-outstanding routing over at most 64 instances keeps, per outstanding count, a bit
+  // set of the instances with that count, and the smallest count in use: a pick is then a
+  // shift and a count-trailing-zeros instead of a scan of every instance.
+  bool indexed = false;
+  std::uint32_t minOut = 0;
+  std::vector<std::uint64_t> withCount;  // withCount[v]: bit k = instance k has v outstanding
+
+  void index() {
+    indexed = true;
+    minOut = 0;
+    withCount.assign(8, 0);
+    for (std::size_t k = 0; k < outstanding.size(); ++k) {
+      if (outstanding[k] >= withCount.size()) withCount.resize(outstanding[k] + 1, 0);
+      withCount[outstanding[k]] |= std::uint64_t{1} << k;
+    }
+    while (!withCount[minOut]) ++minOut;
+  }
+  void addOutstanding(std::uint32_t k) {
+    const std::uint32_t v = outstanding[k]++;
+    if (!indexed) return;
+    const std::uint64_t bit = std::uint64_t{1} << k;
+    if (v + 1 >= withCount.size()) withCount.resize(2 * withCount.size(), 0);
+    withCount[v] &= ~bit;
+    withCount[v + 1] |= bit;
+    if (v == minOut && !withCount[v]) minOut = v + 1;
+  }
+  void dropOutstanding(std::uint32_t k) {
+    const std::uint32_t v = outstanding[k]--;
+    if (!indexed) return;
+    const std::uint64_t bit = std::uint64_t{1} << k;
+    withCount[v] &= ~bit;
+    withCount[v - 1] |= bit;
+    if (v - 1 < minOut) minOut = v - 1;
+  }
 };
 
 // Fans breaker events out to the caller's sink and keeps them for fault scoring.
@@ -260,7 +304,7 @@ struct Simulator::Impl {
   std::vector<std::string> instanceNames, clientNames;
   LatencyHistogram answered;
   std::vector<std::uint8_t> tried_;  // scratch for dispatch
-  std::vector<Micros> gtScratch_;     // scratch for the ground truth's FIFO replay
+  std::vector<Micros> gtScratch_;    // scratch for the ground truth's FIFO replay
   // Degradation and limits (off in the baseline: a plain forwarder has neither).
   std::optional<Limiter> limiter;
   std::optional<DegradeRouter> router;

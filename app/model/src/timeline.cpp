@@ -45,6 +45,22 @@ double perSecond(std::uint32_t n, Micros tick) {
   return static_cast<double>(n) * 1e6 / static_cast<double>(tick);
 }
 
+// The FP rate over a sliding minute (running sums: O(ticks)).
+void fillFpRate(InstanceTimeline& it, Micros tick) {
+  const std::size_t span = std::max<std::size_t>(1, static_cast<std::size_t>(seconds(60) / tick));
+  double judged = 0, would = 0;
+  it.fpRate.resize(it.t.size());
+  for (std::size_t k = 0; k < it.t.size(); ++k) {
+    judged += it.blockedJudged[k];
+    would += it.blockedWouldSucceed[k];
+    if (k >= span) {
+      judged -= it.blockedJudged[k - span];
+      would -= it.blockedWouldSucceed[k - span];
+    }
+    it.fpRate[k] = judged > 0.5 ? would / judged : std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
 }  // namespace
 
 RunTimeline RunTimeline::build(const sim::VectorSeries& series, const std::vector<Event>& events,
@@ -73,21 +89,7 @@ RunTimeline RunTimeline::build(const sim::VectorSeries& series, const std::vecto
     it.blockedJudged.push_back(row.blockedJudged);
     it.blockedWouldSucceed.push_back(row.blockedWouldSucceed);
   }
-  // The FP rate over a sliding minute (running sums: O(ticks)).
-  const std::size_t span = std::max<std::size_t>(1, static_cast<std::size_t>(seconds(60) / tick));
-  for (InstanceTimeline& it : tl.instances_) {
-    double judged = 0, would = 0;
-    it.fpRate.resize(it.t.size());
-    for (std::size_t k = 0; k < it.t.size(); ++k) {
-      judged += it.blockedJudged[k];
-      would += it.blockedWouldSucceed[k];
-      if (k >= span) {
-        judged -= it.blockedJudged[k - span];
-        would -= it.blockedWouldSucceed[k - span];
-      }
-      it.fpRate[k] = judged > 0.5 ? would / judged : std::numeric_limits<double>::quiet_NaN();
-    }
-  }
+  for (InstanceTimeline& it : tl.instances_) fillFpRate(it, tick);
   // The engine numbers instances in the order the simulator registered them, which is the
   // series' order; a baseline run's breakers only watch.
   const BreakerState initial = report.protection ? BreakerState::Closed : BreakerState::MetricsOnly;
@@ -127,6 +129,16 @@ RunTimeline RunTimeline::build(const sim::VectorSeries& series, const std::vecto
     ct.p99Ms.push_back(row.p99Ms);
     ct.originals.push_back(perSecond(row.originals, tick));
   }
+  return tl;
+}
+
+RunTimeline RunTimeline::fromInstances(std::vector<InstanceTimeline> instances, Micros tick,
+                                       Micros end) {
+  RunTimeline tl;
+  tl.tick_ = tick;
+  tl.end_ = end;
+  tl.instances_ = std::move(instances);
+  for (InstanceTimeline& it : tl.instances_) fillFpRate(it, tick);
   return tl;
 }
 

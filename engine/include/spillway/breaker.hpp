@@ -163,8 +163,8 @@ class Breaker {
   Rng rng_;
   SlidingStats stats_;
   std::unique_ptr<CountWindow> countWindow_;
-  DecayingHistogram baseline_;   // forward-decayed: weights grow by e^(t/horizon)
   double baselineWeight_ = 1.0;  // weight of a sample in the newest slice
+  double baselineStep_ = 1.0;    // its growth per slice, e^(slice / horizon)
   double baselineP99_ = 0;
   double baselineP50_ = 0;
   bool baselineLearned_ = false;
@@ -185,6 +185,9 @@ class Breaker {
   int tripKind_ = 0;  // 0 error, 1 slow: what the current open was caused by
   std::uint64_t inflight_ = 0;
   BreakerCounters counters_;
+  // Last: 13 KB that only the once-a-slice fold touches, so the fields admit and record use
+  // share a few cache lines instead of straddling it.
+  DecayingHistogram baseline_;  // forward-decayed: weights grow by e^(t/horizon)
 };
 
 }  // namespace spillway

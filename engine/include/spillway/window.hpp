@@ -32,7 +32,8 @@ struct WindowCounts {
   }
 };
 
-// A completed histogram slice, handed to the baseline learner.
+// A completed histogram slice, handed to the baseline learner. `hist` is valid during the
+// call only.
 struct CompletedSlice {
   const LatencyHistogram* hist;
   WindowCounts counts;
@@ -71,10 +72,15 @@ class SlidingStats {
     sliceCounts_[headSlice_].calls++;
     sliceCounts_[headSlice_].failures += failure;
     sliceCounts_[headSlice_].slow += slow;
-    if (!slices_) allocHist();
+    if (!windowHist_) allocHist();
     const int bin = HistogramLayout::binOf(latencyUs);
-    slices_[headSlice_].addBin(bin, 1);
     windowHist_->addBin(bin, 1);
+    Slice& sl = slices_[headSlice_];
+    if (!sl.dense && sl.bins.size() < kSparseSlice) {
+      sl.bins.push_back(static_cast<std::uint16_t>(bin));
+    } else {
+      makeDense(sl).addBin(bin, 1);
+    }
   }
   void addAggregate(const WindowCounts& c, const LatencyHistogram* hist);
   void addRejected() {
@@ -99,6 +105,19 @@ class SlidingStats {
   void roll(Micros t, OnSlice& onSlice);
   void evictBucket(std::int64_t idx);
   void allocHist();
+  // A slice's latencies: the bins of its calls while they are few (a one-second slice of a
+  // lightly loaded instance holds a handful — a list a few bytes long instead of a 7 KB
+  // histogram per slice, which kept every breaker's slices out of the cache), a histogram
+  // once they are many or an aggregate arrives.
+  static constexpr std::size_t kSparseSlice = 256;
+  struct Slice {
+    std::vector<std::uint16_t> bins;
+    std::unique_ptr<LatencyHistogram> hist;  // kept once allocated
+    bool dense = false;                      // hist holds the slice (bins is empty)
+  };
+  LatencyHistogram& makeDense(Slice& sl);
+  void evictSlice(Slice& sl);
+  static LatencyHistogram& sliceScratch();  // empty between uses
 
   Micros width_;
   int n_;  // buckets in the window
@@ -107,7 +126,7 @@ class SlidingStats {
   std::vector<WindowCounts> buckets_;
   std::vector<std::int64_t> slotIdx_;  // absolute bucket index held by each slot
   std::vector<WindowCounts> sliceCounts_;
-  std::unique_ptr<LatencyHistogram[]> slices_;
+  std::vector<Slice> slices_;  // allocated with windowHist_
   std::unique_ptr<LatencyHistogram> windowHist_;
   WindowCounts all_;
   WindowCounts decision_;
@@ -143,8 +162,24 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
   std::int64_t oldSlice = sliceOf(headIdx_);
   const std::int64_t newSlice = sliceOf(idx);
   if (newSlice != oldSlice && sliceCounts_[headSlice_].calls > 0) {
-    onSlice(CompletedSlice{slices_ ? &slices_[headSlice_] : nullptr, sliceCounts_[headSlice_],
-                           (oldSlice + 1) * bucketsPerSlice_ * width_});
+    CompletedSlice done{nullptr, sliceCounts_[headSlice_],
+                        (oldSlice + 1) * bucketsPerSlice_ * width_};
+    LatencyHistogram* scratch = nullptr;
+    std::unique_ptr<LatencyHistogram> own;  // only if a callback rolls another window
+    if (windowHist_) {
+      Slice& sl = slices_[headSlice_];
+      if (sl.dense) {
+        done.hist = sl.hist.get();
+      } else {
+        // A short list: lend it a histogram for the call (one per thread, so it stays cached).
+        scratch = &sliceScratch();
+        if (scratch->total() != 0) scratch = (own = std::make_unique<LatencyHistogram>()).get();
+        for (const std::uint16_t bin : sl.bins) scratch->addBin(bin, 1);
+        done.hist = scratch;
+      }
+    }
+    onSlice(done);
+    if (scratch) scratch->clear();
   }
   // Evict at most one window's worth of buckets: a long idle gap clears everything once.
   std::int64_t from = headIdx_ + 1;
@@ -155,10 +190,7 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
   if (newSlice - sFrom >= nSlices_) sFrom = newSlice - nSlices_ + 1;
   for (std::int64_t s = sFrom; s <= newSlice; ++s) {
     const int slot = static_cast<int>(((s % nSlices_) + nSlices_) % nSlices_);
-    if (slices_ && slices_[slot].total() > 0) {
-      windowHist_->subtract(slices_[slot]);
-      slices_[slot].clear();
-    }
+    if (windowHist_) evictSlice(slices_[slot]);
     sliceCounts_[slot] = WindowCounts{};
   }
   headIdx_ = idx;

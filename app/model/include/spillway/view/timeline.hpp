@@ -49,6 +49,10 @@ struct InstanceTimeline {
   // blocked calls judged, both summed over a sliding 60 s; NaN while nothing was blocked.
   std::vector<double> fpRate;
   std::vector<double> blockedJudged, blockedWouldSucceed;  // per tick
+  // Replay only (empty for a simulated run): the recording's calls per tick, and of those the
+  // failures (by the policy's classification) and the slow ones (over the breaker's threshold
+  // when the call was admitted).
+  std::vector<double> calls, failures, slow;
   std::vector<StateBand> bands;
   std::vector<Marker> markers;  // in time order
 };
@@ -80,7 +84,13 @@ class RunTimeline {
   static RunTimeline build(const sim::VectorSeries& series, const std::vector<Event>& events,
                            const sim::RunReport& report, Micros tick);
 
+  // A timeline assembled elsewhere (a replay, replay_timeline.hpp): the series must share one
+  // time axis; the sliding-minute FP rate is derived here from the blocks per tick.
+  static RunTimeline fromInstances(std::vector<InstanceTimeline> instances, Micros tick,
+                                   Micros end);
+
   const std::vector<InstanceTimeline>& instances() const { return instances_; }
+  std::vector<InstanceTimeline>& instances() { return instances_; }
   const std::vector<ClientTimeline>& clients() const { return clients_; }
   Micros end() const { return end_; }
   // Index of the last tick at or before `t` (the scrubber's position); 0 before the first.

@@ -1,0 +1,97 @@
+#pragma once
+// A recorded incident replayed under a policy, as the console draws it — toolkit-neutral (no
+// Qt), tested without widgets. The engine's own Replayer decides (so the KPIs are exactly those
+// of `spillway-cli replay` and of the sweep's replayIncident); this builder only watches it:
+// per instance and per second the recording's calls, failures and slow calls, the p99 of the
+// recorded latencies, the calls the policy blocked and of those the false positives, the
+// decision window's error and slow rates and the learned P99 baseline; breaker state bands
+// from the replay's events, and fault annotations with their detection and restore as markers.
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <optional>
+#include <vector>
+
+#include "spillway/dialect_replay.hpp"
+#include "spillway/formats/source.hpp"
+#include "spillway/replay.hpp"
+#include "spillway/view/timeline.hpp"
+
+namespace spillway::view {
+
+struct ReplayView {
+  RunTimeline timeline;       // t = 0 at `origin`, one tick per second
+  Micros origin = 0;          // epoch µs of t = 0 (a whole second)
+  ReplayKpis kpis;            // nativeReplayKpis of the replay
+  std::vector<Event> events;  // the replay's breaker events (epoch µs)
+  std::vector<NamedFault> faults;
+  bool protection = true;  // false: the breakers only watched (METRICS_ONLY)
+};
+
+class ReplayTimelineBuilder {
+ public:
+  // `origin`: epoch µs of t = 0, floored to a second; kNever = the first record's second.
+  // A policy whose default breaker is METRICS_ONLY builds a watch-only (baseline) timeline.
+  ReplayTimelineBuilder(Policy policy, std::vector<NamedFault> faults, ReplayOptions options = {},
+                        Micros origin = kNever);
+  void feed(const CallRecord& rec);
+  void feedAggregate(const formats::AggregateSample& s);
+  ReplayView finish();
+  std::uint64_t fed() const { return replayer_.fed(); }
+
+ private:
+  struct Pending {
+    Micros ts, latency;
+    std::uint64_t seq;
+    InstanceId id;
+    int status;
+    Outcome outcome;
+  };
+  struct Acc {  // one instance's per-second accumulators
+    std::vector<double> calls, failures, slow, blocked, fp;
+    std::vector<std::vector<float>> latencyMs;
+    std::vector<double> errorRate, slowRate, baselineMs;  // sampled once a second
+    std::uint64_t rejectedSeen = 0, fpSeen = 0;
+    std::vector<std::pair<Micros, BreakerState>> states;  // transitions so far
+  };
+  std::size_t bucket(Micros ts) const;
+  Acc& acc(InstanceId id);
+  void admitted(std::vector<Pending>& batch);
+  void sampleUntil(Micros watermark);
+  void readEvents();
+
+  Policy policy_;
+  std::vector<NamedFault> faults_;
+  ReplayOptions options_;
+  Replayer replayer_;
+  Micros origin_;
+  // A mirror of the Replayer's reorder buffer (same insertion rule), so that the calls each
+  // feed admits — and the counters they moved — are known call by call.
+  std::deque<Pending> pending_;
+  std::uint64_t seq_ = 0;
+  Micros maxTs_ = kNever;
+  Micros nextSample_ = kNever;
+  std::size_t eventsRead_ = 0;
+  std::vector<Acc> acc_;
+};
+
+// Streams a library source (calls or aggregate samples) through a builder. Returns nullopt
+// when `cancel` was set (polled every 4096 records); `progress` gets the records read.
+std::optional<ReplayView> replayTimeline(formats::RecordSource& source, const Policy& policy,
+                                         std::vector<NamedFault> faults, Micros origin = kNever,
+                                         const std::atomic<bool>* cancel = nullptr,
+                                         const std::function<void(std::uint64_t)>& progress = {});
+
+// The policy with every breaker watching only: the recording as it happened, with the marks
+// where the policy would have opened (the replay's baseline, as the unprotected run is the
+// simulator's).
+Policy watchOnly(Policy p);
+
+// The replay's KPI rows, scored as the sweep scores (SweepScore): availability (recorded
+// successes not blocked ÷ calls), FP rate, blocked share, interception, TTD (a missed fault
+// counts its whole length), MTTR, opens, missed faults.
+std::vector<KpiRow> replayKpiRows(const ReplayKpis& current, const ReplayKpis* baseline,
+                                  const ReplayKpis* previous);
+
+}  // namespace spillway::view

@@ -1,0 +1,396 @@
+#include "spillway/view/replay_timeline.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "spillway/outcome.hpp"
+#include "spillway/sweep.hpp"
+
+namespace spillway::view {
+namespace {
+
+constexpr Micros kSecond = seconds(1);
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+Micros floorSecond(Micros t) {
+  const Micros r = t % kSecond;
+  return r < 0 ? t - r - kSecond : t - r;
+}
+
+template <class T>
+void grow(std::vector<T>& v, std::size_t n) {
+  if (v.size() < n) v.resize(n);
+}
+
+double p99(std::vector<float>& v) {
+  if (v.empty()) return kNaN;
+  const std::size_t k =
+      static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(v.size()))) - 1;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
+  return v[k];
+}
+
+// Lower = more likely to have been blocked: OPEN blocks everything, HALF_OPEN all but probes.
+int blockRank(BreakerState s) {
+  switch (s) {
+    case BreakerState::Open:
+    case BreakerState::ForcedOpen:
+      return 0;
+    case BreakerState::HalfOpen:
+      return 1;
+    default:
+      return 2;
+  }
+}
+
+}  // namespace
+
+ReplayTimelineBuilder::ReplayTimelineBuilder(Policy policy, std::vector<NamedFault> faults,
+                                             ReplayOptions options, Micros origin)
+    : policy_(policy),
+      faults_(std::move(faults)),
+      options_(options),
+      replayer_(std::move(policy), options),
+      origin_(origin == kNever ? kNever : floorSecond(origin)) {
+  if (origin_ != kNever) nextSample_ = origin_ + kSecond;
+}
+
+std::size_t ReplayTimelineBuilder::bucket(Micros ts) const {
+  return ts <= origin_ ? 0 : static_cast<std::size_t>((ts - origin_) / kSecond);
+}
+
+ReplayTimelineBuilder::Acc& ReplayTimelineBuilder::acc(InstanceId id) {
+  if (acc_.size() <= id) acc_.resize(id + 1);
+  return acc_[id];
+}
+
+void ReplayTimelineBuilder::feed(const CallRecord& rec) {
+  if (origin_ == kNever) {
+    origin_ = floorSecond(rec.ts);
+    nextSample_ = origin_ + kSecond;
+  }
+  replayer_.feed(rec);
+  const InstanceId id = *replayer_.engine().find(rec.instance);  // registered by feed()
+  acc(id);
+  // The Replayer's insertion rule: appended when in order, else after equal start times.
+  const Pending p{rec.ts, rec.latency, seq_++, id, rec.status, rec.outcome};
+  if (pending_.empty() || pending_.back().ts <= rec.ts) {
+    pending_.push_back(p);
+  } else {
+    auto at = std::upper_bound(pending_.begin(), pending_.end(), p,
+                               [](const Pending& a, const Pending& b) { return a.ts < b.ts; });
+    pending_.insert(at, p);
+  }
+  if (rec.ts > maxTs_) maxTs_ = rec.ts;
+  const Micros watermark = maxTs_ - options_.reorderWindow;
+  std::vector<Pending> batch;
+  while (!pending_.empty() && pending_.front().ts <= watermark) {
+    batch.push_back(pending_.front());
+    pending_.pop_front();
+  }
+  if (batch.empty()) return;
+  readEvents();
+  admitted(batch);
+  sampleUntil(watermark);
+}
+
+void ReplayTimelineBuilder::feedAggregate(const formats::AggregateSample& s) {
+  if (origin_ == kNever) {
+    origin_ = floorSecond(s.end - s.step);
+    nextSample_ = origin_ + kSecond;
+  }
+  replayer_.feedAggregate(s.instance, s.model, s.end, s.calls, s.failures, s.slow);
+  Acc& a = acc(*replayer_.engine().find(s.instance));
+  // Counts over (end - step, end], spread evenly over its seconds.
+  const Micros from = std::max(origin_, s.end - std::max<Micros>(s.step, kSecond));
+  const std::size_t k0 = bucket(from), k1 = std::max(k0 + 1, bucket(s.end - 1) + 1);
+  const double share = 1.0 / static_cast<double>(k1 - k0);
+  for (auto* v : {&a.calls, &a.failures, &a.slow, &a.blocked, &a.fp}) grow(*v, k1);
+  grow(a.latencyMs, k1);
+  for (std::size_t k = k0; k < k1; ++k) {
+    a.calls[k] += s.calls * share;
+    a.failures[k] += s.failures * share;
+    a.slow[k] += static_cast<double>(std::max<std::int64_t>(0, s.slow)) * share;
+  }
+  readEvents();
+  sampleUntil(s.end);
+}
+
+void ReplayTimelineBuilder::readEvents() {
+  const std::vector<Event>& ev = replayer_.events();
+  for (; eventsRead_ < ev.size(); ++eventsRead_) {
+    const Event& e = ev[eventsRead_];
+    if (e.kind == EventKind::Transition) acc(e.instance).states.emplace_back(e.ts, e.to);
+  }
+}
+
+// The calls one feed admitted, in admission order. Per instance the breaker's counters say
+// how many of them it blocked and how many of those would have succeeded; in an ordered
+// recording a feed admits one call, so the attribution is exact. When a feed admits several
+// calls of one instance (records out of order, the last reorder window at the end), the blocks
+// go to the calls the breaker was OPEN for, then HALF_OPEN, then the latest ones.
+void ReplayTimelineBuilder::admitted(std::vector<Pending>& batch) {
+  std::stable_sort(batch.begin(), batch.end(),
+                   [](const Pending& a, const Pending& b) { return a.id < b.id; });
+  for (std::size_t from = 0; from < batch.size();) {
+    std::size_t to = from;
+    while (to < batch.size() && batch[to].id == batch[from].id) ++to;
+    const InstanceId id = batch[from].id;
+    const Breaker& b = replayer_.engine().breaker(id);
+    Acc& a = acc(id);
+    const std::uint64_t rejected = b.counters().rejected - a.rejectedSeen;
+    const std::uint64_t fps = b.counters().blockedWouldSucceed - a.fpSeen;
+    a.rejectedSeen = b.counters().rejected;
+    a.fpSeen = b.counters().blockedWouldSucceed;
+    const std::size_t n = to - from;
+    std::vector<bool> succeeded(n), blocked(n, rejected >= n);
+    for (std::size_t j = 0; j < n; ++j) {
+      const Pending& p = batch[from + j];
+      const std::size_t k = bucket(p.ts);
+      for (auto* v : {&a.calls, &a.failures, &a.slow, &a.blocked, &a.fp}) grow(*v, k + 1);
+      grow(a.latencyMs, k + 1);
+      const bool failure = classify(b.config().classify, p.status, p.outcome) == Verdict::Failure;
+      const bool slow = p.latency > b.slowThreshold();
+      succeeded[j] = !failure && !slow;
+      a.calls[k] += 1;
+      a.failures[k] += failure;
+      a.slow[k] += slow;
+      a.latencyMs[k].push_back(static_cast<float>(static_cast<double>(p.latency) / 1e3));
+    }
+    if (rejected > 0 && rejected < n) {
+      auto stateAt = [&](Micros ts) {
+        BreakerState s = BreakerState::Closed;
+        for (const auto& [at, st] : a.states) {
+          if (at > ts) break;
+          s = st;
+        }
+        return s;
+      };
+      std::vector<std::size_t> order(n);
+      for (std::size_t j = 0; j < n; ++j) order[j] = j;
+      std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+        const int rx = blockRank(stateAt(batch[from + x].ts));
+        const int ry = blockRank(stateAt(batch[from + y].ts));
+        return rx != ry ? rx < ry : x > y;
+      });
+      for (std::size_t j = 0; j < rejected; ++j) blocked[order[j]] = true;
+    }
+    // False positives: blocked calls that succeeded in the recording (the Replayer's rule),
+    // then any blocked one should the threshold have moved within the feed.
+    std::vector<bool> fp(n, false);
+    std::uint64_t left = fps;
+    for (int pass = 0; pass < 2 && left > 0; ++pass)
+      for (std::size_t j = 0; j < n && left > 0; ++j)
+        if (blocked[j] && !fp[j] && (pass == 1 || succeeded[j])) {
+          fp[j] = true;
+          --left;
+        }
+    for (std::size_t j = 0; j < n; ++j) {
+      const std::size_t k = bucket(batch[from + j].ts);
+      a.blocked[k] += blocked[j];
+      a.fp[k] += fp[j];
+    }
+    from = to;
+  }
+}
+
+// The decision window and the learned baseline at each whole second the replay has reached.
+void ReplayTimelineBuilder::sampleUntil(Micros watermark) {
+  if (origin_ == kNever) return;
+  const Engine& eng = replayer_.engine();
+  for (; nextSample_ <= watermark; nextSample_ += kSecond) {
+    const std::size_t k = bucket(nextSample_ - 1);
+    for (InstanceId id = 0; id < eng.size(); ++id) {
+      const BreakerSnapshot s = eng.breaker(id).snapshot(nextSample_);
+      Acc& a = acc(id);
+      for (auto* v : {&a.errorRate, &a.slowRate, &a.baselineMs}) grow(*v, k + 1);
+      a.errorRate[k] = s.errorRate;
+      a.slowRate[k] = s.slowRate;
+      a.baselineMs[k] = s.baselineLearned ? s.baselineP99 / 1e3 : 0;
+    }
+  }
+}
+
+ReplayView ReplayTimelineBuilder::finish() {
+  replayer_.finish();
+  readEvents();
+  std::vector<Pending> tail(pending_.begin(), pending_.end());
+  pending_.clear();
+  if (!tail.empty()) admitted(tail);
+
+  ReplayView v;
+  v.protection = policy_.breaker.mode != BreakerMode::MetricsOnly;
+  v.faults = faults_;
+  v.kpis = nativeReplayKpis(replayer_, faults_);
+  v.events = replayer_.events();
+  if (origin_ == kNever || replayer_.lastTime() == kNever) {
+    v.timeline = RunTimeline::fromInstances({}, kSecond, 0);
+    return v;
+  }
+  v.origin = origin_;
+  const std::size_t n = bucket(replayer_.lastTime() - 1) + 1;
+  const Micros end = static_cast<Micros>(n) * kSecond;
+  sampleUntil(origin_ + end);
+
+  // Bands and markers on the timeline's axis (t = 0 at the origin).
+  std::vector<Event> shifted = v.events;
+  for (Event& e : shifted) e.ts -= origin_;
+  const Engine& eng = replayer_.engine();
+  const BreakerState initial = v.protection ? BreakerState::Closed : BreakerState::MetricsOnly;
+  std::vector<InstanceTimeline> out(eng.size());
+  for (InstanceId id = 0; id < eng.size(); ++id) {
+    InstanceTimeline& it = out[id];
+    Acc& a = acc(id);
+    it.name = eng.name(id);
+    it.model = eng.model(id);
+    for (auto* s : {&a.calls, &a.failures, &a.slow, &a.blocked, &a.fp, &a.errorRate, &a.slowRate,
+                    &a.baselineMs})
+      grow(*s, n);
+    grow(a.latencyMs, n);
+    it.t.resize(n);
+    it.p99Ms.resize(n);
+    it.throughput.resize(n);
+    for (std::size_t k = 0; k < n; ++k) {
+      it.t[k] = static_cast<double>(k + 1);
+      it.p99Ms[k] = p99(a.latencyMs[k]);
+      it.throughput[k] = a.calls[k] - a.blocked[k];
+    }
+    a.latencyMs = {};
+    it.calls.assign(a.calls.begin(), a.calls.begin() + static_cast<std::ptrdiff_t>(n));
+    it.failures.assign(a.failures.begin(), a.failures.begin() + static_cast<std::ptrdiff_t>(n));
+    it.slow.assign(a.slow.begin(), a.slow.begin() + static_cast<std::ptrdiff_t>(n));
+    it.rejected.assign(a.blocked.begin(), a.blocked.begin() + static_cast<std::ptrdiff_t>(n));
+    it.blockedJudged = it.rejected;  // replay judges every block against the recording
+    it.blockedWouldSucceed.assign(a.fp.begin(), a.fp.begin() + static_cast<std::ptrdiff_t>(n));
+    it.errorRate.assign(a.errorRate.begin(), a.errorRate.begin() + static_cast<std::ptrdiff_t>(n));
+    it.slowRate.assign(a.slowRate.begin(), a.slowRate.begin() + static_cast<std::ptrdiff_t>(n));
+    it.baselineP99Ms.assign(a.baselineMs.begin(),
+                            a.baselineMs.begin() + static_cast<std::ptrdiff_t>(n));
+    it.queueFull.assign(n, 0);
+    it.overflow.assign(n, 0);
+    it.busy.assign(n, 0);
+    it.queued.assign(n, 0);
+    it.bands = bandsFromEvents(shifted, id, initial, end);
+    for (const Event& e : shifted)
+      if (e.instance == id && e.kind == EventKind::WouldOpen)
+        it.markers.push_back({e.ts, Marker::Kind::WouldOpen, "would open"});
+  }
+  for (const FaultKpis& f : v.kpis.faults) {
+    const auto id = eng.find(f.fault.instance);
+    if (!id) continue;
+    const std::string kind = f.fault.kind.empty() ? std::string("fault") : f.fault.kind;
+    auto& m = out[*id].markers;
+    const Micros start = f.fault.start - origin_;
+    m.push_back({start, Marker::Kind::FaultStart, kind + " starts"});
+    m.push_back({f.fault.end - origin_, Marker::Kind::FaultEnd, kind + " ends"});
+    if (f.score.detected) m.push_back({start + f.score.ttd, Marker::Kind::Detected, "detected"});
+    if (f.score.restored)
+      m.push_back({start + f.score.mttr, Marker::Kind::Restored, "traffic restored"});
+  }
+  for (InstanceTimeline& it : out)
+    std::stable_sort(it.markers.begin(), it.markers.end(),
+                     [](const Marker& a, const Marker& b) { return a.at < b.at; });
+  v.timeline = RunTimeline::fromInstances(std::move(out), kSecond, end);
+  return v;
+}
+
+std::optional<ReplayView> replayTimeline(formats::RecordSource& source, const Policy& policy,
+                                         std::vector<NamedFault> faults, Micros origin,
+                                         const std::atomic<bool>* cancel,
+                                         const std::function<void(std::uint64_t)>& progress) {
+  ReplayTimelineBuilder b(policy, std::move(faults), ReplayOptions{}, origin);
+  std::uint64_t n = 0;
+  auto tick = [&] {
+    if ((++n & 4095) != 0) return true;
+    if (progress) progress(n);
+    return !(cancel && cancel->load(std::memory_order_relaxed));
+  };
+  if (source.aggregates()) {
+    formats::AggregateSample s;
+    while (source.nextAggregate(s)) {
+      b.feedAggregate(s);
+      if (!tick()) return std::nullopt;
+    }
+  } else {
+    CallRecord rec;
+    while (source.next(rec)) {
+      b.feed(rec);
+      if (!tick()) return std::nullopt;
+    }
+  }
+  if (cancel && cancel->load()) return std::nullopt;
+  return b.finish();
+}
+
+Policy watchOnly(Policy p) {
+  p.breaker.mode = BreakerMode::MetricsOnly;
+  return p;
+}
+
+namespace {
+
+SweepScore score(const ReplayKpis& k) {
+  SweepScore s;
+  s.add(k);
+  return s;
+}
+
+struct ReplayKpiDef {
+  const char* name;
+  const char* unit;
+  bool higherIsBetter;
+  std::optional<double> (*get)(const ReplayKpis&);
+};
+
+const ReplayKpiDef kReplayKpis[] = {
+    {"availability (recorded successes not blocked)", "share", true,
+     [](const ReplayKpis& k) -> std::optional<double> {
+       if (!k.records) return std::nullopt;
+       return score(k).availability();
+     }},
+    {"false-positive rate", "share", false, [](const ReplayKpis& k) { return k.fpRate(); }},
+    {"blocked calls", "share", false,
+     [](const ReplayKpis& k) -> std::optional<double> {
+       if (!k.records) return std::nullopt;
+       return static_cast<double>(k.rejected) / static_cast<double>(k.records);
+     }},
+    {"fault interception rate", "share", true,
+     [](const ReplayKpis& k) -> std::optional<double> {
+       const SweepScore s = score(k);
+       if (!s.faults) return std::nullopt;
+       return static_cast<double>(s.detected) / s.faults;
+     }},
+    {"TTD (mean; a miss counts the fault's length)", "s", false,
+     [](const ReplayKpis& k) { return score(k).meanTtdSeconds(); }},
+    {"MTTR (mean, restored faults)", "s", false,
+     [](const ReplayKpis& k) { return score(k).meanMttrSeconds(); }},
+    {"missed faults", "count", false,
+     [](const ReplayKpis& k) -> std::optional<double> {
+       const SweepScore s = score(k);
+       if (!s.faults) return std::nullopt;
+       return static_cast<double>(s.faults - s.detected);
+     }},
+    {"breaker opens", "count", false,
+     [](const ReplayKpis& k) -> std::optional<double> { return static_cast<double>(k.opens); }},
+};
+
+}  // namespace
+
+std::vector<KpiRow> replayKpiRows(const ReplayKpis& current, const ReplayKpis* baseline,
+                                  const ReplayKpis* previous) {
+  std::vector<KpiRow> rows;
+  for (const ReplayKpiDef& d : kReplayKpis) {
+    KpiRow row;
+    row.name = d.name;
+    row.unit = d.unit;
+    row.higherIsBetter = d.higherIsBetter;
+    row.current = d.get(current);
+    if (baseline) row.baseline = d.get(*baseline);
+    if (previous) row.previous = d.get(*previous);
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace spillway::view
