@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -131,12 +132,13 @@ struct JsonlReader::Impl {
   simdjson::ondemand::parser parser;
 };
 
-JsonlReader::JsonlReader(std::string sourceName, ReadFn read, bool skipBadLines)
+JsonlReader::JsonlReader(std::string sourceName, ReadFn read, bool skipBadLines,
+                         std::size_t capacity)
     : impl_(std::make_unique<Impl>()),
       source_(std::move(sourceName)),
       read_(std::move(read)),
       skipBad_(skipBadLines) {
-  buf_.resize(kChunk + simdjson::SIMDJSON_PADDING);
+  buf_.resize(std::clamp<std::size_t>(capacity, 4096, kChunk) + simdjson::SIMDJSON_PADDING);
 }
 
 JsonlReader::~JsonlReader() {
@@ -169,7 +171,7 @@ std::unique_ptr<JsonlReader> JsonlReader::fromMemory(std::string name, std::stri
         *pos += k;
         return k;
       },
-      skipBadLines);
+      skipBadLines, data.size() + 1);
 }
 
 bool JsonlReader::nextLine(std::string_view& line) {
@@ -193,8 +195,10 @@ bool JsonlReader::nextLine(std::string_view& line) {
     if (keep) std::memmove(buf_.data(), start, keep);
     begin_ = 0;
     end_ = keep;
-    if (buf_.size() - simdjson::SIMDJSON_PADDING - end_ < kChunk / 2)
-      buf_.resize(buf_.size() + kChunk);
+    // Grow when less than half the buffer is free (a line longer than that, or a small first
+    // buffer): by the buffer's size, at most a chunk at a time.
+    const std::size_t cap = buf_.size() - simdjson::SIMDJSON_PADDING;
+    if (cap - end_ < std::min(cap, kChunk) / 2) buf_.resize(buf_.size() + std::min(cap, kChunk));
     const std::size_t room = buf_.size() - simdjson::SIMDJSON_PADDING - end_;
     const std::size_t got = read_(buf_.data() + end_, room);
     if (got == 0) eof_ = true;

@@ -1,10 +1,12 @@
 // Incremental HTTP/1.1 request parsing (RFC 9112), strict where it matters for safety:
-// bounded sizes, token-only header names, a single valid Content-Length, no chunked request
-// bodies (model clients and nginx send Content-Length).
+// bounded sizes, token-only header names, a single valid Content-Length, chunked request
+// bodies only where enabled (model clients and nginx send Content-Length; Node's OTLP exporter
+// streams chunked) and never together with a Content-Length (request smuggling).
 #include "spillway/live/http_request.hpp"
 
 #include <algorithm>
 #include <cctype>
+#include <cstdint>
 
 namespace spillway::live {
 namespace {
@@ -85,6 +87,9 @@ HttpRequest HttpRequestParser::take() {
   cur_ = HttpRequest{};
   haveHead_ = false;
   bodyLength_ = 0;
+  chunked_ = false;
+  chunk_ = Chunk::Size;
+  chunkLeft_ = trailerBytes_ = 0;
   state_ = State::NeedMore;
   if (!buf_.empty()) state_ = parse();
   return r;
@@ -115,10 +120,93 @@ HttpRequestParser::State HttpRequestParser::parse() {
     buf_.erase(0, end + 4);
     haveHead_ = true;
   }
+  if (chunked_) return parseChunked();
   if (buf_.size() < bodyLength_) return State::NeedMore;
   cur_.body = buf_.substr(0, bodyLength_);
   buf_.erase(0, bodyLength_);
   return State::Ready;
+}
+
+// chunked-body = *chunk last-chunk trailer-section CRLF (RFC 9112 §7.1). Decoded bytes move
+// to the body as they arrive; the consumed prefix of buf_ is erased once per call, so many
+// tiny chunks cost linear time.
+HttpRequestParser::State HttpRequestParser::parseChunked() {
+  std::size_t off = 0;
+  auto done = [this, &off](State st) {
+    if (st != State::Error) buf_.erase(0, off);
+    return st;
+  };
+  constexpr std::size_t kMaxSizeLine = 1024;  // hex size + extensions
+  for (;;) {
+    const std::string_view rest = std::string_view(buf_).substr(off);
+    switch (chunk_) {
+      case Chunk::Size: {
+        const std::size_t eol = rest.find("\r\n");
+        if (eol == std::string_view::npos) {
+          if (rest.size() > kMaxSizeLine) return fail(400, "chunk size line too long");
+          return done(State::NeedMore);
+        }
+        if (eol > kMaxSizeLine) return fail(400, "chunk size line too long");
+        const std::string_view line = rest.substr(0, eol);
+        std::size_t i = 0;
+        std::uint64_t size = 0;
+        while (i < line.size() && std::isxdigit(static_cast<unsigned char>(line[i]))) {
+          if (i == 15) return fail(400, "chunk size too large");
+          const char c = static_cast<char>(std::tolower(static_cast<unsigned char>(line[i])));
+          size = size * 16 + static_cast<std::uint64_t>(c <= '9' ? c - '0' : c - 'a' + 10);
+          ++i;
+        }
+        const std::string_view ext = line.substr(i);
+        if (i == 0 ||
+            (!ext.empty() && ext.front() != ';' && ext.front() != ' ' && ext.front() != '\t'))
+          return fail(400, "invalid chunk size");
+        if (std::any_of(ext.begin(), ext.end(), [](char c) {
+              const auto u = static_cast<unsigned char>(c);
+              return (u < 0x20 && u != '\t') || u == 0x7f;
+            }))
+          return fail(400, "control character in a chunk extension");
+        if (size > limits_.maxBodyBytes - cur_.body.size())
+          return fail(
+              413, "request body larger than " + std::to_string(limits_.maxBodyBytes) + " bytes");
+        off += eol + 2;
+        chunkLeft_ = static_cast<std::size_t>(size);
+        chunk_ = size == 0 ? Chunk::Trailer : Chunk::Data;
+        break;
+      }
+      case Chunk::Data: {
+        const std::size_t n = std::min(chunkLeft_, rest.size());
+        cur_.body.append(rest.substr(0, n));
+        off += n;
+        chunkLeft_ -= n;
+        if (chunkLeft_) return done(State::NeedMore);
+        chunk_ = Chunk::DataEnd;
+        break;
+      }
+      case Chunk::DataEnd:
+        if (rest.size() < 2) return done(State::NeedMore);
+        if (rest[0] != '\r' || rest[1] != '\n') return fail(400, "chunk data not followed by CRLF");
+        off += 2;
+        chunk_ = Chunk::Size;
+        break;
+      case Chunk::Trailer: {
+        // Trailer fields are read and dropped: nothing here needs them.
+        const std::size_t eol = rest.find("\r\n");
+        if (eol == std::string_view::npos) {
+          if (trailerBytes_ + rest.size() > limits_.maxHeaderBytes)
+            return fail(431, "trailer section larger than " +
+                                 std::to_string(limits_.maxHeaderBytes) + " bytes");
+          return done(State::NeedMore);
+        }
+        off += eol + 2;
+        if (eol == 0) return done(State::Ready);
+        trailerBytes_ += eol + 2;
+        if (trailerBytes_ > limits_.maxHeaderBytes)
+          return fail(431, "trailer section larger than " + std::to_string(limits_.maxHeaderBytes) +
+                               " bytes");
+        break;
+      }
+    }
+  }
 }
 
 bool HttpRequestParser::parseHead(std::string_view head) {
@@ -170,6 +258,7 @@ bool HttpRequestParser::parseHead(std::string_view head) {
   cur_.minorVersion = version[7] - '0';
 
   std::optional<std::size_t> contentLength;
+  bool chunked = false;
   while (nextLine(line)) {
     if (cur_.headers.size() >= limits_.maxHeaders) {
       fail(431, "more than " + std::to_string(limits_.maxHeaders) + " header fields");
@@ -210,11 +299,26 @@ bool HttpRequestParser::parseHead(std::string_view head) {
       }
       contentLength = n;
     } else if (key == "transfer-encoding") {
-      fail(501, "Transfer-Encoding is not supported; send Content-Length");
-      return false;
+      // Only a lone "chunked" (no other codings, no repeats) where chunked bodies are enabled.
+      if (!limits_.chunkedBodies || chunked || lower(value) != "chunked") {
+        fail(501, limits_.chunkedBodies
+                      ? "only Transfer-Encoding: chunked is supported"
+                      : "Transfer-Encoding is not supported; send Content-Length");
+        return false;
+      }
+      chunked = true;
     }
     cur_.headers.emplace_back(std::move(key), std::string(value));
   }
+  if (chunked && contentLength) {
+    fail(400, "both Content-Length and Transfer-Encoding");
+    return false;
+  }
+  if (chunked && cur_.minorVersion == 0) {
+    fail(400, "Transfer-Encoding in an HTTP/1.0 request");
+    return false;
+  }
+  chunked_ = chunked;
   bodyLength_ = contentLength.value_or(0);
   if (bodyLength_ > limits_.maxBodyBytes) {
     fail(413, "request body larger than " + std::to_string(limits_.maxBodyBytes) + " bytes");

@@ -42,7 +42,9 @@ class JsonlReader {
   // Reads up to `n` bytes into `dst`; returns bytes read, 0 at end.
   using ReadFn = std::function<std::size_t(char* dst, std::size_t n)>;
 
-  JsonlReader(std::string sourceName, ReadFn read, bool skipBadLines);
+  // `capacity`: the first buffer's size (a small in-memory input need not pay for 4 MiB).
+  JsonlReader(std::string sourceName, ReadFn read, bool skipBadLines,
+              std::size_t capacity = std::size_t{1} << 22);
   ~JsonlReader();
   static std::unique_ptr<JsonlReader> openFile(const std::string& path, bool skipBadLines);
   static std::unique_ptr<JsonlReader> fromMemory(std::string name, std::string_view data,

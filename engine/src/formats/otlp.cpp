@@ -1,11 +1,13 @@
-// OTLP/JSON trace file → GenAI calls. The file is parsed whole (simdjson DOM); the calls of the
-// file are sorted by start time (stable), since exporters batch spans in completion order.
+// OTLP/JSON traces → GenAI calls. One decoder reads a request (simdjson DOM); the file source
+// runs it per file or per line and sorts the file's calls by start time (stable), since
+// exporters batch spans in completion order; the live receiver runs it per POST body.
 #include "spillway/formats/otlp.hpp"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <cmath>
+#include <functional>
 
 #include "internal.hpp"
 
@@ -53,6 +55,29 @@ std::optional<std::int64_t> integer(const OtlpValue* v) {
 }
 
 }  // namespace
+
+bool otlpAttributeUsed(std::string_view key) {
+  // Exactly the keys spanToCall looks up.
+  static constexpr std::string_view kUsed[] = {"gen_ai.request.model",
+                                               "gen_ai.response.model",
+                                               "gen_ai.provider.name",
+                                               "gen_ai.system",
+                                               "gen_ai.operation.name",
+                                               "server.address",
+                                               "server.port",
+                                               "error.type",
+                                               "http.response.status_code",
+                                               "gen_ai.usage.input_tokens",
+                                               "gen_ai.usage.output_tokens",
+                                               "gen_ai.conversation.id"};
+  for (std::string_view k : kUsed)
+    if (k == key) return true;
+  return false;
+}
+
+bool otlpResourceAttributeUsed(std::string_view key) {
+  return key == "service.name";
+}
 
 SpanResult spanToCall(const OtlpSpan& span, SpanCall& out, std::string& field, std::string& error) {
   const auto* attrs = &span.attributes;
@@ -128,7 +153,6 @@ SpanResult spanToCall(const OtlpSpan& span, SpanCall& out, std::string& field, s
   return SpanResult::Call;
 }
 
-namespace detail {
 namespace {
 
 using simdjson::dom::array;
@@ -141,61 +165,73 @@ struct Path {
   std::string at(const char* f) const { return text.empty() ? f : text + "." + f; }
 };
 
-class OtlpSource final : public RecordSource {
+// Reads one ExportTraceServiceRequest document. Structural errors throw InputError(name, line,
+// field, what); a span's own errors go to onBadSpan and the rest of the request goes on.
+class JsonRequestDecoder {
  public:
-  OtlpSource(std::string name, std::string text, const ImportOptions& opt)
-      : RecordSource(std::move(name), opt.skipBadLines), text_(std::move(text)) {
-    load();
-  }
-  bool next(CallRecord& rec) override {
-    if (cur_ >= calls_.size()) return false;
-    rec = calls_[cur_].first.view();
-    rec.line = calls_[cur_].second;
-    ++cur_;
-    return true;
+  std::string name;
+  long line = 0;
+  std::function<void(SpanCall&&)> onCall;
+  std::function<void()> onNotCall;
+  std::function<void(const InputError&)> onBadSpan;
+
+  void decode(std::string_view doc) {
+    element root;
+    if (auto e = parser_.parse(doc.data(), doc.size()).get(root))
+      fail("", std::string("invalid JSON: ") + simdjson::error_message(e));
+    object req;
+    if (root.get_object().get(req)) fail("", "expected an ExportTraceServiceRequest object");
+    auto rsAll = req.at_key("resourceSpans");
+    if (rsAll.error()) return;  // an empty request
+    array rsArr;
+    if (rsAll.value_unsafe().get_array().get(rsArr)) fail("resourceSpans", "expected an array");
+    std::size_t ri = 0;
+    for (element rs : rsArr) {
+      const std::string rsPath = "resourceSpans[" + std::to_string(ri++) + "]";
+      object rso;
+      if (rs.get_object().get(rso)) fail(rsPath, "expected an object");
+      std::vector<OtlpAttribute> resource;
+      if (auto r = rso.at_key("resource"); !r.error()) {
+        object ro;
+        if (r.value_unsafe().get_object().get(ro)) fail(rsPath + ".resource", "expected an object");
+        resource = attributes(ro, rsPath + ".resource.attributes", otlpResourceAttributeUsed);
+      }
+      auto ss = rso.at_key("scopeSpans");
+      const char* ssName = "scopeSpans";
+      if (ss.error()) {  // pre-1.0 exporters
+        ss = rso.at_key("instrumentationLibrarySpans");
+        ssName = "instrumentationLibrarySpans";
+      }
+      if (ss.error()) continue;
+      array ssArr;
+      if (ss.value_unsafe().get_array().get(ssArr))
+        fail(rsPath + "." + ssName, "expected an array");
+      std::size_t si = 0;
+      for (element scope : ssArr) {
+        const std::string sPath = rsPath + "." + ssName + "[" + std::to_string(si++) + "]";
+        object so;
+        if (scope.get_object().get(so)) fail(sPath, "expected an object");
+        auto spans = so.at_key("spans");
+        if (spans.error()) continue;
+        array spArr;
+        if (spans.value_unsafe().get_array().get(spArr))
+          fail(sPath + ".spans", "expected an array");
+        std::size_t k = 0;
+        for (element sp : spArr) {
+          const std::string spPath = sPath + ".spans[" + std::to_string(k++) + "]";
+          try {
+            decodeSpan(sp, spPath, resource);
+          } catch (const InputError& e) {
+            onBadSpan(e);  // one bad span does not lose the rest of the request
+          }
+        }
+      }
+    }
   }
 
  private:
   [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw InputError(source_, line_, field, what);
-  }
-
-  void load() {
-    // One request per file, or one per line (JSON Lines): decided by whether the first
-    // non-blank line is a whole JSON document on its own.
-    std::vector<std::pair<std::string_view, long>> docs;
-    std::size_t pos = 0;
-    long lineNo = 0;
-    bool perLine = false, decided = false;
-    while (pos < text_.size()) {
-      std::size_t nl = text_.find('\n', pos);
-      if (nl == std::string::npos) nl = text_.size();
-      std::string_view line(text_.data() + pos, nl - pos);
-      pos = nl + 1;
-      ++lineNo;
-      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
-      if (!decided) {
-        decided = true;
-        simdjson::padded_string p(line);
-        element e;
-        perLine = !parser_.parse(p).get(e) && e.is_object();
-        if (!perLine) {
-          docs.emplace_back(std::string_view(text_), lineNo);
-          break;
-        }
-      }
-      docs.emplace_back(line, lineNo);
-    }
-    for (auto [doc, ln] : docs) {
-      line_ = ln;
-      try {
-        parseRequest(doc);
-      } catch (const InputError& e) {
-        reject(e);
-      }
-    }
-    std::stable_sort(calls_.begin(), calls_.end(),
-                     [](const auto& a, const auto& b) { return a.first.ts < b.first.ts; });
+    throw InputError(name, line, field, what);
   }
 
   static std::optional<std::uint64_t> u64(element e) {
@@ -244,7 +280,9 @@ class OtlpSource final : public RecordSource {
     return std::monostate{};
   }
 
-  std::vector<OtlpAttribute> attributes(object parent, const std::string& where) const {
+  // The attributes `used` keeps; the others are only checked for their {"key": …} shape.
+  std::vector<OtlpAttribute> attributes(object parent, const std::string& where,
+                                        bool (*used)(std::string_view)) const {
     std::vector<OtlpAttribute> out;
     auto a = parent.at_key("attributes");
     if (a.error()) return out;
@@ -252,79 +290,29 @@ class OtlpSource final : public RecordSource {
     if (a.value_unsafe().get_array().get(arr)) fail(where, "expected an array");
     std::size_t i = 0;
     for (element kv : arr) {
-      const std::string at = where + "[" + std::to_string(i++) + "]";
+      const std::size_t idx = i++;
       object o;
       std::string_view key;
       if (kv.get_object().get(o) || o["key"].get_string().get(key))
-        fail(at, "expected {\"key\": ..., \"value\": AnyValue}");
+        fail(where + "[" + std::to_string(idx) + "]",
+             "expected {\"key\": ..., \"value\": AnyValue}");
+      if (!used(key)) continue;
       auto v = o.at_key("value");
       out.push_back(
-          {std::string(key), v.error() ? OtlpValue{} : anyValue(v.value_unsafe(), at + ".value")});
+          {std::string(key),
+           v.error() ? OtlpValue{}
+                     : anyValue(v.value_unsafe(), where + "[" + std::to_string(idx) + "].value")});
     }
     return out;
   }
 
-  void parseRequest(std::string_view doc) {
-    element root;
-    if (auto e = parser_.parse(doc.data(), doc.size()).get(root))
-      fail("", std::string("invalid JSON: ") + simdjson::error_message(e));
-    object req;
-    if (root.get_object().get(req)) fail("", "expected an ExportTraceServiceRequest object");
-    auto rsAll = req.at_key("resourceSpans");
-    if (rsAll.error()) return;  // an empty request
-    array rsArr;
-    if (rsAll.value_unsafe().get_array().get(rsArr)) fail("resourceSpans", "expected an array");
-    std::size_t ri = 0;
-    for (element rs : rsArr) {
-      const std::string rsPath = "resourceSpans[" + std::to_string(ri++) + "]";
-      object rso;
-      if (rs.get_object().get(rso)) fail(rsPath, "expected an object");
-      std::vector<OtlpAttribute> resource;
-      if (auto r = rso.at_key("resource"); !r.error()) {
-        object ro;
-        if (r.value_unsafe().get_object().get(ro)) fail(rsPath + ".resource", "expected an object");
-        resource = attributes(ro, rsPath + ".resource.attributes");
-      }
-      auto ss = rso.at_key("scopeSpans");
-      const char* ssName = "scopeSpans";
-      if (ss.error()) {  // pre-1.0 exporters
-        ss = rso.at_key("instrumentationLibrarySpans");
-        ssName = "instrumentationLibrarySpans";
-      }
-      if (ss.error()) continue;
-      array ssArr;
-      if (ss.value_unsafe().get_array().get(ssArr))
-        fail(rsPath + "." + ssName, "expected an array");
-      std::size_t si = 0;
-      for (element scope : ssArr) {
-        const std::string sPath = rsPath + "." + ssName + "[" + std::to_string(si++) + "]";
-        object so;
-        if (scope.get_object().get(so)) fail(sPath, "expected an object");
-        auto spans = so.at_key("spans");
-        if (spans.error()) continue;
-        array spArr;
-        if (spans.value_unsafe().get_array().get(spArr))
-          fail(sPath + ".spans", "expected an array");
-        std::size_t k = 0;
-        for (element sp : spArr) {
-          const std::string spPath = sPath + ".spans[" + std::to_string(k++) + "]";
-          try {
-            parseSpan(sp, spPath, resource);
-          } catch (const InputError& e) {
-            reject(e);  // one bad span does not lose the rest of the request
-          }
-        }
-      }
-    }
-  }
-
-  void parseSpan(element sp, const std::string& at, const std::vector<OtlpAttribute>& resource) {
+  void decodeSpan(element sp, const std::string& at, const std::vector<OtlpAttribute>& resource) {
     object o;
     if (sp.get_object().get(o)) fail(at, "expected a span object");
     OtlpSpan span;
     span.resource = &resource;
-    std::string_view name;
-    if (!o["name"].get_string().get(name)) span.name = name;
+    std::string_view spanName;
+    if (!o["name"].get_string().get(spanName)) span.name = spanName;
     for (auto [f, dst] : {std::pair{"startTimeUnixNano", &span.startNs},
                           std::pair{"endTimeUnixNano", &span.endNs}}) {
       auto v = o.at_key(f);
@@ -342,24 +330,111 @@ class OtlpSource final : public RecordSource {
           span.statusCode = static_cast<int>(c.value_unsafe().get_int64().value_unsafe());
       }
     }
-    span.attributes = attributes(o, Path{at}.at("attributes"));
+    span.attributes = attributes(o, Path{at}.at("attributes"), otlpAttributeUsed);
     SpanCall call;
     std::string field, err;
     switch (spanToCall(span, call, field, err)) {
       case SpanResult::NotACall:
-        ++ignored_;
+        onNotCall();
         return;
       case SpanResult::Invalid:
         fail(Path{at}.at(field.c_str()), err);
       case SpanResult::Call:
-        calls_.emplace_back(std::move(call), line_);
+        onCall(std::move(call));
         return;
     }
   }
 
-  std::string text_;
   simdjson::dom::parser parser_;
-  long line_ = 0;
+};
+
+}  // namespace
+
+void decodeOtlpJson(std::string_view body, OtlpBatch& out, const std::string& name) {
+  // One parser per thread: its buffers are reused from request to request.
+  thread_local JsonRequestDecoder dec;
+  dec.name = name;
+  dec.line = 0;
+  dec.onCall = [&out](SpanCall&& c) {
+    ++out.spans;
+    out.calls.push_back(std::move(c));
+  };
+  dec.onNotCall = [&out] {
+    ++out.spans;
+    ++out.notCalls;
+  };
+  dec.onBadSpan = [&out](const InputError& e) {
+    ++out.spans;
+    ++out.invalid;
+    if (out.firstError.empty())
+      out.firstError = e.field().empty() ? e.detail() : e.field() + ": " + e.detail();
+  };
+  dec.decode(body);
+}
+
+namespace detail {
+namespace {
+
+class OtlpSource final : public RecordSource {
+ public:
+  OtlpSource(std::string name, std::string text, const ImportOptions& opt)
+      : RecordSource(std::move(name), opt.skipBadLines), text_(std::move(text)) {
+    load();
+  }
+  bool next(CallRecord& rec) override {
+    if (cur_ >= calls_.size()) return false;
+    rec = calls_[cur_].first.view();
+    rec.line = calls_[cur_].second;
+    ++cur_;
+    return true;
+  }
+
+ private:
+  void load() {
+    // One request per file, or one per line (JSON Lines): decided by whether the first
+    // non-blank line is a whole JSON document on its own.
+    std::vector<std::pair<std::string_view, long>> docs;
+    std::size_t pos = 0;
+    long lineNo = 0;
+    bool perLine = false, decided = false;
+    while (pos < text_.size()) {
+      std::size_t nl = text_.find('\n', pos);
+      if (nl == std::string::npos) nl = text_.size();
+      std::string_view line(text_.data() + pos, nl - pos);
+      pos = nl + 1;
+      ++lineNo;
+      if (line.find_first_not_of(" \t\r") == std::string_view::npos) continue;
+      if (!decided) {
+        decided = true;
+        simdjson::padded_string p(line);
+        simdjson::dom::parser probe;
+        simdjson::dom::element e;
+        perLine = !probe.parse(p).get(e) && e.is_object();
+        if (!perLine) {
+          docs.emplace_back(std::string_view(text_), lineNo);
+          break;
+        }
+      }
+      docs.emplace_back(line, lineNo);
+    }
+    JsonRequestDecoder dec;
+    dec.name = source_;
+    dec.onCall = [this, &dec](SpanCall&& c) { calls_.emplace_back(std::move(c), dec.line); };
+    dec.onNotCall = [this] { ++ignored_; };
+    dec.onBadSpan = [this](const InputError& e) { reject(e); };
+    for (auto [doc, ln] : docs) {
+      dec.line = ln;
+      try {
+        dec.decode(doc);
+      } catch (const InputError& e) {
+        reject(e);
+      }
+    }
+    std::stable_sort(calls_.begin(), calls_.end(),
+                     [](const auto& a, const auto& b) { return a.first.ts < b.first.ts; });
+  }
+
+  std::string text_;
   std::vector<std::pair<SpanCall, long>> calls_;
   std::size_t cur_ = 0;
 };

@@ -494,6 +494,25 @@ void TstTelemetry::lineLongerThanChunk() {
     QCOMPARE(p.recs[i].ts, Micros(i + 1) * 1000);
     QCOMPARE(p.recs[i].line, long(i + 1));
   }
+  // A small first buffer (in-memory inputs start at their own size) grows the same way: a
+  // 20 KiB line in a reader that starts at 4 KiB.
+  const std::string small = record("1", "a") + "\n" +
+                            record("2", "wide", "\"pad\":\"" + std::string(20 << 10, 'w') + "\"") +
+                            "\n" + record("3", "b") + "\n";
+  std::size_t at = 0;
+  JsonlReader tiny(
+      "small.jsonl",
+      [&](char* dst, std::size_t n) {
+        const std::size_t k = std::min(n, small.size() - at);
+        std::memcpy(dst, small.data() + at, k);
+        at += k;
+        return k;
+      },
+      false, 4096);
+  const Parsed q = readAll(tiny);
+  QCOMPARE(q.recs.size(), std::size_t(3));
+  QCOMPARE(q.instances[1], std::string("wide"));
+  QCOMPARE(q.recs[2].line, long(3));
 }
 
 void TstTelemetry::manyChunksSmallReads() {

@@ -5,6 +5,7 @@
 // is a separate pure function so a live OTLP receiver can reuse it on decoded spans.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
@@ -54,5 +55,26 @@ enum class SpanResult { Call, NotACall, Invalid };
 //   tenant    the resource's service.name (the calling system); session gen_ai.conversation.id
 // On Invalid, `field` names the attribute or span field and `error` says what is wrong.
 SpanResult spanToCall(const OtlpSpan& span, SpanCall& out, std::string& field, std::string& error);
+
+// Is `key` an attribute spanToCall reads? Decoders keep only those: a request's other
+// attributes (prompts, tool definitions …) cost neither memory nor time.
+bool otlpAttributeUsed(std::string_view key);
+// The same for resource attributes (service.name).
+bool otlpResourceAttributeUsed(std::string_view key);
+
+// What one ExportTraceServiceRequest held: the calls, in request order, and what was not one.
+struct OtlpBatch {
+  std::vector<SpanCall> calls;
+  std::uint64_t spans = 0;     // every span of the request
+  std::uint64_t notCalls = 0;  // well-formed spans that are not GenAI calls
+  std::uint64_t invalid = 0;   // spans that could not be read or mapped
+  std::string firstError;      // "resourceSpans[0].scopeSpans[0].spans[3].server.port: …"
+  void clear() { *this = OtlpBatch{}; }
+};
+
+// One OTLP/JSON ExportTraceServiceRequest body in memory (the live receiver's POST body) →
+// `out` (appended). A bad span is counted in `invalid` and the rest of the request still
+// counts; a body that is not a request at all throws InputError(name, 0, field, what).
+void decodeOtlpJson(std::string_view body, OtlpBatch& out, const std::string& name = "otlp");
 
 }  // namespace spillway::formats

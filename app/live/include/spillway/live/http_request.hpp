@@ -1,8 +1,10 @@
 #pragma once
-// A small incremental HTTP/1.1 request parser for the fake model instances (docs/live.md says
-// why it is hand-written): request line, headers, Content-Length bodies, keep-alive and
-// pipelining. Header and body sizes are bounded; anything malformed becomes an error status
-// (400, 413, 431, 501, 505), never an exception or a crash. No Qt: plain bytes in, requests out.
+// A small incremental HTTP/1.1 request parser for the fake model instances and the OTLP
+// receiver (docs/live.md says why it is hand-written): request line, headers, Content-Length
+// bodies, chunked bodies where enabled (Node's HTTP client streams OTLP bodies chunked),
+// keep-alive and pipelining. Header and body sizes are bounded; anything malformed becomes an error
+// status (400, 413, 431, 501, 505), never an exception or a crash. No Qt: plain bytes in, requests
+// out.
 #include <cstddef>
 #include <optional>
 #include <string>
@@ -30,6 +32,9 @@ struct HttpLimits {
   std::size_t maxHeaderBytes = 16 * 1024;  // request line + headers
   std::size_t maxBodyBytes = 1024 * 1024;
   std::size_t maxHeaders = 100;
+  // Accept "Transfer-Encoding: chunked" bodies (decoded; maxBodyBytes bounds the decoded
+  // size, maxHeaderBytes the trailers). Off: 501, as the fake instances answer.
+  bool chunkedBodies = false;
 };
 
 class HttpRequestParser {
@@ -49,9 +54,12 @@ class HttpRequestParser {
   int errorStatus() const { return errorStatus_; }
   const std::string& errorMessage() const { return errorMessage_; }
   std::size_t buffered() const { return buf_.size(); }
+  // Part of a request has arrived (a head without its whole body, or bytes of a head).
+  bool midRequest() const { return haveHead_ || !buf_.empty(); }
 
  private:
   State parse();
+  State parseChunked();
   State fail(int status, std::string message);
   bool parseHead(std::string_view head);
 
@@ -60,6 +68,11 @@ class HttpRequestParser {
   State state_ = State::NeedMore;
   bool haveHead_ = false;
   std::size_t bodyLength_ = 0;
+  // Chunked body: where the decoder is, bytes of the current chunk still due, trailer bytes.
+  enum class Chunk { Size, Data, DataEnd, Trailer };
+  bool chunked_ = false;
+  Chunk chunk_ = Chunk::Size;
+  std::size_t chunkLeft_ = 0, trailerBytes_ = 0;
   HttpRequest cur_;
   int errorStatus_ = 0;
   std::string errorMessage_;

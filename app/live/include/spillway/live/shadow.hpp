@@ -54,6 +54,9 @@ class ShadowMonitor final : private EventSink {
   // importers' per-source setup off the per-line path.
   void addLine(std::string_view line);
   void flush();
+  // One call from a source that is not a log line (the OTLP receiver): straight to the engine,
+  // with the same aliases and the same METRICS_ONLY handling as a parsed line.
+  void addCall(const CallRecord& rec) { process(rec); }
 
   std::vector<InstanceSummary> summary() const;
   std::uint64_t lines() const { return lines_; }

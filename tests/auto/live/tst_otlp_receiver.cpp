@@ -1,0 +1,830 @@
+// The OTLP/HTTP receiver over real loopback sockets: JSON, protobuf (built here by a tiny
+// encoder) and gzip requests mapped to calls; partialSuccess; every error status; truncated
+// bodies, a slow-drip client, a connection cap and a flood against a small intake queue, with
+// every acknowledged call counted into the sink; chunked bodies in the HTTP parser; and the
+// real OpenTelemetry JS SDK (tests/peers/otel) exporting JSON and protobuf.
+#include <QElapsedTimer>
+#include <QFile>
+#include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QProcess>
+#include <QSignalSpy>
+#include <QStandardPaths>
+#include <QTcpServer>
+#include <QTcpSocket>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QTimer>
+
+#include <map>
+#include <memory>
+#include <set>
+
+#include <zlib.h>
+
+#include "spillway/live/otlp_protobuf.hpp"
+#include "spillway/live/otlp_receiver.hpp"
+
+using namespace spillway;
+using live::OtlpReceiver;
+using live::OtlpReceiverOptions;
+
+namespace {
+
+// ---- a tiny protobuf encoder (the test's own, independent of the decoder) ----
+std::string varint(std::uint64_t v) {
+  std::string out;
+  while (v >= 0x80) {
+    out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+    v >>= 7;
+  }
+  out.push_back(static_cast<char>(v));
+  return out;
+}
+std::string fieldLen(int f, const std::string& bytes) {
+  return varint(static_cast<std::uint64_t>(f) << 3 | 2) + varint(bytes.size()) + bytes;
+}
+std::string fieldVarint(int f, std::uint64_t v) {
+  return varint(static_cast<std::uint64_t>(f) << 3) + varint(v);
+}
+std::string fieldFixed64(int f, std::uint64_t v) {
+  std::string out = varint(static_cast<std::uint64_t>(f) << 3 | 1);
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>((v >> (8 * i)) & 0xFF));
+  return out;
+}
+std::string kvString(const std::string& k, const std::string& v) {
+  return fieldLen(1, k) + fieldLen(2, fieldLen(1, v));
+}
+std::string kvInt(const std::string& k, std::int64_t v) {
+  return fieldLen(1, k) + fieldLen(2, fieldVarint(3, static_cast<std::uint64_t>(v)));
+}
+
+// A GenAI span as the tests describe it.
+struct TestSpan {
+  std::string model = "chat-72b";
+  std::string address = "10.0.0.5";
+  int port = 8000;
+  std::uint64_t startNs = 1'700'000'000'000'000'000ULL;
+  std::uint64_t durNs = 250'000'000;
+  int httpStatus = 0;     // 0: none
+  std::string errorType;  // "" : none
+  int statusCode = 0;
+  std::int64_t in = 12, out = 34;
+  bool genai = true;
+};
+
+std::string protoSpan(const TestSpan& s) {
+  std::string attrs;
+  if (s.genai) {
+    attrs += fieldLen(9, kvString("gen_ai.operation.name", "chat"));
+    attrs += fieldLen(9, kvString("gen_ai.request.model", s.model));
+    attrs += fieldLen(9, kvString("server.address", s.address));
+    // Value before key, as any field order is legal on the wire.
+    attrs += fieldLen(9, fieldLen(2, fieldVarint(3, static_cast<std::uint64_t>(s.port))) +
+                             fieldLen(1, "server.port"));
+    attrs += fieldLen(9, kvInt("gen_ai.usage.input_tokens", s.in));
+    attrs += fieldLen(9, kvInt("gen_ai.usage.output_tokens", s.out));
+    if (s.httpStatus) attrs += fieldLen(9, kvInt("http.response.status_code", s.httpStatus));
+    if (!s.errorType.empty()) attrs += fieldLen(9, kvString("error.type", s.errorType));
+    // An attribute the mapping does not read, with an array value: skipped.
+    attrs += fieldLen(9, fieldLen(1, "gen_ai.response.finish_reasons") +
+                             fieldLen(2, fieldLen(5, fieldLen(1, fieldLen(1, "stop")))));
+  } else {
+    attrs += fieldLen(9, kvString("http.route", "/health"));
+  }
+  std::string span = fieldLen(1, std::string(16, '\x01')) + fieldLen(2, std::string(8, '\x02')) +
+                     fieldLen(5, "chat " + s.model) + fieldVarint(6, 3) +
+                     fieldFixed64(7, s.startNs) + fieldFixed64(8, s.startNs + s.durNs) + attrs;
+  if (s.statusCode) span += fieldLen(15, fieldLen(2, "failed") + fieldVarint(3, s.statusCode));
+  span += fieldLen(11, fieldFixed64(1, 5) + fieldLen(2, "event"));  // an event: unknown, skipped
+  return span;
+}
+
+// ExportTraceServiceRequest with one resource (service.name) and one scope; the resource is
+// written after the spans (legal, and the decoder must still see it).
+std::string protoRequest(const std::vector<TestSpan>& spans, const std::string& service = "svc") {
+  std::string scope = fieldLen(1, fieldLen(1, "lib"));
+  for (const auto& s : spans) scope += fieldLen(2, protoSpan(s));
+  const std::string rs =
+      fieldLen(2, scope) + fieldLen(1, fieldLen(1, kvString("service.name", service)));
+  return fieldLen(1, rs);
+}
+
+QJsonObject jsonKv(const QString& k, const QJsonObject& v) {
+  return QJsonObject{{"key", k}, {"value", v}};
+}
+
+std::string jsonRequest(const std::vector<TestSpan>& spans, const std::string& service = "svc") {
+  QJsonArray arr;
+  for (const auto& s : spans) {
+    QJsonArray attrs;
+    if (s.genai) {
+      attrs.append(jsonKv("gen_ai.operation.name", {{"stringValue", "chat"}}));
+      attrs.append(
+          jsonKv("gen_ai.request.model", {{"stringValue", QString::fromStdString(s.model)}}));
+      attrs.append(jsonKv("server.address", {{"stringValue", QString::fromStdString(s.address)}}));
+      attrs.append(jsonKv("server.port", {{"intValue", QString::number(s.port)}}));
+      attrs.append(jsonKv("gen_ai.usage.input_tokens", {{"intValue", QString::number(s.in)}}));
+      attrs.append(jsonKv("gen_ai.usage.output_tokens", {{"intValue", QString::number(s.out)}}));
+      if (s.httpStatus)
+        attrs.append(
+            jsonKv("http.response.status_code", {{"intValue", QString::number(s.httpStatus)}}));
+      if (!s.errorType.empty())
+        attrs.append(jsonKv("error.type", {{"stringValue", QString::fromStdString(s.errorType)}}));
+    } else {
+      attrs.append(jsonKv("http.route", {{"stringValue", "/health"}}));
+    }
+    QJsonObject sp{{"traceId", "0102030405060708090a0b0c0d0e0f10"},
+                   {"spanId", "0102030405060708"},
+                   {"name", QString::fromStdString("chat " + s.model)},
+                   {"kind", 3},
+                   {"startTimeUnixNano", QString::number(s.startNs)},
+                   {"endTimeUnixNano", QString::number(s.startNs + s.durNs)},
+                   {"attributes", attrs}};
+    if (s.statusCode) sp.insert("status", QJsonObject{{"code", s.statusCode}});
+    arr.append(sp);
+  }
+  QJsonObject res{
+      {"attributes",
+       QJsonArray{jsonKv("service.name", {{"stringValue", QString::fromStdString(service)}})}}};
+  QJsonObject rs{{"resource", res},
+                 {"scopeSpans", QJsonArray{QJsonObject{{"scope", QJsonObject{{"name", "lib"}}},
+                                                       {"spans", arr}}}}};
+  return QJsonDocument(QJsonObject{{"resourceSpans", QJsonArray{rs}}})
+      .toJson(QJsonDocument::Compact)
+      .toStdString();
+}
+
+std::string gzip(const std::string& in) {
+  z_stream z{};
+  deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY);
+  std::string out(deflateBound(&z, in.size()) + 32, '\0');
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  z.avail_in = static_cast<uInt>(in.size());
+  z.next_out = reinterpret_cast<Bytef*>(out.data());
+  z.avail_out = static_cast<uInt>(out.size());
+  deflate(&z, Z_FINISH);
+  out.resize(z.total_out);
+  deflateEnd(&z);
+  return out;
+}
+
+QByteArray httpPost(const std::string& body, const QByteArray& contentType,
+                    const QByteArray& extra = {}, const QByteArray& path = "/v1/traces") {
+  return "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: " + contentType +
+         "\r\nContent-Length: " + QByteArray::number(static_cast<qint64>(body.size())) + "\r\n" +
+         extra + "\r\n" + QByteArray::fromStdString(body);
+}
+
+struct Answer {
+  int status = 0;  // 0: no (complete) answer
+  std::map<QByteArray, QByteArray> headers;
+  QByteArray body;
+  bool closed = false;
+};
+
+// A raw HTTP/1.1 client on one keep-alive connection, event-loop driven (the server runs on
+// the same thread, so nothing here may block).
+class RawClient {
+ public:
+  explicit RawClient(quint16 port) {
+    QObject::connect(&sock, &QTcpSocket::readyRead, [this] { buf += sock.readAll(); });
+    QObject::connect(&sock, &QTcpSocket::disconnected, [this] { closed = true; });
+    sock.connectToHost(QHostAddress::LocalHost, port);
+  }
+  bool connected(int ms = 5000) {
+    return QTest::qWaitFor([this] { return sock.state() == QAbstractSocket::ConnectedState; }, ms);
+  }
+  void send(const QByteArray& raw) { sock.write(raw); }
+  // The next complete answer, or status 0 after `ms`.
+  Answer next(int ms = 10000) {
+    Answer a;
+    (void)QTest::qWaitFor([&] { return take(a) || closed; }, ms);
+    if (!a.status) take(a);
+    a.closed = closed;
+    return a;
+  }
+  Answer exchange(const QByteArray& raw, int ms = 10000) {
+    send(raw);
+    return next(ms);
+  }
+  QTcpSocket sock;
+  QByteArray buf;
+  bool closed = false;
+
+ private:
+  bool take(Answer& a) {
+    const qsizetype end = buf.indexOf("\r\n\r\n");
+    if (end < 0) return false;
+    const QList<QByteArray> lines = buf.left(end).split('\n');
+    Answer out;
+    out.status = lines.front().split(' ').value(1).toInt();
+    for (qsizetype i = 1; i < lines.size(); ++i) {
+      const QByteArray l = lines[i].trimmed();
+      const qsizetype c = l.indexOf(':');
+      if (c > 0) out.headers[l.left(c).toLower()] = l.mid(c + 1).trimmed();
+    }
+    const qsizetype len = out.headers["content-length"].toLongLong();
+    if (buf.size() < end + 4 + len) return false;
+    out.body = buf.mid(end + 4, len);
+    buf.remove(0, end + 4 + len);
+    a = out;
+    return true;
+  }
+};
+
+// A receiver on a free loopback port whose sink keeps every call.
+struct Rig {
+  explicit Rig(OtlpReceiverOptions o = {}) {
+    o.port = 0;
+    rx = std::make_unique<OtlpReceiver>(o,
+                                        [this](const formats::SpanCall& c) { calls.push_back(c); });
+    ok = rx->start();
+  }
+  quint16 port() const { return rx->port(); }
+  std::vector<formats::SpanCall> calls;
+  std::unique_ptr<OtlpReceiver> rx;
+  bool ok = false;
+};
+
+// The partialSuccess of a protobuf ExportTraceServiceResponse, read by hand.
+std::pair<std::uint64_t, std::string> protoPartial(const QByteArray& b) {
+  std::pair<std::uint64_t, std::string> out{0, ""};
+  if (b.size() < 2 || b[0] != 0x0A) return out;
+  qsizetype i = 2;  // short messages: one-byte length
+  while (i < b.size()) {
+    const int tag = static_cast<unsigned char>(b[i++]);
+    if (tag == 0x08) {
+      std::uint64_t v = 0;
+      int shift = 0;
+      while (i < b.size()) {
+        const auto c = static_cast<unsigned char>(b[i++]);
+        v |= static_cast<std::uint64_t>(c & 0x7F) << shift;
+        shift += 7;
+        if (!(c & 0x80)) break;
+      }
+      out.first = v;
+    } else if (tag == 0x12) {
+      std::uint64_t len = 0;
+      int shift = 0;
+      while (i < b.size()) {
+        const auto c = static_cast<unsigned char>(b[i++]);
+        len |= static_cast<std::uint64_t>(c & 0x7F) << shift;
+        shift += 7;
+        if (!(c & 0x80)) break;
+      }
+      out.second = b.mid(i, static_cast<qsizetype>(len)).toStdString();
+      i += static_cast<qsizetype>(len);
+    } else {
+      break;
+    }
+  }
+  return out;
+}
+
+TestSpan badUtf8Span() {
+  TestSpan s;
+  s.model = "\xff\xfe";
+  return s;
+}
+
+std::vector<TestSpan> mixedSpans() {
+  std::vector<TestSpan> v(4);
+  v[1].httpStatus = 503;
+  v[1].statusCode = 2;
+  v[1].port = 8001;
+  v[2].errorType = "TimeoutError";
+  v[2].statusCode = 2;
+  v[2].startNs += 1'000'000;
+  v[3].genai = false;  // not a call
+  return v;
+}
+
+}  // namespace
+
+class TstOtlpReceiver : public QObject {
+  Q_OBJECT
+
+ private:
+  void checkMixed(const std::vector<formats::SpanCall>& calls) {
+    QCOMPARE(calls.size(), std::size_t{3});
+    QCOMPARE(calls[0].instance, std::string("10.0.0.5:8000"));
+    QCOMPARE(calls[0].model, std::string("chat-72b"));
+    QCOMPARE(calls[0].status, 200);
+    QCOMPARE(calls[0].outcome, Outcome::Ok);
+    QCOMPARE(calls[0].tokensIn, std::int64_t{12});
+    QCOMPARE(calls[0].tokensOut, std::int64_t{34});
+    QCOMPARE(calls[0].tenant, std::string("svc"));
+    QCOMPARE(calls[0].ts, Micros{1'700'000'000'000'000LL});
+    QCOMPARE(calls[0].latency, Micros{250'000});
+    QCOMPARE(calls[1].instance, std::string("10.0.0.5:8001"));
+    QCOMPARE(calls[1].status, 503);
+    QCOMPARE(calls[2].status, 0);  // failed, no HTTP status
+    QCOMPARE(calls[2].outcome, Outcome::Timeout);
+  }
+
+ private slots:
+  void jsonMapped() {
+    Rig rig;
+    QVERIFY(rig.ok);
+    RawClient c(rig.port());
+    QVERIFY(c.connected());
+    const Answer a = c.exchange(httpPost(jsonRequest(mixedSpans()), "application/json"));
+    QCOMPARE(a.status, 200);
+    QCOMPARE(a.headers.at("content-type"), QByteArray("application/json"));
+    const QJsonObject ps =
+        QJsonDocument::fromJson(a.body).object().value("partialSuccess").toObject();
+    QCOMPARE(ps.value("rejectedSpans").toString(), QString("1"));
+    QVERIFY2(ps.value("errorMessage").toString().contains("not GenAI calls"), a.body.constData());
+    QTRY_COMPARE(rig.calls.size(), std::size_t{3});
+    checkMixed(rig.calls);
+    QCOMPARE(rig.rx->stats().callsAcked, rig.rx->stats().callsApplied);
+  }
+
+  void protobufMapped() {
+    Rig rig;
+    QVERIFY(rig.ok);
+    RawClient c(rig.port());
+    QVERIFY(c.connected());
+    const Answer a = c.exchange(httpPost(protoRequest(mixedSpans()), "application/x-protobuf"));
+    QCOMPARE(a.status, 200);
+    QCOMPARE(a.headers.at("content-type"), QByteArray("application/x-protobuf"));
+    const auto [rejected, msg] = protoPartial(a.body);
+    QCOMPARE(rejected, std::uint64_t{1});
+    QVERIFY(QString::fromStdString(msg).contains("not GenAI calls"));
+    QTRY_COMPARE(rig.calls.size(), std::size_t{3});
+    checkMixed(rig.calls);
+    // A fully mapped request: an empty response (no partialSuccess).
+    std::vector<TestSpan> good(2);
+    const Answer b = c.exchange(httpPost(protoRequest(good), "application/x-protobuf"));
+    QCOMPARE(b.status, 200);
+    QCOMPARE(b.body.size(), 0);
+    QTRY_COMPARE(rig.calls.size(), std::size_t{5});
+  }
+
+  void invalidSpanIsPartial() {
+    Rig rig;
+    QVERIFY(rig.ok);
+    std::vector<TestSpan> spans(3);
+    spans[1].port = 70000;  // server.port out of range: the span is invalid, the others count
+    RawClient c(rig.port());
+    QVERIFY(c.connected());
+    for (const bool proto : {false, true}) {
+      const Answer a =
+          c.exchange(proto ? httpPost(protoRequest(spans), "application/x-protobuf")
+                           : httpPost(jsonRequest(spans), "application/json; charset=utf-8"));
+      QCOMPARE(a.status, 200);
+      const std::string msg =
+          proto ? protoPartial(a.body).second
+                : QJsonDocument::fromJson(a.body)["partialSuccess"]["errorMessage"]
+                      .toString()
+                      .toStdString();
+      QVERIFY2(msg.find("1 invalid span(s), first: resourceSpans[0].scopeSpans[0].spans[1]."
+                        "server.port: expected a port") != std::string::npos,
+               msg.c_str());
+    }
+    QTRY_COMPARE(rig.calls.size(), std::size_t{4});
+  }
+
+  void gzipBodies() {
+    OtlpReceiverOptions o;
+    o.maxInflatedBytes = 64 * 1024;
+    Rig rig(o);
+    QVERIFY(rig.ok);
+    RawClient c(rig.port());
+    QVERIFY(c.connected());
+    const Answer a = c.exchange(httpPost(gzip(jsonRequest(mixedSpans())), "application/json",
+                                         "Content-Encoding: gzip\r\n"));
+    QCOMPARE(a.status, 200);
+    const Answer b = c.exchange(httpPost(gzip(protoRequest(mixedSpans())), "application/x-protobuf",
+                                         "Content-Encoding: gzip\r\n"));
+    QCOMPARE(b.status, 200);
+    QTRY_COMPARE(rig.calls.size(), std::size_t{6});
+    // A bomb: 1 MiB of zeros inflates past the 64 KiB bound → 413, and the server goes on.
+    const Answer bomb = c.exchange(httpPost(
+        gzip(std::string(1 << 20, '\0')), "application/x-protobuf", "Content-Encoding: gzip\r\n"));
+    QCOMPARE(bomb.status, 413);
+    std::string cut = gzip(jsonRequest(mixedSpans()));
+    cut.resize(cut.size() / 2);
+    QCOMPARE(c.exchange(httpPost(cut, "application/json", "Content-Encoding: gzip\r\n")).status,
+             400);
+    QCOMPARE(c.exchange(httpPost("xx", "application/json", "Content-Encoding: br\r\n")).status,
+             415);
+    QCOMPARE(c.exchange(httpPost(jsonRequest(mixedSpans()), "application/json")).status, 200);
+  }
+
+  void errorStatuses_data() {
+    QTest::addColumn<QByteArray>("request");
+    QTest::addColumn<int>("status");
+    QTest::addColumn<QByteArray>("header");  // must be present in the answer
+    const std::string json = jsonRequest(mixedSpans());
+    QTest::newRow("GET") << QByteArray("GET /v1/traces HTTP/1.1\r\nHost: x\r\n\r\n") << 405
+                         << QByteArray("allow");
+    QTest::newRow("other path") << httpPost(json, "application/json", {}, "/v1/metrics") << 404
+                                << QByteArray();
+    QTest::newRow("text/plain") << httpPost(json, "text/plain") << 415 << QByteArray();
+    QTest::newRow("no content type")
+        << QByteArray("POST /v1/traces HTTP/1.1\r\nContent-Length: 2\r\n\r\n{}") << 415
+        << QByteArray();
+    QTest::newRow("invalid JSON") << httpPost("{\"resourceSpans\":[", "application/json") << 400
+                                  << QByteArray();
+    QTest::newRow("JSON not a request")
+        << httpPost("[1,2]", "application/json") << 400 << QByteArray();
+    QTest::newRow("resourceSpans not an array")
+        << httpPost("{\"resourceSpans\":{}}", "application/json") << 400 << QByteArray();
+    QTest::newRow("protobuf truncated varint")
+        << httpPost("\x0a\x80", "application/x-protobuf") << 400 << QByteArray();
+    QTest::newRow("protobuf length past the end")
+        << httpPost(std::string("\x0a\x7f\x12\x00", 4), "application/x-protobuf") << 400
+        << QByteArray();
+    QTest::newRow("protobuf group wire type")
+        << httpPost("\x0b", "application/x-protobuf") << 400 << QByteArray();
+    QTest::newRow("protobuf bad UTF-8")
+        << httpPost(protoRequest({badUtf8Span()}), "application/x-protobuf") << 400 << QByteArray();
+    QTest::newRow("too large")
+        << QByteArray(
+               "POST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\n"
+               "Content-Length: 999999999\r\n\r\n")
+        << 413 << QByteArray();
+    QTest::newRow("chunked too large")
+        << QByteArray(
+               "POST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\n"
+               "Transfer-Encoding: chunked\r\n\r\nfffffff\r\n")
+        << 413 << QByteArray();
+    QTest::newRow("chunked and length")
+        << QByteArray(
+               "POST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\n"
+               "Transfer-Encoding: chunked\r\nContent-Length: 2\r\n\r\n")
+        << 400 << QByteArray();
+  }
+  void errorStatuses() {
+    QFETCH(QByteArray, request);
+    QFETCH(int, status);
+    QFETCH(QByteArray, header);
+    OtlpReceiverOptions o;
+    o.limits.maxBodyBytes = 1024 * 1024;
+    Rig rig(o);
+    QVERIFY(rig.ok);
+    RawClient c(rig.port());
+    QVERIFY(c.connected());
+    const Answer a = c.exchange(request);
+    QCOMPARE(a.status, status);
+    if (!header.isEmpty()) QVERIFY(a.headers.count(header));
+    QVERIFY(a.headers.at("content-type").startsWith("application/"));
+    // The server keeps serving, on a new connection.
+    RawClient d(rig.port());
+    QVERIFY(d.connected());
+    QCOMPARE(d.exchange(httpPost(jsonRequest(mixedSpans()), "application/json")).status, 200);
+    QTRY_COMPARE(rig.calls.size(), std::size_t{3});
+  }
+
+  void bearerToken() {
+    OtlpReceiverOptions o;
+    o.bearerToken = "s3cret";
+    Rig rig(o);
+    QVERIFY(rig.ok);
+    const std::string body = jsonRequest(mixedSpans());
+    RawClient c(rig.port());
+    QVERIFY(c.connected());
+    Answer a = c.exchange(httpPost(body, "application/json"));
+    QCOMPARE(a.status, 401);
+    QVERIFY(a.headers.count("www-authenticate"));
+    QCOMPARE(
+        c.exchange(httpPost(body, "application/json", "Authorization: Bearer s3cre\r\n")).status,
+        401);
+    QCOMPARE(
+        c.exchange(httpPost(body, "application/json", "Authorization: Bearer s3cret\r\n")).status,
+        200);
+    QTRY_COMPARE(rig.calls.size(), std::size_t{3});
+  }
+
+  void chunkedAtEverySplit() {
+    // Node's exporter streams chunked bodies: the parser must decode them at any split point.
+    const std::string body = jsonRequest(mixedSpans());
+    QByteArray raw =
+        "POST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\n"
+        "Transfer-Encoding: chunked\r\n\r\n";
+    const std::size_t half = body.size() / 2;
+    raw += QByteArray::number(static_cast<qint64>(half), 16) + ";ext=1\r\n" +
+           QByteArray::fromStdString(body.substr(0, half)) + "\r\n";
+    raw += QByteArray::number(static_cast<qint64>(body.size() - half), 16) + "\r\n" +
+           QByteArray::fromStdString(body.substr(half)) + "\r\n0\r\nX-Trailer: 1\r\n\r\n";
+    live::HttpLimits lim;
+    lim.chunkedBodies = true;
+    for (qsizetype split = 0; split <= raw.size(); ++split) {
+      live::HttpRequestParser p(lim);
+      auto st = p.feed(std::string_view(raw.constData(), split));
+      if (st != live::HttpRequestParser::State::Ready)
+        st = p.feed(std::string_view(raw.constData() + split, raw.size() - split));
+      QCOMPARE(st, live::HttpRequestParser::State::Ready);
+      QCOMPARE(p.take().body, body);
+    }
+    // Off (the fake instances): 501 as before.
+    live::HttpRequestParser off;
+    QCOMPARE(off.feed(std::string_view(raw.constData(), raw.size())),
+             live::HttpRequestParser::State::Error);
+    QCOMPARE(off.errorStatus(), 501);
+    // Over the wire, pipelined behind a Content-Length request on the same connection.
+    Rig rig;
+    QVERIFY(rig.ok);
+    RawClient c(rig.port());
+    QVERIFY(c.connected());
+    c.send(httpPost(body, "application/json") + raw);
+    QCOMPARE(c.next().status, 200);
+    QCOMPARE(c.next().status, 200);
+    QTRY_COMPARE(rig.calls.size(), std::size_t{6});
+  }
+
+  void truncatedProtobufNeverCrashes() {
+    // Every prefix of a valid request, and every single-byte corruption of it, decodes to a
+    // result or a clean error.
+    const std::string full = protoRequest(mixedSpans());
+    std::size_t errors = 0;
+    for (std::size_t n = 0; n < full.size(); ++n) {
+      formats::OtlpBatch b;
+      std::string err;
+      if (!live::decodeOtlpProtobuf(std::string_view(full).substr(0, n), b, err)) {
+        ++errors;
+        QVERIFY(!err.empty());
+      }
+    }
+    QVERIFY(errors > full.size() / 2);
+    for (std::size_t i = 0; i < full.size(); ++i) {
+      std::string bad = full;
+      bad[i] = static_cast<char>(bad[i] ^ 0xA5);
+      formats::OtlpBatch b;
+      std::string err;
+      live::decodeOtlpProtobuf(bad, b, err);
+    }
+  }
+
+  void truncatedBody() {
+    // The client promises 1000 bytes, sends 10 and goes away: nothing is acknowledged, nothing
+    // reaches the sink, and the server keeps serving.
+    Rig rig;
+    QVERIFY(rig.ok);
+    {
+      RawClient c(rig.port());
+      QVERIFY(c.connected());
+      c.send(
+          "POST /v1/traces HTTP/1.1\r\nContent-Type: application/json\r\n"
+          "Content-Length: 1000\r\n\r\n{\"resource");
+      QTest::qWait(100);
+      c.sock.disconnectFromHost();
+      QTRY_VERIFY(c.closed || c.sock.state() == QAbstractSocket::UnconnectedState);
+    }
+    RawClient d(rig.port());
+    QVERIFY(d.connected());
+    QCOMPARE(d.exchange(httpPost(jsonRequest(mixedSpans()), "application/json")).status, 200);
+    QTRY_COMPARE(rig.calls.size(), std::size_t{3});
+    QCOMPARE(rig.rx->stats().accepted, std::uint64_t{1});
+  }
+
+  void slowDripTimesOut() {
+    OtlpReceiverOptions o;
+    o.requestTimeoutMs = 1000;
+    Rig rig(o);
+    QVERIFY(rig.ok);
+    RawClient slow(rig.port());
+    QVERIFY(slow.connected());
+    const QByteArray drip = httpPost(jsonRequest(mixedSpans()), "application/json");
+    qsizetype sent = 0;
+    QTimer t;
+    QObject::connect(&t, &QTimer::timeout, [&] {
+      if (sent < drip.size() && slow.sock.state() == QAbstractSocket::ConnectedState)
+        slow.send(drip.mid(sent++, 1));  // a byte every 200 ms
+    });
+    t.start(200);
+    QElapsedTimer clock;
+    clock.start();
+    // Others are served meanwhile.
+    RawClient other(rig.port());
+    QVERIFY(other.connected());
+    for (int i = 0; i < 3; ++i) {
+      QCOMPARE(other.exchange(httpPost(jsonRequest(mixedSpans()), "application/json")).status, 200);
+      QTest::qWait(150);
+    }
+    const Answer a = slow.next(5000);
+    QCOMPARE(a.status, 408);
+    QVERIFY2(clock.elapsed() < 3000, qPrintable(QString::number(clock.elapsed())));
+    QTRY_VERIFY(slow.closed);
+    t.stop();
+    QCOMPARE(rig.rx->stats().timeouts, std::uint64_t{1});
+    QCOMPARE(other.exchange(httpPost(jsonRequest(mixedSpans()), "application/json")).status, 200);
+  }
+
+  void idleConnectionClosed() {
+    OtlpReceiverOptions o;
+    o.idleTimeoutMs = 300;
+    Rig rig(o);
+    QVERIFY(rig.ok);
+    RawClient c(rig.port());
+    QVERIFY(c.connected());
+    QCOMPARE(c.exchange(httpPost(jsonRequest(mixedSpans()), "application/json")).status, 200);
+    QTRY_VERIFY_WITH_TIMEOUT(c.closed, 3000);
+    QCOMPARE(rig.rx->stats().timeouts, std::uint64_t{0});
+  }
+
+  void connectionCap() {
+    OtlpReceiverOptions o;
+    o.maxConnections = 2;
+    Rig rig(o);
+    QVERIFY(rig.ok);
+    RawClient a(rig.port()), b(rig.port());
+    QVERIFY(a.connected() && b.connected());
+    QTest::qWait(50);
+    RawClient c(rig.port());
+    const Answer refused = c.next(5000);
+    QCOMPARE(refused.status, 503);
+    QCOMPARE(refused.headers.at("retry-after"), QByteArray("1"));
+    QCOMPARE(a.exchange(httpPost(jsonRequest(mixedSpans()), "application/json")).status, 200);
+  }
+
+  void queueFullSheds() {
+    // A paused sink: the queue fills, the next request is shed with 429 + Retry-After before
+    // anything of it is acknowledged; once drained, everything acknowledged is there.
+    OtlpReceiverOptions o;
+    o.maxQueuedCalls = 1000;
+    Rig rig(o);
+    QVERIFY(rig.ok);
+    rig.rx->setPaused(true);
+    std::vector<TestSpan> batch(512);
+    for (std::size_t i = 0; i < batch.size(); ++i) batch[i].startNs += i * 1000;
+    RawClient c(rig.port());
+    QVERIFY(c.connected());
+    QCOMPARE(c.exchange(httpPost(protoRequest(batch), "application/x-protobuf")).status, 200);
+    const Answer shed = c.exchange(httpPost(protoRequest(batch), "application/x-protobuf"));
+    QCOMPARE(shed.status, 429);
+    QCOMPARE(shed.headers.at("retry-after"), QByteArray("1"));
+    QCOMPARE(rig.rx->queued(), std::size_t{512});
+    rig.rx->setPaused(false);
+    QTRY_COMPARE(rig.calls.size(), std::size_t{512});
+    QCOMPARE(c.exchange(httpPost(protoRequest(batch), "application/x-protobuf")).status, 200);
+    QTRY_COMPARE(rig.calls.size(), std::size_t{1024});
+  }
+
+  void floodNothingAcknowledgedIsLost() {
+    // 16 keep-alive clients send 512-call batches back to back against a 4096-call queue
+    // drained 256 calls per turn: some requests are shed, and exactly the calls of the 200s
+    // reach the sink.
+    OtlpReceiverOptions o;
+    o.maxQueuedCalls = 4096;
+    o.drainPerTurn = 256;
+    Rig rig(o);
+    QVERIFY(rig.ok);
+    std::vector<TestSpan> batch(512);
+    const QByteArray req = httpPost(protoRequest(batch), "application/x-protobuf");
+    constexpr int kClients = 16, kPerClient = 12;
+    std::vector<std::unique_ptr<RawClient>> clients;
+    for (int i = 0; i < kClients; ++i) {
+      clients.push_back(std::make_unique<RawClient>(rig.port()));
+      QVERIFY(clients.back()->connected());
+    }
+    std::map<int, int> statuses;
+    std::uint64_t ackedCalls = 0;
+    // Each client pipelines its requests in one write: a true flood.
+    for (auto& c : clients) {
+      QByteArray all;
+      for (int k = 0; k < kPerClient; ++k) all += req;
+      c->send(all);
+    }
+    for (auto& c : clients)
+      for (int k = 0; k < kPerClient; ++k) {
+        const Answer a = c->next(20000);
+        ++statuses[a.status];
+        if (a.status == 200) ackedCalls += 512;
+        if (a.status == 429) QVERIFY(a.headers.count("retry-after"));
+      }
+    QCOMPARE(statuses[200] + statuses[429], kClients * kPerClient);
+    QVERIFY2(statuses[429] > 0, "the flood should overrun a 4096-call queue");
+    QVERIFY(statuses[200] > 0);
+    QTRY_COMPARE(rig.calls.size(), ackedCalls);
+    QCOMPARE(rig.rx->stats().callsAcked, ackedCalls);
+    QCOMPARE(rig.rx->stats().callsApplied, ackedCalls);
+    QVERIFY(rig.rx->stats().maxQueued <= 4096);
+    qInfo("flood: %d answered 200, %d shed with 429; %llu calls acknowledged, all applied",
+          statuses[200], statuses[429], static_cast<unsigned long long>(ackedCalls));
+  }
+
+  void listenCliTwoSources() {
+    // `spillway-cli listen --tail LOG --otlp ADDR`: one engine fed by an nginx log (a healthy
+    // upstream) and by OTLP spans (an instance that starts answering 503): only the latter
+    // would open, and the summary counts both sources.
+    QTemporaryDir dir;
+    QFile log(dir.filePath("access.log")), pol(dir.filePath("p.yaml"));
+    QVERIFY(log.open(QIODevice::WriteOnly) && pol.open(QIODevice::WriteOnly));
+    constexpr double kT0 = 1764480000.0;
+    for (int i = 0; i < 100; ++i)
+      log.write(QString("{\"msec\":\"%1\",\"upstream_addr\":\"127.0.0.1:9001\","
+                        "\"upstream_status\":\"200\",\"upstream_response_time\":\"0.050\","
+                        "\"request_time\":\"0.050\",\"status\":\"200\"}\n")
+                    .arg(kT0 + i * 0.1, 0, 'f', 3)
+                    .toUtf8());
+    pol.write(
+        "version: 1\nname: drill\nbreaker:\n"
+        "  window: {type: time, length: 5s, bucket: 1s}\n  min_calls: 10\n"
+        "  trip: {error_rate: 0.5, slow_rate: 0.4, sustain: 2s}\n"
+        "  slow: {absolute: 300ms}\n");
+    log.close();
+    pol.close();
+    quint16 port = 0;
+    {
+      QTcpServer probe;  // a free port, released for the CLI
+      QVERIFY(probe.listen(QHostAddress::LocalHost, 0));
+      port = probe.serverPort();
+    }
+    QProcess cli;
+    cli.start(SPILLWAY_CLI,
+              {"listen", "--tail", log.fileName(), "--from-start", "--policy", pol.fileName(),
+               "--otlp", QString("127.0.0.1:%1").arg(port), "--duration", "4s", "--json"});
+    QVERIFY(cli.waitForStarted());
+    QByteArray err;
+    QTRY_VERIFY_WITH_TIMEOUT((err += cli.readAllStandardError()).contains("OTLP/HTTP on"), 10000);
+    // 20 s of span time, 10 calls/s, failing with 503 from 10 s on.
+    std::vector<TestSpan> spans(200);
+    for (int i = 0; i < 200; ++i) {
+      spans[i].address = "10.0.0.9";
+      spans[i].startNs = static_cast<std::uint64_t>(kT0 * 1e9) + i * 100'000'000ULL;
+      spans[i].durNs = 20'000'000;
+      if (i >= 100) spans[i].httpStatus = 503;
+    }
+    RawClient c(port);
+    QVERIFY(c.connected());
+    QCOMPARE(c.exchange(httpPost(protoRequest(spans), "application/x-protobuf")).status, 200);
+    QVERIFY(cli.waitForFinished(20000));
+    QCOMPARE(cli.exitCode(), 1);  // findings
+    const QList<QByteArray> lines = cli.readAllStandardOutput().trimmed().split('\n');
+    QCOMPARE(lines.size(), 2);
+    QCOMPARE(QJsonDocument::fromJson(lines[0]).object().value("instance").toString(),
+             QString("10.0.0.9:8000"));
+    const QJsonObject sum = QJsonDocument::fromJson(lines[1]).object();
+    QCOMPARE(sum.value("records").toInt(), 300);
+    QCOMPARE(sum.value("would_opens").toInt(), 1);
+    QCOMPARE(sum.value("otlp").toObject().value("calls").toInt(), 200);
+    // Binding beyond loopback needs the explicit option.
+    QProcess remote;
+    remote.start(SPILLWAY_CLI, {"listen", "--otlp", "0.0.0.0:4318"});
+    QVERIFY(remote.waitForFinished(20000));
+    QCOMPARE(remote.exitCode(), 2);
+    QVERIFY(remote.readAllStandardError().contains("--otlp-allow-remote"));
+  }
+
+  void openTelemetryJsSdk_data() {
+    QTest::addColumn<QString>("protocol");
+    QTest::newRow("http/json") << "json";
+    QTest::newRow("http/protobuf") << "proto";
+  }
+  void openTelemetryJsSdk() {
+    QFETCH(QString, protocol);
+    const QString peer = QStringLiteral(SPILLWAY_PEER_OTEL);
+    if (!QFileInfo::exists(peer + "/node_modules/@opentelemetry/sdk-trace-base"))
+      QSKIP("tests/peers/otel/node_modules missing: run `npm ci` in tests/peers/otel (Node 20)");
+    const QString node = QStandardPaths::findExecutable("node");
+    if (node.isEmpty()) QSKIP("node is not installed");
+    OtlpReceiverOptions o;
+    o.bearerToken = "peer-token";
+    Rig rig(o);
+    QVERIFY(rig.ok);
+    constexpr int kSpans = 1000;
+    QProcess proc;
+    proc.setWorkingDirectory(peer);
+    proc.start(node,
+               {peer + "/send-spans.js", QString("http://127.0.0.1:%1/v1/traces").arg(rig.port()),
+                protocol, QString::number(kSpans), "peer-token"});
+    QVERIFY(proc.waitForStarted());
+    QTRY_VERIFY_WITH_TIMEOUT(proc.state() == QProcess::NotRunning, 60000);
+    const QByteArray out = proc.readAllStandardOutput();
+    QVERIFY2(proc.exitCode() == 0, (out + proc.readAllStandardError()).constData());
+    const QJsonObject tally = QJsonDocument::fromJson(out.trimmed()).object();
+    QCOMPARE(tally.value("exportedSpans").toInt(), kSpans + 1);
+    QTRY_COMPARE(rig.calls.size(), std::size_t{kSpans});
+    QCOMPARE(rig.rx->stats().spans, std::uint64_t{kSpans + 1});
+    QCOMPARE(rig.rx->stats().spansRejected, std::uint64_t{1});  // GET /health
+    // Exporters batch in completion order: index the calls by conversation id.
+    std::set<std::string> seen;
+    for (const auto& c : rig.calls) {
+      const int i = std::stoi(c.session.substr(5));
+      QVERIFY(seen.insert(c.session).second);
+      QCOMPARE(c.model, std::string("chat-72b"));
+      QCOMPARE(c.instance, "127.0.0.1:" + std::to_string(18000 + i % 3));
+      QCOMPARE(c.tenant, std::string("peer-otel"));
+      QCOMPARE(c.tokensIn, std::int64_t{i});
+      QCOMPARE(c.tokensOut, std::int64_t{2 * i});
+      QCOMPARE(c.ts, Micros{1'700'000'000'000'000LL + i * 1000LL});
+      QCOMPARE(c.latency, Micros{(100 + i) * 1000LL});
+      if (i % 10 == 0) {
+        QCOMPARE(c.outcome, Outcome::Timeout);
+        QCOMPARE(c.status, i % 7 == 0 ? 503 : 0);
+      } else {
+        QCOMPARE(c.status, i % 7 == 0 ? 503 : 200);
+        QCOMPARE(c.outcome, Outcome::Ok);  // a 503 is a failure by its status
+      }
+    }
+    QCOMPARE(seen.size(), std::size_t{kSpans});
+  }
+};
+
+QTEST_GUILESS_MAIN(TstOtlpReceiver)
+#include "tst_otlp_receiver.moc"
