@@ -11,8 +11,10 @@
 #include <memory>
 
 #include "cli_common.hpp"
+#include "save_incident.hpp"
 #include "spillway/event_format.hpp"
 #include "spillway/input_error.hpp"
+#include "spillway/library/library.hpp"
 #include "spillway/policy_yaml.hpp"
 #include "spillway/sim/report.hpp"
 #include "spillway/sim/scenario_yaml.hpp"
@@ -24,7 +26,7 @@ namespace {
 // Runs one simulation; streams events/series into `dir` when given; progress on stderr once
 // the run has taken more than a second of wall time.
 sim::RunReport runOne(const sim::Scenario& sc, bool protection, const QString& dir,
-                      const char* label) {
+                      const char* label, sim::SeriesSink* keep = nullptr) {
   std::FILE* eventsOut = nullptr;
   std::ofstream instOut, cliOut;
   std::unique_ptr<JsonlEventWriter> events;
@@ -44,7 +46,8 @@ sim::RunReport runOne(const sim::Scenario& sc, bool protection, const QString& d
   sim::SimOptions opt;
   opt.protection = protection;
   opt.events = events.get();
-  opt.series = series.get();
+  TeeSeries tee(series.get(), keep);
+  opt.series = keep ? static_cast<sim::SeriesSink*>(&tee) : series.get();
   sim::Simulator s(sc, opt);
   if (events) events->setEngine(&s.engine());
   QElapsedTimer wall;
@@ -98,6 +101,12 @@ int runSimulate(const QStringList& args) {
   p.addOption({"duration", "override the scenario's duration (e.g. 5m)", "D"});
   p.addOption({"out", "write report.json, events.jsonl, series-*.csv here", "DIR"});
   p.addOption({"json", "print the JSON report instead of the table"});
+  p.addOption({"save-incident",
+               "store the unprotected run (the baseline) in the incident library as NAME: "
+               "per-tick samples per instance and the faults as annotations",
+               "NAME"});
+  p.addOption(
+      {"library", "the incident library (default $XDG_DATA_HOME/spillway/library.db)", "FILE"});
   if (!p.parse(args)) {
     std::fprintf(stderr, "spillway-cli simulate: %s\n", qPrintable(p.errorText()));
     return kInputError;
@@ -128,9 +137,29 @@ int runSimulate(const QStringList& args) {
       std::erase_if(sc.faults, [&](const sim::FaultSpec& f) { return f.at >= sc.duration; });
     }
     const QString out = p.value("out");
+    // The incident to save is what a gateway without protection would have recorded.
+    sim::VectorSeries kept;
+    const bool save = p.isSet("save-incident");
+    auto saveRun = [&](const sim::RunReport& r) {
+      const std::string lp =
+          p.isSet("library") ? p.value("library").toStdString() : library::defaultLibraryPath();
+      const std::string name = p.value("save-incident").toStdString();
+      const std::string key = sc.name + "|" + std::to_string(sc.seed) + "|" +
+                              std::to_string(sc.duration) + "|" + sim::reportJson(r);
+      const std::uint64_t n = saveSimulatedIncident(lp, name, kept, r, key, sc.tick);
+      if (n)
+        std::fprintf(stderr, "simulate: saved %llu samples as incident '%s' in %s\n",
+                     static_cast<unsigned long long>(n), name.c_str(), lp.c_str());
+      else
+        std::fprintf(stderr, "simulate: incident '%s' already holds this run\n", name.c_str());
+    };
+    if (save && p.isSet("no-protection") == false && !p.isSet("compare"))
+      throw InputError("--save-incident", 0, "",
+                       "saves the unprotected run: use it with --compare or --no-protection");
     if (p.isSet("compare")) {
-      const sim::RunReport base =
-          runOne(sc, false, out.isEmpty() ? out : out + "/baseline", "baseline");
+      const sim::RunReport base = runOne(sc, false, out.isEmpty() ? out : out + "/baseline",
+                                         "baseline", save ? &kept : nullptr);
+      if (save) saveRun(base);
       const sim::RunReport prot =
           runOne(sc, true, out.isEmpty() ? out : out + "/protected", "protected");
       if (!out.isEmpty()) {
@@ -144,7 +173,9 @@ int runSimulate(const QStringList& args) {
       return kOk;
     }
     const bool protection = !p.isSet("no-protection");
-    const sim::RunReport r = runOne(sc, protection, out, protection ? "protected" : "baseline");
+    const sim::RunReport r =
+        runOne(sc, protection, out, protection ? "protected" : "baseline", save ? &kept : nullptr);
+    if (save) saveRun(r);
     std::fputs((p.isSet("json") ? sim::reportJson(r) + "\n" : sim::reportTable(r)).c_str(), stdout);
     return kOk;
   } catch (const InputError& e) {

@@ -92,6 +92,7 @@ class TstCliSimulate : public QObject {
   void inputErrors_data();
   void inputErrors();
   void kneeTable();
+  void saveIncident();
   void kneeJson();
 
  private:
@@ -348,6 +349,42 @@ void TstCliSimulate::kneeJson() {
   QCOMPARE(k["knee_index"].toInt(), 2);
   QCOMPARE(k["knee_factor"].toDouble(), 3.0);
   QVERIFY(steps[2].toObject()["ran_s"].toDouble() <= 120);
+}
+
+// A simulated run saved into the library is an incident like an imported one: its samples per
+// instance, the scenario's faults as annotations; saving the same run again stores nothing, and
+// replaying it detects the leak.
+void TstCliSimulate::saveIncident() {
+  QTemporaryDir dir;
+  const QString lib = dir.filePath("lib.db");
+  const QStringList save{"simulate",        "seed-000", "--no-protection", "--duration", "25m",
+                         "--save-incident", "leak",     "--library",       lib};
+  Run r = cli(save);
+  QVERIFY2(r.code == 0, r.err.constData());
+  QVERIFY2(r.err.contains("saved"), r.err.constData());
+  r = cli(save);
+  QCOMPARE(r.code, 0);
+  QVERIFY2(r.err.contains("already holds this run"), r.err.constData());
+  r = cli({"library", "list", "--library", lib, "--json"});
+  QCOMPARE(r.code, 0);
+  const QJsonArray list = QJsonDocument::fromJson(r.out).array();
+  QCOMPARE(list.size(), 1);
+  r = cli({"library", "show", "leak", "--library", lib});
+  QVERIFY2(r.out.contains("latency_drift") && r.out.contains("(simulator)"), r.out.constData());
+  r = cli({"replay", "--incident", "leak", "--library", lib, "--report", dir.filePath("r.json")});
+  QVERIFY2(r.code == 0 || r.code == 1, r.err.constData());
+  QFile f(dir.filePath("r.json"));
+  QVERIFY(f.open(QIODevice::ReadOnly));
+  const QJsonArray faults = QJsonDocument::fromJson(f.readAll()).object()["faults"].toArray();
+  bool leakDetected = false;
+  for (const auto& v : faults)
+    leakDetected = leakDetected || (v.toObject()["instance"].toString() == "chat-72b-3" &&
+                                    v.toObject()["detected"].toBool());
+  QVERIFY2(leakDetected, f.fileName().toUtf8().constData());
+  // Only the unprotected run is an incident: a protected-only run is refused.
+  r = cli({"simulate", "seed-000", "--save-incident", "x", "--library", lib});
+  QCOMPARE(r.code, 2);
+  QVERIFY(r.err.contains("--save-incident"));
 }
 
 QTEST_GUILESS_MAIN(TstCliSimulate)
