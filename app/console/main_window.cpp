@@ -31,6 +31,7 @@
 #include <QVBoxLayout>
 
 #include "cli_common.hpp"
+#include "export_dialog.hpp"
 #include "instance_tiles.hpp"
 #include "kpi_chart.hpp"
 #include "library_panel.hpp"
@@ -250,6 +251,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   }
   QMenu* tools = menuBar()->addMenu(tr("&Tools"));
   tools->addAction(tr("&Sweep…"), this, [this] { openSweep(); });
+  tools->addAction(tr("&Export policy…"), this, [this] {
+    auto* d = new ExportDialog(editor_->policy(), this);
+    d->setAttribute(Qt::WA_DeleteOnClose);
+    d->show();
+  });
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About Spillway"), this, [this] {
     QMessageBox::about(

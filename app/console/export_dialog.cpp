@@ -1,0 +1,289 @@
+#include "export_dialog.hpp"
+
+#include <QApplication>
+#include <QClipboard>
+#include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFontDatabase>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QPointer>
+#include <QPushButton>
+#include <QRegularExpression>
+#include <QSplitter>
+#include <QSyntaxHighlighter>
+#include <QVBoxLayout>
+
+#include <fstream>
+
+#include "cli_common.hpp"
+#include "spillway/dialect.hpp"
+#include "spillway/export/validate.hpp"
+#include "spillway/fault_annotations.hpp"
+
+namespace spillway::console {
+namespace {
+
+// YAML, JSON and proxy configs alike: comments, keys, strings, numbers with units.
+class ConfigHighlighter final : public QSyntaxHighlighter {
+ public:
+  explicit ConfigHighlighter(QTextDocument* doc) : QSyntaxHighlighter(doc) {
+    auto fmt = [](const QColor& c, bool bold = false) {
+      QTextCharFormat f;
+      f.setForeground(c);
+      if (bold) f.setFontWeight(QFont::Bold);
+      return f;
+    };
+    rules_ = {
+        {QRegularExpression(R"(\b\d+(\.\d+)?(ms|s|m|h|%)?\b)"), fmt(QColor(150, 80, 0))},
+        {QRegularExpression(R"("[^"]*")"), fmt(QColor(20, 130, 60))},
+        {QRegularExpression(R"(^\s*-?\s*[A-Za-z_][\w.\-]*(?=\s*:))"),
+         fmt(QColor(30, 90, 200), true)},
+        {QRegularExpression(R"("[\w.\-]+"(?=\s*:))"), fmt(QColor(30, 90, 200), true)},
+        {QRegularExpression(R"(^\s*(backend|server|upstream|option|default-server)\b)"),
+         fmt(QColor(140, 40, 160), true)},
+        {QRegularExpression(R"(#.*$)"), fmt(QColor(128, 128, 128))},
+    };
+  }
+
+ protected:
+  void highlightBlock(const QString& text) override {
+    for (const auto& [re, f] : rules_)
+      for (auto it = re.globalMatch(text); it.hasNext();) {
+        const auto m = it.next();
+        setFormat(static_cast<int>(m.capturedStart()), static_cast<int>(m.capturedLength()), f);
+      }
+  }
+
+ private:
+  std::vector<std::pair<QRegularExpression, QTextCharFormat>> rules_;
+};
+
+}  // namespace
+
+ExportDialog::ExportDialog(const Policy& policy, QWidget* parent)
+    : QDialog(parent), policy_(policy) {
+  setWindowTitle(tr("Export policy '%1'").arg(QString::fromStdString(policy.name)));
+  resize(1000, 760);
+  auto* layout = new QVBoxLayout(this);
+  auto* form = new QFormLayout;
+  target_ = new QComboBox(this);
+  for (DialectKind k :
+       {DialectKind::Resilience4j, DialectKind::Envoy, DialectKind::Istio, DialectKind::Sentinel,
+        DialectKind::Haproxy, DialectKind::Nginx, DialectKind::Litellm}) {
+    const auto n = dialectName(k);
+    target_->addItem(QString::fromUtf8(n.data(), static_cast<int>(n.size())), static_cast<int>(k));
+  }
+  require_ = new QLineEdit("fp<=0.03,ttd<=30s", this);
+  require_->setToolTip(tr("fp, ttd, mttr, from_trip, recovery_lag, blocked, opens"));
+  incident_ = new QLabel(this);
+  auto* pick = new QPushButton(tr("Trace…"), this);
+  auto* incidentRow = new QHBoxLayout;
+  incidentRow->addWidget(incident_, 1);
+  incidentRow->addWidget(pick);
+  form->addRow(tr("Target"), target_);
+  form->addRow(tr("Validate on"), incidentRow);
+  form->addRow(tr("Require"), require_);
+  layout->addLayout(form);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+  preview_ = new QPlainTextEdit(this);
+  preview_->setReadOnly(true);
+  preview_->setFont(mono);
+  preview_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  new ConfigHighlighter(preview_->document());
+  report_ = new QPlainTextEdit(this);
+  report_->setReadOnly(true);
+  report_->setFont(mono);
+  split->addWidget(preview_);
+  split->addWidget(report_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  layout->addWidget(split, 1);
+  auto* buttons = new QHBoxLayout;
+  validate_ = new QPushButton(tr("Validate"), this);
+  auto* copy = new QPushButton(tr("Copy"), this);
+  auto* save = new QPushButton(tr("Save…"), this);
+  auto* close = new QPushButton(tr("Close"), this);
+  buttons->addWidget(validate_);
+  buttons->addStretch(1);
+  buttons->addWidget(copy);
+  buttons->addWidget(save);
+  buttons->addWidget(close);
+  layout->addLayout(buttons);
+  connect(target_, &QComboBox::currentIndexChanged, this, [this] {
+    refresh();
+    report_->setPlainText(tr("Validate to replay the incident under this target's semantics."));
+  });
+  connect(validate_, &QPushButton::clicked, this, &ExportDialog::validate);
+  connect(pick, &QPushButton::clicked, this, [this] {
+    const QString path =
+        QFileDialog::getOpenFileName(this, tr("Validation trace"), {}, tr("Telemetry (*.jsonl)"));
+    if (!path.isEmpty()) setTrace(path);
+  });
+  connect(copy, &QPushButton::clicked, this,
+          [this] { QApplication::clipboard()->setText(exportText()); });
+  connect(save, &QPushButton::clicked, this, [this] {
+    const exporter::ExportResult r = exporter::exportPolicy(
+        policy_, static_cast<DialectKind>(target_->currentData().toInt()), context_);
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save configuration"),
+                                                      QString::fromStdString(r.fileName));
+    if (path.isEmpty()) return;
+    std::ofstream out(path.toStdString(), std::ios::binary);
+    out << r.text;
+    if (!out) report_->appendPlainText(tr("Could not write %1").arg(path));
+  });
+  connect(close, &QPushButton::clicked, this, &QDialog::accept);
+  setTrace({});
+}
+
+ExportDialog::~ExportDialog() {
+  *alive_ = false;
+  if (worker_.joinable()) worker_.join();
+}
+
+bool ExportDialog::setTarget(const QString& name) {
+  const int i = target_->findText(name);
+  if (i < 0) return false;
+  target_->setCurrentIndex(i);
+  refresh();
+  return true;
+}
+
+void ExportDialog::setTrace(const QString& path) {
+  trace_ = path;
+  context_ = {};  // baselines learned on another incident do not carry over
+  incident_->setText(path.isEmpty() ? tr("built-in seed-000 sample (chat-72b-3 leaks)")
+                                    : QFileInfo(path).fileName());
+  refresh();
+}
+
+void ExportDialog::setRequirements(const QString& spec) {
+  require_->setText(spec);
+}
+
+QString ExportDialog::exportText() const {
+  return preview_->toPlainText();
+}
+
+QString ExportDialog::reportText() const {
+  return report_->toPlainText();
+}
+
+void ExportDialog::refresh() {
+  try {
+    const exporter::ExportResult r = exporter::exportPolicy(
+        policy_, static_cast<DialectKind>(target_->currentData().toInt()), context_);
+    preview_->setPlainText(QString::fromStdString(r.text));
+    QString notes = tr("%1 — mapping notes:\n").arg(QString::fromStdString(r.fileName));
+    for (const exporter::MappingNote& n : r.notes)
+      notes +=
+          "  • " + QString::fromStdString((n.scope.empty() ? "" : n.scope + ": ") + n.text) + "\n";
+    report_->setPlainText(notes);
+  } catch (const std::exception& e) {
+    report_->setPlainText(QString::fromUtf8(e.what()));
+  }
+}
+
+void ExportDialog::validate() {
+  if (worker_.joinable()) worker_.join();
+  const auto target = static_cast<DialectKind>(target_->currentData().toInt());
+  std::vector<exporter::Requirement> reqs;
+  try {
+    reqs = exporter::parseRequirements(require_->text().toStdString());
+  } catch (const std::exception& e) {
+    report_->setPlainText(QString::fromUtf8(e.what()));
+    emit failed(QString::fromUtf8(e.what()));
+    return;
+  }
+  validate_->setEnabled(false);
+  report_->setPlainText(tr("Replaying…"));
+  QPointer<ExportDialog> self(this);
+  auto alive = alive_;
+  const std::string trace = trace_.toStdString();
+  // The replays run on a worker: a long trace must not freeze the window.
+  worker_ = std::thread([self, alive, target, reqs, trace, policy = policy_] {
+    QString report;
+    exporter::ExportContext ctx;
+    bool met = false, ok = true;
+    try {
+      exporter::Incident inc;
+      if (trace.empty()) {
+        inc.name = "seed000-sample";
+        inc.text = cli::readWhole(cli::kSampleTrace);
+        inc.faults = parseFaultAnnotations(cli::readWhole(cli::kSampleFaults),
+                                           "seed000-sample.faults.jsonl (built-in)");
+      } else {
+        inc.name = QFileInfo(QString::fromStdString(trace)).fileName().toStdString();
+        inc.text = cli::readWhole(trace);
+        const std::string faults =
+            (trace.ends_with(".jsonl") ? trace.substr(0, trace.size() - 6) : trace) +
+            ".faults.jsonl";
+        if (std::ifstream(faults).good())
+          inc.faults = parseFaultAnnotations(cli::readWhole(faults), faults);
+      }
+      const exporter::NativeRun native = exporter::replayNative(policy, inc);
+      ctx = exporter::contextFrom({native}, inc.name);
+      const exporter::ExportResult r = exporter::exportPolicy(policy, target, ctx);
+      const ReplayKpis t = exporter::replayTarget(r, inc);
+      report += QString("%1 on %2: native vs %3\n")
+                    .arg(QString::fromStdString(r.fileName), QString::fromStdString(inc.name),
+                         QString::fromStdString(std::string(dialectName(target))));
+      report += QString("  blocked %1 vs %2, opens %3 vs %4, FP rate %5 vs %6\n")
+                    .arg(native.kpis.rejected)
+                    .arg(t.rejected)
+                    .arg(native.kpis.opens)
+                    .arg(t.opens)
+                    .arg(native.kpis.fpRate()
+                             ? QString::number(*native.kpis.fpRate() * 100, 'f', 1) + " %"
+                             : "n/a")
+                    .arg(t.fpRate() ? QString::number(*t.fpRate() * 100, 'f', 1) + " %" : "n/a");
+      report += "Gaps:\n";
+      const auto gaps = exporter::nameGaps(r, inc.name, native.kpis, t);
+      if (gaps.empty()) report += "  none on this incident\n";
+      for (const std::string& g : gaps) report += "  - " + QString::fromStdString(g) + "\n";
+      met = true;
+      for (const auto& res : exporter::checkRequirements(reqs, {inc.name}, {t})) {
+        met = met && res.passed;
+        report +=
+            QString("  %1 %2  %3 (%4)\n")
+                .arg(res.passed ? "ok  " : "FAIL", QString::fromStdString(res.req.text),
+                     QString::fromStdString(exporter::formatMetric(res.req.metric, res.actual)),
+                     QString::fromStdString(res.detail));
+      }
+      report += met ? "PASS: the export meets the requirements on this incident\n"
+                    : "FAIL: the export does not meet the requirements\n";
+    } catch (const std::exception& e) {
+      ok = false;
+      report = QString::fromUtf8(e.what());
+    }
+    if (!*alive) return;
+    QMetaObject::invokeMethod(
+        qApp,
+        [self, ctx, report, met, ok] {
+          if (!self) return;
+          if (!ok) {
+            self->report_->setPlainText(report);
+            self->validate_->setEnabled(true);
+            emit self->failed(report);
+            return;
+          }
+          self->finishValidation(ctx, report, met);
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+void ExportDialog::finishValidation(exporter::ExportContext ctx, QString report, bool met) {
+  context_ = std::move(ctx);
+  refresh();  // the learned baselines change the exported slow thresholds
+  report_->appendPlainText("\n" + report);
+  validate_->setEnabled(true);
+  emit validated(met);
+}
+
+}  // namespace spillway::console
