@@ -29,12 +29,10 @@ Outcome envoyOutcome(std::string_view flags, int status) {
 namespace detail {
 namespace {
 
-class EnvoySource final : public RecordSource {
+class EnvoySource final : public JsonLogSource {
  public:
   EnvoySource(std::unique_ptr<LineReader> r, const ImportOptions& opt)
-      : RecordSource(r->name(), opt.skipBadLines),
-        r_(std::move(r)),
-        map_(effectiveMap(Format::Envoy, opt.map)) {}
+      : JsonLogSource(std::move(r), Format::Envoy, opt) {}
 
   bool next(CallRecord& rec) override {
     std::string_view line;
@@ -50,26 +48,8 @@ class EnvoySource final : public RecordSource {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw InputError(source_, r_->lineNo(), field, what);
-  }
-  std::optional<std::string_view> text(simdjson::dom::object o, const char* field,
-                                       std::string& scratch) const {
-    const std::string& key = map_.at(field);
-    auto v = o.at_key(key);
-    if (v.error()) return std::nullopt;
-    bool bad = false;
-    auto t = jsonText(v.value_unsafe(), scratch, bad);
-    if (bad) fail(key, "expected a string or a number");
-    return t;
-  }
-
   bool parse(std::string_view line, CallRecord& rec) {
-    simdjson::dom::element doc;
-    if (auto e = parser_.parse(line.data(), line.size(), false).get(doc))
-      fail("", std::string("invalid JSON: ") + simdjson::error_message(e));
-    simdjson::dom::object o;
-    if (doc.get_object().get(o)) fail("", "expected a JSON object per line");
+    const simdjson::dom::object o = object(line);
     rec = CallRecord{};
     std::string s1, s2, s3, s4, s5;
     const auto host = text(o, "upstream_host", hostScratch_);
@@ -120,9 +100,6 @@ class EnvoySource final : public RecordSource {
     return true;
   }
 
-  std::unique_ptr<LineReader> r_;
-  FieldMap map_;
-  simdjson::dom::parser parser_;
   std::string hostScratch_;  // outlives the record: its instance may point here
 };
 

@@ -34,12 +34,10 @@ std::vector<std::string_view> splitUpstreamList(std::string_view v) {
 namespace detail {
 namespace {
 
-class NginxSource final : public RecordSource {
+class NginxSource final : public JsonLogSource {
  public:
   NginxSource(std::unique_ptr<LineReader> r, const ImportOptions& opt)
-      : RecordSource(r->name(), opt.skipBadLines),
-        r_(std::move(r)),
-        map_(effectiveMap(Format::Nginx, opt.map)) {}
+      : JsonLogSource(std::move(r), Format::Nginx, opt) {}
 
   bool next(CallRecord& rec) override {
     for (;;) {
@@ -62,28 +60,8 @@ class NginxSource final : public RecordSource {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw InputError(source_, r_->lineNo(), field, what);
-  }
-
-  // The mapped key's value as text; nullopt when absent, null or (unless `dashOk`) "-".
-  std::optional<std::string_view> text(simdjson::dom::object o, const char* field,
-                                       std::string& scratch) const {
-    const std::string& key = map_.at(field);
-    auto v = o.at_key(key);
-    if (v.error()) return std::nullopt;
-    bool bad = false;
-    auto t = jsonText(v.value_unsafe(), scratch, bad);
-    if (bad) fail(key, "expected a string or a number");
-    return t;
-  }
-
   void parse(std::string_view line) {
-    simdjson::dom::element doc;
-    if (auto e = parser_.parse(line.data(), line.size(), false).get(doc))
-      fail("", std::string("invalid JSON: ") + simdjson::error_message(e));
-    simdjson::dom::object o;
-    if (doc.get_object().get(o)) fail("", "expected a JSON object per line");
+    const simdjson::dom::object o = object(line);
 
     std::string s1, s2, s3, s4, s5, s6;
     const auto addr = text(o, "upstream_addr", hostScratch_);
@@ -174,9 +152,6 @@ class NginxSource final : public RecordSource {
     }
   }
 
-  std::unique_ptr<LineReader> r_;
-  FieldMap map_;
-  simdjson::dom::parser parser_;
   std::string hostScratch_;  // outlives the record: its instance may point here
   std::vector<CallRecord> attempts_;
   std::size_t cur_ = 0;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "dialect_rig.hpp"
 #include "spillway/dialect.hpp"
 #include "spillway/dialects/cockatiel.hpp"
 #include "spillway/dialects/opossum.hpp"
@@ -22,30 +23,20 @@ namespace {
 
 constexpr Micros kT0 = 0;  // fake timers start at 0
 
-struct Rig {
-  Rig(DialectKind k, const std::string& cfg)
-      : d(makeDialect(k, cfg, "options.json", 1, &sink)), id(d->addInstance("fn", "g")) {}
-  Admission call(Micros start, bool fail, Micros lat = millis(10)) {
-    const DialectDecision dec = d->admit(id, start);
-    if (dec.admitted()) d->record(id, dec, start + lat, lat, fail ? 500 : 200, Outcome::Ok);
-    return dec.kind;
-  }
+struct Rig : test::DialectRig {
+  Rig(DialectKind k, const std::string& cfg) : DialectRig(k, cfg, "options.json", "fn", "g") {}
   // Runs a string of results ('s' success, 'f' failure), one every 100 ms.
   void run(const QString& seq, Micros from = kT0) {
     for (int i = 0; i < seq.size(); ++i) call(from + millis(100 * i), seq[i] == 'f');
   }
   QStringList log() const {
     QStringList out;
-    for (const Event& e : sink.events)
-      if (e.kind == EventKind::Transition)
-        out << QStringLiteral("%1:%2")
-                   .arg(e.ts / 1000)
-                   .arg(QString::fromUtf8(stateName(e.to).data(), int(stateName(e.to).size())));
+    for (const Event& e : transitions())
+      out << QStringLiteral("%1:%2")
+                 .arg(e.ts / 1000)
+                 .arg(QString::fromUtf8(stateName(e.to).data(), int(stateName(e.to).size())));
     return out;
   }
-  VectorSink sink;
-  std::unique_ptr<DialectCluster> d;
-  InstanceId id;
 };
 
 }  // namespace

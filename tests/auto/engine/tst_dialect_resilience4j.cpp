@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "dialect_rig.hpp"
 #include "spillway/dialect.hpp"
 #include "spillway/dialects/resilience4j.hpp"
 #include "spillway/input_error.hpp"
@@ -20,25 +21,9 @@ namespace {
 
 constexpr Micros kT0 = seconds(1'700'000'000);  // an epoch-second boundary
 
-struct Rig {
+struct Rig : test::DialectRig {
   explicit Rig(const std::string& yaml)
-      : d(makeDialect(DialectKind::Resilience4j, yaml, "r4j.yml", 1, &sink)),
-        id(d->addInstance("svc", "g")) {}
-  // One call from `start`, answered after `lat`; returns how it was admitted.
-  Admission call(Micros start, bool fail, Micros lat = millis(10)) {
-    const DialectDecision dec = d->admit(id, start);
-    if (dec.admitted()) d->record(id, dec, start + lat, lat, fail ? 500 : 200, Outcome::Ok);
-    return dec.kind;
-  }
-  std::vector<Event> transitions() const {
-    std::vector<Event> v;
-    for (const Event& e : sink.events)
-      if (e.kind == EventKind::Transition) v.push_back(e);
-    return v;
-  }
-  VectorSink sink;
-  std::unique_ptr<DialectCluster> d;
-  InstanceId id;
+      : DialectRig(DialectKind::Resilience4j, yaml, "r4j.yml", "svc", "g") {}
 };
 
 const char* kCount10 = R"(

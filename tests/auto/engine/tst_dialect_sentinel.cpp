@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dialect_rig.hpp"
 #include "spillway/dialect.hpp"
 #include "spillway/dialects/sentinel.hpp"
 #include "spillway/input_error.hpp"
@@ -19,24 +20,9 @@ namespace {
 
 constexpr Micros kT0 = seconds(1'700'000'000);  // a multiple of every statIntervalMs used
 
-struct Rig {
+struct Rig : test::DialectRig {
   explicit Rig(const std::string& json)
-      : d(makeDialect(DialectKind::Sentinel, json, "degrade.json", 1, &sink)),
-        id(d->addInstance("GET:/orders", "orders")) {}
-  Admission call(Micros start, bool error, Micros lat = millis(10)) {
-    const DialectDecision dec = d->admit(id, start);
-    if (dec.admitted()) d->record(id, dec, start + lat, lat, error ? 500 : 200, Outcome::Ok);
-    return dec.kind;
-  }
-  std::vector<Event> transitions() const {
-    std::vector<Event> v;
-    for (const Event& e : sink.events)
-      if (e.kind == EventKind::Transition) v.push_back(e);
-    return v;
-  }
-  VectorSink sink;
-  std::unique_ptr<DialectCluster> d;
-  InstanceId id;
+      : DialectRig(DialectKind::Sentinel, json, "degrade.json", "GET:/orders", "orders") {}
 };
 
 }  // namespace
