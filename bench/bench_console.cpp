@@ -49,9 +49,10 @@ int main(int argc, char** argv) {
     total.push_back(static_cast<double>(t.elapsed()));
     rerun.push_back(static_cast<double>(w.lastRoundTripMs()));
   }
-  std::printf("what-if on seed-000 (15 edits): edit→redrawn median %.0f ms "
-              "(of which the 150 ms coalescing delay); re-run+redraw median %.0f ms\n",
-              median(total), median(rerun));
+  std::printf(
+      "what-if on seed-000 (15 edits): edit→redrawn median %.0f ms "
+      "(of which the 150 ms coalescing delay); re-run+redraw median %.0f ms\n",
+      median(total), median(rerun));
 
   // 2. Replot of 1 M points.
   QCustomPlot plot;

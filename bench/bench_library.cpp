@@ -5,6 +5,12 @@
 //   BM_ImportStoreOnly the store alone: calls generated in memory (no parse), 2 M calls
 //   BM_ReplayIncident  `spillway-cli replay --incident`: a 10 M-call incident streamed out of the
 //                      library through the Replayer with the default policy; reports peak RSS
+//   BM_RecordSustained LiveRecorder at full speed: 10 M calls at 100 k calls/s of data time
+//                      (100 s), a commit per second of data, retention 30 s of data (active
+//                      from 30 % of the run on) or none, and 50 M calls (the 30 s turned over 16
+//                      times); calls/s, retained calls, file size and its peak
+//   BM_CutRecording    Library::cutRecording of 3 M calls out of a 4 M-call recording: how long a
+//                      cut holds the write lock (a recorder buffers meanwhile)
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -15,6 +21,7 @@
 
 #include "spillway/formats/canonical.hpp"
 #include "spillway/library/library.hpp"
+#include "spillway/library/live_recorder.hpp"
 #include "spillway/policy_yaml.hpp"
 #include "spillway/replay.hpp"
 
@@ -36,14 +43,15 @@ void removeDb(const std::string& p) {
 // breakers trip, probe and recover during the replay.
 class SyntheticSource final : public formats::RecordSource {
  public:
-  explicit SyntheticSource(std::uint64_t n) : RecordSource("synthetic", false), n_(n) {
+  explicit SyntheticSource(std::uint64_t n, Micros gap = 250)
+      : RecordSource("synthetic", false), n_(n), gap_(gap) {
     for (int i = 0; i < 20; ++i) names_.push_back("gpu-" + std::to_string(i));
   }
   bool next(CallRecord& r) override {
     if (i_ >= n_) return false;
     const std::uint64_t i = i_++;
     r = CallRecord{};
-    r.ts = 1764480000000000 + static_cast<Micros>(i) * 250;  // 4000 calls/s
+    r.ts = 1764480000000000 + static_cast<Micros>(i) * gap_;  // 4000 calls/s by default
     const std::size_t inst = (i * 7919) % 20;
     r.instance = names_[inst];
     r.model = "chat-72b";
@@ -61,6 +69,7 @@ class SyntheticSource final : public formats::RecordSource {
   static constexpr const char* kTenants[] = {"code-assist", "report-gen", "customer-service",
                                              "order-assistant"};
   std::uint64_t n_, i_ = 0;
+  Micros gap_;
   std::vector<std::string> names_;
 };
 
@@ -170,6 +179,87 @@ BENCHMARK(BM_ReplayIncident)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1)
     ->UseRealTime();
+
+std::uint64_t diskBytes(const std::string& db) {
+  std::uint64_t n = 0;
+  for (const char* s : {"", "-wal"}) {
+    std::error_code ec;
+    const auto sz = std::filesystem::file_size(db + s, ec);
+    if (!ec) n += sz;
+  }
+  return n;
+}
+
+void BM_RecordSustained(benchmark::State& state) {
+  const auto n = static_cast<std::uint64_t>(state.range(0));
+  const std::string db = tempPath("record.db");
+  library::RecordingInfo info;
+  library::RecorderStats stats;
+  std::uint64_t peak = 0;
+  for (auto _ : state) {
+    state.PauseTiming();
+    removeDb(db);
+    state.ResumeTiming();
+    library::RecorderOptions o;
+    o.retention.maxAge = state.range(1) ? seconds(30) : 0;
+    library::LiveRecorder rec(db, "live", o);
+    SyntheticSource src(n, 10);  // 100 k calls/s of data time
+    CallRecord r;
+    std::uint64_t i = 0;
+    while (src.next(r)) {
+      rec.append(r);
+      if (++i % 500'000 == 0) peak = std::max(peak, diskBytes(db));
+    }
+    rec.close();
+    info = rec.info();
+    stats = rec.stats();
+  }
+  state.counters["calls/s"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["retained"] = static_cast<double>(info.calls);
+  state.counters["dropped"] = static_cast<double>(info.dropped);
+  state.counters["commits"] = static_cast<double>(stats.commits);
+  state.counters["block_bytes/call"] =
+      static_cast<double>(info.bytes) / static_cast<double>(info.calls);
+  state.counters["db_MB"] = static_cast<double>(diskBytes(db)) / 1e6;
+  state.counters["peak_db_MB"] = static_cast<double>(peak) / 1e6;
+  state.counters["peak_rss_MB"] = static_cast<double>(maxRssKb()) / 1024.0;
+  removeDb(db);
+}
+BENCHMARK(BM_RecordSustained)
+    ->Args({10'000'000, 1})  // retention 30 s of data
+    ->Args({50'000'000, 1})  // 500 s of data: the retained 30 s turned over 16 times
+    ->Args({10'000'000, 0})  // no retention: the cost of enforcing it, by difference
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->UseRealTime();
+
+void BM_CutRecording(benchmark::State& state) {
+  const std::string db = tempPath("cut.db");
+  removeDb(db);
+  constexpr std::uint64_t kRecorded = 4'000'000, kCut = 3'000'000;
+  {
+    library::RecorderOptions o;
+    o.retention.maxAge = 0;
+    library::LiveRecorder rec(db, "live", o);
+    SyntheticSource src(kRecorded, 10);
+    CallRecord r;
+    while (src.next(r)) rec.append(r);
+  }
+  const Micros t0 = 1764480000000000;
+  std::uint64_t cut = 0;
+  int k = 0;
+  for (auto _ : state) {
+    library::Library lib(db);
+    cut = lib.cutRecording("live", t0, t0 + static_cast<Micros>(kCut) * 10,
+                           "cut-" + std::to_string(k++))
+              .records;
+  }
+  state.counters["calls/s"] =
+      benchmark::Counter(static_cast<double>(cut), benchmark::Counter::kIsIterationInvariantRate);
+  removeDb(db);
+}
+BENCHMARK(BM_CutRecording)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
 
 }  // namespace
 

@@ -63,8 +63,9 @@ void BM_Sweep1000(benchmark::State& state) {
   state.counters["calls"] = calls;
   state.counters["candidates"] = static_cast<double>(candidates.size());
   state.counters["pareto"] = static_cast<double>(front);
-  state.counters["replayed_calls_per_s"] = benchmark::Counter(
-      calls * static_cast<double>(candidates.size()), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["replayed_calls_per_s"] =
+      benchmark::Counter(calls * static_cast<double>(candidates.size()),
+                         benchmark::Counter::kIsIterationInvariantRate);
 }
 BENCHMARK(BM_Sweep1000)->Arg(1)->Arg(2)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 

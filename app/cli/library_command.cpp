@@ -1,4 +1,5 @@
-// `spillway-cli library list|show|export|annotate|delete`: the incident library by hand.
+// `spillway-cli library list|show|export|annotate|delete|record|record-info|cut`: the incident
+// library and its live recordings by hand (docs/library.md).
 #include <QCommandLineParser>
 
 #include <cerrno>
@@ -8,38 +9,14 @@
 
 #include "cli_common.hpp"
 #include "spillway/library/library.hpp"
+#include "spillway/library/live_recorder.hpp"
+#include "spillway/library/time_text.hpp"
 
 namespace spillway::cli {
 namespace {
 
-// µs since the epoch as RFC 3339 UTC with milliseconds.
 std::string rfc3339(Micros t) {
-  const std::int64_t secs =
-      t >= 0 ? t / kMicrosPerSecond : -((-t + kMicrosPerSecond - 1) / kMicrosPerSecond);
-  const auto ms = static_cast<int>((t - secs * kMicrosPerSecond) / 1000);
-  std::int64_t z = (secs >= 0 ? secs : secs - 86399) / 86400;
-  const auto sod = static_cast<int>(secs - z * 86400);
-  z += 719468;  // civil_from_days (Howard Hinnant)
-  const std::int64_t era = (z >= 0 ? z : z - 146096) / 146097;
-  const auto doe = static_cast<unsigned>(z - era * 146097);
-  const unsigned yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
-  std::int64_t y = static_cast<std::int64_t>(yoe) + era * 400;
-  const unsigned doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-  const unsigned mp = (5 * doy + 2) / 153;
-  const unsigned d = doy - (153 * mp + 2) / 5 + 1;
-  const unsigned m = mp < 10 ? mp + 3 : mp - 9;
-  y += m <= 2;
-  char buf[96];  // sized for any int64 year: GCC checks the worst case
-  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02d:%02d:%02d.%03dZ", static_cast<long long>(y),
-                m, d, sod / 3600, sod / 60 % 60, sod % 60, ms);
-  return buf;
-}
-
-std::optional<Micros> parseTimeArg(const QString& s) {
-  bool ok = false;
-  const double ms = s.toDouble(&ok);
-  if (ok) return static_cast<Micros>(ms * 1000.0);
-  return parseRfc3339(s.toStdString());
+  return library::formatUtc(t);
 }
 
 double ms(Micros t) {
@@ -53,28 +30,252 @@ nlohmann::json incidentJson(const library::IncidentInfo& i) {
           {"created", i.created}};
 }
 
+std::string retentionText(const library::Retention& r) {
+  std::string out;
+  auto add = [&](const std::string& s) { out += (out.empty() ? "" : ", ") + s; };
+  if (r.maxAge > 0) add(formatDuration(r.maxAge) + " of data");
+  if (r.maxRecords > 0) add(std::to_string(r.maxRecords) + " records");
+  if (r.maxBytes > 0) add(std::to_string(r.maxBytes) + " bytes");
+  return out.empty() ? "none" : out;
+}
+
+// Recordings appear in `library list --json` next to the incidents, as kind "recording".
+nlohmann::json recordingJson(const library::RecordingInfo& r) {
+  return {{"name", r.name},
+          {"kind", "recording"},
+          {"start_ms", ms(r.tStart)},
+          {"end_ms", ms(r.tEnd)},
+          {"records", r.calls + r.samples},
+          {"calls", r.calls},
+          {"samples", r.samples},
+          {"blocks", r.blocks},
+          {"bytes", r.bytes},
+          {"recorded", r.recorded},
+          {"dropped", r.dropped},
+          {"retention",
+           {{"max_age_ms", ms(r.retention.maxAge)},
+            {"max_records", r.retention.maxRecords},
+            {"max_bytes", r.retention.maxBytes}}},
+          {"created", r.created}};
+}
+
+void printRecordings(const std::vector<library::RecordingInfo>& all) {
+  std::printf("\n%-28s %10s %8s %10s  %-24s %10s  %s\n", "recording", "calls", "samples", "bytes",
+              "retained from", "span", "retention");
+  for (const auto& r : all)
+    std::printf(
+        "%-28s %10llu %8llu %10llu  %-24s %10s  %s\n", r.name.c_str(),
+        static_cast<unsigned long long>(r.calls), static_cast<unsigned long long>(r.samples),
+        static_cast<unsigned long long>(r.bytes), r.blocks ? rfc3339(r.tStart).c_str() : "(empty)",
+        humanDuration(r.blocks ? r.tEnd - r.tStart : 0).c_str(),
+        retentionText(r.retention).c_str());
+}
+
+int recordInfo(library::Library& lib, const std::string& name, bool json) {
+  const auto r = lib.requireRecording(name);
+  const auto notes = lib.recordingAnnotations(name);
+  if (json) {
+    nlohmann::json j = recordingJson(r);
+    j["annotations"] = nlohmann::json::array();
+    for (const auto& a : notes)
+      j["annotations"].push_back({{"instance", a.instance},
+                                  {"start_ms", ms(a.start)},
+                                  {"end_ms", ms(a.end)},
+                                  {"kind", a.kind},
+                                  {"origin", a.origin}});
+    std::printf("%s\n", j.dump(2).c_str());
+    return kOk;
+  }
+  std::printf("Recording '%s': %llu calls, %llu samples in %llu blocks (%llu bytes)\n",
+              r.name.c_str(), static_cast<unsigned long long>(r.calls),
+              static_cast<unsigned long long>(r.samples), static_cast<unsigned long long>(r.blocks),
+              static_cast<unsigned long long>(r.bytes));
+  if (r.blocks)
+    std::printf("retained: %s .. %s (%s)\n", rfc3339(r.tStart).c_str(), rfc3339(r.tEnd).c_str(),
+                humanDuration(r.tEnd - r.tStart).c_str());
+  else
+    std::printf("retained: nothing yet\n");
+  std::printf("retention: %s\n", retentionText(r.retention).c_str());
+  std::printf("recorded %llu records since %s, %llu dropped by retention\n",
+              static_cast<unsigned long long>(r.recorded), r.created.c_str(),
+              static_cast<unsigned long long>(r.dropped));
+  if (!notes.empty()) std::printf("\nfault annotations:\n");
+  for (const auto& a : notes)
+    std::printf("  %-22s %-16s %s .. %s (%s)\n", a.instance.c_str(), a.kind.c_str(),
+                rfc3339(a.start).c_str(), rfc3339(a.end).c_str(), a.origin.c_str());
+  return kOk;
+}
+
+constexpr const char* kTimeForms =
+    "expected epoch ms, RFC 3339, 'end' or -DURATION before the recording's end (e.g. -15m)";
+
+int cut(library::Library& lib, const QCommandLineParser& p, bool json) {
+  const std::string recording = p.value("recording").toStdString();
+  const std::string name = p.value("name").toStdString();
+  if (recording.empty() || name.empty() || !p.isSet("from")) {
+    std::fprintf(stderr, "library cut: --recording, --from and --name are required\n");
+    return kInputError;
+  }
+  // Relative times count back from the recording's newest data, its own clock.
+  const library::RecordingInfo info = lib.requireRecording(recording);
+  const std::string fromText = p.value("from").toStdString();
+  const std::string toText = p.isSet("to") ? p.value("to").toStdString() : "end";
+  const auto from = library::parseTimePoint(fromText, info.tEnd);
+  const auto to = library::parseTimePoint(toText, info.tEnd);
+  if (!from || !to) {
+    std::fprintf(stderr, "library cut: %s: %s, not '%s'\n", from ? "--to" : "--from", kTimeForms,
+                 (from ? toText : fromText).c_str());
+    return kInputError;
+  }
+  const library::CutResult c =
+      lib.cutRecording(recording, *from, *to, name, p.value("kind").toStdString());
+  const char* other = c.kind == "calls" ? "aggregate samples" : "calls";
+  if (json) {
+    std::printf("%s\n", nlohmann::json{{"incident", c.incident},
+                                       {"recording", recording},
+                                       {"kind", c.kind},
+                                       {"records", c.records},
+                                       {"annotations", c.annotations},
+                                       {"from_ms", ms(c.from)},
+                                       {"to_ms", ms(c.to)},
+                                       {"clipped", c.clipped},
+                                       {"other_kind_in_range", c.otherKindInRange}}
+                            .dump(2)
+                            .c_str());
+    return kOk;
+  }
+  std::printf("cut %llu %s of recording '%s' [%s, %s) into incident '%s' (%llu annotations)\n",
+              static_cast<unsigned long long>(c.records),
+              c.kind == "calls" ? "calls" : "aggregate samples", recording.c_str(),
+              rfc3339(c.from).c_str(), rfc3339(c.to).c_str(), c.incident.c_str(),
+              static_cast<unsigned long long>(c.annotations));
+  if (c.clipped)
+    std::printf("note: the recording retains data from %s on; the incident starts there\n",
+                rfc3339(c.retainedStart).c_str());
+  if (c.otherKindInRange)
+    std::printf(
+        "note: the range also holds %s, not cut (an incident holds one kind; "
+        "--kind %s cuts them into another incident)\n",
+        other, c.kind == "calls" ? "aggregates" : "calls");
+  return kOk;
+}
+
+// Feeds files into a recording through the LiveRecorder, as the live path would: a backfill,
+// and the way to try retention and cuts on a log at hand.
+int record(const std::string& lp, const QCommandLineParser& p, const QStringList& files,
+           bool json) {
+  const std::string recording = p.value("recording").toStdString();
+  if (recording.empty()) {
+    std::fprintf(stderr, "library record: --recording NAME is required\n");
+    return kInputError;
+  }
+  formats::Format format = formats::Format::Jsonl;
+  if (p.isSet("format") && !formats::parseFormat(p.value("format").toStdString(), format)) {
+    std::fprintf(stderr,
+                 "library record: --format: expected jsonl, csv, nginx, envoy, otlp or "
+                 "prometheus\n");
+    return kInputError;
+  }
+  library::RecorderOptions o;
+  if (p.isSet("retain")) {
+    const QString v = p.value("retain");
+    const auto d = parseDuration(v.toStdString());
+    if (v == "none" || v == "0") {
+      o.retention.maxAge = 0;
+    } else if (!d || *d <= 0) {
+      std::fprintf(stderr,
+                   "library record: --retain: expected a duration of data (24h, 90m) or none, "
+                   "not '%s'\n",
+                   qPrintable(v));
+      return kInputError;
+    } else {
+      o.retention.maxAge = *d;
+    }
+  }
+  for (const char* opt : {"retain-records", "retain-bytes"}) {
+    if (!p.isSet(opt)) continue;
+    bool ok = false;
+    const qulonglong v = p.value(opt).toULongLong(&ok);
+    if (!ok) {
+      std::fprintf(stderr, "library record: --%s: expected a whole number, not '%s'\n", opt,
+                   qPrintable(p.value(opt)));
+      return kInputError;
+    }
+    (std::string(opt) == "retain-records" ? o.retention.maxRecords : o.retention.maxBytes) = v;
+  }
+  formats::ImportOptions io;
+  io.skipBadLines = p.isSet("skip-bad-lines");
+  library::LiveRecorder rec(lp, recording, o);
+  nlohmann::json jout = nlohmann::json::array();
+  for (const QString& f : files) {
+    auto src = formats::openSource(format, f.toStdString(), io);
+    std::uint64_t n = 0;
+    if (src->aggregates()) {
+      formats::AggregateSample s;
+      while (src->nextAggregate(s)) {
+        rec.append(s);
+        ++n;
+      }
+    } else {
+      CallRecord c;
+      while (src->next(c)) {
+        rec.append(c);
+        ++n;
+      }
+    }
+    // Each file ends committed: an error in the next one keeps this one.
+    rec.close();
+    if (json)
+      jout.push_back({{"file", f.toStdString()}, {"records", n}, {"skipped", src->skipped()}});
+    else
+      std::printf("%s: %llu records into recording '%s'\n", qPrintable(f),
+                  static_cast<unsigned long long>(n), recording.c_str());
+  }
+  if (json) std::printf("%s\n", jout.dump(2).c_str());
+  return kOk;
+}
+
 }  // namespace
 
 int runLibrary(const QStringList& args) {
   QCommandLineParser p;
   p.setApplicationDescription(
       "The incident library (docs/library.md):\n"
-      "  list                      incidents with their size and time span\n"
+      "  list                      incidents and recordings with their size and time span\n"
       "  show NAME                 instances, sources, annotations and saved runs\n"
       "  export NAME --out F       canonical JSONL ('-' = stdout)\n"
       "  annotate NAME --instance X --from T1 --to T2 [--kind K]   a fault interval\n"
-      "  delete NAME               the incident and everything attached to it");
+      "           (--recording R instead of NAME: on a recording; cuts copy it)\n"
+      "  delete NAME | --recording R   an incident (or a recording) and all attached to it\n"
+      "Live recordings (docs/library.md, \"Live recording\"):\n"
+      "  record FILE... --recording R [--format F] [--retain 24h] [--retain-records N]\n"
+      "         [--retain-bytes N]   feed files through the live recorder\n"
+      "  record-info [R | --recording R]   retained span, size, retention, annotations\n"
+      "  cut --recording R --from T [--to T] --name NEW [--kind calls|aggregates]\n"
+      "         the recording's [from, to) as a new incident. T: epoch ms, RFC 3339, 'end', or\n"
+      "         -DURATION before the recording's newest data (--from -15m; --to defaults to end)");
   p.addHelpOption();
-  p.addPositionalArgument("action", "list, show, export, annotate or delete");
-  p.addPositionalArgument("NAME", "The incident.", "[NAME]");
+  p.addPositionalArgument("action",
+                          "list, show, export, annotate, delete, record, record-info or cut");
+  p.addPositionalArgument("NAME", "The incident (record: the files).", "[NAME]");
   p.addOption(
       {"library", "The incident library (default $XDG_DATA_HOME/spillway/library.db).", "FILE"});
   p.addOption({"json", "Print JSON."});
   p.addOption({"out", "export: the output file ('-' = stdout).", "FILE"});
   p.addOption({"instance", "annotate: the faulty instance.", "X"});
-  p.addOption({"from", "annotate: fault start (epoch ms or RFC 3339).", "T1"});
-  p.addOption({"to", "annotate: fault end (epoch ms or RFC 3339).", "T2"});
-  p.addOption({"kind", "annotate: the fault's kind (free text, e.g. latency_drift).", "K"});
+  p.addOption({"from", "annotate: fault start; cut: range start (see above).", "T1"});
+  p.addOption({"to", "annotate: fault end; cut: range end, excluded (default: end).", "T2"});
+  p.addOption({"kind",
+               "annotate: the fault's kind (free text, e.g. latency_drift); cut: calls or "
+               "aggregates (default: calls when the range has any).",
+               "K"});
+  p.addOption({"recording", "The recording (record, record-info, cut, annotate, delete).", "R"});
+  p.addOption({"name", "cut: the new incident.", "NEW"});
+  p.addOption({"format", "record: jsonl (default), csv, nginx, envoy, otlp or prometheus.", "F"});
+  p.addOption({"retain", "record: keep this much data time (default 24h; none).", "D"});
+  p.addOption({"retain-records", "record: keep at most N calls + samples.", "N"});
+  p.addOption({"retain-bytes", "record: keep at most N bytes of blocks.", "N"});
+  p.addOption({"skip-bad-lines", "record: count malformed lines and go on."});
   if (!p.parse(args)) {
     std::fprintf(stderr, "%s\n", qPrintable(p.errorText()));
     return kInputError;
@@ -85,35 +286,74 @@ int runLibrary(const QStringList& args) {
   }
   const QStringList pos = p.positionalArguments();
   if (pos.isEmpty()) {
-    std::fprintf(stderr, "library: expected list, show, export, annotate or delete\n");
+    std::fprintf(stderr,
+                 "library: expected list, show, export, annotate, delete, record, record-info or "
+                 "cut\n");
     return kInputError;
   }
   const QString action = pos.first();
-  const bool needsName = action != "list";
-  if (action != "list" && action != "show" && action != "export" && action != "annotate" &&
-      action != "delete") {
+  static const QStringList kActions = {"list",   "show",   "export",      "annotate",
+                                       "delete", "record", "record-info", "cut"};
+  if (!kActions.contains(action)) {
     std::fprintf(stderr, "library: unknown action '%s'\n", qPrintable(action));
     return kInputError;
   }
-  if (static_cast<int>(needsName) + 1 != pos.size()) {
-    std::fprintf(
-        stderr,
-        needsName ? "library %s: expected one incident NAME\n" : "library %s: takes no NAME\n",
-        qPrintable(action));
+  const bool onRecording = p.isSet("recording");
+  // How many NAMEs each action takes: annotate and delete name an incident unless
+  // --recording names a recording; record takes files.
+  const bool wantsName = action == "show" || action == "export" ||
+                         ((action == "annotate" || action == "delete") && !onRecording);
+  const bool noName = action == "list" || action == "cut" ||
+                      ((action == "annotate" || action == "delete") && onRecording);
+  if (action == "record" && pos.size() < 2) {
+    std::fprintf(stderr, "library record: expected one or more FILEs\n");
     return kInputError;
   }
-  const std::string name = needsName ? pos.at(1).toStdString() : std::string();
+  if (action == "record-info" && (pos.size() > 2 || (pos.size() == 2 && onRecording))) {
+    std::fprintf(stderr, "library record-info: expected one recording, as R or --recording R\n");
+    return kInputError;
+  }
+  if ((wantsName && pos.size() != 2) || (noName && pos.size() != 1)) {
+    const char* what = wantsName         ? "expected one incident NAME"
+                       : action == "cut" ? "takes no NAME (--recording R --name NEW)"
+                       : onRecording     ? "takes no NAME with --recording"
+                                         : "takes no NAME";
+    std::fprintf(stderr, "library %s: %s\n", qPrintable(action), what);
+    return kInputError;
+  }
+  const std::string name = wantsName ? pos.at(1).toStdString() : std::string();
   const bool json = p.isSet("json");
   try {
     const std::string lp =
         p.isSet("library") ? p.value("library").toStdString() : library::defaultLibraryPath();
-    // Reading never creates a library; annotate and delete need one that exists, too.
+    // Recording creates the library, as import does.
+    if (action == "record") return record(lp, p, pos.mid(1), json);
+    // Reading never creates a library; annotate, delete and cut need one that exists, too.
     library::Library lib(lp, library::OpenOptions{.mustExist = true});
+    if (action == "cut") return cut(lib, p, json);
+    if (action == "record-info") {
+      if (pos.size() == 2 || onRecording)
+        return recordInfo(
+            lib, onRecording ? p.value("recording").toStdString() : pos.at(1).toStdString(), json);
+      const auto all = lib.recordings();
+      if (json) {
+        nlohmann::json j = nlohmann::json::array();
+        for (const auto& r : all) j.push_back(recordingJson(r));
+        std::printf("%s\n", j.dump(2).c_str());
+      } else if (all.empty()) {
+        std::printf("no recordings\n");
+      } else {
+        printRecordings(all);
+      }
+      return kOk;
+    }
     if (action == "list") {
       const auto all = lib.incidents();
+      const auto recs = lib.recordings();
       if (json) {
         nlohmann::json j = nlohmann::json::array();
         for (const auto& i : all) j.push_back(incidentJson(i));
+        for (const auto& r : recs) j.push_back(recordingJson(r));
         std::printf("%s\n", j.dump(2).c_str());
         return kOk;
       }
@@ -124,6 +364,7 @@ int runLibrary(const QStringList& args) {
                     static_cast<unsigned long long>(i.records),
                     static_cast<unsigned long long>(i.instances), rfc3339(i.tStart).c_str(),
                     humanDuration(i.tEnd - i.tStart).c_str(), i.source.c_str());
+      if (!recs.empty()) printRecordings(recs);
       return kOk;
     }
     if (action == "show") {
@@ -218,24 +459,39 @@ int runLibrary(const QStringList& args) {
         std::fprintf(stderr, "library annotate: --instance is required\n");
         return kInputError;
       }
-      const auto from = parseTimeArg(p.value("from"));
-      const auto to = parseTimeArg(p.value("to"));
+      // On a recording, times may also count back from its newest data (-15m, end).
+      const std::string rec = p.value("recording").toStdString();
+      std::optional<Micros> end;
+      if (onRecording) end = lib.requireRecording(rec).tEnd;
+      const auto from = library::parseTimePoint(p.value("from").toStdString(), end);
+      const auto to = library::parseTimePoint(p.value("to").toStdString(), end);
       if (!from || !to) {
-        std::fprintf(stderr,
-                     "library annotate: --from and --to: expected epoch ms or RFC 3339 times\n");
+        std::fprintf(stderr, "library annotate: --from and --to: %s\n",
+                     onRecording ? kTimeForms : "expected epoch ms or RFC 3339 times");
         return kInputError;
       }
       a.start = *from;
       a.end = *to;
       a.kind = p.value("kind").toStdString();
       a.origin = "operator";
-      lib.annotate(name, a);
+      if (onRecording)
+        lib.annotateRecording(rec, a);
+      else
+        lib.annotate(name, a);
       if (!json)
-        std::printf("annotated %s on '%s': %s .. %s\n", a.instance.c_str(), name.c_str(),
+        std::printf("annotated %s on %s'%s': %s .. %s\n", a.instance.c_str(),
+                    onRecording ? "recording " : "", onRecording ? rec.c_str() : name.c_str(),
                     rfc3339(a.start).c_str(), rfc3339(a.end).c_str());
       return kOk;
     }
     // delete
+    if (onRecording) {
+      const std::string rec = p.value("recording").toStdString();
+      if (!lib.deleteRecording(rec))
+        throw InputError(lp, 0, "recording", "no recording '" + rec + "'");
+      if (!json) std::printf("deleted recording '%s'\n", rec.c_str());
+      return kOk;
+    }
     if (!lib.deleteIncident(name))
       throw InputError(lp, 0, "incident", "no incident '" + name + "'");
     if (!json) std::printf("deleted incident '%s'\n", name.c_str());

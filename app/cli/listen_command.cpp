@@ -1,7 +1,8 @@
-// `spillway-cli listen`: shadow mode over live telemetry. Tails an access log (rotation-safe)
-// and/or receives OTLP/HTTP traces, turns each line or GenAI span into call records, runs them
-// through the policy with every breaker in METRICS_ONLY and prints each "would open" as it
-// happens, then a summary (docs/live.md).
+// `spillway-cli listen`: shadow mode over live telemetry. Tails an access log (rotation-safe),
+// receives OTLP/HTTP traces and/or pulls per-step counts from Prometheus, turns each line, GenAI
+// span or sample into call records or aggregates, runs them through the policy with every
+// breaker in METRICS_ONLY and prints each "would open" as it happens, then a summary
+// (docs/live.md).
 #include <QCommandLineParser>
 #include <QCoreApplication>
 #include <QTimer>
@@ -15,9 +16,14 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.hpp"
+#include "listen_prometheus.hpp"
 #include "spillway/input_error.hpp"
+#include "spillway/library/live_recorder.hpp"
+#include "spillway/live/listen_address.hpp"
 #include "spillway/live/log_tail.hpp"
 #include "spillway/live/otlp_receiver.hpp"
+#include "spillway/live/prometheus_presets.hpp"
+#include "spillway/live/prometheus_pull.hpp"
 #include "spillway/live/shadow.hpp"
 
 namespace spillway::cli {
@@ -41,33 +47,6 @@ nlohmann::json verdictJson(const live::WouldOpenVerdict& v) {
           {"sustained_ms", static_cast<double>(v.event.sustained) / 1e3}};
 }
 
-// "4318", "127.0.0.1:4318", "[::1]:4318" → the receiver's address and port. Anything but
-// loopback needs --otlp-allow-remote: the receiver has no TLS.
-void parseOtlpAddress(const std::string& text, bool allowRemote, live::OtlpReceiverOptions& o) {
-  std::string host = "127.0.0.1", port = text;
-  if (const auto colon = text.rfind(':'); colon != std::string::npos) {
-    host = text.substr(0, colon);
-    port = text.substr(colon + 1);
-    if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
-      host = host.substr(1, host.size() - 2);
-  }
-  bool ok = false;
-  const uint n = QString::fromStdString(port).toUInt(&ok);
-  if (!ok || n > 65535)
-    throw InputError("--otlp", 0, "", "expected [HOST:]PORT, got '" + text + "'");
-  QHostAddress addr;
-  if (host == "localhost") host = "127.0.0.1";
-  if (!addr.setAddress(QString::fromStdString(host)))
-    throw InputError("--otlp", 0, "", "expected an IP address, got '" + host + "'");
-  if (!addr.isLoopback() && !allowRemote)
-    throw InputError("--otlp", 0, "",
-                     host +
-                         " is not a loopback address; add --otlp-allow-remote to listen there "
-                         "(plain HTTP: put it behind TLS and set --otlp-token-file)");
-  o.address = addr;
-  o.port = static_cast<quint16>(n);
-}
-
 std::size_t parseCount(const QCommandLineParser& p, const char* opt, std::size_t min,
                        std::size_t max) {
   bool ok = false;
@@ -85,8 +64,9 @@ int runListen(const QStringList& args) {
   QCommandLineParser p;
   p.setApplicationDescription(
       "Shadow mode over live telemetry: tail an access log (surviving rotation) and/or receive\n"
-      "OTLP/HTTP traces (GenAI spans), run every call through the policy with each breaker in\n"
-      "METRICS_ONLY, and print each \"would open\" as it happens, then a per-instance summary.\n"
+      "OTLP/HTTP traces (GenAI spans) and/or pull per-step counts from Prometheus, run every\n"
+      "call through the policy with each breaker in METRICS_ONLY, and print each \"would open\"\n"
+      "as it happens, then a per-instance summary.\n"
       "Exit 1 when something would have opened.");
   p.addHelpOption();
   p.addOption({"tail", "the access log to follow", "FILE"});
@@ -108,6 +88,14 @@ int runListen(const QStringList& args) {
   p.addOption({"map", "field map overrides: field=key,... (docs/formats.md)", "MAP"});
   p.addOption({"poll", "poll interval", "D", "200ms"});
   p.addOption({"json", "JSON lines: one per verdict, then the summary object"});
+  p.addOption({"record",
+               "record every call and sample into this library's recording (created when "
+               "missing), to cut incidents from later: spillway-cli library cut",
+               "LIBRARY"});
+  p.addOption({"recording", "the recording's name", "NAME", "live"});
+  p.addOption(
+      {"retain", "with --record: keep this much data time ('none': no age bound)", "D", "24h"});
+  addPrometheusOptions(p);
   if (!p.parse(args)) {
     std::fprintf(stderr, "spillway-cli listen: %s\n", qPrintable(p.errorText()));
     return kInputError;
@@ -116,9 +104,14 @@ int runListen(const QStringList& args) {
     std::fputs(qPrintable(p.helpText()), stdout);
     return kOk;
   }
+  if (p.value("prom-preset") == "list") {
+    std::fputs(live::formatPromPresets().c_str(), stdout);
+    return kOk;
+  }
   try {
-    if (!p.isSet("tail") && !p.isSet("otlp"))
-      throw InputError("--tail", 0, "", "required: a log file to follow, or --otlp ADDR");
+    if (!p.isSet("tail") && !p.isSet("otlp") && !p.isSet("prometheus"))
+      throw InputError("--tail", 0, "",
+                       "required: a log file to follow, --otlp ADDR or --prometheus URL");
     if (!p.positionalArguments().isEmpty())
       throw InputError(p.positionalArguments().front().toStdString(), 0, "", "unexpected argument");
     live::ShadowOptions opt;
@@ -135,10 +128,16 @@ int runListen(const QStringList& args) {
       opt.aliases[a.left(eq).toStdString()] = a.mid(eq + 1).toStdString();
     }
     const std::string file = p.value("tail").toStdString();
-    opt.sourceName = p.isSet("tail") ? file : "otlp";
+    opt.sourceName = p.isSet("tail") ? file : p.isSet("otlp") ? "otlp" : "prometheus";
     live::OtlpReceiverOptions oo;
     if (p.isSet("otlp")) {
-      parseOtlpAddress(p.value("otlp").toStdString(), p.isSet("otlp-allow-remote"), oo);
+      {
+        const live::ListenAddress a =
+            live::parseListenAddress(p.value("otlp").toStdString(), p.isSet("otlp-allow-remote"),
+                                     "--otlp", "add --otlp-allow-remote to listen there");
+        oo.address = a.address;
+        oo.port = a.port;
+      }
       oo.limits.maxBodyBytes = parseCount(p, "otlp-max-body", 1024, std::size_t{1} << 30);
       oo.maxInflatedBytes = std::max(oo.maxInflatedBytes, oo.limits.maxBodyBytes);
       oo.maxQueuedCalls = parseCount(p, "otlp-queue", 1, std::size_t{1} << 26);
@@ -153,6 +152,8 @@ int runListen(const QStringList& args) {
                            "cannot read the token (first line)");
       }
     }
+    live::PullerOptions po;
+    if (p.isSet("prometheus")) po = prometheusOptions(p);
     const auto poll = parseDuration(p.value("poll").toStdString());
     if (!poll || *poll < millis(10) || *poll > seconds(60))
       throw InputError("--poll", 0, "", "expected a duration from 10ms to 60s");
@@ -163,7 +164,45 @@ int runListen(const QStringList& args) {
       wall = *d;
     }
     const bool json = p.isSet("json");
+    std::unique_ptr<library::LiveRecorder> recorder;
+    if (p.isSet("record")) {
+      library::RecorderOptions ro;
+      const std::string retain = p.value("retain").toStdString();
+      if (retain == "none") {
+        ro.retention.maxAge = 0;
+      } else {
+        const auto d = parseDuration(retain);
+        if (!d || *d <= 0)
+          throw InputError("--retain", 0, "",
+                           "expected a duration like 24h or none, got '" + retain + "'");
+        ro.retention.maxAge = *d;
+      }
+      recorder = std::make_unique<library::LiveRecorder>(p.value("record").toStdString(),
+                                                         p.value("recording").toStdString(), ro);
+    }
     live::ShadowMonitor monitor(loadPolicy(p.value("policy").toStdString()), opt);
+    // The recording keeps what the engine saw, under the engine's names (aliases applied).
+    // A library that stays locked past the recorder's stall bound stops the recording, not
+    // the shadow monitor (an exception must not cross the event loop).
+    auto record = [&recorder](const auto& what) {
+      if (!recorder) return;
+      try {
+        recorder->append(what);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "recording stopped: %s\n", e.what());
+        recorder.reset();
+      }
+    };
+    if (recorder) {
+      monitor.onRecorded = [&record](const live::RecordedCall& c) {
+        CallRecord r = *c.rec;
+        r.instance = c.instance;
+        record(r);
+      };
+      monitor.onAggregated = [&record](InstanceId, const formats::AggregateSample& a) {
+        record(a);
+      };
+    }
     monitor.onWouldOpen = [json](const live::WouldOpenVerdict& v) {
       if (json)
         std::printf("%s\n", verdictJson(v).dump().c_str());
@@ -194,13 +233,30 @@ int runListen(const QStringList& args) {
                          "cannot listen on " + oo.address.toString().toStdString() + ":" +
                              std::to_string(oo.port) + ": " + otlp->errorString().toStdString());
     }
+    // Samples of whole steps, in time order, into the engine's aggregate path.
+    std::unique_ptr<live::PrometheusPuller> prom;
+    if (p.isSet("prometheus")) {
+      prom = std::make_unique<live::PrometheusPuller>(
+          po, [&monitor](const live::PromSample& s) { monitor.addAggregate(s.view(), s.p99Ms); });
+      auto say = [](const QString& m) {
+        std::fprintf(stderr, "%s\n", qPrintable(m));
+        std::fflush(stderr);
+      };
+      QObject::connect(prom.get(), &live::PrometheusPuller::failed, say);
+      QObject::connect(prom.get(), &live::PrometheusPuller::warning, say);
+      std::fputs(describePuller(po).c_str(), stderr);
+    }
     if (tail) tail->start();
+    if (prom) prom->start();
     monitor.flush();
     std::string sources;
     if (tail) sources = file + " (" + fmt + ")";
     if (otlp)
       sources += (sources.empty() ? "" : " and ") + std::string("OTLP/HTTP on ") +
                  oo.address.toString().toStdString() + ":" + std::to_string(otlp->port());
+    if (prom)
+      sources += (sources.empty() ? "" : " and ") + std::string("Prometheus at ") +
+                 po.server.toString().toStdString();
     std::fprintf(stderr, "listening to %s in shadow mode%s\n", sources.c_str(),
                  wall ? (" for " + humanDuration(wall)).c_str() : "; Ctrl-C for the summary");
 
@@ -211,6 +267,19 @@ int runListen(const QStringList& args) {
       if (gStop) QCoreApplication::quit();
     });
     stopCheck.start(100);
+    // The recorder commits by data time; a quiet source is committed within a second anyway.
+    QTimer commit;
+    if (recorder) {
+      QObject::connect(&commit, &QTimer::timeout, [&recorder] {
+        try {
+          if (recorder) recorder->flush(0);
+        } catch (const std::exception& e) {
+          std::fprintf(stderr, "recording stopped: %s\n", e.what());
+          recorder.reset();
+        }
+      });
+      commit.start(1000);
+    }
     if (wall)
       QTimer::singleShot(std::chrono::milliseconds(wall / 1000), Qt::PreciseTimer,
                          QCoreApplication::instance(), &QCoreApplication::quit);
@@ -218,6 +287,14 @@ int runListen(const QStringList& args) {
     if (tail) tail->poll();  // what arrived since the last poll
     monitor.flush();
     if (otlp) otlp->drain();  // every acknowledged span reaches the engine before the summary
+    if (prom) prom->stop();   // a poll still out is dropped: its steps were never handed on
+    if (recorder) {
+      recorder->close();  // everything the engine saw is committed before the summary
+      std::fprintf(stderr, "recorded %llu records into %s (recording '%s')\n",
+                   static_cast<unsigned long long>(recorder->stats().committed),
+                   p.value("record").toUtf8().constData(),
+                   p.value("recording").toUtf8().constData());
+    }
 
     const auto rows = monitor.summary();
     std::uint64_t opens = 0;
@@ -233,6 +310,8 @@ int runListen(const QStringList& args) {
                         {"error_rate", r.errorRate},
                         {"slow_rate", r.slowRate},
                         {"p99_ms", r.p99Ms},
+                        {"reported_p99_ms", r.reportedP99Ms < 0 ? nlohmann::json(nullptr)
+                                                                : nlohmann::json(r.reportedP99Ms)},
                         {"slow_threshold_ms",
                          r.slowThresholdUs == kForever
                              ? nlohmann::json(nullptr)
@@ -262,6 +341,19 @@ int runListen(const QStringList& args) {
                      {"calls", st.callsApplied},
                      {"spans_rejected", st.spansRejected}};
       }
+      if (prom) {
+        const auto& st = prom->stats();
+        s["prometheus"] = {
+            {"polls", st.polls},
+            {"failed_polls", st.failedPolls},
+            {"samples", st.samples},
+            {"steps", st.steps},
+            {"skipped_steps", st.skippedSteps},
+            {"bad_series", st.badSeries},
+            {"last_step_end", prom->lastEnd() == kNever
+                                  ? nlohmann::json(nullptr)
+                                  : nlohmann::json(static_cast<double>(prom->lastEnd()) / 1e3)}};
+      }
       std::printf("%s\n", s.dump().c_str());
     } else {
       std::printf("\n%llu lines, %llu calls, %llu bad lines, %llu without an upstream\n",
@@ -278,10 +370,23 @@ int runListen(const QStringList& args) {
         std::printf("  %-28s %8llu %8llu %8llu %10.0f %10s %11s\n", r.instance.c_str(),
                     static_cast<unsigned long long>(r.calls),
                     static_cast<unsigned long long>(r.failures),
-                    static_cast<unsigned long long>(r.slow), r.p99Ms, thr,
+                    static_cast<unsigned long long>(r.slow),
+                    // Aggregates carry no latencies: the p99 Prometheus reported instead.
+                    r.p99Ms == 0 && r.reportedP99Ms >= 0 ? r.reportedP99Ms : r.p99Ms, thr,
                     r.wouldOpens ? ("yes @" + live::clockTime(r.firstWouldOpen)).c_str() : "no");
       }
       for (const auto& e : monitor.errors()) std::fprintf(stderr, "bad line: %s\n", e.c_str());
+      if (prom) {
+        const auto& st = prom->stats();
+        std::printf(
+            "Prometheus: %llu polls (%llu failed), %llu samples over %llu steps, %llu steps "
+            "skipped, %llu bad series\n",
+            static_cast<unsigned long long>(st.polls),
+            static_cast<unsigned long long>(st.failedPolls),
+            static_cast<unsigned long long>(st.samples), static_cast<unsigned long long>(st.steps),
+            static_cast<unsigned long long>(st.skippedSteps),
+            static_cast<unsigned long long>(st.badSeries));
+      }
       if (otlp) {
         const auto& st = otlp->stats();
         std::printf(

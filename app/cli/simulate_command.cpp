@@ -12,6 +12,7 @@
 
 #include "cli_common.hpp"
 #include "save_incident.hpp"
+#include "serve_metrics.hpp"
 #include "spillway/event_format.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/library/library.hpp"
@@ -76,7 +77,39 @@ sim::RunReport runOne(const sim::Scenario& sc, bool protection, const QString& d
   return r;
 }
 
+ServeMetricsRunner gServeMetrics = nullptr;
+
+// --serve-metrics: checks the options that go with it and hands over to the registered runner.
+int serveMetrics(const QCommandLineParser& p, const sim::Scenario& sc) {
+  for (const char* opt : {"compare", "out", "json", "save-incident"})
+    if (p.isSet(opt))
+      throw InputError("--serve-metrics", 0, "",
+                       std::string("cannot be combined with --") + opt +
+                           " (it runs one simulation in real time)");
+  ServeMetricsRequest rq;
+  rq.address = p.value("serve-metrics").toStdString();
+  rq.allowRemote = p.isSet("metrics-allow-remote");
+  rq.protection = !p.isSet("no-protection");
+  bool ok = false;
+  rq.speed = p.value("speed").toDouble(&ok);
+  if (!ok || !(rq.speed > 0) || rq.speed > 1e6)
+    throw InputError(
+        "--speed", 0, "",
+        "expected a number in (0, 1000000], got '" + p.value("speed").toStdString() + "'");
+  if (!gServeMetrics)
+    throw InputError("--serve-metrics", 0, "", "not available in this program (use spillway-cli)");
+  return gServeMetrics(sc, rq);
+}
+
 }  // namespace
+
+void setServeMetricsRunner(ServeMetricsRunner r) {
+  gServeMetrics = r;
+}
+
+ServeMetricsRunner serveMetricsRunner() {
+  return gServeMetrics;
+}
 
 sim::Scenario loadScenario(const std::string& nameOrPath) {
   // Built-in scenarios by name (seed-000 …) or a file.
@@ -91,7 +124,8 @@ int runSimulate(const QStringList& args) {
   p.setApplicationDescription(
       "Simulate a scenario (model instances, clients with retries, faults) with the engine in\n"
       "the loop and report the KPIs of docs/kpis.md. SCENARIO is a YAML file or a built-in\n"
-      "name: seed-000 (default), seed-001, seed-002, seed-003.");
+      "name: seed-000 (default), seed-001, seed-002, seed-003. With --serve-metrics it runs\n"
+      "in real time (x --speed) behind a Prometheus /metrics endpoint (docs/live.md).");
   p.addHelpOption();
   p.addPositionalArgument("SCENARIO", "scenario file or built-in name", "[SCENARIO]");
   p.addOption({"seed", "override the scenario's seed", "N"});
@@ -107,6 +141,12 @@ int runSimulate(const QStringList& args) {
                "NAME"});
   p.addOption(
       {"library", "the incident library (default $XDG_DATA_HOME/spillway/library.db)", "FILE"});
+  p.addOption({"serve-metrics",
+               "run in real time and serve Prometheus metrics on GET /metrics at [HOST:]PORT "
+               "(loopback unless --metrics-allow-remote; port 0: any free port)",
+               "ADDR"});
+  p.addOption({"speed", "with --serve-metrics: scenario time = wall time x X", "X", "1"});
+  p.addOption({"metrics-allow-remote", "let --serve-metrics listen on a non-loopback address"});
   if (!p.parse(args)) {
     std::fprintf(stderr, "spillway-cli simulate: %s\n", qPrintable(p.errorText()));
     return kInputError;
@@ -136,6 +176,10 @@ int runSimulate(const QStringList& args) {
       sc.duration = *d;
       std::erase_if(sc.faults, [&](const sim::FaultSpec& f) { return f.at >= sc.duration; });
     }
+    if (p.isSet("serve-metrics")) return serveMetrics(p, sc);
+    for (const char* opt : {"speed", "metrics-allow-remote"})
+      if (p.isSet(opt))
+        throw InputError(std::string("--") + opt, 0, "", "only with --serve-metrics");
     const QString out = p.value("out");
     // The incident to save is what a gateway without protection would have recorded.
     sim::VectorSeries kept;

@@ -9,7 +9,9 @@
 
 #include "cli_common.hpp"
 #include "library_panel.hpp"
+#include "live_panel.hpp"
 #include "main_window.hpp"
+#include "spillway/library/library.hpp"
 #include "sweep_dialog.hpp"
 
 namespace {
@@ -27,7 +29,9 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const QString a = argv[i];
     if (a == "--screenshot" || a == "--theme" || a == "--library" || a == "--incident" ||
-        a == "--sweep-screenshot")
+        a == "--sweep-screenshot" || a == "--live-otlp" || a == "--live-tail" ||
+        a == "--live-format" || a == "--live-span" || a == "--live-prometheus" ||
+        a == "--live-prom-preset")
       ++i;  // skip the option's value
     else if (!a.startsWith('-'))
       scenario = a;
@@ -60,6 +64,17 @@ int main(int argc, char** argv) {
                "fp<=0.03,ttd<=30s (else load its first Pareto candidate) and render the "
                "dialog to FILE",
                "FILE"});
+  p.addOption({"live-otlp", "go live: receive OTLP/HTTP traces on [HOST:]PORT", "ADDR"});
+  p.addOption({"live-tail", "go live: follow this access log", "FILE"});
+  p.addOption({"live-format", "the log's format: nginx (default), envoy or jsonl", "FORMAT"});
+  p.addOption({"live-from-start", "with --live-tail: read the log's existing lines too"});
+  p.addOption({"live-prometheus", "go live: pull per-step counts from this Prometheus", "URL"});
+  p.addOption({"live-prom-preset",
+               "the gateway's metric names: envoy, litellm, kong, apisix, spillway (default)",
+               "NAME"});
+  p.addOption(
+      {"live-record", "live: record into the library (--library, else the default) for cutting"});
+  p.addOption({"live-span", "live: the rolling span kept, e.g. 10m (default)", "D"});
   p.process(app);
   spillway::console::MainWindow w;
   if (p.isSet("theme")) {
@@ -81,7 +96,52 @@ int main(int argc, char** argv) {
     return 2;
   }
   const bool replay = p.isSet("incident");
-  if (replay) {
+  const bool live = p.isSet("live-otlp") || p.isSet("live-tail") || p.isSet("live-prometheus");
+  if (live) {
+    spillway::console::LiveConfig cfg;
+    cfg.otlp = p.value("live-otlp");
+    cfg.tailFile = p.value("live-tail");
+    cfg.tailFromStart = p.isSet("live-from-start");
+    if (p.isSet("live-record"))
+      cfg.recordLibrary = p.isSet("library")
+                              ? p.value("library")
+                              : QString::fromStdString(spillway::library::defaultLibraryPath());
+    if (p.isSet("live-prometheus")) {
+      spillway::live::PromSourceSpec spec;
+      spec.url = p.value("live-prometheus").toStdString();
+      spec.preset = p.isSet("live-prom-preset") ? p.value("live-prom-preset").toStdString()
+                                                : std::string("spillway");
+      try {
+        spillway::live::pullerOptions(spec, "--live-");
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "spillway: %s\n", e.what());
+        return 2;
+      }
+      cfg.prometheus = spec;
+    }
+    if (p.isSet("live-format") &&
+        (!spillway::formats::parseFormat(p.value("live-format").toStdString(), cfg.tailFormat) ||
+         (cfg.tailFormat != spillway::formats::Format::Nginx &&
+          cfg.tailFormat != spillway::formats::Format::Envoy &&
+          cfg.tailFormat != spillway::formats::Format::Jsonl))) {
+      std::fprintf(stderr, "spillway: --live-format: expected nginx, envoy or jsonl, got '%s'\n",
+                   qPrintable(p.value("live-format")));
+      return 2;
+    }
+    if (p.isSet("live-span")) {
+      const auto d = spillway::parseDuration(p.value("live-span").toStdString());
+      if (!d || *d < spillway::seconds(10) || *d > spillway::seconds(7200)) {
+        std::fprintf(stderr, "spillway: --live-span: expected a duration from 10s to 2h\n");
+        return 2;
+      }
+      cfg.span = *d;
+    }
+    if (auto* dock = qobject_cast<QDockWidget*>(w.livePanel()->parentWidget())) dock->raise();
+    if (!w.startLive(cfg, &error)) {
+      std::fprintf(stderr, "spillway: %s\n", qPrintable(error));
+      return 2;
+    }
+  } else if (replay) {
     // The incident's tab in front: what was replayed, its tags, notes and annotations.
     if (auto* dock = qobject_cast<QDockWidget*>(w.libraryPanel()->parentWidget())) dock->raise();
     if (!w.libraryPanel()->selectIncident(p.value("incident")) &&
@@ -132,6 +192,17 @@ int main(int argc, char** argv) {
       });
       d->start();
     });
+  } else if (p.isSet("screenshot") && live) {
+    // Live: once the data has settled (no new snapshot for a second), or after 30 s.
+    const QString file = p.value("screenshot");
+    auto* quiet = new QTimer(&w);
+    quiet->setSingleShot(true);
+    quiet->setInterval(1000);
+    QObject::connect(&w, &spillway::console::MainWindow::liveShown, quiet,
+                     [quiet] { quiet->start(); });
+    QObject::connect(quiet, &QTimer::timeout, &w,
+                     [&w, file, save] { QApplication::exit(save(&w, file) ? 0 : 1); });
+    QTimer::singleShot(30000, &w, [&w, file, save] { QApplication::exit(save(&w, file) ? 0 : 1); });
   } else if (p.isSet("screenshot")) {
     const QString file = p.value("screenshot");
     QObject::connect(&w, &spillway::console::MainWindow::runShown, &w, [&w, file, save] {

@@ -10,6 +10,7 @@
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QKeyEvent>
 #include <QLabel>
 #include <QMenu>
@@ -35,6 +36,7 @@
 #include "instance_tiles.hpp"
 #include "kpi_chart.hpp"
 #include "library_panel.hpp"
+#include "live_panel.hpp"
 #include "policy_editor.hpp"
 #include "scenario_panel.hpp"
 #include "spillway/input_error.hpp"
@@ -193,6 +195,34 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   addDockWidget(Qt::RightDockWidgetArea, libraryDock);
   tabifyDockWidget(dock, libraryDock);
   dock->raise();  // the policy is what an SRE tunes first
+  // Live mode, a fourth tab: shadow mode over the gateway's telemetry.
+  livePanel_ = new LivePanel(this);
+  auto* liveDock = new QDockWidget(tr("Live"), this);
+  liveDock->setObjectName("liveDock");
+  liveDock->setWidget(livePanel_);
+  addDockWidget(Qt::RightDockWidgetArea, liveDock);
+  tabifyDockWidget(libraryDock, liveDock);
+  connect(livePanel_, &LivePanel::startRequested, this, [this] {
+    LiveConfig cfg;
+    QString error;
+    if (livePanel_->config(cfg, &error) && livePanel_->record()) {
+      cfg.recordLibrary = library_->libraryPath();
+      if (cfg.recordLibrary.isEmpty())
+        cfg.recordLibrary = QString::fromStdString(library::defaultLibraryPath());
+    }
+    if (!error.isEmpty() || !startLive(cfg, &error)) QMessageBox::warning(this, tr("Live"), error);
+  });
+  connect(livePanel_, &LivePanel::stopRequested, this, &MainWindow::stopLive);
+  connect(&live_, &LiveController::started, this, [this](quint16 port) {
+    livePanel_->setRunning(true, port);
+    statusBar()->showMessage(port ? tr("Live: OTLP/HTTP on port %1").arg(port) : tr("Live"));
+    emit liveStarted(port);
+  });
+  connect(&live_, &LiveController::failed, this, [this](const QString& m) {
+    livePanel_->setRunning(false);
+    statusBar()->showMessage(tr("Live: %1").arg(m));
+  });
+  connect(&live_, &LiveController::snapshot, this, &MainWindow::onLiveSnapshot);
   connect(library_, &LibraryPanel::incidentSelected, this, [this](const QString& name) {
     QString error;
     if (!replayIncident(name, &error)) statusBar()->showMessage(error);
@@ -238,6 +268,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   viewMenu->addAction(dock->toggleViewAction());
   viewMenu->addAction(scenarioDock->toggleViewAction());
   viewMenu->addAction(libraryDock->toggleViewAction());
+  viewMenu->addAction(liveDock->toggleViewAction());
   QMenu* themeMenu = viewMenu->addMenu(tr("&Theme"));
   auto* themes = new QActionGroup(this);
   const std::pair<Theme, QString> themeNames[] = {
@@ -283,6 +314,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     setCursorTime(cursor_ + dt);
   });
   connect(play_, &QPushButton::clicked, this, [this] {
+    if (current_ && current_->live) {  // Live: the button is Follow
+      follow_ = true;
+      setCursorTime(current_->protectedRun.timeline.end());
+      return;
+    }
     if (playTimer_->isActive()) {
       playTimer_->stop();
       play_->setText(tr("Play"));
@@ -293,8 +329,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   connect(back, &QPushButton::clicked, this, [this] { step(-1); });
   connect(fwd, &QPushButton::clicked, this, [this] { step(1); });
-  connect(scrubber_, &QSlider::valueChanged, this,
-          [this](int v) { setCursorTime(static_cast<Micros>(v) * 1000000); });
+  connect(scrubber_, &QSlider::valueChanged, this, [this](int v) {
+    follow_ = false;  // Live: looking back pauses following until Follow
+    setCursorTime(static_cast<Micros>(v) * 1000000);
+  });
   connect(run_, &QPushButton::clicked, this, [this] {
     QString error;
     if (!runScenario(scenario_->currentText(), &error)) statusBar()->showMessage(error);
@@ -332,6 +370,19 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   connect(plot_, &TimelinePlot::rangeMarked, this, [this](std::size_t i, double from, double to) {
     QString error;
+    if (current_ && current_->live) {  // Live: the stretch becomes an incident
+      if (to < from) std::swap(from, to);
+      const QString when = QDateTime::fromMSecsSinceEpoch(
+                               (current_->origin + static_cast<Micros>(from * 1e6)) / 1000)
+                               .toString("yyyyMMdd-HHmmss");
+      bool ok = false;
+      const QString name = QInputDialog::getText(
+          this, tr("Cut into an incident"),
+          tr("Incident name for %1 s of live data:").arg(to - from, 0, 'f', 0), QLineEdit::Normal,
+          "live-" + when, &ok);
+      if (ok && !cutLive(from, to, name, &error)) QMessageBox::warning(this, tr("Cut"), error);
+      return;
+    }
     if (!annotateRange(i, from, to, &error)) statusBar()->showMessage(error);
   });
   connect(tiles_, &InstanceTiles::instanceClicked, this, &MainWindow::focusInstance);
@@ -389,7 +440,8 @@ bool MainWindow::runEdited(QString* error) {
 }
 
 void MainWindow::startRun(const sim::Scenario& sc, const QString& label) {
-  replayer_.cancel();  // a simulated run replaces a replay in progress
+  stopLive();          // a simulated run replaces Live mode
+  replayer_.cancel();  // and a replay in progress
   keepPrevious_ = false;
   scenarioData_ = sc;
   policy_ = sc.policy;
@@ -482,6 +534,11 @@ void MainWindow::redrawPlot() {
 
 void MainWindow::startWhatIf() {
   if (!current_) return;
+  if (current_->live) {
+    statusBar()->showMessage(
+        tr("Live: the edited policy applies from the next Go live (shadow state starts over)"));
+    return;
+  }
   if (current_->replay) {
     policy_ = editor_->policy();
     startReplay(current_->incident, true);
@@ -497,6 +554,10 @@ void MainWindow::startWhatIf() {
 }
 
 void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
+  if (current_ && current_->live) {  // a run or replay that ended Live mode: a fresh view
+    current_.reset();
+    whatIfRunning_ = false;
+  }
   if (whatIfRunning_ && current_ && c->replay == current_->replay) {
     // A what-if: keep the cursor and the focused instance, remember the run it replaces (an
     // annotation's re-replay keeps the policy, so the ghost stays the previous policy's).
@@ -587,6 +648,7 @@ bool MainWindow::replayIncident(const QString& name, QString* error) {
 }
 
 void MainWindow::startReplay(const QString& incident, bool whatIf, bool keepPrevious) {
+  stopLive();
   controller_.cancel();  // a replay replaces a simulated run in progress
   if (!whatIf) previous_.reset();
   whatIfRunning_ = whatIf;
@@ -695,7 +757,7 @@ void MainWindow::fillKpis() {
 }
 
 void MainWindow::setCursorTime(Micros t) {
-  cursor_ = std::max<Micros>(0, t);
+  cursor_ = std::max<Micros>(current_ ? current_->protectedRun.timeline.start() : 0, t);
   if (current_) cursor_ = std::min(cursor_, current_->protectedRun.timeline.end());
   tiles_->setCursorTime(cursor_);
   plot_->setCursorTime(cursor_);
@@ -711,11 +773,197 @@ void MainWindow::step(int ticks) {
 void MainWindow::updateTimeLabel() {
   const Micros end = current_ ? current_->protectedRun.timeline.end() : 0;
   QString text = clock(cursor_) + " / " + clock(end);
+  if (current_ && current_->live) {  // the gateway's clock, local time
+    time_->setText(
+        QDateTime::fromMSecsSinceEpoch((current_->origin + cursor_) / 1000).toString("HH:mm:ss") +
+        (follow_ ? tr("  LIVE") : tr("  (paused)")));
+    return;
+  }
   if (current_ && current_->replay)  // a recording: its wall clock too
     text = QDateTime::fromMSecsSinceEpoch((current_->origin + cursor_) / 1000, Qt::UTC)
                .toString("HH:mm:ss") +
            " UTC  " + text;
   time_->setText(text);
+}
+
+bool MainWindow::startLive(LiveConfig cfg, QString* error) {
+  if (cfg.otlp.isEmpty() && cfg.tailFile.isEmpty() && !cfg.prometheus) {
+    if (error) *error = tr("Live: choose a source (OTLP receiver, access log or Prometheus)");
+    return false;
+  }
+  if (!cfg.policy) cfg.policy = editor_->policy();
+  controller_.cancel();
+  replayer_.cancel();
+  whatIfRunning_ = keepPrevious_ = false;
+  playTimer_->stop();
+  previous_.reset();
+  current_.reset();
+  pendingLive_.reset();
+  pendingStatus_ = {};
+  liveLatencies_.clear();
+  follow_ = true;
+  policy_ = *cfg.policy;
+  liveLibrary_ = cfg.recordLibrary;
+  liveRecording_ = cfg.recordLibrary.isEmpty() ? QString() : cfg.recording;
+  if (!cfg.recordLibrary.isEmpty() && library_->libraryPath() != cfg.recordLibrary) {
+    // The dock shows the library the recording goes to (created or migrated here, on the UI
+    // thread's connection, before the worker's recorder opens its own).
+    QString message;
+    if (!library_->openLibrary(cfg.recordLibrary, true, &message)) {
+      if (error) *error = message;
+      return false;
+    }
+  }
+  livePanel_->setConfig(cfg);
+  livePanel_->clearVerdicts();
+  play_->setText(tr("Follow"));
+  statusBar()->showMessage(tr("Going live…"));
+  live_.start(cfg);
+  return true;
+}
+
+bool MainWindow::cutLive(double from, double to, const QString& name, QString* error) {
+  auto fail = [error](const QString& m) {
+    if (error) *error = m;
+    return false;
+  };
+  if (!current_ || !current_->live || liveRecording_.isEmpty())
+    return fail(tr("Cutting needs Live mode recording into the library (Live dock)"));
+  if (to < from) std::swap(from, to);
+  QString message;
+  if (live_.running() && !live_.flushRecording(&message)) return fail(tr("Cut: %1").arg(message));
+  if (library_->libraryPath() != liveLibrary_ &&
+      !library_->openLibrary(liveLibrary_, true, &message))
+    return fail(message);
+  const Micros a = current_->origin + static_cast<Micros>(std::llround(from * 1e6));
+  const Micros b = current_->origin + static_cast<Micros>(std::llround(to * 1e6));
+  try {
+    const library::CutResult r = library_->library()->cutRecording(liveRecording_.toStdString(), a,
+                                                                   b, name.trimmed().toStdString());
+    library_->refresh();
+    statusBar()->showMessage(tr("Cut %L1 %2 (%3) into the incident '%4'; select it in the "
+                                "Library to replay and tune")
+                                 .arg(r.records)
+                                 .arg(QString::fromStdString(r.kind))
+                                 .arg(timeRange(r.from, r.to))
+                                 .arg(QString::fromStdString(r.incident)));
+    emit liveCut(QString::fromStdString(r.incident), static_cast<qulonglong>(r.records));
+    return true;
+  } catch (const std::exception& e) {
+    return fail(QString::fromUtf8(e.what()));
+  }
+}
+
+void MainWindow::stopLive() {
+  if (!live_.running()) return;
+  live_.stop();
+  livePanel_->setRunning(false);
+  play_->setText(tr("Play"));
+  statusBar()->showMessage(tr("Live stopped; the last view stays on screen"));
+}
+
+// Snapshots come at the session's refresh rate; should drawing fall behind, only the newest
+// is drawn (the skipped ones' verdicts and latency stamps are merged into it).
+void MainWindow::onLiveSnapshot(std::shared_ptr<const Comparison> c, const LiveStatus& st) {
+  pendingLive_ = std::move(c);
+  const LiveStatus merged = pendingStatus_;
+  pendingStatus_ = st;
+  pendingStatus_.verdicts = merged.verdicts + st.verdicts;
+  pendingStatus_.errors = merged.errors + st.errors;
+  if (merged.oldestNewDataNs != 0 &&
+      (st.oldestNewDataNs == 0 || merged.oldestNewDataNs < st.oldestNewDataNs))
+    pendingStatus_.oldestNewDataNs = merged.oldestNewDataNs;
+  if (liveApplyScheduled_) return;
+  liveApplyScheduled_ = true;
+  QTimer::singleShot(0, this, &MainWindow::applyLive);
+}
+
+void MainWindow::applyLive() {
+  liveApplyScheduled_ = false;
+  if (!pendingLive_) return;
+  const bool first = !current_ || !current_->live;
+  const std::size_t before = current_ ? current_->protectedRun.timeline.instances().size() : 0;
+  current_ = std::move(pendingLive_);
+  pendingLive_.reset();
+  const LiveStatus st = pendingStatus_;
+  pendingStatus_ = {};
+  const view::RunTimeline& tl = current_->protectedRun.timeline;
+  tiles_->setRun(current_, !first);
+  if (first || tl.instances().size() != before) {
+    // Focus the worst instance when one appears; keep the user's choice after that.
+    if (first || tiles_->selected() >= tl.instances().size()) tiles_->setSelected(0);
+  }
+  {
+    const QSignalBlocker block(scrubber_);
+    scrubber_->setRange(static_cast<int>(tl.start() / 1000000),
+                        static_cast<int>(tl.end() / 1000000));
+  }
+  setCursorTime(follow_ ? tl.end() : cursor_);
+  tiles_->repaint();  // the tiles are what the latency is measured to
+  double latencyMs = -1;
+  if (st.oldestNewDataNs != 0) {
+    latencyMs = static_cast<double>(steadyNowNs() - st.oldestNewDataNs) / 1e6;
+    liveLatencies_.push_back(latencyMs);
+  }
+  redrawPlot();
+  plot_->setCursorTime(cursor_);
+  fillLiveKpis(st);
+  livePanel_->showStatus(st, latencyMs);
+  if (!st.verdicts.isEmpty()) statusBar()->showMessage(st.verdicts.back());
+  emit liveShown();
+}
+
+void MainWindow::fillLiveKpis(const LiveStatus& st) {
+  const view::RunTimeline& tl = current_->protectedRun.timeline;
+  double calls = 0, failures = 0, slow = 0;
+  int wouldOpen = 0, instancesOpen = 0;
+  for (const view::InstanceTimeline& it : tl.instances()) {
+    for (std::size_t k = 0; k < it.calls.size(); ++k) {
+      calls += it.calls[k];
+      failures += it.failures[k];
+      slow += it.slow[k];
+    }
+    int marks = 0;
+    for (const view::Marker& m : it.markers) marks += m.kind == view::Marker::Kind::WouldOpen;
+    wouldOpen += marks;
+    instancesOpen += marks > 0;
+  }
+  const double shown = static_cast<double>(tl.end() - tl.start()) / 1e6;
+  auto share = [&](double x) -> QString {
+    return calls > 0 ? QString::number(x / calls * 100, 'f', 1) + " %" : "n/a";
+  };
+  double p50 = 0, worst = 0;
+  if (!liveLatencies_.empty()) {
+    std::vector<double> v(liveLatencies_.end() - std::min<std::size_t>(liveLatencies_.size(), 200),
+                          liveLatencies_.end());
+    worst = *std::max_element(v.begin(), v.end());
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+    p50 = v[v.size() / 2];
+  }
+  const std::vector<std::pair<QString, QString>> rows = {
+      {tr("calls in view (last %1 s)").arg(shown, 0, 'f', 0), QString("%L1").arg(calls, 0, 'f', 0)},
+      {tr("calls per second (last 10 s)"), QString::number(st.callsPerSecond, 'f', 0)},
+      {tr("failures (by the policy's classification)"), share(failures)},
+      {tr("slow calls (over each breaker's threshold)"), share(slow)},
+      {tr("would-open verdicts in view"), QString::number(wouldOpen)},
+      {tr("instances that would open"),
+       QString("%1 of %2").arg(instancesOpen).arg(tl.instances().size())},
+      {tr("arrival → tiles (median, last 200)"),
+       liveLatencies_.empty() ? "n/a" : QString::number(p50, 'f', 0) + " ms"},
+      {tr("arrival → tiles (worst, last 200)"),
+       liveLatencies_.empty() ? "n/a" : QString::number(worst, 'f', 0) + " ms"},
+      {tr("data too late for its second"), QString("%L1").arg(st.late)},
+  };
+  kpis_->setHorizontalHeaderLabels(
+      {tr("KPI"), tr("live (shadow mode)"), QString(), QString(), QString()});
+  kpis_->setRowCount(static_cast<int>(rows.size()));
+  for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
+    kpis_->setItem(i, 0, new QTableWidgetItem(rows[static_cast<std::size_t>(i)].first));
+    kpis_->setItem(i, 1, new QTableWidgetItem(rows[static_cast<std::size_t>(i)].second));
+    for (int col = 2; col < 5; ++col) kpis_->setItem(i, col, new QTableWidgetItem());
+  }
+  kpis_->resizeColumnToContents(1);
+  chart_->setRows({});
 }
 
 void MainWindow::keyPressEvent(QKeyEvent* e) {

@@ -7,6 +7,7 @@
 
 #include <memory>
 
+#include "live_session.hpp"
 #include "replay_controller.hpp"
 #include "run_controller.hpp"
 
@@ -25,6 +26,7 @@ namespace spillway::console {
 class InstanceTiles;
 class KpiChart;
 class LibraryPanel;
+class LivePanel;
 class SweepDialog;
 class PolicyEditor;
 class ScenarioPanel;
@@ -60,6 +62,23 @@ class MainWindow : public QMainWindow {
   // Loads a policy into the editor as an edit would (a what-if follows).
   void loadPolicy(const Policy& p);
 
+  // Live mode: the sources of `cfg` (the editor's policy in shadow mode unless cfg has one)
+  // feed rolling timelines and tiles; a run or a replay ends it. false + a message on bad
+  // input (the session's own failures arrive later in the status bar and the Live dock).
+  bool startLive(LiveConfig cfg, QString* error = nullptr);
+  void stopLive();
+  bool isLive() const { return live_.running(); }
+  // Live mode recording: the stretch [from, to] (seconds on the live time axis) of the
+  // recording becomes the library incident `name` (what a Shift+drag does, after asking the
+  // name). false + a message when not recording or the cut is refused.
+  bool cutLive(double from, double to, const QString& name, QString* error = nullptr);
+  LivePanel* livePanel() const { return livePanel_; }
+  LiveController& liveController() { return live_; }
+  // Span received → tiles repainted, per applied snapshot with new data (ms).
+  const std::vector<double>& liveLatenciesMs() const { return liveLatencies_; }
+  // The cursor follows the newest data (Live); scrubbing back pauses it, Follow resumes.
+  bool following() const { return follow_; }
+
   RunController& controller() { return controller_; }
   ReplayController& replayController() { return replayer_; }
   LibraryPanel* libraryPanel() const { return library_; }
@@ -75,7 +94,10 @@ class MainWindow : public QMainWindow {
   qint64 lastRoundTripMs() const { return lastRoundTripMs_; }
 
  signals:
-  void runShown();  // a finished run is on screen
+  void runShown();   // a finished run is on screen
+  void liveShown();  // a live snapshot is on screen
+  void liveStarted(quint16 otlpPort);
+  void liveCut(const QString& incident, qulonglong records);
 
  protected:
   void keyPressEvent(QKeyEvent* e) override;
@@ -92,9 +114,20 @@ class MainWindow : public QMainWindow {
   void startReplay(const QString& incident, bool whatIf, bool keepPrevious = false);
   void rememberFile(const QString& path);
   void fillRecentMenu();
+  void onLiveSnapshot(std::shared_ptr<const Comparison> c, const LiveStatus& st);
+  void applyLive();
+  void fillLiveKpis(const LiveStatus& st);
 
   RunController controller_;
   ReplayController replayer_;
+  LiveController live_;
+  LivePanel* livePanel_ = nullptr;
+  bool follow_ = true;
+  std::shared_ptr<const Comparison> pendingLive_;  // newest snapshot not yet drawn
+  LiveStatus pendingStatus_;                       // merged over skipped snapshots
+  bool liveApplyScheduled_ = false;
+  std::vector<double> liveLatencies_;
+  QString liveLibrary_, liveRecording_;  // where Live mode records (empty: not recording)
   bool keepPrevious_ = false;  // an annotation re-replay: the ghost stays the previous policy's
   std::shared_ptr<const Comparison> current_, previous_;
   sim::Scenario scenarioData_;

@@ -27,6 +27,9 @@ struct Comparison {
   QString scenarioName;
   RunResult baseline, protectedRun;
   bool replay = false;
+  // Live mode (live_session.hpp): protectedRun is the rolling shadow-mode timeline; there is
+  // no baseline run and no report.
+  bool live = false;
   QString incident;   // the library's incident name (replay)
   Micros origin = 0;  // epoch µs of t = 0 (replay)
 };

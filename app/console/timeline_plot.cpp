@@ -129,7 +129,8 @@ void TimelinePlot::show(const PlotInput& in) {
     return;
   }
   const view::InstanceTimeline& p = c->protectedRun.timeline.instances()[in.focus];
-  const view::InstanceTimeline& b = c->baseline.timeline.instances()[in.focus];
+  // Live mode has no baseline run: the shadow timeline is all there is.
+  const view::InstanceTimeline& b = c->live ? p : c->baseline.timeline.instances()[in.focus];
   const view::InstanceTimeline* prev = nullptr;
   if (in.previous && in.focus < in.previous->protectedRun.timeline.instances().size())
     prev = &in.previous->protectedRun.timeline.instances()[in.focus];
@@ -140,16 +141,19 @@ void TimelinePlot::show(const PlotInput& in) {
   const BreakerConfig cfg = resolveBreaker(in.policy, p.model, p.name);
   const QColor err(200, 40, 40), slow(220, 130, 0), fp(130, 60, 170), lat(40, 90, 200);
   // A replay's baseline is the recording itself, the breakers only watching.
-  addGraph(rates_, b.t, b.errorRate, err,
-           c->replay ? "recorded, watch only (faint)" : "baseline run (faint)", Qt::SolidLine, 70);
-  addGraph(rates_, b.t, b.slowRate, slow, "slow rate (baseline)", Qt::SolidLine, 70);
+  if (!c->live) {
+    addGraph(rates_, b.t, b.errorRate, err,
+             c->replay ? "recorded, watch only (faint)" : "baseline run (faint)", Qt::SolidLine,
+             70);
+    addGraph(rates_, b.t, b.slowRate, slow, "slow rate (baseline)", Qt::SolidLine, 70);
+  }
   if (prev) {
     addGraph(rates_, prev->t, prev->errorRate, err, "previous policy (dashed)", Qt::DashLine, 110);
     addGraph(rates_, prev->t, prev->slowRate, slow, "slow rate (previous)", Qt::DashLine, 110);
   }
   addGraph(rates_, p.t, p.errorRate, err, "error rate");
   addGraph(rates_, p.t, p.slowRate, slow, "slow rate");
-  addGraph(rates_, p.t, p.fpRate, fp, "FP rate (60 s)");
+  if (!c->live) addGraph(rates_, p.t, p.fpRate, fp, "FP rate (60 s)");  // shadow blocks nothing
   auto threshold = [&](QCPAxisRect* r, double y, const QColor& col) {
     auto* line = straightLine(r, QPen(col, 1, Qt::DashLine));
     line->point1->setCoords(0, y);
@@ -158,7 +162,7 @@ void TimelinePlot::show(const PlotInput& in) {
   threshold(rates_, cfg.trip.errorRate, err);
   threshold(rates_, cfg.trip.slowRate, slow);
 
-  addGraph(latency_, b.t, b.p99Ms, lat, "p99 (baseline)", Qt::SolidLine, 70);
+  if (!c->live) addGraph(latency_, b.t, b.p99Ms, lat, "p99 (baseline)", Qt::SolidLine, 70);
   if (prev) addGraph(latency_, prev->t, prev->p99Ms, lat, "p99 (previous)", Qt::DashLine, 110);
   addGraph(latency_, p.t, p.p99Ms, lat, "p99");
   addGraph(latency_, p.t, p.baselineP99Ms, QColor(120, 120, 120), "P99 baseline");
@@ -166,8 +170,27 @@ void TimelinePlot::show(const PlotInput& in) {
   drawTraffic(p);
 
   // Fault onset / end, detection and restore, through every detail rect.
+  int liveLabels = 0;
   for (const view::Marker& m : p.markers) {
-    if (m.kind == view::Marker::Kind::WouldOpen) continue;
+    if (m.kind == view::Marker::Kind::WouldOpen) {
+      // Live: the verdict at its moment on the focused instance's rates ("would open (slow
+      // rate 0.62 > 0.40 for 10 s)"); a run's marks are the lanes' triangles only.
+      if (c->live) {
+        auto* line = straightLine(rates_, QPen(QColor(20, 20, 20), 1, Qt::DotLine));
+        line->point1->setCoords(m.at / 1e6, 0);
+        line->point2->setCoords(m.at / 1e6, 1);
+        auto* label = new QCPItemText(this);
+        label->setClipAxisRect(rates_);
+        label->position->setAxes(rates_->axis(QCPAxis::atBottom), rates_->axis(QCPAxis::atLeft));
+        // Staggered: verdicts close together would print over each other.
+        label->position->setCoords(m.at / 1e6, 1.0 - 0.1 * (liveLabels++ % 4));
+        label->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+        label->setText(QString::fromStdString(m.label) + " ");
+        label->setFont(QFont(font().family(), 8));
+        label->setProperty("wouldOpenLabel", true);
+      }
+      continue;
+    }
     const bool fault =
         m.kind == view::Marker::Kind::FaultStart || m.kind == view::Marker::Kind::FaultEnd;
     faultMarkers_ += fault;
@@ -196,9 +219,10 @@ void TimelinePlot::show(const PlotInput& in) {
   readout_->setVisible(false);
   addLegends();
 
-  const double end = c->protectedRun.timeline.end() / 1e6;
+  const double start = c->protectedRun.timeline.start() / 1e6;  // a live timeline rolls
+  const double end = std::max(start + 1, c->protectedRun.timeline.end() / 1e6);
   for (QCPAxisRect* r : {bands_, rates_, latency_, traffic_})
-    r->axis(QCPAxis::atBottom)->setRange(0, end);
+    r->axis(QCPAxis::atBottom)->setRange(start, end);
   latency_->axis(QCPAxis::atLeft)->rescale();
   latency_->axis(QCPAxis::atLeft)->setRangeLower(0);
   traffic_->axis(QCPAxis::atLeft)->rescale();
@@ -237,8 +261,11 @@ void TimelinePlot::drawBands(const PlotInput& in) {
       rect->setPen(Qt::NoPen);
       ++bandCount_;
     }
-    if (i < in.run->baseline.timeline.instances().size())
-      for (const view::Marker& m : in.run->baseline.timeline.instances()[i].markers)
+    // Would-open marks: the unprotected run's, or live, the shadow engine's own.
+    const view::RunTimeline& marks =
+        in.run->live ? in.run->protectedRun.timeline : in.run->baseline.timeline;
+    if (i < marks.instances().size())
+      for (const view::Marker& m : marks.instances()[i].markers)
         if (m.kind == view::Marker::Kind::WouldOpen) {
           wx.push_back(m.at / 1e6);
           wy.push_back(top - 0.2);
@@ -248,7 +275,7 @@ void TimelinePlot::drawBands(const PlotInput& in) {
   if (!wx.isEmpty()) {
     QCPGraph* g =
         QCustomPlot::addGraph(bands_->axis(QCPAxis::atBottom), bands_->axis(QCPAxis::atLeft));
-    g->setName("would open (unprotected run)");
+    g->setName(in.run->live ? "would open (shadow)" : "would open (unprotected run)");
     g->setLineStyle(QCPGraph::lsNone);
     g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, Qt::black,
                                        QColor(255, 255, 255, 220), 7));

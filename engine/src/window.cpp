@@ -54,8 +54,7 @@ void SlidingStats::evictSlice(Slice& sl) {
   }
 }
 
-void SlidingStats::evictBucket(std::int64_t idx) {
-  const int slot = static_cast<int>(((idx % n_) + n_) % n_);
+void SlidingStats::evictBucket(std::int64_t idx, int slot) {
   WindowCounts& b = buckets_[slot];
   const std::int64_t old = slotIdx_[slot];
   all_.sub(b);

@@ -46,11 +46,15 @@ double Simulator::Impl::rateAt(const ClientSpec& cs, Micros t) const {
 // trickle that turns into a burst is seen at once, not after one long, stale gap.
 void Simulator::Impl::scheduleArrival(std::uint32_t c, Micros from) {
   ClientState& cl = clients[c];
-  const double rate = rateAt(*cl.spec, from);
+  // A client without a load profile has one rate and one mean gap (computed once, the same
+  // double as here).
+  const double rate = cl.constantRate ? cl.spec->rate : rateAt(*cl.spec, from);
   const Micros recheck = from + sc.tick;
   Micros next = recheck;
-  if (rate > 0)
-    next = from + std::max<Micros>(1, static_cast<Micros>(cl.arrivals.exponential(1e6 / rate)));
+  if (rate > 0) {
+    const double meanGap = cl.constantRate ? cl.meanGap : 1e6 / rate;
+    next = from + std::max<Micros>(1, static_cast<Micros>(cl.arrivals.exponential(meanGap)));
+  }
   const bool probe = next > recheck;
   if (probe) next = recheck;
   if (next < sc.duration) agenda.pushArrival(next, kPrioWork, kArrival, c, probe ? 1 : 0);
@@ -62,7 +66,8 @@ void Simulator::Impl::onArrival(std::uint32_t c, bool probeOnly) {
   ClientState& cl = clients[c];
   const std::uint32_t ri = allocRequest();
   Request& r = requests[ri];
-  r = Request{};
+  static constexpr Request kFresh{};
+  r = kFresh;  // a block copy (Request{} is built field by field)
   r.client = c;
   const SessionSpec& ss = cl.spec->sessions;
   r.turnsLeft = ss.turns > 0 ? cl.draws.geometric(ss.turns) - 1 : 0;

@@ -233,6 +233,8 @@ void Simulator::Impl::deliver(std::uint32_t ri) {
   --models[in.model].inFlight;
   engine.record(in.eid, Decision{true, r.probe, RejectReason::None}, now, latency, r.status,
                 r.outcome);
+  if (opt.attempts) [[unlikely]]
+    opt.attempts->onAttempt(r.instance, now, latency, r.status, r.outcome);
   ++in.tick.responses;
   Result res = Result::Ok;
   if (r.outcome == Outcome::Reset) {
@@ -259,6 +261,8 @@ void Simulator::Impl::onTimeout(std::uint32_t ri, std::uint32_t token) {
   --models[in.model].inFlight;
   engine.record(in.eid, Decision{true, r.probe, RejectReason::None}, now, now - r.attemptStart, 0,
                 Outcome::Timeout);
+  if (opt.attempts) [[unlikely]]
+    opt.attempts->onAttempt(r.instance, now, now - r.attemptStart, 0, Outcome::Timeout);
   ++in.tick.responses;
   ++in.tick.failures;
   ++in.rep.failures;

@@ -48,6 +48,8 @@ void Simulator::Impl::build() {
     st.draws = Stream(sc.seed, cs.name, "requests");
     st.retry = Stream(sc.seed, cs.name, "retries");
     st.slo = cs.slo > 0 ? cs.slo : cs.timeout;
+    st.constantRate = cs.profile.empty();
+    if (st.constantRate && cs.rate > 0) st.meanGap = 1e6 / cs.rate;
     st.rep.name = cs.name;
     st.rep.criticality = cs.criticality;
     st.tick.client = static_cast<std::uint32_t>(c);
@@ -129,31 +131,10 @@ void Simulator::Impl::buildFaults() {
   }
 }
 
-// ---- requests ----------------------------------------------------------------------------
-std::uint32_t Simulator::Impl::allocRequest() {
-  if (!freeRequests.empty()) {
-    const std::uint32_t r = freeRequests.back();
-    freeRequests.pop_back();
-    return r;
-  }
-  requests.emplace_back();
-  return static_cast<std::uint32_t>(requests.size() - 1);
-}
-
-std::uint32_t Simulator::Impl::allocJob() {
-  if (!freeJobs.empty()) {
-    const std::uint32_t j = freeJobs.back();
-    freeJobs.pop_back();
-    return j;
-  }
-  jobs.emplace_back();
-  return static_cast<std::uint32_t>(jobs.size() - 1);
-}
-
 bool Simulator::Impl::runUntil(Micros t) {
   clearUpperVectorState();
-  while (!done && !agenda.empty() && agenda.top().time <= t) {
-    const SimEvent e = agenda.pop();
+  SimEvent e;
+  while (!done && agenda.popDue(t, e)) {
     now = e.time;
     ++events;
     switch (e.kind) {

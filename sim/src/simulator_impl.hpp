@@ -6,6 +6,7 @@
 #include <array>
 #include <cassert>
 #include <cmath>
+#include <cstddef>
 #include <optional>
 #include <queue>
 #include <stdexcept>
@@ -79,34 +80,42 @@ enum class Result : std::uint8_t {
   PoolFull
 };
 
-struct Request {
-  std::uint32_t client = 0;
+// One original request (and its current attempt). Hot and cold halves: the first cache line
+// holds everything an attempt's end reads (the token check of a job or timeout, deliver,
+// attemptEnded, finish), so completing a request that has been out of the cache for the length
+// of a call costs one miss; the second holds what only its start or degradation and limits
+// read.
+struct alignas(64) Request {
+  // ---- hot: read when an attempt ends
   std::uint32_t token = 0;  // current attempt; 0 = no attempt in flight
+  std::uint32_t client = 0;
+  std::uint32_t instance = kNone;
+  std::uint32_t model = 0;  // model group of the current attempt
   Micros start = 0;         // of the original request
   Micros attemptStart = 0;
   Micros deadline = 0;
-  std::uint32_t instance = kNone;
+  int status = 0;              // pending fast answer
   std::uint32_t attempts = 0;  // attempts made (including rejected ones)
   std::uint32_t turnsLeft = 0;
-  double inTokens = 0, outTokens = 0;
-  int status = 0;  // pending fast answer
+  std::int32_t cacheKey = -1;  // -1 = not cacheable
   Outcome outcome = Outcome::Ok;
   bool probe = false;
   bool primaryFailed = false;
   bool timeoutArmed = false;
-  bool inFault = false;  // the original started while an injected fault was active
-  // Degradation and limits.
-  std::uint64_t session = 0;     // degrade-lock key: a conversation, or the request itself
-  std::uint32_t model = 0;       // model group of the current attempt
-  std::uint32_t trimmedTo = 0;   // context trimmed for a backup (0 = not)
-  std::int32_t cacheKey = -1;    // -1 = not cacheable
+  bool inFault = false;          // the original started while an injected fault was active
   bool limitHeld = false;        // admitted by the limiter (released when the original ends)
-  bool lockedRoute = false;      // the current attempt follows a degrade lock
-  bool sessionLocked = false;    // a degrade lock was taken for this session (may have expired)
   bool gatewayRerouted = false;  // the gateway already re-routed a failed try once
   bool modelDeadline = false;    // the attempt's deadline is the model's upstream timeout
+  // ---- cold: the start of an original or an attempt, degradation and limits
+  double inTokens = 0, outTokens = 0;
   double estTokens = 0;
+  std::uint64_t session = 0;    // degrade-lock key: a conversation, or the request itself
+  std::uint32_t trimmedTo = 0;  // context trimmed for a backup (0 = not)
+  bool lockedRoute = false;     // the current attempt follows a degrade lock
+  bool sessionLocked = false;   // a degrade lock was taken for this session (may have expired)
 };
+static_assert(sizeof(Request) == 128, "a hot and a cold cache line");
+static_assert(offsetof(Request, inTokens) == 64, "the hot fields fill the first line");
 
 struct Job {
   std::uint32_t instance = 0, request = kNone, token = 0;
@@ -189,6 +198,8 @@ struct ClientState {
   std::uint32_t model = 0;
   Stream arrivals, draws, retry;
   Micros slo = 0;
+  bool constantRate = false;   // no load profile: the rate is spec->rate, the mean gap meanGap
+  double meanGap = 0;          // 1e6 / rate (µs)
   std::uint32_t inFlight = 0;  // attempts holding a connection of the caller's pool
   LatencyHistogram e2e, tickE2e;
   ClientReport rep;
@@ -337,8 +348,25 @@ struct Simulator::Impl {
   double batchFactor(const Instance& in, std::uint32_t occupancy) const;
   Micros serviceTime(const Instance& in, double work, std::uint32_t occupancy, Micros t) const;
 
-  std::uint32_t allocRequest();
-  std::uint32_t allocJob();
+  // Free lists (last freed, first reused: its lines are the likeliest to be cached).
+  std::uint32_t allocRequest() {
+    if (!freeRequests.empty()) {
+      const std::uint32_t r = freeRequests.back();
+      freeRequests.pop_back();
+      return r;
+    }
+    requests.emplace_back();
+    return static_cast<std::uint32_t>(requests.size() - 1);
+  }
+  std::uint32_t allocJob() {
+    if (!freeJobs.empty()) {
+      const std::uint32_t j = freeJobs.back();
+      freeJobs.pop_back();
+      return j;
+    }
+    jobs.emplace_back();
+    return static_cast<std::uint32_t>(jobs.size() - 1);
+  }
 
   double rateAt(const ClientSpec& cs, Micros t) const;
 

@@ -1,45 +1,18 @@
 #include "spillway/library/block_codec.hpp"
 
+#include "varint.hpp"
+
 namespace spillway::library {
 
 namespace {
 
+using detail::Cursor;
+using detail::putVar;
+using detail::unzig;
+using detail::zig;
+
 constexpr unsigned char kVersion = 1;
 constexpr int kColumns = 12;
-
-void putVar(std::string& out, std::uint64_t v) {
-  while (v >= 0x80) {
-    out.push_back(static_cast<char>((v & 0x7f) | 0x80));
-    v >>= 7;
-  }
-  out.push_back(static_cast<char>(v));
-}
-std::uint64_t zig(std::int64_t v) {
-  return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
-}
-std::int64_t unzig(std::uint64_t v) {
-  return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1);
-}
-
-struct Cursor {
-  const unsigned char* p;
-  const unsigned char* end;
-  bool ok = true;
-  std::uint64_t var() {
-    std::uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      if (p >= end) {
-        ok = false;
-        return 0;
-      }
-      const unsigned char c = *p++;
-      v |= static_cast<std::uint64_t>(c & 0x7f) << shift;
-      if (!(c & 0x80)) return v;
-    }
-    ok = false;
-    return 0;
-  }
-};
 
 }  // namespace
 
@@ -101,7 +74,9 @@ bool decodeBlock(const unsigned char* data, std::size_t size, BlockColumns& b) {
   Cursor c{data, data + size};
   if (size < 2 || *c.p++ != kVersion) return false;
   const std::uint64_t n = c.var();
-  if (!c.ok || n > (1u << 24)) return false;
+  // Every call takes at least one byte (outcome), so a count past the size is damage, not a
+  // reason to reserve gigabytes.
+  if (!c.ok || n > (1u << 24) || n > size) return false;
   b.reserve(n);
   for (int k = 0; k < kColumns; ++k) {
     const std::uint64_t len = c.var();

@@ -17,47 +17,17 @@
 
 namespace spillway::library {
 
+using detail::nowUtc;
 using detail::Stmt;
+using detail::Tx;
 
 namespace {
-
-std::string nowUtc() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 struct StrHash {
   using is_transparent = void;
   std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
 };
 using Index = std::unordered_map<std::string, std::uint32_t, StrHash, std::equal_to<>>;
-
-// A transaction that rolls back unless committed: an exception (or a crash) mid-import leaves
-// the library as it was.
-class Tx {
- public:
-  Tx(sqlite3* db, const std::string& path) : db_(db), path_(path) {
-    if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK)
-      detail::sqliteFail(path_, db_, "cannot start a transaction");
-  }
-  ~Tx() {
-    if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  }
-  void commit() {
-    if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
-      detail::sqliteFail(path_, db_, "cannot commit");
-    done_ = true;
-  }
-
- private:
-  sqlite3* db_;
-  const std::string& path_;
-  bool done_ = false;
-};
 
 struct InstanceState {
   std::string name, model;
@@ -476,6 +446,14 @@ ImportResult Library::importSource(formats::RecordSource& src, std::string_view 
                                    const ProgressFn& progress) {
   if (incident.empty()) throw InputError(src.source(), 0, "incident", "needs a name");
   Tx tx(db_, path_);
+  ImportResult r = store(src, incident, format, hash, progress, false);
+  tx.commit();
+  return r;
+}
+
+ImportResult Library::store(formats::RecordSource& src, std::string_view incident,
+                            std::string_view format, std::string_view hash,
+                            const ProgressFn& progress, bool mustBeNew) {
   const bool agg = src.aggregates();
   const char* kind = agg ? "aggregates" : "calls";
   std::int64_t incId = 0;
@@ -485,6 +463,9 @@ ImportResult Library::importSource(formats::RecordSource& src, std::string_view 
     Stmt q(db_, path_, "SELECT id, kind, records, t_start, t_end FROM incidents WHERE name=?");
     q.bind(1, incident);
     if (q.step()) {
+      if (mustBeNew)
+        throw InputError(path_, 0, "name",
+                         "incident '" + std::string(incident) + "' already exists");
       incId = q.i64(0);
       if (q.text(1) != kind)
         throw InputError(src.source(), 0, "incident",
@@ -598,7 +579,6 @@ ImportResult Library::importSource(formats::RecordSource& src, std::string_view 
     ins.bind(7, nowUtc());
     ins.run();
   }
-  tx.commit();
   ImportResult r;
   r.incident = incident;
   r.records = stored;

@@ -85,6 +85,50 @@ CREATE INDEX blocks_time ON blocks(incident_id, t_min);
 CREATE INDEX annotations_incident ON annotations(incident_id, instance);
 )sql";
 
-inline constexpr const char* kMigrations[] = {nullptr, kSchemaV1, kSchemaV2};
+// v3: live recordings (docs/library.md, "Live recording"). Their blocks carry their own
+// strings (recording_block.hpp) so that retention, which deletes the oldest blocks, leaves
+// nothing behind; `recordings` keeps running totals so a commit never counts rows. The two
+// time indexes serve retention (oldest start left) and cuts (blocks that reach a range).
+inline constexpr const char* kSchemaV3 = R"sql(
+CREATE TABLE recordings(
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  max_age INTEGER NOT NULL DEFAULT 0,
+  max_records INTEGER NOT NULL DEFAULT 0,
+  max_bytes INTEGER NOT NULL DEFAULT 0,
+  next_seq INTEGER NOT NULL DEFAULT 0,
+  calls INTEGER NOT NULL DEFAULT 0,
+  samples INTEGER NOT NULL DEFAULT 0,
+  blocks INTEGER NOT NULL DEFAULT 0,
+  bytes INTEGER NOT NULL DEFAULT 0,
+  t_start INTEGER NOT NULL DEFAULT 0,
+  t_end INTEGER NOT NULL DEFAULT 0,
+  recorded INTEGER NOT NULL DEFAULT 0,
+  dropped INTEGER NOT NULL DEFAULT 0,
+  created TEXT NOT NULL);
+CREATE TABLE rec_blocks(
+  id INTEGER PRIMARY KEY,
+  recording_id INTEGER NOT NULL REFERENCES recordings(id),
+  seq INTEGER NOT NULL,
+  kind INTEGER NOT NULL CHECK(kind IN (0, 1)),
+  n INTEGER NOT NULL,
+  t_min INTEGER NOT NULL,
+  t_max INTEGER NOT NULL,
+  data BLOB NOT NULL,
+  UNIQUE(recording_id, seq));
+CREATE INDEX rec_blocks_start ON rec_blocks(recording_id, t_min);
+CREATE INDEX rec_blocks_end ON rec_blocks(recording_id, t_max);
+CREATE TABLE rec_annotations(
+  id INTEGER PRIMARY KEY,
+  recording_id INTEGER NOT NULL REFERENCES recordings(id),
+  instance TEXT NOT NULL,
+  t1 INTEGER NOT NULL,
+  t2 INTEGER NOT NULL,
+  kind TEXT NOT NULL DEFAULT '',
+  origin TEXT NOT NULL CHECK(origin IN ('simulator', 'operator')));
+CREATE INDEX rec_annotations_time ON rec_annotations(recording_id, t1);
+)sql";
+
+inline constexpr const char* kMigrations[] = {nullptr, kSchemaV1, kSchemaV2, kSchemaV3};
 
 }  // namespace spillway::library::detail

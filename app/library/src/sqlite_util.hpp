@@ -4,12 +4,24 @@
 #include <sqlite3.h>
 
 #include <cstdint>
+#include <ctime>
 #include <string>
 #include <string_view>
 
 #include "spillway/input_error.hpp"
 
 namespace spillway::library::detail {
+
+// The creation stamp of incidents, runs and recordings (metadata only: no data time comes
+// from the clock).
+inline std::string nowUtc() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
 
 [[noreturn]] inline void sqliteFail(const std::string& path, sqlite3* db, const std::string& what) {
   const int code = db ? sqlite3_errcode(db) : SQLITE_ERROR;
@@ -81,6 +93,32 @@ class Stmt {
   sqlite3* db_;
   const std::string& path_;
   sqlite3_stmt* s_ = nullptr;
+};
+
+// A transaction that rolls back unless committed: an exception (or a crash) midway leaves the
+// library as it was. BEGIN IMMEDIATE takes the write lock up front, so a transaction never
+// fails halfway for want of it.
+class Tx {
+ public:
+  Tx(sqlite3* db, const std::string& path) : db_(db), path_(path) {
+    if (sqlite3_exec(db_, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr) != SQLITE_OK)
+      sqliteFail(path_, db_, "cannot start a transaction");
+  }
+  ~Tx() {
+    if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  Tx(const Tx&) = delete;
+  Tx& operator=(const Tx&) = delete;
+  void commit() {
+    if (sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
+      sqliteFail(path_, db_, "cannot commit");
+    done_ = true;
+  }
+
+ private:
+  sqlite3* db_;
+  const std::string& path_;
+  bool done_ = false;
 };
 
 }  // namespace spillway::library::detail

@@ -5,6 +5,7 @@
 #include <ctime>
 
 #include "spillway/input_error.hpp"
+#include "spillway/outcome.hpp"
 
 namespace spillway::live {
 namespace {
@@ -87,11 +88,33 @@ void ShadowMonitor::process(const CallRecord& rec) {
     engine_.breaker(id).force(BreakerState::MetricsOnly, end);
   // The outcome is what the log knows, at the call's end; there is nothing to admit.
   const Decision d = engine_.admit(id, end);
+  const Breaker& b = engine_.breaker(id);
+  const bool slow = rec.latency > b.slowThreshold();  // the threshold record() applies
   engine_.record(id, d, end, rec.latency, rec.status, rec.outcome);
   if (end > last_) last_ = end;
+  if (onRecorded)
+    onRecorded(RecordedCall{
+        id, &rec, engine_.name(id),
+        classify(b.config().classify, rec.status, rec.outcome) == Verdict::Failure, slow});
+}
+
+void ShadowMonitor::addAggregate(const formats::AggregateSample& s, double p99Ms) {
+  ++aggregates_;
+  records_ += s.calls;
+  std::string_view name = s.instance;
+  if (auto it = opt_.aliases.find(name); it != opt_.aliases.end()) name = it->second;
+  const bool known = engine_.find(name).has_value();
+  const InstanceId id = engine_.addInstance(name, s.model);
+  if (!known && engine_.breaker(id).state() != BreakerState::MetricsOnly)
+    engine_.breaker(id).force(BreakerState::MetricsOnly, s.end);
+  engine_.recordAggregate(id, s.end, s.calls, s.failures, s.slow);
+  if (p99Ms >= 0) reportedP99_[id] = p99Ms;
+  if (s.end > last_) last_ = s.end;
+  if (onAggregated) onAggregated(id, s);
 }
 
 void ShadowMonitor::onEvent(const Event& e) {
+  if (onEngineEvent) onEngineEvent(e);
   if (e.kind != EventKind::WouldOpen) return;
   const TripConfig& trip = engine_.breaker(e.instance).config().trip;
   WouldOpenVerdict v;
@@ -131,6 +154,7 @@ std::vector<InstanceSummary> ShadowMonitor::summary() const {
     r.slowThresholdUs = s.slowThreshold;
     if (auto it = firstWouldOpen_.find(id); it != firstWouldOpen_.end())
       r.firstWouldOpen = it->second;
+    if (auto it = reportedP99_.find(id); it != reportedP99_.end()) r.reportedP99Ms = it->second;
     out.push_back(std::move(r));
   }
   return out;

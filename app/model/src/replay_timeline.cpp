@@ -4,31 +4,20 @@
 #include <cmath>
 #include <limits>
 
+#include "per_second.hpp"
 #include "spillway/outcome.hpp"
 #include "spillway/sweep.hpp"
 
 namespace spillway::view {
 namespace {
 
-constexpr Micros kSecond = seconds(1);
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-
-Micros floorSecond(Micros t) {
-  const Micros r = t % kSecond;
-  return r < 0 ? t - r - kSecond : t - r;
-}
+using detail::floorSecond;
+using detail::kSecond;
+using detail::p99;
 
 template <class T>
 void grow(std::vector<T>& v, std::size_t n) {
   if (v.size() < n) v.resize(n);
-}
-
-double p99(std::vector<float>& v) {
-  if (v.empty()) return kNaN;
-  const std::size_t k =
-      static_cast<std::size_t>(std::ceil(0.99 * static_cast<double>(v.size()))) - 1;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
-  return v[k];
 }
 
 // Lower = more likely to have been blocked: OPEN blocks everything, HALF_OPEN all but probes.

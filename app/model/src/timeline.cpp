@@ -133,9 +133,10 @@ RunTimeline RunTimeline::build(const sim::VectorSeries& series, const std::vecto
 }
 
 RunTimeline RunTimeline::fromInstances(std::vector<InstanceTimeline> instances, Micros tick,
-                                       Micros end) {
+                                       Micros end, Micros start) {
   RunTimeline tl;
   tl.tick_ = tick;
+  tl.start_ = start;
   tl.end_ = end;
   tl.instances_ = std::move(instances);
   for (InstanceTimeline& it : tl.instances_) fillFpRate(it, tick);

@@ -103,7 +103,7 @@ class SlidingStats {
  private:
   template <typename OnSlice>
   void roll(Micros t, OnSlice& onSlice);
-  void evictBucket(std::int64_t idx);
+  void evictBucket(std::int64_t idx, int slot);  // slot = idx mod n_
   void allocHist();
   // A slice's latencies: the bins of its calls while they are few (a one-second slice of a
   // lightly loaded instance holds a handful — a list a few bytes long instead of a 7 KB
@@ -130,10 +130,12 @@ class SlidingStats {
   std::unique_ptr<LatencyHistogram> windowHist_;
   WindowCounts all_;
   WindowCounts decision_;
-  std::int64_t headIdx_ = 0;  // absolute bucket index of the newest bucket
-  Micros headEnd_ = kNever;   // end time of the newest bucket (exclusive)
-  int headSlot_ = 0;
-  int headSlice_ = 0;
+  std::int64_t headIdx_ = 0;       // absolute bucket index of the newest bucket
+  Micros headEnd_ = kNever;        // end time of the newest bucket (exclusive)
+  int headSlot_ = 0;               // headIdx_ mod n_
+  int headSlice_ = 0;              // headSliceIdx_ mod nSlices_
+  int headPos_ = 0;                // headIdx_ - headSliceIdx_ × bucketsPerSlice_
+  std::int64_t headSliceIdx_ = 0;  // absolute slice index of the newest bucket
   bool started_ = false;
   // Decision epoch: buckets before epochIdx_ are not in decision_; the epoch bucket only
   // partially (epochBase_ is what it held when the decision restarted).
@@ -143,8 +145,8 @@ class SlidingStats {
 
 template <typename OnSlice>
 void SlidingStats::roll(Micros t, OnSlice& onSlice) {
-  const std::int64_t idx = t >= 0 ? t / width_ : (t - width_ + 1) / width_;
   if (!started_) {
+    const std::int64_t idx = t >= 0 ? t / width_ : (t - width_ + 1) / width_;
     started_ = true;
     headIdx_ = idx;
     epochIdx_ = idx;
@@ -152,15 +154,24 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
     slotIdx_[headSlot_] = idx;
     const std::int64_t sIdx =
         idx >= 0 ? idx / bucketsPerSlice_ : (idx - bucketsPerSlice_ + 1) / bucketsPerSlice_;
+    headSliceIdx_ = sIdx;
+    headPos_ = static_cast<int>(idx - sIdx * bucketsPerSlice_);
     headSlice_ = static_cast<int>(((sIdx % nSlices_) + nSlices_) % nSlices_);
     headEnd_ = (idx + 1) * width_;
     return;
   }
-  auto sliceOf = [this](std::int64_t b) {
-    return b >= 0 ? b / bucketsPerSlice_ : (b - bucketsPerSlice_ + 1) / bucketsPerSlice_;
-  };
-  std::int64_t oldSlice = sliceOf(headIdx_);
-  const std::int64_t newSlice = sliceOf(idx);
+  // Everything below is kept relative to the head, so the usual step (the next bucket, the
+  // next slice) needs no division: t >= headEnd_ = (headIdx_ + 1) × width_ here.
+  const Micros past = t - headEnd_;
+  const std::int64_t step = 1 + (past < width_ ? 0 : past / width_);  // buckets moved, >= 1
+  const std::int64_t idx = headIdx_ + step;
+  const std::int64_t oldSlice = headSliceIdx_;
+  std::int64_t newSlice = oldSlice;
+  std::int64_t pos = headPos_ + step;  // the new head's position from the old slice's start
+  if (pos >= bucketsPerSlice_) {
+    newSlice = bucketsPerSlice_ == 1 ? oldSlice + pos : oldSlice + pos / bucketsPerSlice_;
+    pos -= (newSlice - oldSlice) * bucketsPerSlice_;
+  }
   if (newSlice != oldSlice && sliceCounts_[headSlice_].calls > 0) {
     CompletedSlice done{nullptr, sliceCounts_[headSlice_],
                         (oldSlice + 1) * bucketsPerSlice_ * width_};
@@ -181,22 +192,47 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
     onSlice(done);
     if (scratch) scratch->clear();
   }
+  // The new head's slot: idx mod n_, from the old one.
+  int newSlot;
+  if (step < n_) {
+    newSlot = headSlot_ + static_cast<int>(step);
+    if (newSlot >= n_) newSlot -= n_;
+  } else {
+    newSlot = static_cast<int>(((idx % n_) + n_) % n_);
+  }
   // Evict at most one window's worth of buckets: a long idle gap clears everything once.
-  std::int64_t from = headIdx_ + 1;
-  if (idx - from >= n_) from = idx - n_ + 1;
-  for (std::int64_t b = from; b <= idx; ++b) evictBucket(b);
+  const std::int64_t count = step < n_ ? step : n_;  // buckets from..idx
+  int slot = newSlot - static_cast<int>(count - 1);
+  if (slot < 0) slot += n_;
+  for (std::int64_t b = idx - count + 1; b <= idx; ++b) {
+    evictBucket(b, slot);
+    if (++slot == n_) slot = 0;
+  }
   // Slices: evict the ones newly entered.
-  std::int64_t sFrom = oldSlice + 1;
-  if (newSlice - sFrom >= nSlices_) sFrom = newSlice - nSlices_ + 1;
-  for (std::int64_t s = sFrom; s <= newSlice; ++s) {
-    const int slot = static_cast<int>(((s % nSlices_) + nSlices_) % nSlices_);
-    if (windowHist_) evictSlice(slices_[slot]);
-    sliceCounts_[slot] = WindowCounts{};
+  const std::int64_t sSteps = newSlice - oldSlice;
+  if (sSteps > 0) {
+    int newSliceSlot;
+    if (sSteps < nSlices_) {
+      newSliceSlot = headSlice_ + static_cast<int>(sSteps);
+      if (newSliceSlot >= nSlices_) newSliceSlot -= nSlices_;
+    } else {
+      newSliceSlot = static_cast<int>(((newSlice % nSlices_) + nSlices_) % nSlices_);
+    }
+    const std::int64_t sCount = sSteps < nSlices_ ? sSteps : nSlices_;
+    int sl = newSliceSlot - static_cast<int>(sCount - 1);
+    if (sl < 0) sl += nSlices_;
+    for (std::int64_t k = 0; k < sCount; ++k) {
+      if (windowHist_) evictSlice(slices_[sl]);
+      sliceCounts_[sl] = WindowCounts{};
+      if (++sl == nSlices_) sl = 0;
+    }
+    headSlice_ = newSliceSlot;
   }
   headIdx_ = idx;
-  headSlot_ = static_cast<int>(((idx % n_) + n_) % n_);
-  headSlice_ = static_cast<int>(((newSlice % nSlices_) + nSlices_) % nSlices_);
-  headEnd_ = (idx + 1) * width_;
+  headSlot_ = newSlot;
+  headSliceIdx_ = newSlice;
+  headPos_ = static_cast<int>(pos);
+  headEnd_ = headEnd_ + step * width_;
 }
 
 // Count-based window: the last N outcomes, for breakers configured like Resilience4j's

@@ -1,4 +1,6 @@
-// Prometheus query_range matrix → AggregateSamples sorted by (end, instance).
+// Prometheus query_range matrix → points joined per (instance, model, time) → AggregateSamples
+// sorted by (end, instance). One parser for the importer (roles from a label, one response) and
+// the live puller (one response per role).
 #include "spillway/formats/prometheus.hpp"
 
 #include <algorithm>
@@ -7,23 +9,182 @@
 
 #include "internal.hpp"
 
-namespace spillway::formats::detail {
-namespace {
+namespace spillway::formats {
 
 using simdjson::dom::array;
 using simdjson::dom::element;
 using simdjson::dom::object;
 
-struct Cell {
-  double calls = -1, failures = -1, slow = -1;
-  long line = 1;
+std::string_view promRoleName(PromRole r) {
+  switch (r) {
+    case PromRole::FromLabel:
+      return "series";
+    case PromRole::Calls:
+      return "calls";
+    case PromRole::Failures:
+      return "failures";
+    case PromRole::Slow:
+      return "slow";
+    case PromRole::P99:
+      return "p99";
+  }
+  return "series";
+}
+
+struct PromMatrixJoin::Impl {
+  struct Cell {
+    double calls = -1, failures = -1, slow = -1, p99 = -1;
+  };
+  FieldMap map;
+  simdjson::dom::parser parser;
+  // (instance, model) → time → values.
+  std::map<std::pair<std::string, std::string>, std::map<Micros, Cell>> cells;
+
+  [[noreturn]] static void fail(const std::string& name, const std::string& field,
+                                const std::string& what) {
+    throw InputError(name, 1, field, what);
+  }
+
+  void readSeries(element series, const std::string& name, const std::string& at, PromRole role) {
+    object so, metric;
+    if (series.get_object().get(so) || so["metric"].get_object().get(metric))
+      fail(name, at, "expected {\"metric\": {...}, \"values\": [...]}");
+    auto label = [&](const char* field) -> std::string {
+      std::string_view v;
+      if (metric[map.at(field)].get_string().get(v)) return {};
+      return std::string(v);
+    };
+    if (role == PromRole::FromLabel) {
+      const std::string r = label("series");
+      if (r == map.at("calls"))
+        role = PromRole::Calls;
+      else if (r == map.at("failures"))
+        role = PromRole::Failures;
+      else if (r == map.at("slow"))
+        role = PromRole::Slow;
+      else
+        fail(name, at + ".metric." + map.at("series"),
+             "expected '" + map.at("calls") + "', '" + map.at("failures") + "' or '" +
+                 map.at("slow") + "', got '" + r + "' (see --map series=LABEL)");
+    }
+    double Cell::*slot = role == PromRole::Calls      ? &Cell::calls
+                         : role == PromRole::Failures ? &Cell::failures
+                         : role == PromRole::Slow     ? &Cell::slow
+                                                      : &Cell::p99;
+    const std::string instance = label("instance");
+    if (instance.empty())
+      fail(name, at + ".metric." + map.at("instance"), "missing label (see --map instance=LABEL)");
+    array values;
+    if (so["values"].get_array().get(values)) fail(name, at + ".values", "expected an array");
+    // Checked whole before anything is kept: a bad series leaves no half of itself behind.
+    std::vector<std::pair<Micros, double>> points;
+    std::size_t j = 0;
+    for (element pair : values) {
+      const std::string vat = at + ".values[" + std::to_string(j++) + "]";
+      array p;
+      double ts = 0;
+      std::string_view v;
+      if (pair.get_array().get(p) || p.size() != 2 || p.at(0).get_double().get(ts) ||
+          p.at(1).get_string().get(v) || !std::isfinite(ts) || std::fabs(ts) > 9e12)
+        fail(name, vat, "expected [<unix seconds>, \"<value>\"]");
+      auto x = detail::parseNumber(v);
+      if (!x) {
+        if (v == "NaN" || v == "+Inf" || v == "-Inf") continue;  // no data at this step
+        fail(name, vat, "expected a number, got '" + std::string(v) + "'");
+      }
+      points.emplace_back(static_cast<Micros>(std::llround(ts * 1e6)), *x);
+    }
+    auto& byTime = cells[{instance, label("model")}];
+    for (const auto& [t, x] : points) {
+      double& c = byTime[t].*slot;
+      // Several series of one instance add up (counts); a quantile takes the worst.
+      if (slot == &Cell::p99)
+        c = std::max(c, x);
+      else
+        c = (c < 0 ? 0 : c) + x;
+    }
+  }
 };
+
+PromMatrixJoin::PromMatrixJoin(const FieldMap& userMap) : d_(std::make_unique<Impl>()) {
+  d_->map = detail::effectiveMap(Format::Prometheus, userMap);
+}
+
+PromMatrixJoin::~PromMatrixJoin() = default;
+
+const FieldMap& PromMatrixJoin::map() const {
+  return d_->map;
+}
+
+bool PromMatrixJoin::empty() const {
+  return d_->cells.empty();
+}
+
+void PromMatrixJoin::add(std::string_view body, const std::string& name, PromRole role,
+                         const BadSeries& badSeries) {
+  element root;
+  if (auto e = d_->parser.parse(body.data(), body.size()).get(root))
+    Impl::fail(name, "", std::string("invalid JSON: ") + simdjson::error_message(e));
+  object top;
+  if (root.get_object().get(top)) Impl::fail(name, "", "expected a query_range response object");
+  std::string_view status;
+  if (top["status"].get_string().get(status)) Impl::fail(name, "status", "missing required field");
+  if (status != "success") {
+    std::string_view err;
+    if (top["error"].get_string().get(err)) err = "(no error message)";
+    Impl::fail(name, "status", "the query failed: " + std::string(err));
+  }
+  object data;
+  if (top["data"].get_object().get(data)) Impl::fail(name, "data", "missing required field");
+  std::string_view type;
+  if (data["resultType"].get_string().get(type) || type != "matrix")
+    Impl::fail(name, "data.resultType",
+               "expected \"matrix\" (a query_range result), got \"" + std::string(type) + "\"");
+  array result;
+  if (data["result"].get_array().get(result)) Impl::fail(name, "data.result", "expected an array");
+  std::size_t i = 0;
+  for (element series : result) {
+    const std::string at = "data.result[" + std::to_string(i++) + "]";
+    if (!badSeries) {
+      d_->readSeries(series, name, at, role);
+      continue;
+    }
+    try {
+      d_->readSeries(series, name, at, role);
+    } catch (const InputError& e) {
+      badSeries(e);
+    }
+  }
+}
+
+std::vector<PromPoint> PromMatrixJoin::take(Micros knownStep) {
+  std::vector<PromPoint> out;
+  for (auto& [key, byTime] : d_->cells) {
+    const std::size_t first = out.size();
+    Micros prev = kNever, prevStep = 0;
+    for (auto& [t, c] : byTime) {
+      const Micros step = knownStep ? knownStep : prev == kNever ? prevStep : t - prev;
+      prev = t;
+      prevStep = step;
+      out.push_back(PromPoint{t, step, key.first, key.second, c.calls, c.failures, c.slow, c.p99});
+    }
+    // The first step of a series is only known from the second timestamp.
+    if (out.size() > first + 1 && out[first].step == 0) out[first].step = out[first + 1].step;
+  }
+  d_->cells.clear();
+  std::stable_sort(out.begin(), out.end(), [](const PromPoint& a, const PromPoint& b) {
+    return a.end != b.end ? a.end < b.end : a.instance < b.instance;
+  });
+  return out;
+}
+
+namespace detail {
+namespace {
 
 class PromSource final : public RecordSource {
  public:
   PromSource(std::string name, std::string text, const ImportOptions& opt)
-      : RecordSource(std::move(name), opt.skipBadLines),
-        map_(effectiveMap(Format::Prometheus, opt.map)) {
+      : RecordSource(std::move(name), opt.skipBadLines), join_(opt.map) {
     load(text);
   }
   bool aggregates() const override { return true; }
@@ -39,7 +200,7 @@ class PromSource final : public RecordSource {
     s.calls = o.calls;
     s.failures = o.failures;
     s.slow = o.slow;
-    s.line = o.line;
+    s.line = 1;
     return true;
   }
 
@@ -49,132 +210,28 @@ class PromSource final : public RecordSource {
     std::string instance, model;
     std::uint32_t calls, failures;
     std::int64_t slow;
-    long line;
   };
 
-  [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-    throw InputError(source_, 1, field, what);
-  }
-
   void load(const std::string& text) {
-    element root;
-    if (auto e = parser_.parse(text).get(root))
-      fail("", std::string("invalid JSON: ") + simdjson::error_message(e));
-    object top;
-    if (root.get_object().get(top)) fail("", "expected a query_range response object");
-    std::string_view status;
-    if (top["status"].get_string().get(status)) fail("status", "missing required field");
-    if (status != "success") {
-      std::string_view err;
-      if (top["error"].get_string().get(err)) err = "(no error message)";
-      fail("status", "the query failed: " + std::string(err));
-    }
-    object data;
-    if (top["data"].get_object().get(data)) fail("data", "missing required field");
-    std::string_view type;
-    if (data["resultType"].get_string().get(type) || type != "matrix")
-      fail("data.resultType",
-           "expected \"matrix\" (a query_range result), got \"" + std::string(type) + "\"");
-    array result;
-    if (data["result"].get_array().get(result)) fail("data.result", "expected an array");
-
-    // (instance, model) → time → counts; then steps from consecutive timestamps.
-    std::map<std::pair<std::string, std::string>, std::map<Micros, Cell>> cells;
-    std::size_t i = 0;
-    for (element series : result) {
-      const std::string at = "data.result[" + std::to_string(i++) + "]";
-      try {
-        readSeries(series, at, cells);
-      } catch (const InputError& e) {
-        reject(e);
+    join_.add(text, source_, PromRole::FromLabel, [this](const InputError& e) { reject(e); });
+    const FieldMap& map = join_.map();
+    for (PromPoint& p : join_.take()) {
+      if (p.calls < 0) {
+        reject(InputError(source_, 1, map.at("calls"),
+                          "no calls series for instance '" + p.instance + "' at " +
+                              std::to_string(static_cast<double>(p.end) / 1e6)));
+        continue;
       }
-    }
-    for (auto& [key, byTime] : cells) {
-      Micros prev = kNever, prevStep = 0;
-      for (auto& [t, c] : byTime) {
-        const Micros step = prev == kNever ? prevStep : t - prev;
-        prev = t;
-        prevStep = step;
-        if (c.calls < 0) {
-          reject(InputError(source_, c.line, map_.at("calls"),
-                            "no calls series for instance '" + key.first + "' at " +
-                                std::to_string(static_cast<double>(t) / 1e6)));
-          continue;
-        }
-        auto count = [](double v) {
-          return static_cast<std::uint32_t>(std::min(std::llround(std::max(v, 0.0)), 4000000000LL));
-        };
-        Out o{t,
-              step,
-              key.first,
-              key.second,
-              count(c.calls),
-              c.failures < 0 ? 0 : count(c.failures),
-              c.slow < 0 ? -1 : static_cast<std::int64_t>(count(c.slow)),
-              c.line};
-        out_.push_back(std::move(o));
-      }
-    }
-    // The first step of a series is only known from the second timestamp.
-    for (std::size_t k = 0; k + 1 < out_.size(); ++k)
-      if (out_[k].step == 0 && out_[k + 1].instance == out_[k].instance &&
-          out_[k + 1].model == out_[k].model)
-        out_[k].step = out_[k + 1].step;
-    std::stable_sort(out_.begin(), out_.end(), [](const Out& a, const Out& b) {
-      return a.end != b.end ? a.end < b.end : a.instance < b.instance;
-    });
-  }
-
-  void readSeries(element series, const std::string& at,
-                  std::map<std::pair<std::string, std::string>, std::map<Micros, Cell>>& cells) {
-    object so, metric;
-    if (series.get_object().get(so) || so["metric"].get_object().get(metric))
-      fail(at, "expected {\"metric\": {...}, \"values\": [...]}");
-    auto label = [&](const char* field) -> std::string {
-      std::string_view v;
-      if (metric[map_.at(field)].get_string().get(v)) return {};
-      return std::string(v);
-    };
-    const std::string role = label("series");
-    double Cell::*slot = nullptr;
-    if (role == map_.at("calls"))
-      slot = &Cell::calls;
-    else if (role == map_.at("failures"))
-      slot = &Cell::failures;
-    else if (role == map_.at("slow"))
-      slot = &Cell::slow;
-    else
-      fail(at + ".metric." + map_.at("series"),
-           "expected '" + map_.at("calls") + "', '" + map_.at("failures") + "' or '" +
-               map_.at("slow") + "', got '" + role + "' (see --map series=LABEL)");
-    const std::string instance = label("instance");
-    if (instance.empty())
-      fail(at + ".metric." + map_.at("instance"), "missing label (see --map instance=LABEL)");
-    auto& byTime = cells[{instance, label("model")}];
-    array values;
-    if (so["values"].get_array().get(values)) fail(at + ".values", "expected an array");
-    std::size_t j = 0;
-    for (element pair : values) {
-      const std::string vat = at + ".values[" + std::to_string(j++) + "]";
-      array p;
-      double ts = 0;
-      std::string_view v;
-      if (pair.get_array().get(p) || p.size() != 2 || p.at(0).get_double().get(ts) ||
-          p.at(1).get_string().get(v))
-        fail(vat, "expected [<unix seconds>, \"<value>\"]");
-      auto x = parseNumber(v);
-      if (!x) {
-        if (v == "NaN" || v == "+Inf" || v == "-Inf") continue;  // no data at this step
-        fail(vat, "expected a number, got '" + std::string(v) + "'");
-      }
-      const Micros t = static_cast<Micros>(std::llround(ts * 1e6));
-      Cell& c = byTime[t];
-      c.*slot = (c.*slot < 0 ? 0 : c.*slot) + *x;
+      auto count = [](double v) {
+        return static_cast<std::uint32_t>(std::min(std::llround(std::max(v, 0.0)), 4000000000LL));
+      };
+      out_.push_back(Out{p.end, p.step, std::move(p.instance), std::move(p.model), count(p.calls),
+                         p.failures < 0 ? 0 : count(p.failures),
+                         p.slow < 0 ? -1 : static_cast<std::int64_t>(count(p.slow))});
     }
   }
 
-  FieldMap map_;
-  simdjson::dom::parser parser_;
+  PromMatrixJoin join_;
   std::vector<Out> out_;
   std::size_t cur_ = 0;
 };
@@ -186,4 +243,5 @@ std::unique_ptr<RecordSource> makePrometheus(std::string name, std::string text,
   return std::make_unique<PromSource>(std::move(name), std::move(text), opt);
 }
 
-}  // namespace spillway::formats::detail
+}  // namespace detail
+}  // namespace spillway::formats

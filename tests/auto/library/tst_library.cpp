@@ -10,97 +10,15 @@
 
 #include <csignal>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
-#include "spillway/formats/canonical.hpp"
+#include "library_testing.hpp"
 #include "spillway/library/block_codec.hpp"
 #include "spillway/library/library.hpp"
 #include "spillway/policy_yaml.hpp"
-#include "spillway/replay.hpp"
 
 using namespace spillway;
 using namespace spillway::library;
-
-namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  std::stringstream ss;
-  ss << f.rdbuf();
-  return ss.str();
-}
-
-void spit(const std::string& path, const std::string& text) {
-  std::ofstream f(path, std::ios::binary);
-  f << text;
-}
-
-// The input as canonical JSONL: read with the engine's reader, written by the canonical writer.
-std::string canonicalize(const std::string& path) {
-  auto r = JsonlReader::openFile(path, false);
-  std::string out;
-  CallRecord rec;
-  while (r->next(rec)) formats::appendCallJson(out, rec);
-  return out;
-}
-
-std::string exportOf(Library& lib, const std::string& name, const std::string& dir) {
-  const std::string out = dir + "/export.jsonl";
-  std::FILE* f = std::fopen(out.c_str(), "wb");
-  lib.exportJsonl(name, f);
-  std::fclose(f);
-  return slurp(out);
-}
-
-// A synthetic trace of n calls over 8 instances, in start order.
-std::string synthetic(std::size_t n) {
-  std::string out;
-  out.reserve(n * 110);
-  for (std::size_t i = 0; i < n; ++i) {
-    CallRecord r;
-    r.ts = 1764480000000000 + static_cast<Micros>(i) * 137;
-    r.latency = 1000 + static_cast<Micros>(i % 977) * 1000;
-    r.status = i % 53 == 0 ? 503 : 200;
-    const std::string inst = "gpu-" + std::to_string(i % 8);
-    r.instance = inst;
-    r.model = "chat-72b";
-    const std::string tenant = "tenant-" + std::to_string(i % 5);
-    r.tenant = tenant;
-    r.tokensIn = static_cast<std::int64_t>(i % 1000);
-    formats::appendCallJson(out, r);
-  }
-  return out;
-}
-
-struct ReplayResult {
-  std::string events;
-  std::string counters;
-};
-
-ReplayResult replay(formats::RecordSource& src, const Policy& policy) {
-  Replayer rp(policy, ReplayOptions{});
-  CallRecord rec;
-  formats::AggregateSample s;
-  while (src.aggregates() && src.nextAggregate(s))
-    rp.feedAggregate(s.instance, s.model, s.end, s.calls, s.failures, s.slow);
-  while (src.next(rec)) rp.feed(rec);
-  rp.finish();
-  ReplayResult out;
-  const Engine& e = rp.engine();
-  for (const Event& ev : rp.events())
-    out.events += std::to_string(ev.ts) + " " + e.name(ev.instance) + " " +
-                  std::to_string(static_cast<int>(ev.to)) + "\n";
-  for (InstanceId id = 0; id < e.size(); ++id) {
-    const auto c = e.breaker(id).snapshot(rp.lastTime()).counters;
-    out.counters += e.name(id) + " " + std::to_string(rp.instanceStats(id).records) + " " +
-                    std::to_string(c.admitted) + " " + std::to_string(c.rejected) + " " +
-                    std::to_string(c.blockedWouldSucceed) + " " + std::to_string(c.opens) + "\n";
-  }
-  return out;
-}
-
-}  // namespace
+using namespace spillway::testing;
 
 class TstLibrary : public QObject {
   Q_OBJECT
@@ -183,7 +101,7 @@ class TstLibrary : public QObject {
       QVERIFY_THROWS_EXCEPTION(InputError, v1.saveRun("tiny", "p", "{}", "[]"));  // no runs yet
     }
     Library v2(path);
-    QCOMPARE(v2.schemaVersion(), 2);
+    QCOMPARE(v2.schemaVersion(), kSchemaVersion);
     QCOMPARE(v2.requireIncident("tiny").records, std::uint64_t(27));
     QCOMPARE(v2.annotations("tiny").size(), std::size_t(1));
     QCOMPARE(exportOf(v2, "tiny", dir.path().toStdString()),
@@ -191,6 +109,27 @@ class TstLibrary : public QObject {
     const auto id = v2.saveRun("tiny", "name: p\n", "{\"fp\":0}", "[]");
     QCOMPARE(v2.runs("tiny").size(), std::size_t(1));
     QCOMPARE(v2.runs("tiny").front().id, id);
+  }
+
+  // v3 adds live recordings: a v2 library keeps its incidents, annotations and runs, and
+  // takes a recording afterwards.
+  void migrationFromV2() {
+    QTemporaryDir dir;
+    const std::string path = dir.path().toStdString() + "/lib.db";
+    {
+      Library v2(path, OpenOptions{.schemaVersion = 2});
+      QCOMPARE(v2.schemaVersion(), 2);
+      v2.importFile(TEST_DATA_DIR "/tiny.jsonl", formats::Format::Jsonl, {}, "tiny");
+      v2.saveRun("tiny", "name: p\n", "{}", "[]");
+      QVERIFY_THROWS_EXCEPTION(InputError, v2.recordings());  // no such table yet
+    }
+    Library v3(path);
+    QCOMPARE(v3.schemaVersion(), 3);
+    QCOMPARE(v3.requireIncident("tiny").records, std::uint64_t(27));
+    QCOMPARE(v3.runs("tiny").size(), std::size_t(1));
+    QVERIFY(v3.recordings().empty());
+    QCOMPARE(exportOf(v3, "tiny", dir.path().toStdString()),
+             canonicalize(TEST_DATA_DIR "/tiny.jsonl"));
   }
 
   void foreignOrCorrupt_data() {
@@ -205,7 +144,7 @@ class TstLibrary : public QObject {
         << "not a Spillway library: an SQLite database of another application";
     QTest::newRow("newer schema") << "newer"
                                   << "the library has schema v99, newer than this Spillway "
-                                     "understands (v2): use a newer spillway-cli";
+                                     "understands (v3): use a newer spillway-cli";
     QTest::newRow("directory") << "dir"
                                << "is a directory, not a library file";
     QTest::newRow("missing") << "missing"

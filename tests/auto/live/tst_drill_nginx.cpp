@@ -21,11 +21,14 @@
 
 #include <unistd.h>
 
+#include "live_testing.hpp"
 #include "spillway/live/log_tail.hpp"
 #include "spillway/live/shadow.hpp"
 #include "spillway/policy_yaml.hpp"
 
 using namespace spillway;
+
+using namespace live_testing;
 
 namespace {
 
@@ -59,31 +62,6 @@ breaker:
   trip: {error_rate: 0.5, slow_rate: 0.4, sustain: 2s}
   slow: {absolute: 300ms}
 )";
-
-quint16 freePort() {
-  QTcpServer s;
-  return s.listen(QHostAddress::LocalHost, 0) ? s.serverPort() : 0;
-}
-
-bool writeFile(const QString& path, const QByteArray& text) {
-  QFile f(path);
-  return f.open(QIODevice::WriteOnly | QIODevice::Truncate) && f.write(text) == text.size();
-}
-
-QByteArray readFile(const QString& path) {
-  QFile f(path);
-  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
-}
-
-// Stops a child process and waits for it (SIGTERM, then SIGKILL).
-void stop(QProcess& p) {
-  if (p.state() == QProcess::NotRunning) return;
-  p.terminate();
-  if (!p.waitForFinished(5000)) {
-    p.kill();
-    p.waitForFinished(2000);
-  }
-}
 
 }  // namespace
 

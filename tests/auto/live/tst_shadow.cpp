@@ -185,6 +185,42 @@ class TstShadow : public QObject {
     QCOMPARE(sum.value("would_opens").toInt(), 2);
   }
 
+  // listen --record: the calls the engine saw (aliases applied) land in a library recording,
+  // and a cut of it replays like any incident.
+  void listenRecordsForCutting() {
+    QTemporaryDir dir;
+    QFile log(dir.filePath("access.log")), pol(dir.filePath("p.yaml"));
+    QVERIFY(log.open(QIODevice::WriteOnly) && pol.open(QIODevice::WriteOnly));
+    for (const QString& l : traffic(nginxLine)) log.write(l.toUtf8() + "\n");
+    pol.write(kPolicy);
+    log.close();
+    pol.close();
+    const QString lib = dir.filePath("lib.db");
+    auto run = [](const QStringList& args, int expectExit) {
+      QProcess p;
+      p.start(SPILLWAY_CLI, args);
+      if (!p.waitForFinished(20000)) return QByteArray("timeout");
+      const QByteArray out = p.readAllStandardOutput() + p.readAllStandardError();
+      if (p.exitCode() != expectExit)
+        return QByteArray("exit ") + QByteArray::number(p.exitCode()) + ": " + out;
+      return out;
+    };
+    QByteArray out = run({"listen", "--tail", log.fileName(), "--format", "nginx", "--policy",
+                          pol.fileName(), "--from-start", "--duration", "500ms", "--alias",
+                          "127.0.0.1:9002=chat-2", "--record", lib, "--retain", "168h"},
+                         1);
+    QVERIFY2(out.contains("recorded 600 records into"), out.constData());
+    out = run({"library", "cut", "--library", lib, "--recording", "live", "--from", "-1h", "--name",
+               "drill"},
+              0);
+    QVERIFY2(out.contains("600"), out.constData());
+    out = run({"replay", "--incident", "drill", "--library", lib, "--policy", pol.fileName()}, 0);
+    QVERIFY2(out.contains("chat-2"), out.constData());
+    QVERIFY2(!out.contains("127.0.0.1:9002"), out.constData());
+    out = run({"listen", "--tail", log.fileName(), "--record", lib, "--retain", "soon"}, 2);
+    QVERIFY2(out.contains("--retain: expected a duration"), out.constData());
+  }
+
   void listenCliErrors() {
     QProcess p;
     p.start(SPILLWAY_CLI, {"listen", "--tail", "x.log", "--format", "csv"});

@@ -175,6 +175,14 @@ class Agenda {
   // The lane is picked by index, not by a branch: which lane goes next is as good as random.
   const SimEvent& top() const { return lanes_[next()].top(); }
   SimEvent pop() { return lanes_[next()].pop(); }
+  // Pops the next event into `out` if it is due at or before `t`: one lane choice for the test
+  // and the pop (top() then pop() chose twice).
+  bool popDue(Micros t, SimEvent& out) {
+    EventQueue& q = lanes_[next()];
+    if (q.empty() || q.top().time > t) return false;
+    out = q.pop();
+    return true;
+  }
   std::size_t size() const { return lanes_[kMain].size() + lanes_[kArrivals].size(); }
 
  private:

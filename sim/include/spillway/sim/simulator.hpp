@@ -17,11 +17,23 @@
 
 namespace spillway::sim {
 
+// Every attempt whose outcome the gateway recorded into the engine (an instance's answer or
+// the caller's timeout), as it happens: for exporters that need per-attempt latencies, which
+// the per-tick series cannot give (simulate --serve-metrics). Unset, it costs one branch.
+class AttemptObserver {
+ public:
+  virtual ~AttemptObserver() = default;
+  // `instance` indexes the scenario's instances in file order (as InstanceTick::instance).
+  virtual void onAttempt(std::uint32_t instance, Micros end, Micros latency, int status,
+                         Outcome outcome) = 0;
+};
+
 struct SimOptions {
   // false: the baseline — breakers only watch (METRICS_ONLY), the gateway forwards everything.
   bool protection = true;
-  EventSink* events = nullptr;   // breaker transitions as they happen
-  SeriesSink* series = nullptr;  // one row per instance and client per tick
+  EventSink* events = nullptr;          // breaker transitions as they happen
+  SeriesSink* series = nullptr;         // one row per instance and client per tick
+  AttemptObserver* attempts = nullptr;  // every recorded attempt
 };
 
 class Simulator {

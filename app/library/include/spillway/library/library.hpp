@@ -15,13 +15,14 @@
 #include <vector>
 
 #include "spillway/formats/source.hpp"
+#include "spillway/library/recording.hpp"
 #include "spillway/time.hpp"
 
 struct sqlite3;
 
 namespace spillway::library {
 
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 // $XDG_DATA_HOME/spillway/library.db, else ~/.local/share/spillway/library.db.
 std::string defaultLibraryPath();
@@ -126,6 +127,31 @@ class Library {
   // Deletes an incident and everything attached to it; false when there was none.
   bool deleteIncident(std::string_view name);
 
+  // Live recordings (docs/library.md, "Live recording"): written by a LiveRecorder on its own
+  // connection, read and cut here. Names are their own namespace, apart from incidents'.
+  std::vector<RecordingInfo> recordings();
+  std::optional<RecordingInfo> recording(std::string_view name);
+  // Throws InputError(path, 0, "recording", "no recording 'X'") when missing.
+  RecordingInfo requireRecording(std::string_view name);
+  // Streams the calls (or samples) of a recording whose start — a sample's end - step — is in
+  // [from, to), in recording order. Same lifetime rules as open().
+  std::unique_ptr<formats::RecordSource> openRecording(std::string_view name, RecordKind kind,
+                                                       Micros from, Micros to);
+  // Makes the new incident `incident` of the recording's calls (or samples) in [from, to) and
+  // the recording's annotations that overlap the range, in one transaction: replay, sweep and
+  // the console then see an ordinary incident. `kind` "calls" or "aggregates"; empty = calls
+  // when the range holds any, else samples (an incident holds one kind). Throws InputError
+  // naming the field (recording, name, kind, range) for a missing recording, an existing or
+  // empty name, from >= to, a range outside the retained data or one with nothing in it.
+  // Holds the write lock while it copies (≈ 3 M calls/s): a LiveRecorder buffers meanwhile.
+  CutResult cutRecording(std::string_view recording, Micros from, Micros to,
+                         std::string_view incident, std::string_view kind = {},
+                         const ProgressFn& progress = {});
+  void annotateRecording(std::string_view recording, const Annotation& a);
+  std::vector<Annotation> recordingAnnotations(std::string_view recording);
+  // Deletes a recording and its data in one transaction; false when there was none.
+  bool deleteRecording(std::string_view name);
+
   sqlite3* handle() { return db_; }  // for tests and tools
 
  private:
@@ -133,6 +159,10 @@ class Library {
   void exec(const char* sql);
   void openOrCreate(const OpenOptions& opt);
   void migrate(int from, int to);
+  // importSource's body, inside the caller's transaction. `mustBeNew`: refuse an existing
+  // incident instead of appending (a cut makes a new one).
+  ImportResult store(formats::RecordSource& src, std::string_view incident, std::string_view format,
+                     std::string_view hash, const ProgressFn& progress, bool mustBeNew);
 
   std::string path_;
   sqlite3* db_ = nullptr;

@@ -33,6 +33,15 @@ struct WouldOpenVerdict {
   std::string text;  // "12:03:10 chat-32b-1 would open (slow rate 0.62 > 0.40 for 10 s)"
 };
 
+// One call as the engine saw it: what a live timeline plots and a recorder stores.
+struct RecordedCall {
+  InstanceId id = 0;
+  const CallRecord* rec = nullptr;  // instance as received (before aliases)
+  std::string_view instance;        // the engine's name (after aliases)
+  bool failure = false;             // by the policy's classification
+  bool slow = false;                // over the breaker's slow threshold when it was recorded
+};
+
 struct InstanceSummary {
   std::string instance;
   std::uint64_t calls = 0, failures = 0, slow = 0, wouldOpens = 0;
@@ -40,6 +49,7 @@ struct InstanceSummary {
   double p99Ms = 0;                    // window p99 at the end
   Micros slowThresholdUs = kForever;   // kForever while the baseline is unknown
   Micros firstWouldOpen = kNever;
+  double reportedP99Ms = -1;  // the last p99 a metrics source reported (addAggregate); -1: none
 };
 
 class ShadowMonitor final : private EventSink {
@@ -49,6 +59,12 @@ class ShadowMonitor final : private EventSink {
   ~ShadowMonitor() override;
 
   std::function<void(const WouldOpenVerdict&)> onWouldOpen;
+  // Observers for the console's live view and the library's recorder: every call after the
+  // engine recorded it, and every breaker event (transitions, would-open) as it happens.
+  std::function<void(const RecordedCall&)> onRecorded;
+  std::function<void(const Event&)> onEngineEvent;
+  // Every aggregate sample after the engine recorded it (its engine id, after aliases).
+  std::function<void(InstanceId, const formats::AggregateSample&)> onAggregated;
 
   // Queues one complete line (no newline); flush() parses what is queued. Batching keeps the
   // importers' per-source setup off the per-line path.
@@ -57,6 +73,11 @@ class ShadowMonitor final : private EventSink {
   // One call from a source that is not a log line (the OTLP receiver): straight to the engine,
   // with the same aliases and the same METRICS_ONLY handling as a parsed line.
   void addCall(const CallRecord& rec) { process(rec); }
+  // Counts over a step from a metrics source (Prometheus): Engine::recordAggregate, the path
+  // Replayer::feedAggregate takes, with the same aliases and METRICS_ONLY handling. `p99Ms`
+  // (< 0: none) is only kept for the summary; aggregates carry no latencies into the engine.
+  void addAggregate(const formats::AggregateSample& s, double p99Ms = -1);
+  std::uint64_t aggregates() const { return aggregates_; }  // samples added
 
   std::vector<InstanceSummary> summary() const;
   std::uint64_t lines() const { return lines_; }
@@ -80,6 +101,8 @@ class ShadowMonitor final : private EventSink {
   std::vector<std::string> errors_;
   std::vector<WouldOpenVerdict> verdicts_;
   std::map<InstanceId, Micros> firstWouldOpen_;
+  std::map<InstanceId, double> reportedP99_;
+  std::uint64_t aggregates_ = 0;
   Micros last_ = kNever;
 };
 

@@ -86,12 +86,14 @@ class RunTimeline {
 
   // A timeline assembled elsewhere (a replay, replay_timeline.hpp): the series must share one
   // time axis; the sliding-minute FP rate is derived here from the blocks per tick.
-  static RunTimeline fromInstances(std::vector<InstanceTimeline> instances, Micros tick,
-                                   Micros end);
+  // `start`: where the series begin (a live timeline rolls; runs and replays start at 0).
+  static RunTimeline fromInstances(std::vector<InstanceTimeline> instances, Micros tick, Micros end,
+                                   Micros start = 0);
 
   const std::vector<InstanceTimeline>& instances() const { return instances_; }
   std::vector<InstanceTimeline>& instances() { return instances_; }
   const std::vector<ClientTimeline>& clients() const { return clients_; }
+  Micros start() const { return start_; }
   Micros end() const { return end_; }
   // Index of the last tick at or before `t` (the scrubber's position); 0 before the first.
   std::size_t indexAt(Micros t) const;
@@ -101,7 +103,7 @@ class RunTimeline {
  private:
   std::vector<InstanceTimeline> instances_;
   std::vector<ClientTimeline> clients_;
-  Micros tick_ = 0, end_ = 0;
+  Micros tick_ = 0, start_ = 0, end_ = 0;
 };
 
 // One KPI row of the panel: the current run's value and its deltas against the baseline and

@@ -1,0 +1,53 @@
+#pragma once
+// The Live dock: where the telemetry comes from (OTLP/HTTP receiver, an access log), how much
+// of it the timelines keep, Go live / Stop, the source counters, and the "would open"
+// verdicts as they happen (newest on top). The session itself runs in LiveController.
+#include <QWidget>
+
+#include "live_session.hpp"
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QListWidget;
+class QPushButton;
+class QSpinBox;
+
+namespace spillway::console {
+
+class LivePanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit LivePanel(QWidget* parent = nullptr);
+
+  // The form as a config (policy and the recording's library left to the caller; record()
+  // says whether to record). false + a message naming the field.
+  bool config(LiveConfig& out, QString* error) const;
+  void setConfig(const LiveConfig& cfg);
+  bool record() const;
+  void setRecord(bool on);
+  void setRunning(bool running, quint16 otlpPort = 0);
+  void showStatus(const LiveStatus& st, double latencyMs);
+  void clearVerdicts();
+  QListWidget* verdicts() const { return verdicts_; }
+  QString statusText() const;
+
+ signals:
+  void startRequested();
+  void stopRequested();
+
+ private:
+  QCheckBox *useOtlp_, *useTail_, *fromStart_, *useProm_;
+  QLineEdit *otlp_, *tail_, *prom_;
+  QComboBox *format_, *preset_;
+  QSpinBox* promStep_;
+  QCheckBox* record_;
+  QSpinBox* retainHours_;
+  QSpinBox* spanMinutes_;
+  QPushButton *start_, *stop_;
+  QLabel* status_;
+  QListWidget* verdicts_;
+};
+
+}  // namespace spillway::console

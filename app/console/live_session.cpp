@@ -1,0 +1,284 @@
+#include "live_session.hpp"
+
+#include <QMetaObject>
+#include <QTimer>
+
+#include "spillway/input_error.hpp"
+#include "spillway/library/live_recorder.hpp"
+#include "spillway/live/listen_address.hpp"
+#include "spillway/live/log_tail.hpp"
+#include "spillway/live/otlp_receiver.hpp"
+#include "spillway/live/prometheus_pull.hpp"
+#include "spillway/live/shadow.hpp"
+#include "spillway/view/live_timeline.hpp"
+
+namespace spillway::console {
+
+LiveSession::LiveSession(LiveConfig cfg) : cfg_(std::move(cfg)) {}
+
+LiveSession::~LiveSession() = default;
+
+void LiveSession::noteData(qint64 receivedNs) {
+  dirty_ = true;
+  if (oldestNew_ == 0 || receivedNs < oldestNew_) oldestNew_ = receivedNs;
+}
+
+// A recorder that cannot keep up (the library locked for a minute) says so once a snapshot;
+// the live view goes on without the recording rather than stopping the sources.
+void LiveSession::record(const std::function<void()>& append) {
+  try {
+    append();
+  } catch (const std::exception& e) {
+    sourceErrors_.push_back(tr("recording stopped: %1").arg(QString::fromUtf8(e.what())));
+    recorder_.reset();
+  }
+}
+
+void LiveSession::start() {
+  try {
+    live::ShadowOptions so;
+    so.format = cfg_.tailFormat;
+    so.sourceName = cfg_.tailFile.isEmpty() ? "live" : cfg_.tailFile.toStdString();
+    shadow_ = std::make_unique<live::ShadowMonitor>(cfg_.policy.value_or(Policy{}), so);
+    timeline_ = std::make_unique<view::LiveTimeline>(shadow_->engine(),
+                                                     view::LiveTimelineOptions{.span = cfg_.span});
+    if (!cfg_.recordLibrary.isEmpty()) {
+      library::RecorderOptions ro;
+      ro.retention = cfg_.retention;
+      recorder_ = std::make_unique<library::LiveRecorder>(cfg_.recordLibrary.toStdString(),
+                                                          cfg_.recording.toStdString(), ro);
+    }
+    shadow_->onRecorded = [this](const live::RecordedCall& c) {
+      timeline_->onCall(c.id, c.rec->end(), c.rec->latency, c.failure, c.slow);
+      if (recorder_) {
+        CallRecord r = *c.rec;
+        r.instance = c.instance;  // as the engine names it (aliases applied)
+        record([&] { recorder_->append(r); });
+      }
+    };
+    shadow_->onAggregated = [this](InstanceId id, const formats::AggregateSample& s) {
+      timeline_->onAggregate(id, s.end, s.step, s.calls, s.failures, s.slow);
+      if (recorder_) record([&] { recorder_->append(s); });
+    };
+    shadow_->onWouldOpen = [this](const live::WouldOpenVerdict& v) {
+      // The mark's label is the verdict without its clock and instance (the lane says which).
+      const auto at = v.text.find("would open");
+      timeline_->onEvent(v.event, at == std::string::npos ? v.text : v.text.substr(at));
+      verdicts_.push_back(QString::fromStdString(v.text));
+    };
+    quint16 port = 0;
+    if (!cfg_.otlp.isEmpty()) {
+      const live::ListenAddress a =
+          live::parseListenAddress(cfg_.otlp.toStdString(), cfg_.otlpAllowRemote, "OTLP receiver");
+      live::OtlpReceiverOptions o;
+      o.address = a.address;
+      o.port = a.port;
+      otlp_ = new live::OtlpReceiver(
+          o, [this](const formats::SpanCall& s) { shadow_->addCall(s.view()); }, this);
+      otlp_->onBatchApplied = [this](std::size_t, std::int64_t latencyUs) {
+        noteData(steadyNowNs() - latencyUs * 1000);  // from the request's arrival
+      };
+      if (!otlp_->start())
+        throw InputError("OTLP receiver", 0, "",
+                         "cannot listen on " + cfg_.otlp.toStdString() + ": " +
+                             otlp_->errorString().toStdString());
+      port = otlp_->port();
+    }
+    if (!cfg_.tailFile.isEmpty()) {
+      live::TailOptions to;
+      to.pollMs = 100;  // a line is on screen within a poll plus a refresh
+      to.fromStart = cfg_.tailFromStart;
+      tail_ = new live::LogTail(
+          cfg_.tailFile, to,
+          [this](std::string_view line) {
+            shadow_->addLine(line);
+            noteData(steadyNowNs());
+          },
+          this);
+      tail_->start();
+    }
+    if (cfg_.prometheus) {
+      prom_ = new live::PrometheusPuller(
+          live::pullerOptions(*cfg_.prometheus, "Prometheus: "),
+          [this](const live::PromSample& s) {
+            shadow_->addAggregate(s.view(), s.p99Ms);
+            noteData(steadyNowNs());
+          },
+          this);
+      connect(prom_, &live::PrometheusPuller::failed, this,
+              [this](const QString& m) { sourceErrors_.push_back(m); });
+      prom_->start();
+    }
+    if (!otlp_ && !tail_ && !prom_)
+      throw InputError("live", 0, "", "no source: give an OTLP port, a log or a Prometheus URL");
+    timer_ = new QTimer(this);
+    timer_->setInterval(std::max(20, cfg_.refreshMs));
+    connect(timer_, &QTimer::timeout, this, &LiveSession::publish);
+    timer_->start();
+    emit started(port);
+    dirty_ = true;
+    publish();  // the empty view: the console shows Live mode at once
+  } catch (const std::exception& e) {
+    closeSources();
+    recorder_.reset();
+    emit failed(QString::fromUtf8(e.what()));
+  }
+}
+
+void LiveSession::closeSources() {
+  delete otlp_;
+  otlp_ = nullptr;
+  delete tail_;
+  tail_ = nullptr;
+  delete prom_;
+  prom_ = nullptr;
+}
+
+void LiveSession::stop() {
+  if (tail_) tail_->poll();
+  if (otlp_) otlp_->drain();  // what was acknowledged reaches the engine
+  publish();
+  closeSources();
+  if (timer_) timer_->stop();
+  if (recorder_) {
+    try {
+      recorder_->close();
+    } catch (const std::exception& e) {
+      emit failed(QString::fromUtf8(e.what()));
+    }
+    recorder_.reset();
+  }
+}
+
+bool LiveSession::flushRecording(QString* error) {
+  if (!recorder_) {
+    if (error) *error = tr("Live mode is not recording");
+    return false;
+  }
+  try {
+    if (recorder_->flush(5000)) return true;
+    if (error) *error = tr("the library stayed busy; the recording is still buffered");
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+  }
+  return false;
+}
+
+void LiveSession::publish() {
+  if (!shadow_) return;
+  shadow_->flush();  // the lines the last polls brought
+  // The recorder commits by data time; a quiet source still gets its calls committed within
+  // a second of wall time.
+  if (recorder_ && steadyNowNs() - lastFlushNs_ > 1'000'000'000) {
+    lastFlushNs_ = steadyNowNs();
+    try {
+      recorder_->flush(0);
+    } catch (const std::exception& e) {
+      sourceErrors_.push_back(QString::fromUtf8(e.what()));
+    }
+  }
+  if (!dirty_ && verdictsSent_ == verdicts_.size() && sourceErrors_.empty()) return;
+  auto c = std::make_shared<Comparison>();
+  c->live = true;
+  c->scenarioName = "live";
+  c->protectedRun.timeline = timeline_->snapshot();
+  c->origin = timeline_->origin() == kNever ? 0 : timeline_->origin();
+  LiveStatus st;
+  st.otlpPort = otlp_ ? otlp_->port() : 0;
+  st.calls = timeline_->calls();
+  st.lines = shadow_->lines();
+  st.badLines = shadow_->badLines();
+  st.late = timeline_->late();
+  if (otlp_) {
+    st.spansAcked = otlp_->stats().callsAcked;
+    st.spansRejected = otlp_->stats().spansRejected;
+    st.requestsShed = otlp_->stats().shed;
+  }
+  // Calls per second over the last 10 whole seconds of data.
+  double sum = 0;
+  int secs = 0;
+  for (const view::InstanceTimeline& it : c->protectedRun.timeline.instances()) {
+    const std::size_t n = it.calls.size();
+    const std::size_t from = n > 11 ? n - 11 : 0;
+    double s = 0;
+    for (std::size_t k = from; k + 1 < n; ++k) s += it.calls[k];
+    sum += s;
+    secs = std::max(secs, static_cast<int>(n > 0 ? n - 1 - from : 0));
+  }
+  st.callsPerSecond = secs > 0 ? sum / secs : 0;
+  for (; verdictsSent_ < verdicts_.size(); ++verdictsSent_) st.verdicts << verdicts_[verdictsSent_];
+  if (prom_) {
+    st.promSamples = prom_->stats().samples;
+    st.promFailedPolls = prom_->stats().failedPolls;
+  }
+  if (recorder_) {
+    st.recorded = recorder_->stats().committed;
+    st.recordPending = recorder_->stats().pending;
+  }
+  for (const QString& m : sourceErrors_) st.errors << m;
+  sourceErrors_.clear();
+  const auto& errors = shadow_->errors();
+  for (; errorsSent_ < errors.size(); ++errorsSent_)
+    st.errors << QString::fromStdString(errors[errorsSent_]);
+  st.oldestNewDataNs = oldestNew_;
+  oldestNew_ = 0;
+  dirty_ = false;
+  emit snapshot(std::shared_ptr<const Comparison>(std::move(c)), st);
+}
+
+LiveController::LiveController(QObject* parent) : QObject(parent) {
+  qRegisterMetaType<spillway::console::LiveStatus>("spillway::console::LiveStatus");
+  qRegisterMetaType<std::shared_ptr<const Comparison>>(
+      "std::shared_ptr<const spillway::console::Comparison>");
+  thread_.setObjectName("spillway-live");
+}
+
+LiveController::~LiveController() {
+  stop();
+  thread_.quit();
+  thread_.wait();
+}
+
+void LiveController::start(const LiveConfig& cfg) {
+  stop();
+  if (!thread_.isRunning()) thread_.start();
+  session_ = new LiveSession(cfg);
+  session_->moveToThread(&thread_);
+  connect(session_, &LiveSession::started, this, &LiveController::started);
+  connect(session_, &LiveSession::failed, this, [this](const QString& m) {
+    stop();
+    emit failed(m);
+  });
+  connect(session_, &LiveSession::snapshot, this, &LiveController::snapshot);
+  QMetaObject::invokeMethod(session_, &LiveSession::start, Qt::QueuedConnection);
+}
+
+bool LiveController::flushRecording(QString* error) {
+  if (!session_) {
+    if (error) *error = tr("Live mode is off");
+    return false;
+  }
+  bool ok = false;
+  QString message;
+  QMetaObject::invokeMethod(
+      session_, [&] { ok = session_->flushRecording(&message); }, Qt::BlockingQueuedConnection);
+  if (!ok && error) *error = message;
+  return ok;
+}
+
+void LiveController::stop() {
+  if (!session_) return;
+  LiveSession* s = session_;
+  session_ = nullptr;
+  // Closed on its own thread (its sockets and timers live there), then deleted there.
+  QMetaObject::invokeMethod(
+      s,
+      [s] {
+        s->stop();
+        delete s;
+      },
+      Qt::BlockingQueuedConnection);
+  emit stopped();
+}
+
+}  // namespace spillway::console

@@ -1,0 +1,149 @@
+#pragma once
+// Live mode's worker: the sources (OTLP/HTTP receiver, access-log tail), the shadow engine
+// (the policy with every breaker METRICS_ONLY) and the rolling timeline all live on one
+// worker thread, so decoding 100 k spans/s never blocks the UI. Every `refresh` the worker
+// publishes an immutable snapshot — the rolling timeline as a Comparison the console draws as
+// it draws a run — with the new "would open" verdicts and its counters. The UI thread only
+// draws; it never touches the engine.
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <QThread>
+#include <QTimer>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+
+#include "run_controller.hpp"
+#include "spillway/formats/source.hpp"
+#include "spillway/library/recording.hpp"
+#include "spillway/live/prometheus_source.hpp"
+#include "spillway/policy.hpp"
+
+namespace spillway::live {
+class LogTail;
+class PrometheusPuller;
+class OtlpReceiver;
+class ShadowMonitor;
+}  // namespace spillway::live
+
+namespace spillway::view {
+class LiveTimeline;
+}
+
+namespace spillway::library {
+class LiveRecorder;
+}
+
+namespace spillway::console {
+
+struct LiveConfig {
+  QString otlp;  // "[HOST:]PORT" of the OTLP/HTTP receiver; empty: none
+  bool otlpAllowRemote = false;
+  QString tailFile;  // an access log to follow; empty: none
+  formats::Format tailFormat = formats::Format::Nginx;
+  bool tailFromStart = false;
+  std::optional<live::PromSourceSpec> prometheus;  // per-step counts from a Prometheus server
+  // Records every call and sample into this library's recording (empty: no recording), with
+  // its retention bound, so any moment can be cut into an incident (Library::cutRecording).
+  QString recordLibrary;
+  QString recording = "live";
+  library::Retention retention;
+  std::optional<Policy> policy;  // forced to METRICS_ONLY (shadow mode); none: the default
+  Micros span = seconds(600);    // data kept and drawn
+  int refreshMs = 250;           // snapshot period while data arrives
+};
+
+struct LiveStatus {
+  quint16 otlpPort = 0;
+  quint64 calls = 0;  // into the engine since the start
+  quint64 lines = 0, badLines = 0;
+  quint64 spansAcked = 0, spansRejected = 0, requestsShed = 0;
+  quint64 late = 0;  // too old for their tick (still in the engine)
+  quint64 promSamples = 0, promFailedPolls = 0;
+  quint64 recorded = 0, recordPending = 0;  // committed into the recording, still buffered  //
+                                            // Prometheus: samples in, polls that failed
+  double callsPerSecond = 0;                // data time, over the last 10 s
+  QStringList verdicts;                     // new since the previous snapshot, oldest first
+  QStringList errors;                       // new bad-input messages
+  // Steady-clock ns when the oldest data in this snapshot that no earlier one had was
+  // received (a span's request, a log line's poll); 0: nothing new.
+  qint64 oldestNewDataNs = 0;
+};
+
+// Monotonic ns for latency stamps (the same clock on both threads).
+inline qint64 steadyNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+class LiveSession : public QObject {
+  Q_OBJECT
+ public:
+  explicit LiveSession(LiveConfig cfg);
+  ~LiveSession() override;
+
+  // On the worker thread: opens the sources. Emits started() or failed().
+  void start();
+  void stop();  // closes the sources; a final snapshot follows
+  // Commits what the recorder buffers (before a cut). false + message when it cannot.
+  bool flushRecording(QString* error);
+
+ signals:
+  void started(quint16 otlpPort);
+  void failed(const QString& message);
+  void snapshot(std::shared_ptr<const spillway::console::Comparison> view,
+                spillway::console::LiveStatus status);
+
+ private:
+  void noteData(qint64 receivedNs);
+  void closeSources();
+  void record(const std::function<void()>& append);
+  void publish();
+
+  LiveConfig cfg_;
+  std::unique_ptr<live::ShadowMonitor> shadow_;
+  std::unique_ptr<view::LiveTimeline> timeline_;
+  live::OtlpReceiver* otlp_ = nullptr;
+  live::LogTail* tail_ = nullptr;
+  live::PrometheusPuller* prom_ = nullptr;
+  std::unique_ptr<library::LiveRecorder> recorder_;
+  qint64 lastFlushNs_ = 0;
+  std::vector<QString> sourceErrors_;
+  QTimer* timer_ = nullptr;
+  bool dirty_ = false;
+  qint64 oldestNew_ = 0;
+  std::size_t verdictsSent_ = 0, errorsSent_ = 0;
+  std::vector<QString> verdicts_;
+};
+
+// The GUI side: runs a LiveSession on its own thread and relays its signals.
+class LiveController : public QObject {
+  Q_OBJECT
+ public:
+  explicit LiveController(QObject* parent = nullptr);
+  ~LiveController() override;
+  void start(const LiveConfig& cfg);
+  void stop();
+  bool running() const { return session_ != nullptr; }
+  // Blocks until the session committed its recording buffer (a cut follows).
+  bool flushRecording(QString* error);
+
+ signals:
+  void started(quint16 otlpPort);
+  void failed(const QString& message);
+  void snapshot(std::shared_ptr<const spillway::console::Comparison> view,
+                spillway::console::LiveStatus status);
+  void stopped();
+
+ private:
+  QThread thread_;
+  LiveSession* session_ = nullptr;
+};
+
+}  // namespace spillway::console
+
+Q_DECLARE_METATYPE(spillway::console::LiveStatus)

@@ -1,0 +1,406 @@
+// The console's Live mode, offscreen, over real loopback sockets and a real file: OTLP/HTTP
+// spans (JSON, as an SDK posts them) reach the tiles and the timelines through the worker's
+// shadow engine; a failing instance gets a "would open" verdict in the Live dock, a mark on
+// its lane and a labelled line on its rates; every new span is on the tiles within a second
+// of its arrival; an access log followed from its end rolls the timelines over a bounded span;
+// bad sources fail with a message and leave the console usable; a run ends Live mode.
+#include <QApplication>
+#include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QListWidget>
+#include <QNetworkAccessManager>
+#include <QNetworkReply>
+#include <QNetworkRequest>
+#include <QSignalSpy>
+#include <QTcpServer>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <chrono>
+#include <memory>
+
+#include "fake_prometheus.hpp"
+#include "instance_tiles.hpp"
+#include "library_panel.hpp"
+#include "live_panel.hpp"
+#include "main_window.hpp"
+#include "spillway/library/library.hpp"
+#include "spillway/policy_yaml.hpp"
+#include "timeline_plot.hpp"
+
+using namespace spillway;
+using namespace spillway::console;
+
+namespace {
+
+// Trips on half failures over 10 calls in a 5 s window, sustained 1 s.
+const char* kPolicy = R"(version: 1
+name: live-drill
+breaker:
+  window: { type: time, length: 5s, bucket: 1s }
+  min_calls: 10
+  trip: { error_rate: 0.5, slow_rate: 0.5, sustain: 1s }
+  slow: { absolute: 500ms }
+)";
+
+qint64 nowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+QJsonObject kv(const QString& k, const QJsonObject& v) {
+  return {{"key", k}, {"value", v}};
+}
+
+// One OTLP/JSON request: `n` GenAI spans to `address`:8000, ending `endNs` apart by 10 ms.
+QByteArray spans(const QString& address, int n, qint64 endNs, int status) {
+  QJsonArray arr;
+  for (int i = 0; i < n; ++i) {
+    const qint64 end = endNs - (n - 1 - i) * 10'000'000LL, start = end - 80'000'000LL;
+    QJsonArray attrs{kv("gen_ai.operation.name", {{"stringValue", "chat"}}),
+                     kv("gen_ai.request.model", {{"stringValue", "chat-72b"}}),
+                     kv("server.address", {{"stringValue", address}}),
+                     kv("server.port", {{"intValue", "8000"}}),
+                     kv("http.response.status_code", {{"intValue", QString::number(status)}})};
+    arr.append(QJsonObject{{"traceId", "0102030405060708090a0b0c0d0e0f10"},
+                           {"spanId", "0102030405060708"},
+                           {"name", "chat chat-72b"},
+                           {"kind", 3},
+                           {"startTimeUnixNano", QString::number(start)},
+                           {"endTimeUnixNano", QString::number(end)},
+                           {"attributes", attrs}});
+  }
+  const QJsonObject rs{
+      {"resource", QJsonObject{{"attributes",
+                                QJsonArray{kv("service.name", {{"stringValue", "support-bot"}})}}}},
+      {"scopeSpans", QJsonArray{QJsonObject{{"spans", arr}}}}};
+  return QJsonDocument(QJsonObject{{"resourceSpans", QJsonArray{rs}}})
+      .toJson(QJsonDocument::Compact);
+}
+
+int post(QNetworkAccessManager& nam, quint16 port, const QByteArray& body) {
+  QNetworkRequest req(QUrl(QString("http://127.0.0.1:%1/v1/traces").arg(port)));
+  req.setHeader(QNetworkRequest::ContentTypeHeader, "application/json");
+  std::unique_ptr<QNetworkReply> reply(nam.post(req, body));
+  QSignalSpy done(reply.get(), &QNetworkReply::finished);
+  if (!done.wait(5000)) return 0;
+  return reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
+}
+
+long tileIndex(MainWindow& w, const QString& name) {
+  if (!w.current()) return -1;
+  const auto& insts = w.current()->protectedRun.timeline.instances();
+  for (std::size_t i = 0; i < insts.size(); ++i)
+    if (QString::fromStdString(insts[i].name) == name) return static_cast<long>(i);
+  return -1;
+}
+
+quint16 busyPort(QTcpServer& s) {
+  return s.listen(QHostAddress::LocalHost, 0) ? s.serverPort() : 0;
+}
+
+}  // namespace
+
+class TstConsoleLive : public QObject {
+  Q_OBJECT
+ private slots:
+  void initTestCase();
+  void otlpSpansReachTilesAndVerdicts();
+  void logTailRollsOverTheSpan();
+  void recordsAndCutsIntoAnIncident();
+  void prometheusSamplesBecomeTiles();
+  void badSources_data();
+  void badSources();
+  void runEndsLiveMode();
+  void cleanupTestCase();
+
+ private:
+  LiveConfig cfg() const {
+    LiveConfig c;
+    c.policy = parsePolicy(kPolicy, "test");
+    c.refreshMs = 100;
+    return c;
+  }
+  std::unique_ptr<MainWindow> w_;
+  QTemporaryDir dir_;
+};
+
+void TstConsoleLive::initTestCase() {
+  QApplication::setApplicationName("spillway-test-live");
+  QVERIFY(dir_.isValid());
+  w_ = std::make_unique<MainWindow>();
+  w_->resize(1500, 950);
+  w_->show();
+}
+
+void TstConsoleLive::otlpSpansReachTilesAndVerdicts() {
+  MainWindow& w = *w_;
+  QSignalSpy started(&w, &MainWindow::liveStarted);
+  LiveConfig c = cfg();
+  c.otlp = "127.0.0.1:0";
+  QString error;
+  QVERIFY2(w.startLive(c, &error), qPrintable(error));
+  QVERIFY(started.wait(5000));
+  const quint16 port = started.at(0).at(0).value<quint16>();
+  QVERIFY(port != 0);
+  QVERIFY(w.isLive());
+  QNetworkAccessManager nam;
+  // Two instances for 8 s of data: 10.0.0.1 answers 200, 10.0.0.2 starts failing at 3 s.
+  const qint64 t0 = nowNs();
+  for (int s = 0; s < 8; ++s) {
+    const qint64 end = t0 + s * 1'000'000'000LL;
+    QCOMPARE(post(nam, port, spans("10.0.0.1", 20, end, 200)), 200);
+    QCOMPARE(post(nam, port, spans("10.0.0.2", 20, end + 1'000'000, s >= 3 ? 503 : 200)), 200);
+  }
+  QTRY_VERIFY_WITH_TIMEOUT(w.livePanel()->verdicts()->count() >= 1, 5000);
+  const QString verdict = w.livePanel()->verdicts()->item(0)->text();
+  QVERIFY2(verdict.contains("10.0.0.2:8000 would open (error rate"), qPrintable(verdict));
+  QTRY_COMPARE_WITH_TIMEOUT(
+      tileIndex(w, "10.0.0.1:8000") >= 0 && tileIndex(w, "10.0.0.2:8000") >= 0, true, 5000);
+  QVERIFY(w.current()->live);
+  // The healthy one never would open; the failing one has its mark on the lane.
+  for (int i = 0; i < w.livePanel()->verdicts()->count(); ++i)
+    QVERIFY(!w.livePanel()->verdicts()->item(i)->text().contains("10.0.0.1:8000"));
+  const auto& bad = w.current()->protectedRun.timeline.instances()[static_cast<std::size_t>(
+      tileIndex(w, "10.0.0.2:8000"))];
+  QCOMPARE(bad.markers.size(), std::size_t{1});
+  QTRY_VERIFY_WITH_TIMEOUT(w.plot()->wouldOpenMarks() >= 1, 3000);
+  QVERIFY(w.following());
+  // The tile shows the failing instance's window (error % > 50).
+  const QString tile = w.tiles()->tileText(static_cast<std::size_t>(tileIndex(w, "10.0.0.2:8000")));
+  QVERIFY2(tile.contains("err"), qPrintable(tile));
+
+  // Latency: one more span to a new instance is on the tiles within a second of its post.
+  QSignalSpy shown(&w, &MainWindow::liveShown);
+  const std::size_t before = w.liveLatenciesMs().size();
+  QCOMPARE(post(nam, port, spans("10.0.0.3", 1, t0 + 8'100'000'000LL, 200)), 200);
+  QTRY_VERIFY_WITH_TIMEOUT(tileIndex(w, "10.0.0.3:8000") >= 0, 1000);
+  QVERIFY(w.liveLatenciesMs().size() > before);
+  for (double ms : w.liveLatenciesMs())
+    QVERIFY2(ms >= 0 && ms < 1000, qPrintable(QString::number(ms)));
+  QVERIFY(w.livePanel()->statusText().contains("acked"));
+  w.stopLive();
+  QVERIFY(!w.isLive());
+  // The receiver is closed: a new post is refused.
+  QCOMPARE(post(nam, port, spans("10.0.0.1", 1, t0, 200)), 0);
+}
+
+void TstConsoleLive::logTailRollsOverTheSpan() {
+  MainWindow& w = *w_;
+  const QString log = dir_.filePath("access.jsonl");
+  QFile f(log);
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  f.write("{\"ts\":1764480000000,\"instance\":\"old\",\"latency_ms\":5,\"status\":200}\n");
+  f.flush();
+  LiveConfig c = cfg();
+  c.tailFile = log;
+  c.tailFormat = formats::Format::Jsonl;
+  c.span = seconds(60);
+  QSignalSpy started(&w, &MainWindow::liveStarted);
+  QVERIFY(w.startLive(c));
+  QVERIFY(started.wait(5000));
+  // 200 s of data, 5 calls a second, appended in 4 writes as a gateway would.
+  const double t0 = 1764480100000;
+  for (int part = 0; part < 4; ++part) {
+    QByteArray chunk;
+    for (int s = part * 50; s < (part + 1) * 50; ++s)
+      for (int i = 0; i < 5; ++i)
+        chunk += QString(
+                     "{\"ts\":%1,\"instance\":\"chat-1\",\"model\":\"m\",\"latency_ms\":40,"
+                     "\"status\":200}\n")
+                     .arg(t0 + s * 1000 + i * 200, 0, 'f', 0)
+                     .toUtf8();
+    f.write(chunk);
+    f.flush();
+    QTest::qWait(150);
+  }
+  QTRY_COMPARE_WITH_TIMEOUT(
+      tileIndex(w, "chat-1") >= 0 &&
+          w.current()->protectedRun.timeline.end() - w.current()->protectedRun.timeline.start() ==
+              seconds(60),
+      true, 5000);
+  // Only what was appended after the start (not the "old" line), and only the last minute.
+  QCOMPARE(tileIndex(w, "old"), -1L);
+  const auto& it =
+      w.current()
+          ->protectedRun.timeline.instances()[static_cast<std::size_t>(tileIndex(w, "chat-1"))];
+  QCOMPARE(it.t.size(), std::size_t{60});
+  for (std::size_t k = 0; k + 1 < it.calls.size(); ++k) QCOMPARE(it.calls[k], 5.0);
+  QCOMPARE(w.cursorTime(), w.current()->protectedRun.timeline.end());  // following
+  w.stopLive();
+}
+
+void TstConsoleLive::recordsAndCutsIntoAnIncident() {
+  MainWindow& w = *w_;
+  const QString lib = dir_.filePath("live.db");
+  LiveConfig c = cfg();
+  c.otlp = "127.0.0.1:0";
+  c.recordLibrary = lib;
+  c.retention.maxAge = seconds(3600);
+  QSignalSpy started(&w, &MainWindow::liveStarted);
+  QString error;
+  QVERIFY2(w.startLive(c, &error), qPrintable(error));
+  QVERIFY(started.wait(5000));
+  QCOMPARE(w.libraryPanel()->libraryPath(), lib);  // the dock shows where it records
+  const quint16 port = started.at(0).at(0).value<quint16>();
+  QNetworkAccessManager nam;
+  // 10 s of data, 20 calls a second; the spans end on whole-second boundaries + 10 ms steps.
+  const qint64 t0 = (nowNs() / 1'000'000'000LL) * 1'000'000'000LL;
+  for (int s = 0; s < 10; ++s)
+    QCOMPARE(post(nam, port, spans("10.0.0.9", 20, t0 + s * 1'000'000'000LL + 500'000'000LL, 200)),
+             200);
+  QTRY_VERIFY_WITH_TIMEOUT(
+      tileIndex(w, "10.0.0.9:8000") >= 0 &&
+          w.current()
+                  ->protectedRun.timeline
+                  .instances()[static_cast<std::size_t>(tileIndex(w, "10.0.0.9:8000"))]
+                  .calls.size() >= 10,
+      5000);
+  // Seconds 3–7 of the live axis: 4 s × 20 calls, cut while Live mode still records.
+  const double axis0 = static_cast<double>(t0 / 1000 - w.current()->origin) / 1e6;
+  QSignalSpy cut(&w, &MainWindow::liveCut);
+  QVERIFY2(w.cutLive(axis0 + 3, axis0 + 7, "drill-cut", &error), qPrintable(error));
+  QCOMPARE(cut.count(), 1);
+  QCOMPARE(cut.at(0).at(1).toULongLong(), 80ull);
+  QVERIFY(w.libraryPanel()->shownIncidents().contains("drill-cut"));
+  // The incident is an ordinary one: its calls stream back with the recorded times.
+  library::Library check(lib.toStdString(), library::OpenOptions{.mustExist = true});
+  auto src = check.open("drill-cut");
+  CallRecord r;
+  std::uint64_t n = 0;
+  while (src->next(r)) {
+    ++n;
+    QVERIFY(r.ts >= t0 / 1000 + seconds(3) - millis(1000) && r.end() <= t0 / 1000 + seconds(8));
+    QCOMPARE(QString::fromUtf8(r.instance.data(), r.instance.size()), QString("10.0.0.9:8000"));
+  }
+  QCOMPARE(n, std::uint64_t{80});
+  // The same name again, and an empty stretch, are refused with the library's reason.
+  QVERIFY(!w.cutLive(axis0 + 3, axis0 + 7, "drill-cut", &error));
+  QVERIFY2(error.contains("drill-cut"), qPrintable(error));
+  QVERIFY(!w.cutLive(axis0 + 500, axis0 + 600, "nothing-there", &error));
+  QVERIFY(!error.isEmpty());
+  w.stopLive();
+  // Without recording there is nothing to cut.
+  c.recordLibrary.clear();
+  c.otlp = "127.0.0.1:0";
+  QSignalSpy again(&w, &MainWindow::liveStarted);
+  QVERIFY(w.startLive(c));
+  QVERIFY(again.wait(5000));
+  QVERIFY(!w.cutLive(0, 1, "x", &error));
+  QVERIFY2(error.contains("recording"), qPrintable(error));
+  w.stopLive();
+}
+
+void TstConsoleLive::prometheusSamplesBecomeTiles() {
+  using namespace fake_prometheus;
+  MainWindow& w = *w_;
+  // Every step: "good" 100 calls, no failures; "bad" 100 calls, 80 failed. The fake answers
+  // each role by its metric name and each step the puller asks for.
+  FakePrometheus prom;
+  prom.handler = [](const FakePrometheus::Request& r) {
+    const bool fails = r.query.contains("failures_total"), calls = r.query.contains("requests");
+    if (!fails && !calls) return Answer{200, matrix({})};  // slow, p99: no data
+    const double start = r.start.toDouble(), end = r.end.toDouble(), step = r.step.toDouble();
+    std::vector<Series> out;
+    for (const char* inst : {"good", "bad"}) {
+      Series s{QByteArray("\"instance\":\"") + inst + "\",\"model\":\"m\"", {}};
+      const bool bad = QByteArray(inst) == "bad";
+      for (double t = start; t <= end + 1e-6; t += step)
+        s.points.emplace_back(static_cast<Micros>(t * 1e6),
+                              fails ? QByteArray(bad ? "80" : "0") : QByteArray("100"));
+      out.push_back(s);
+    }
+    return Answer{200, matrix(out)};
+  };
+  QVERIFY(prom.listen());
+  LiveConfig c = cfg();
+  live::PromSourceSpec spec;
+  spec.url = QString("http://127.0.0.1:%1").arg(prom.port()).toStdString();
+  spec.preset = "spillway";
+  spec.step = seconds(1);
+  spec.delay = 0;
+  spec.backfill = seconds(20);  // the first poll brings 20 steps of history
+  c.prometheus = spec;
+  QSignalSpy started(&w, &MainWindow::liveStarted);
+  QVERIFY(w.startLive(c));
+  QVERIFY(started.wait(5000));
+  QTRY_VERIFY_WITH_TIMEOUT(tileIndex(w, "good") >= 0 && tileIndex(w, "bad") >= 0, 5000);
+  QTRY_VERIFY_WITH_TIMEOUT(w.livePanel()->verdicts()->count() >= 1, 5000);
+  const QString verdict =
+      w.livePanel()->verdicts()->item(w.livePanel()->verdicts()->count() - 1)->text();
+  QVERIFY2(verdict.contains("bad would open (error rate 0.80"), qPrintable(verdict));
+  for (int i = 0; i < w.livePanel()->verdicts()->count(); ++i)
+    QVERIFY(!w.livePanel()->verdicts()->item(i)->text().contains("good would open"));
+  // 100 calls per 1 s step, spread on the timeline's seconds.
+  const auto& good =
+      w.current()
+          ->protectedRun.timeline.instances()[static_cast<std::size_t>(tileIndex(w, "good"))];
+  QVERIFY(good.calls.size() >= 10);
+  QCOMPARE(good.calls[good.calls.size() / 2], 100.0);
+  QVERIFY(w.livePanel()->statusText().contains("Prometheus"));
+  w.stopLive();
+  // A bad URL is refused before anything starts, naming the field.
+  spec.url = "not a url";
+  c.prometheus = spec;
+  QSignalSpy failed(&w.liveController(), &LiveController::failed);
+  QVERIFY(w.startLive(c));
+  QVERIFY(failed.wait(5000));
+  QVERIFY2(failed.at(0).at(0).toString().startsWith("Prometheus: prometheus"),
+           qPrintable(failed.at(0).at(0).toString()));
+}
+
+void TstConsoleLive::badSources_data() {
+  QTest::addColumn<QString>("otlp");
+  QTest::addColumn<QString>("expected");
+  QTest::newRow("not loopback") << "10.1.2.3:4318"
+                                << "not a loopback address";
+  QTest::newRow("not a port") << "127.0.0.1:http"
+                              << "expected [HOST:]PORT";
+  QTest::newRow("port in use") << "busy"
+                               << "cannot listen";
+}
+
+void TstConsoleLive::badSources() {
+  QFETCH(QString, otlp);
+  QFETCH(QString, expected);
+  MainWindow& w = *w_;
+  QTcpServer busy;
+  if (otlp == "busy") otlp = QString("127.0.0.1:%1").arg(busyPort(busy));
+  LiveConfig c = cfg();
+  c.otlp = otlp;
+  QSignalSpy failed(&w.liveController(), &LiveController::failed);
+  QVERIFY(w.startLive(c));
+  QVERIFY(failed.wait(5000));
+  const QString msg = failed.at(0).at(0).toString();
+  QVERIFY2(msg.contains(expected), qPrintable(msg));
+  QTRY_VERIFY(!w.isLive());
+  // No source at all is refused up front.
+  QString error;
+  QVERIFY(!w.startLive(cfg(), &error));
+  QVERIFY2(error.contains("choose a source"), qPrintable(error));
+}
+
+void TstConsoleLive::runEndsLiveMode() {
+  MainWindow& w = *w_;
+  LiveConfig c = cfg();
+  c.otlp = "127.0.0.1:0";
+  QSignalSpy started(&w, &MainWindow::liveStarted);
+  QVERIFY(w.startLive(c));
+  QVERIFY(started.wait(5000));
+  QSignalSpy shown(&w, &MainWindow::runShown);
+  QVERIFY(w.runScenario("seed-003"));
+  QVERIFY(!w.isLive());
+  QVERIFY(shown.wait(120000));
+  QVERIFY(!w.current()->live);
+  QVERIFY(w.current()->protectedRun.timeline.start() == 0);
+}
+
+void TstConsoleLive::cleanupTestCase() {
+  w_.reset();
+}
+
+QTEST_MAIN(TstConsoleLive)
+#include "tst_console_live.moc"
