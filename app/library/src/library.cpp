@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <unordered_map>
 
+#include "annotation_rows.hpp"
 #include "schema.hpp"
 #include "spillway/formats/canonical.hpp"
 #include "spillway/library/block_codec.hpp"
@@ -625,30 +626,12 @@ std::uint64_t Library::exportJsonl(std::string_view name, std::FILE* out) {
 }
 
 void Library::annotate(std::string_view name, const Annotation& a) {
-  const IncidentInfo inc = requireIncident(name);
-  if (a.instance.empty()) throw InputError(path_, 0, "instance", "must not be empty");
-  if (a.end < a.start) throw InputError(path_, 0, "to", "is before --from");
-  if (a.origin != "simulator" && a.origin != "operator")
-    throw InputError(path_, 0, "origin", "expected simulator or operator");
-  Stmt q(
-      db_, path_,
-      "INSERT INTO annotations(incident_id, instance, t1, t2, kind, origin) VALUES(?,?,?,?,?,?)");
-  q.bind(1, inc.id).bind(2, a.instance).bind(3, a.start).bind(4, a.end).bind(5, a.kind);
-  q.bind(6, a.origin);
-  q.run();
+  detail::insertAnnotation(db_, path_, "annotations", "incident_id", requireIncident(name).id, a);
 }
 
 std::vector<Annotation> Library::annotations(std::string_view name) {
-  const IncidentInfo inc = requireIncident(name);
-  std::vector<Annotation> out;
-  Stmt q(db_, path_,
-         "SELECT instance, t1, t2, kind, origin FROM annotations WHERE incident_id=? "
-         "ORDER BY t1, id");
-  q.bind(1, inc.id);
-  while (q.step())
-    out.push_back({std::string(q.text(0)), q.i64(1), q.i64(2), std::string(q.text(3)),
-                   std::string(q.text(4))});
-  return out;
+  return detail::selectAnnotations(db_, path_, "annotations", "incident_id",
+                                   requireIncident(name).id);
 }
 
 void Library::setNotes(std::string_view name, std::string_view tags, std::string_view notes) {

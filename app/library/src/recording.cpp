@@ -3,6 +3,7 @@
 // (live_recorder.cpp); both go through the `recordings` row (recording_store.hpp).
 #include <sqlite3.h>
 
+#include "annotation_rows.hpp"
 #include "recording_store.hpp"
 #include "spillway/library/library.hpp"
 #include "spillway/library/recording_block.hpp"
@@ -216,30 +217,13 @@ CutResult Library::cutRecording(std::string_view recordingName, Micros from, Mic
 }
 
 void Library::annotateRecording(std::string_view name, const Annotation& a) {
-  const RecordingInfo rec = requireRecording(name);
-  if (a.instance.empty()) throw InputError(path_, 0, "instance", "must not be empty");
-  if (a.end < a.start) throw InputError(path_, 0, "to", "is before --from");
-  if (a.origin != "simulator" && a.origin != "operator")
-    throw InputError(path_, 0, "origin", "expected simulator or operator");
-  Stmt q(db_, path_,
-         "INSERT INTO rec_annotations(recording_id, instance, t1, t2, kind, origin) "
-         "VALUES(?,?,?,?,?,?)");
-  q.bind(1, rec.id).bind(2, a.instance).bind(3, a.start).bind(4, a.end).bind(5, a.kind);
-  q.bind(6, a.origin);
-  q.run();
+  detail::insertAnnotation(db_, path_, "rec_annotations", "recording_id", requireRecording(name).id,
+                           a);
 }
 
 std::vector<Annotation> Library::recordingAnnotations(std::string_view name) {
-  const RecordingInfo rec = requireRecording(name);
-  std::vector<Annotation> out;
-  Stmt q(db_, path_,
-         "SELECT instance, t1, t2, kind, origin FROM rec_annotations WHERE recording_id=? "
-         "ORDER BY t1, id");
-  q.bind(1, rec.id);
-  while (q.step())
-    out.push_back({std::string(q.text(0)), q.i64(1), q.i64(2), std::string(q.text(3)),
-                   std::string(q.text(4))});
-  return out;
+  return detail::selectAnnotations(db_, path_, "rec_annotations", "recording_id",
+                                   requireRecording(name).id);
 }
 
 bool Library::deleteRecording(std::string_view name) {

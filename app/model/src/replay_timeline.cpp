@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "kpi_table.hpp"
 #include "per_second.hpp"
 #include "spillway/outcome.hpp"
 #include "spillway/sweep.hpp"
@@ -368,18 +369,7 @@ const ReplayKpiDef kReplayKpis[] = {
 
 std::vector<KpiRow> replayKpiRows(const ReplayKpis& current, const ReplayKpis* baseline,
                                   const ReplayKpis* previous) {
-  std::vector<KpiRow> rows;
-  for (const ReplayKpiDef& d : kReplayKpis) {
-    KpiRow row;
-    row.name = d.name;
-    row.unit = d.unit;
-    row.higherIsBetter = d.higherIsBetter;
-    row.current = d.get(current);
-    if (baseline) row.baseline = d.get(*baseline);
-    if (previous) row.previous = d.get(*previous);
-    rows.push_back(std::move(row));
-  }
-  return rows;
+  return detail::kpiTable(kReplayKpis, current, baseline, previous);
 }
 
 }  // namespace spillway::view

@@ -1,4 +1,5 @@
 #include "spillway/view/timeline.hpp"
+#include "kpi_table.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -208,17 +209,7 @@ const KpiDef kKpis[] = {
 
 std::vector<KpiRow> kpiRows(const sim::RunReport& current, const sim::RunReport* baseline,
                             const sim::RunReport* previous) {
-  std::vector<KpiRow> rows;
-  for (const KpiDef& d : kKpis) {
-    KpiRow row;
-    row.name = d.name;
-    row.unit = d.unit;
-    row.higherIsBetter = d.higherIsBetter;
-    row.current = d.get(current);
-    if (baseline) row.baseline = d.get(*baseline);
-    if (previous) row.previous = d.get(*previous);
-    rows.push_back(std::move(row));
-  }
+  std::vector<KpiRow> rows = detail::kpiTable(kKpis, current, baseline, previous);
   // Availability per client, core clients first, after the three availability totals; other
   // runs' clients are matched by name (a scenario edit may add or drop one).
   std::vector<const sim::ClientReport*> clients;
