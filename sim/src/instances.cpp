@@ -170,7 +170,7 @@ void Simulator::Impl::hang(std::uint32_t ri, std::uint32_t i, Micros until) {
   jobs[j] =
       Job{i, kNone, 0, static_cast<std::uint32_t>(in.running.size()), std::min(until, endTime())};
   in.running.push_back(j);
-  agenda.push(jobs[j].finish, kPrioDone, kJobDone, j);
+  agenda.push(jobs[j].finish, kPrioDone, kJobDone, j, kNone);
 }
 
 void Simulator::Impl::startJob(std::uint32_t i, std::uint32_t ri, std::uint32_t token,
@@ -181,7 +181,8 @@ void Simulator::Impl::startJob(std::uint32_t i, std::uint32_t ri, std::uint32_t 
   const std::uint32_t j = allocJob();
   jobs[j] = Job{i, ri, token, static_cast<std::uint32_t>(in.running.size()), finish};
   in.running.push_back(j);
-  agenda.push(finish, kPrioDone, kJobDone, j);
+  // gen, aux: the request and the instance's breaker, to prefetch (simulator.cpp)
+  agenda.push(finish, kPrioDone, kJobDone, j, ri, in.eid);
   if (ri != kNone && requests[ri].token == token && finish > requests[ri].deadline) armTimeout(ri);
 }
 

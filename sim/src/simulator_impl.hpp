@@ -331,6 +331,7 @@ struct Simulator::Impl {
         tee(o.events),
         engine(effectivePolicy(s, o.protection), s.seed, &tee),
         gatewayRng(s.seed, "gateway") {
+    agenda.setPrefetch(&prefetchFor, this);  // Impl lives behind a pointer: `this` stays put
     build();
   }
 
@@ -349,6 +350,7 @@ struct Simulator::Impl {
   Micros serviceTime(const Instance& in, double work, std::uint32_t occupancy, Micros t) const;
 
   // Free lists (last freed, first reused: its lines are the likeliest to be cached).
+  static void prefetchFor(const void* context, const SimEvent& e);
   std::uint32_t allocRequest() {
     if (!freeRequests.empty()) {
       const std::uint32_t r = freeRequests.back();

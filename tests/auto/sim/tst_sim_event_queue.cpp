@@ -1,8 +1,9 @@
-// The simulator's agenda (sim::EventQueue): events pop in (time, priority, insertion) order,
-// so same-time events run by priority and, within one priority, first in first out — the
-// order the simulator's determinism rests on. Checked on hand-made cases and against a
-// reference (std::stable_sort by (time, priority) keeps insertion order among ties) on
-// random workloads, with pushes and pops interleaved the way the simulator uses the queue.
+// The simulator's agenda (sim::EventQueue, and sim::Agenda with its timing wheel): events pop
+// in (time, priority, insertion) order, so same-time events run by priority and, within one
+// priority, first in first out — the order the simulator's determinism rests on. Checked on
+// hand-made cases and against a reference (std::stable_sort by (time, priority) keeps
+// insertion order among ties) on random workloads, with pushes and pops interleaved the way
+// the simulator uses the queue — also while the agenda switches between heap and wheel.
 #include <QtTest>
 
 #include <algorithm>
@@ -58,6 +59,8 @@ class TstSimEventQueue : public QObject {
   void randomAgainstStableSort_data();
   void randomAgainstStableSort();
   void randomInterleaved_data();
+  void agendaAgainstReference_data();
+  void agendaAgainstReference();
   void randomInterleaved();
 };
 
@@ -227,6 +230,80 @@ void TstSimEventQueue::randomInterleaved() {
   }
   QVERIFY(next > static_cast<std::uint32_t>(operations / 2));  // the workload really ran
   QCOMPARE(q.size(), pending.size());
+}
+
+void TstSimEventQueue::agendaAgainstReference_data() {
+  QTest::addColumn<quint64>("seed");
+  QTest::addColumn<int>("wheelAt");  // 0 = the wheel from the start
+  QTest::addColumn<int>("heapAt");
+  QTest::addColumn<qint64>("horizon");  // µs ahead of "now"
+  QTest::addColumn<bool>("mustSwitch");
+  // Grains are 1.024 ms; level 0 spans 262 ms, level 1 67 s, level 2 4.8 h, level 3 51 days.
+  QTest::newRow("wheel, ties within a grain") << quint64{21} << 0 << 0 << qint64{500} << false;
+  QTest::newRow("wheel, one second") << quint64{22} << 0 << 0 << qint64{1000000} << false;
+  QTest::newRow("wheel, hours") << quint64{23} << 0 << 0 << qint64{20000000000} << false;
+  QTest::newRow("wheel, past 51 days (far heap)")
+      << quint64{24} << 0 << 0 << qint64{10000000000000} << false;
+  QTest::newRow("switching, one second") << quint64{25} << 64 << 16 << qint64{1000000} << true;
+  QTest::newRow("switching, hours") << quint64{26} << 64 << 16 << qint64{20000000000} << true;
+  QTest::newRow("defaults") << quint64{27} << 4096 << 1024 << qint64{3000000} << true;
+}
+
+// Main-lane and arrival-lane events interleaved as in the simulator; the pending set first
+// grows (1.5 follow-ups per pop), then drains (0.5), so the agenda crosses its thresholds both
+// ways.
+void TstSimEventQueue::agendaAgainstReference() {
+  QFETCH(quint64, seed);
+  QFETCH(int, wheelAt);
+  QFETCH(int, heapAt);
+  QFETCH(qint64, horizon);
+  QFETCH(bool, mustSwitch);
+  Rng rng(seed);
+  sim::Agenda agenda(static_cast<std::size_t>(wheelAt), static_cast<std::size_t>(heapAt));
+  std::map<std::tuple<Micros, int, std::uint32_t>, std::uint32_t> pending;
+  std::uint32_t next = 0;
+  auto push = [&](Micros t) {
+    const int prio = static_cast<int>(rng.next() % 5);
+    if (rng.next() % 8 == 0)
+      agenda.pushArrival(t, static_cast<std::uint8_t>(prio), 0, next);
+    else
+      agenda.push(t, static_cast<std::uint8_t>(prio), 0, next);
+    pending.emplace(std::make_tuple(t, prio, next), next);
+    ++next;
+  };
+  for (int i = 0; i < 32; ++i) push(static_cast<Micros>(rng.next() % 1000));
+  const int grow = wheelAt > 0 ? 3 * wheelAt + 2000 : 6000;
+  bool sawWheel = agenda.wheelMode(), sawHeapAfterWheel = false;
+  Micros now = 0;
+  for (int op = 0; !pending.empty(); ++op) {
+    const auto [key, want] = *pending.begin();
+    pending.erase(pending.begin());
+    SimEvent e;
+    QVERIFY(agenda.popDue(kForever, e));
+    QCOMPARE(e.target, want);
+    QCOMPARE(e.time, std::get<0>(key));
+    QCOMPARE(agenda.size(), pending.size());
+    now = e.time;
+    sawHeapAfterWheel = sawHeapAfterWheel || (sawWheel && !agenda.wheelMode());
+    sawWheel = sawWheel || agenda.wheelMode();
+    const int follow = static_cast<int>(rng.next() % (op < grow ? 4 : 2));
+    for (int k = 0; k < follow; ++k) {
+      // Mostly spread over the horizon; some at "now" (same-grain ties).
+      const bool same = rng.next() % 4 == 0;
+      push(now +
+           (same ? 0 : static_cast<Micros>(rng.next() % static_cast<std::uint64_t>(horizon))));
+    }
+  }
+  QVERIFY(agenda.empty());
+  QVERIFY(next > 3000u);  // the workload really ran
+  SimEvent none;
+  QVERIFY(!agenda.popDue(kForever, none));
+  if (mustSwitch) {
+    QVERIFY2(sawWheel, "the pending set never grew past the wheel's threshold");
+    QVERIFY2(sawHeapAfterWheel, "the agenda never went back to the heap");
+  } else if (wheelAt == 0) {
+    QVERIFY(agenda.wheelMode());
+  }
 }
 
 QTEST_GUILESS_MAIN(TstSimEventQueue)

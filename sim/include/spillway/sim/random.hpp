@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "spillway/rng.hpp"
+#include "spillway/sim/exp.hpp"
 
 namespace spillway::sim {
 
@@ -35,10 +36,11 @@ class Stream {
     return mean * boost::random::exponential_distribution<double>()(*this);
   }
   double normal() { return boost::random::normal_distribution<double>()(*this); }
-  // Median × e^(σZ); σ = 0 gives the median without drawing.
+  // Median × e^(σZ); σ = 0 gives the median without drawing. The inline exp (exp.hpp):
+  // the same draws on every machine.
   double lognormal(double median, double sigma) {
     if (sigma <= 0) return median;
-    return median * std::exp(sigma * normal());
+    return median * sim::exp(sigma * normal());
   }
   // Geometric count ≥ 1 with the given mean.
   std::uint32_t geometric(double mean) {
