@@ -32,11 +32,31 @@ LatencyHistogram& SlidingStats::sliceScratch() {
 LatencyHistogram& SlidingStats::makeDense(Slice& sl) {
   if (!sl.dense) {
     if (!sl.hist) sl.hist = std::make_unique<LatencyHistogram>();
+    // Dense slices add to the window as they go: first the list's calls it has not taken.
+    for (std::size_t k = sl.flushed; k < sl.bins.size(); ++k) windowHist_->addBin(sl.bins[k], 1);
     for (const std::uint16_t bin : sl.bins) sl.hist->addBin(bin, 1);
     sl.bins.clear();
+    sl.flushed = 0;
     sl.dense = true;
   }
   return *sl.hist;
+}
+
+void SlidingStats::flushHead() {
+  Slice& sl = slices_[headSlice_];
+  if (sl.dense) return;
+  for (std::size_t k = sl.flushed; k < sl.bins.size(); ++k) windowHist_->addBin(sl.bins[k], 1);
+  sl.flushed = static_cast<std::uint32_t>(sl.bins.size());
+}
+
+const LatencyHistogram* SlidingStats::histogram() const {
+  if (!windowHist_) return nullptr;
+  const Slice& sl = slices_[headSlice_];
+  if (sl.dense || sl.flushed == sl.bins.size()) return windowHist_.get();
+  thread_local LatencyHistogram copy;
+  copy = *windowHist_;
+  for (std::size_t k = sl.flushed; k < sl.bins.size(); ++k) copy.addBin(sl.bins[k], 1);
+  return &copy;
 }
 
 // Takes the slice's calls out of the window histogram and empties it. One bin at a time gives
@@ -49,8 +69,10 @@ void SlidingStats::evictSlice(Slice& sl) {
     }
     sl.dense = false;
   } else {
-    for (const std::uint16_t bin : sl.bins) windowHist_->removeBin(bin, 1);
+    // Calls the window never took (a head slice evicted by a long gap) are simply dropped.
+    for (std::size_t k = 0; k < sl.flushed; ++k) windowHist_->removeBin(sl.bins[k], 1);
     sl.bins.clear();
+    sl.flushed = 0;
   }
 }
 
