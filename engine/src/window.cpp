@@ -16,7 +16,6 @@ SlidingStats::SlidingStats(Micros length, Micros bucketWidth)
   nSlices_ = (n_ - 1 + bucketsPerSlice_ - 1) / bucketsPerSlice_ + 1;
   buckets_.assign(static_cast<std::size_t>(n_), WindowCounts{});
   slotIdx_.assign(static_cast<std::size_t>(n_), std::int64_t{-1} << 62);
-  sliceCounts_.assign(static_cast<std::size_t>(nSlices_), WindowCounts{});
 }
 
 void SlidingStats::allocHist() {
@@ -93,11 +92,10 @@ void SlidingStats::evictBucket(std::int64_t idx, int slot) {
 }
 
 void SlidingStats::addAggregate(const WindowCounts& c, const LatencyHistogram* hist) {
-  WindowCounts& b = buckets_[headSlot_];
-  b.add(c);
+  headBucket_.add(c);
   all_.add(c);
   decision_.add(c);
-  sliceCounts_[headSlice_].add(c);
+  headSliceCounts_.add(c);
   if (hist && hist->total() > 0) {
     if (!windowHist_) allocHist();
     makeDense(slices_[headSlice_]).merge(*hist);
@@ -108,7 +106,7 @@ void SlidingStats::addAggregate(const WindowCounts& c, const LatencyHistogram* h
 void SlidingStats::restartDecision() {
   decision_ = WindowCounts{};
   epochIdx_ = headIdx_;
-  epochBase_ = buckets_[headSlot_];
+  epochBase_ = headBucket_;
   if (slotIdx_[headSlot_] != headIdx_) {
     slotIdx_[headSlot_] = headIdx_;
   }

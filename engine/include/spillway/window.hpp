@@ -59,7 +59,7 @@ class SlidingStats {
   }
 
   void addOutcome(bool failure, bool slow, std::uint64_t latencyUs) {
-    WindowCounts& b = buckets_[headSlot_];
+    WindowCounts& b = headBucket_;
     b.calls++;
     b.failures += failure;
     b.slow += slow;
@@ -69,9 +69,9 @@ class SlidingStats {
     decision_.calls++;
     decision_.failures += failure;
     decision_.slow += slow;
-    sliceCounts_[headSlice_].calls++;
-    sliceCounts_[headSlice_].failures += failure;
-    sliceCounts_[headSlice_].slow += slow;
+    headSliceCounts_.calls++;
+    headSliceCounts_.failures += failure;
+    headSliceCounts_.slow += slow;
     if (!windowHist_) allocHist();
     const int bin = HistogramLayout::binOf(latencyUs);
     Slice& sl = slices_[headSlice_];
@@ -87,7 +87,7 @@ class SlidingStats {
   }
   void addAggregate(const WindowCounts& c, const LatencyHistogram* hist);
   void addRejected() {
-    buckets_[headSlot_].rejected++;
+    headBucket_.rejected++;
     all_.rejected++;
     decision_.rejected++;
   }
@@ -136,10 +136,14 @@ class SlidingStats {
   int n_;  // buckets in the window
   int bucketsPerSlice_;
   int nSlices_;
+  // The head bucket and the head slice's counts live here, next to the totals, and go to the
+  // ring when the head moves on: every call writes them, and with a thousand breakers the
+  // ring's line was a cache miss per call.
+  WindowCounts headBucket_;       // buckets_[headSlot_] is stale while it is the head
+  WindowCounts headSliceCounts_;  // only the head slice's counts are ever read
   std::vector<WindowCounts> buckets_;
   std::vector<std::int64_t> slotIdx_;  // absolute bucket index held by each slot
-  std::vector<WindowCounts> sliceCounts_;
-  std::vector<Slice> slices_;  // allocated with windowHist_
+  std::vector<Slice> slices_;          // allocated with windowHist_
   std::unique_ptr<LatencyHistogram> windowHist_;
   WindowCounts all_;
   WindowCounts decision_;
@@ -186,9 +190,8 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
     pos -= (newSlice - oldSlice) * bucketsPerSlice_;
   }
   if (windowHist_ && newSlice != oldSlice) flushHead();  // before the hook reads the window
-  if (newSlice != oldSlice && sliceCounts_[headSlice_].calls > 0) {
-    CompletedSlice done{nullptr, sliceCounts_[headSlice_],
-                        (oldSlice + 1) * bucketsPerSlice_ * width_};
+  if (newSlice != oldSlice && headSliceCounts_.calls > 0) {
+    CompletedSlice done{nullptr, headSliceCounts_, (oldSlice + 1) * bucketsPerSlice_ * width_};
     LatencyHistogram* scratch = nullptr;
     std::unique_ptr<LatencyHistogram> own;  // only if a callback rolls another window
     if (windowHist_) {
@@ -214,6 +217,7 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
   } else {
     newSlot = static_cast<int>(((idx % n_) + n_) % n_);
   }
+  buckets_[headSlot_] = headBucket_;  // the old head joins the ring
   // Evict at most one window's worth of buckets: a long idle gap clears everything once.
   const std::int64_t count = step < n_ ? step : n_;  // buckets from..idx
   int slot = newSlot - static_cast<int>(count - 1);
@@ -237,11 +241,12 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
     if (sl < 0) sl += nSlices_;
     for (std::int64_t k = 0; k < sCount; ++k) {
       if (windowHist_) evictSlice(slices_[sl]);
-      sliceCounts_[sl] = WindowCounts{};
       if (++sl == nSlices_) sl = 0;
     }
     headSlice_ = newSliceSlot;
+    headSliceCounts_ = WindowCounts{};
   }
+  headBucket_ = WindowCounts{};  // the new head's slot was just evicted
   headIdx_ = idx;
   headSlot_ = newSlot;
   headSliceIdx_ = newSlice;
