@@ -6,10 +6,10 @@ namespace spillway::library {
 
 namespace {
 
+using detail::ColumnWriter;
 using detail::Cursor;
 using detail::putVar;
 using detail::unzig;
-using detail::zig;
 
 constexpr unsigned char kVersion = 1;
 constexpr int kColumns = 12;
@@ -34,38 +34,20 @@ void BlockColumns::reserve(std::size_t n) {
 
 void encodeBlock(const BlockColumns& b, std::string& out) {
   const std::size_t n = b.size();
-  // Each column is encoded into `col`, then written as <length><bytes>, so a reader can tell
-  // a truncated block from a good one.
-  std::string col;
-  col.reserve(n * 4);
   out.push_back(static_cast<char>(kVersion));
   putVar(out, n);
-  auto flush = [&] {
-    putVar(out, col.size());
-    out.append(col);
-    col.clear();
-  };
-  Micros prev = 0;
-  for (Micros t : b.ts) {
-    putVar(col, zig(t - prev));
-    prev = t;
-  }
-  flush();
-  for (Micros l : b.latency) putVar(col, zig(l));
-  flush();
-  for (auto s : b.status) putVar(col, s);
-  flush();
-  col.append(reinterpret_cast<const char*>(b.outcome.data()), n);
-  flush();
-  col.append(reinterpret_cast<const char*>(b.critical.data()), n);
-  flush();
-  for (const auto* v : {&b.instance, &b.model, &b.tenant, &b.route, &b.session}) {
-    for (auto x : *v) putVar(col, x);
-    flush();
-  }
+  ColumnWriter w{out, {}};
+  w.col.reserve(n * 4);
+  w.deltas(b.ts);
+  w.zigs(b.latency);
+  w.vars(b.status);
+  w.bytes(b.outcome.data(), n);
+  w.bytes(b.critical.data(), n);
+  for (const auto* v : {&b.instance, &b.model, &b.tenant, &b.route, &b.session}) w.vars(*v);
+  // Token counts: -1 (unknown) stored as 0.
   for (const auto* v : {&b.tokensIn, &b.tokensOut}) {
-    for (auto x : *v) putVar(col, static_cast<std::uint64_t>(x + 1));
-    flush();
+    for (auto x : *v) putVar(w.col, static_cast<std::uint64_t>(x + 1));
+    w.end();
   }
 }
 

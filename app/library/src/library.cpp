@@ -14,6 +14,7 @@
 #include "schema.hpp"
 #include "spillway/formats/canonical.hpp"
 #include "spillway/library/block_codec.hpp"
+#include "spillway/library/string_table.hpp"
 #include "sqlite_util.hpp"
 
 namespace spillway::library {
@@ -24,11 +25,7 @@ using detail::Tx;
 
 namespace {
 
-struct StrHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-using Index = std::unordered_map<std::string, std::uint32_t, StrHash, std::equal_to<>>;
+using Index = StringTable::Index;
 
 struct InstanceState {
   std::string name, model;
@@ -41,8 +38,7 @@ struct InstanceState {
 struct Dictionaries {
   std::vector<InstanceState> instances;
   Index instanceIndex;
-  std::vector<std::string> strings;
-  Index stringIndex;
+  StringTable strings;
   std::size_t storedStrings = 0;
 
   void load(sqlite3* db, const std::string& path, std::int64_t incident) {
@@ -63,20 +59,11 @@ struct Dictionaries {
     Stmt ss(db, path, "SELECT text FROM strings WHERE incident_id=? ORDER BY idx");
     ss.bind(1, incident);
     while (ss.step()) {
-      stringIndex.emplace(std::string(ss.text(0)), static_cast<std::uint32_t>(strings.size() + 1));
-      strings.emplace_back(ss.text(0));
+      strings.append(ss.text(0));
     }
     storedStrings = strings.size();
   }
-  std::uint32_t str(std::string_view s) {
-    if (s.empty()) return 0;
-    auto it = stringIndex.find(s);
-    if (it != stringIndex.end()) return it->second;
-    strings.emplace_back(s);
-    const auto id = static_cast<std::uint32_t>(strings.size());
-    stringIndex.emplace(strings.back(), id);
-    return id;
-  }
+  std::uint32_t str(std::string_view s) { return strings.intern(s); }
   std::uint32_t instance(std::string_view name, std::string_view model) {
     auto it = instanceIndex.find(name);
     if (it != instanceIndex.end()) return it->second;
@@ -98,7 +85,7 @@ struct Dictionaries {
     }
     Stmt str(db, path, "INSERT INTO strings(incident_id, idx, text) VALUES(?,?,?)");
     for (std::size_t i = storedStrings; i < strings.size(); ++i) {
-      str.bind(1, incident).bind(2, static_cast<std::int64_t>(i)).bind(3, strings[i]);
+      str.bind(1, incident).bind(2, static_cast<std::int64_t>(i)).bind(3, strings.strings()[i]);
       str.run();
     }
     storedStrings = strings.size();
@@ -156,9 +143,7 @@ class CallsSource final : public formats::RecordSource {
   }
 
  private:
-  std::string_view str(std::uint32_t id) const {
-    return id == 0 ? std::string_view() : std::string_view(dict_.strings[id - 1]);
-  }
+  std::string_view str(std::uint32_t id) const { return dict_.strings.at(id); }
   bool valid() const {
     const std::size_t ni = dict_.instances.size(), ns = dict_.strings.size();
     for (auto x : cols_.instance)

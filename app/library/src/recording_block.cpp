@@ -8,10 +8,10 @@ namespace spillway::library {
 
 namespace {
 
+using detail::ColumnWriter;
 using detail::Cursor;
 using detail::putVar;
 using detail::unzig;
-using detail::zig;
 
 constexpr int kSampleColumns = 7;
 
@@ -25,16 +25,6 @@ void SampleColumns::clear() {
   calls.clear();
   failures.clear();
   slow.clear();
-}
-
-std::uint32_t RecordingBlockBuilder::str(std::string_view s) {
-  if (s.empty()) return 0;
-  auto it = index_.find(s);
-  if (it != index_.end()) return it->second;
-  strings_.emplace_back(s);
-  const auto id = static_cast<std::uint32_t>(strings_.size());
-  index_.emplace(strings_.back(), id);
-  return id;
 }
 
 void RecordingBlockBuilder::span(Micros start, Micros end) {
@@ -56,19 +46,16 @@ void RecordingBlockBuilder::add(const CallRecord& r) {
   c.outcome.push_back(static_cast<std::uint8_t>(r.outcome));
   c.critical.push_back(r.critical ? (*r.critical ? 2 : 1) : 0);
   // The instance is never absent; an empty name still gets a slot so the column stays 1-based.
-  std::uint32_t inst = str(r.instance);
+  std::uint32_t inst = strings_.intern(r.instance);
   if (inst == 0) {
-    if (emptyInstance_ == 0) {
-      strings_.emplace_back();
-      emptyInstance_ = static_cast<std::uint32_t>(strings_.size());
-    }
+    if (emptyInstance_ == 0) emptyInstance_ = strings_.append({}, false);
     inst = emptyInstance_;
   }
   c.instance.push_back(inst);
-  c.model.push_back(str(r.model));
-  c.tenant.push_back(str(r.tenant));
-  c.route.push_back(str(r.route));
-  c.session.push_back(str(r.session));
+  c.model.push_back(strings_.intern(r.model));
+  c.tenant.push_back(strings_.intern(r.tenant));
+  c.route.push_back(strings_.intern(r.route));
+  c.session.push_back(strings_.intern(r.session));
   c.tokensIn.push_back(r.tokensIn);
   c.tokensOut.push_back(r.tokensOut);
 }
@@ -76,8 +63,8 @@ void RecordingBlockBuilder::add(const CallRecord& r) {
 void RecordingBlockBuilder::add(const formats::AggregateSample& s) {
   span(s.end - s.step, s.end);
   SampleColumns& c = samples_;
-  c.instance.push_back(str(s.instance));
-  c.model.push_back(str(s.model));
+  c.instance.push_back(strings_.intern(s.instance));
+  c.model.push_back(strings_.intern(s.model));
   c.end.push_back(s.end);
   c.step.push_back(s.step);
   c.calls.push_back(s.calls);
@@ -88,7 +75,7 @@ void RecordingBlockBuilder::add(const formats::AggregateSample& s) {
 void RecordingBlockBuilder::encodeTo(std::string& out) {
   out.push_back(static_cast<char>(kind_));
   putVar(out, strings_.size());
-  for (const std::string& s : strings_) {
+  for (const std::string& s : strings_.strings()) {
     putVar(out, s.size());
     out.append(s);
   }
@@ -98,34 +85,17 @@ void RecordingBlockBuilder::encodeTo(std::string& out) {
   } else {
     const SampleColumns& c = samples_;
     putVar(out, c.size());
-    std::string col;
-    auto flush = [&] {
-      putVar(out, col.size());
-      out.append(col);
-      col.clear();
-    };
-    for (auto x : c.instance) putVar(col, x);
-    flush();
-    for (auto x : c.model) putVar(col, x);
-    flush();
-    Micros prev = 0;
-    for (Micros t : c.end) {
-      putVar(col, zig(t - prev));
-      prev = t;
-    }
-    flush();
-    for (Micros x : c.step) putVar(col, zig(x));
-    flush();
-    for (auto x : c.calls) putVar(col, x);
-    flush();
-    for (auto x : c.failures) putVar(col, x);
-    flush();
-    for (auto x : c.slow) putVar(col, zig(x));
-    flush();
+    ColumnWriter w{out, {}};
+    w.vars(c.instance);
+    w.vars(c.model);
+    w.deltas(c.end);
+    w.zigs(c.step);
+    w.vars(c.calls);
+    w.vars(c.failures);
+    w.zigs(c.slow);
     samples_.clear();
   }
   strings_.clear();
-  index_.clear();
   emptyInstance_ = 0;
 }
 

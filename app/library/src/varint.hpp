@@ -20,6 +20,42 @@ inline std::int64_t unzig(std::uint64_t v) {
   return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1);
 }
 
+// Writes a block's columns, each as <length><bytes> so a reader can tell a truncated block from
+// a good one.
+struct ColumnWriter {
+  std::string& out;
+  std::string col;
+  template <typename V>
+  void vars(const V& v) {
+    for (auto x : v) putVar(col, static_cast<std::uint64_t>(x));
+    end();
+  }
+  template <typename V>
+  void zigs(const V& v) {
+    for (auto x : v) putVar(col, zig(x));
+    end();
+  }
+  // Times, each as its difference from the one before (the first from 0).
+  template <typename V>
+  void deltas(const V& v) {
+    std::int64_t prev = 0;
+    for (std::int64_t t : v) {
+      putVar(col, zig(t - prev));
+      prev = t;
+    }
+    end();
+  }
+  void bytes(const void* p, std::size_t n) {
+    col.append(static_cast<const char*>(p), n);
+    end();
+  }
+  void end() {
+    putVar(out, col.size());
+    out.append(col);
+    col.clear();
+  }
+};
+
 // Reads varints from [p, end); `ok` turns false on a truncated or overlong one and stays false,
 // so a decoder checks once per column instead of once per value.
 struct Cursor {

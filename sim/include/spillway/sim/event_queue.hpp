@@ -320,10 +320,6 @@ class Agenda {
   bool empty() const {
     return lanes_[kMain].empty() && lanes_[kArrivals].empty() && wheel_.parked() == 0;
   }
-  SimEvent pop() {
-    ready();
-    return lanes_[next()].pop();
-  }
   // Pops the next event into `out` if it is due at or before `t`: one lane choice for the test
   // and the pop.
   bool popDue(Micros t, SimEvent& out) {

@@ -12,12 +12,12 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
 #include "spillway/formats/source.hpp"
 #include "spillway/library/block_codec.hpp"
 #include "spillway/library/recording.hpp"
+#include "spillway/library/string_table.hpp"
 
 namespace spillway::library {
 
@@ -47,16 +47,10 @@ class RecordingBlockBuilder {
   void encodeTo(std::string& out);
 
  private:
-  std::uint32_t str(std::string_view s);
   void span(Micros start, Micros end);
 
-  struct Hash {
-    using is_transparent = void;
-    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   RecordKind kind_;
-  std::vector<std::string> strings_;
-  std::unordered_map<std::string, std::uint32_t, Hash, std::equal_to<>> index_;
+  StringTable strings_;
   BlockColumns calls_;
   SampleColumns samples_;
   std::uint32_t emptyInstance_ = 0;  // the slot of an empty instance name, once one was seen
