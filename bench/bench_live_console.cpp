@@ -69,14 +69,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < clients; ++i)
     threads.emplace_back(otlp_load::client, port, i, kSpans, proto, std::ref(stop),
                          std::ref(results[static_cast<std::size_t>(i)]), rate / clients);
-  QTimer::singleShot(secs * 1000, &app, [&] {
-    stop = true;
-    std::thread([&] {
-      for (auto& th : threads) th.join();
-      QMetaObject::invokeMethod(&app, &QCoreApplication::quit, Qt::QueuedConnection);
-    }).detach();
-  });
-  app.exec();
+  otlp_load::runFor(app, secs, stop, threads);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   probe.stop();
   w.stopLive();  // drains the receiver into the engine; a final snapshot follows

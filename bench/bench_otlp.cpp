@@ -61,15 +61,7 @@ int main(int argc, char** argv) {
   for (int i = 0; i < clients; ++i)
     threads.emplace_back(client, rx.port(), i, spans, proto, std::ref(stop),
                          std::ref(results[static_cast<std::size_t>(i)]), 0.0);
-  QTimer::singleShot(secs * 1000, &app, [&] {
-    stop = true;
-    // Keep serving until every client has its last answer, then quit.
-    std::thread([&] {
-      for (auto& th : threads) th.join();
-      QMetaObject::invokeMethod(&app, &QCoreApplication::quit, Qt::QueuedConnection);
-    }).detach();
-  });
-  app.exec();
+  otlp_load::runFor(app, secs, stop, threads);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   rx.drain();
 

@@ -19,6 +19,8 @@
 #include <thread>
 #include <vector>
 
+#include <QCoreApplication>
+#include <QTimer>
 #include <QtGlobal>
 
 namespace otlp_load {
@@ -260,6 +262,20 @@ inline double pct(std::vector<std::int64_t> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return static_cast<double>(v[static_cast<std::size_t>(p * static_cast<double>(v.size() - 1))]);
+}
+
+// Runs the event loop for `secs` seconds of load, then sets `stop` and keeps serving until
+// every client has its last answer (joined off the loop), then returns.
+inline void runFor(QCoreApplication& app, int secs, std::atomic<bool>& stop,
+                   std::vector<std::thread>& clients) {
+  QTimer::singleShot(secs * 1000, &app, [&] {
+    stop = true;
+    std::thread([&] {
+      for (auto& th : clients) th.join();
+      QMetaObject::invokeMethod(&app, &QCoreApplication::quit, Qt::QueuedConnection);
+    }).detach();
+  });
+  app.exec();
 }
 
 }  // namespace otlp_load
