@@ -64,6 +64,8 @@ class EventQueue {
     if (!empty()) siftDown(last);
     return out;
   }
+  // pop() then pushOrdered(e) in one pass: the hole the top leaves is filled by `e`.
+  void replaceTop(const SimEvent& e) { siftDown(e); }
   std::uint64_t pushed() const { return seq_; }
   void reserve(std::size_t n) { heap_.reserve(n + kPad); }
 
@@ -287,50 +289,197 @@ class TimingWheel {
   const void* prefetchContext_ = nullptr;
 };
 
+// A calendar queue (Brown, CACM 1988) of one level in front of a small heap (`near`, owned by
+// the caller), for the agenda's usual load of a few hundred pending events. Simulated time is
+// cut into 16.384 ms grains; the 4096 buckets cover the next 67 s (a bucket holds exactly one
+// grain's events: grains in (current, current + 4096) differ modulo 4096), later events wait
+// in a heap of their own. Events of the current grain or earlier go to `near`. A bucket is an
+// intrusive list through one pool of events, so filing an event is a few stores into memory
+// that stays in the cache (a vector per bucket was a cache miss per event). When `near` runs
+// dry, the next used bucket (a bit map says which) moves into it. With a few events per grain
+// `near` holds a handful, so an event costs a list insert and a push and pop on a tiny heap
+// instead of a push and pop on a heap of hundreds: the pop order is the same (time, priority,
+// sequence) order. Events must not be filed earlier than the last popped one.
+class Calendar {
+ public:
+  Calendar() {
+    for (std::uint32_t& h : heads_) h = kNil;
+  }
+  // Events filed in the buckets or the far heap (not in `near`).
+  std::size_t parked() const { return parked_; }
+  // Takes over everything in `near`, from the grain of the earliest event.
+  void start(EventQueue& near) {
+    std::vector<SimEvent> all;
+    all.reserve(near.size());
+    while (!near.empty()) all.push_back(near.pop());
+    if (all.empty()) return;
+    cur_ = grainOf(all.front().time);
+    for (const SimEvent& e : all) file(e, near);
+  }
+  // Hands everything parked back to `near`.
+  void stop(EventQueue& near) {
+    for (int w = 0; w < kWords; ++w) {
+      for (std::uint64_t m = used_[w]; m; m &= m - 1) drain(w * 64 + __builtin_ctzll(m), near);
+      used_[w] = 0;
+    }
+    while (!far_.empty()) near.pushOrdered(far_.pop());
+    parked_ = 0;
+  }
+  // Inline: this runs for every event; the rare cases (far, a new node) are calls.
+  void file(const SimEvent& e, EventQueue& near) {
+    const auto d = static_cast<std::int64_t>(grainOf(e.time) - cur_);
+    if (d <= 0) return near.pushOrdered(e);
+    ++parked_;
+    if (d >= static_cast<std::int64_t>(kBuckets)) [[unlikely]]
+      return far_.pushOrdered(e);
+    const auto b =
+        static_cast<std::uint32_t>((cur_ + static_cast<std::uint64_t>(d)) & (kBuckets - 1));
+    std::uint32_t n = free_;
+    if (n != kNil) [[likely]] {
+      free_ = link_[n];
+      pool_[n] = e;
+    } else {
+      n = grow(e);
+    }
+    link_[n] = heads_[b];
+    heads_[b] = n;
+    used_[b >> 6] |= std::uint64_t{1} << (b & 63);
+  }
+  // `near` is empty: moves the next used grain into it (or, with every bucket empty, jumps to
+  // the earliest far event).
+  void refill(EventQueue& near) {
+    if (parked_ == 0) return;
+    const auto start = static_cast<std::uint32_t>((cur_ + 1) & (kBuckets - 1));
+    std::uint32_t w = start >> 6;
+    std::uint64_t bits = used_[w] & (~std::uint64_t{0} << (start & 63));
+    // kWords + 1 words: the last is the first word again, for the bits before `start` (grains
+    // most of a turn ahead).
+    for (int k = 0; k <= kWords; ++k) {
+      if (bits) {
+        const std::uint32_t b = w * 64 + static_cast<std::uint32_t>(__builtin_ctzll(bits));
+        cur_ += 1 + ((b - start) & (kBuckets - 1));
+        used_[w] &= ~(std::uint64_t{1} << (b & 63));
+        parked_ -= drain(b, near);
+        admitFar(near);
+        return;
+      }
+      w = (w + 1) & (kWords - 1);
+      bits = used_[w];
+    }
+    cur_ = grainOf(far_.top().time);
+    admitFar(near);
+  }
+
+ private:
+  static constexpr int kGrainBits = 14;  // 16.384 ms
+  static constexpr std::uint32_t kBuckets = 4096;
+  static constexpr int kWords = kBuckets / 64;
+  static constexpr std::uint32_t kNil = ~std::uint32_t{0};
+
+  static std::uint64_t grainOf(Micros t) {
+    return static_cast<std::uint64_t>(t < 0 ? 0 : t) >> kGrainBits;
+  }
+  [[gnu::noinline]] std::uint32_t grow(const SimEvent& e) {
+    pool_.push_back(e);
+    link_.push_back(kNil);
+    return static_cast<std::uint32_t>(pool_.size() - 1);
+  }
+  // Moves bucket b's list into `near` and frees its nodes; returns how many it moved.
+  std::size_t drain(std::uint32_t b, EventQueue& near) {
+    std::size_t moved = 0;
+    for (std::uint32_t n = heads_[b]; n != kNil;) {
+      near.pushOrdered(pool_[n]);
+      const std::uint32_t next = link_[n];
+      link_[n] = free_;
+      free_ = n;
+      n = next;
+      ++moved;
+    }
+    heads_[b] = kNil;
+    return moved;
+  }
+  // Far events now within a turn of the current grain go to their bucket (or `near`).
+  void admitFar(EventQueue& near) {
+    while (!far_.empty() && grainOf(far_.top().time) - cur_ < kBuckets) {
+      const SimEvent e = far_.pop();
+      --parked_;
+      file(e, near);
+    }
+  }
+
+  std::uint64_t cur_ = 0;   // the current grain
+  std::size_t parked_ = 0;  // events in the buckets and the far heap
+  std::vector<SimEvent> pool_;
+  std::vector<std::uint32_t> link_;  // next node in a bucket's list, or in the free list
+  std::uint32_t free_ = kNil;
+  std::uint32_t heads_[kBuckets];
+  std::uint64_t used_[kWords] = {};
+  EventQueue far_;  // beyond the buckets' turn; its own order words are unused
+};
+
 // The simulator's agenda: the main lane for everything, plus a small lane for the clients' next
 // arrivals (one pending per client). Every request starts with an arrival, so keeping those
 // out of the main lane saves a push and a pop on it per request; the lanes share one sequence,
 // so events pop in exactly the (time, priority, sequence) order a single queue would give.
 //
-// The main lane is a heap while few events are pending and a timing wheel in front of it when
-// many are (a heap alone is faster for hundreds — a call of one second would be filed three
-// times on its way down the wheel's levels): the wheel starts above `wheelAt` pending events
-// and stops below `heapAt` (the gap keeps it from flapping; 0 = always the wheel). Both pop in
-// the same order, so the switch changes nothing but speed.
+// The main lane is a calendar queue while few events are pending (hundreds: 16 ms grains, a
+// handful of events each) and a timing wheel when many are (tens of thousands: a 16 ms grain
+// would hold hundreds, so its 1 ms grains keep `near` small): the wheel starts above
+// `wheelAt` pending events and stops below `heapAt` (the gap keeps it from flapping; 0 =
+// always the wheel). Both pop in the same order, so the switch changes nothing but speed.
 class Agenda {
  public:
   explicit Agenda(std::size_t wheelAt = 4096, std::size_t heapAt = 1024)
       : wheelAt_(wheelAt), heapAt_(heapAt), wheelOn_(wheelAt == 0) {}
-  // `aux` rides in the event's spare word (the simulator's prefetch hints).
-  void push(Micros time, std::uint8_t priority, std::uint32_t kind, std::uint32_t target,
-            std::uint32_t gen = 0, std::uint32_t aux = 0) {
+  // `aux` rides in the event's spare word (the simulator's prefetch hints). Inline: every
+  // handler schedules something.
+  [[gnu::always_inline]] void push(Micros time, std::uint8_t priority, std::uint32_t kind,
+                                   std::uint32_t target, std::uint32_t gen = 0,
+                                   std::uint32_t aux = 0) {
     const SimEvent e{time, EventQueue::order(priority, seq_++), kind, target, gen, aux};
     if (wheelOn_) return wheel_.file(e, lanes_[kMain]);
-    lanes_[kMain].pushOrdered(e);
-    if (lanes_[kMain].size() > wheelAt_) [[unlikely]] {
-      wheelOn_ = true;
-      wheel_.start(lanes_[kMain]);
-    }
+    calendar_.file(e, lanes_[kMain]);
+    if (lanes_[kMain].size() + calendar_.parked() > wheelAt_) [[unlikely]]
+      startWheel();
   }
+  // A client's next arrival. The arrival handler schedules the next one first thing, so a
+  // popped arrival stays at the top of its lane until then and the new one takes its place
+  // in one sift (see popDue).
   void pushArrival(Micros time, std::uint8_t priority, std::uint32_t kind, std::uint32_t target,
                    std::uint32_t gen = 0) {
-    lanes_[kArrivals].pushOrdered(
-        SimEvent{time, EventQueue::order(priority, seq_++), kind, target, gen, 0});
+    const SimEvent e{time, EventQueue::order(priority, seq_++), kind, target, gen, 0};
+    if (arrivalHeld_) [[likely]] {
+      arrivalHeld_ = false;
+      return lanes_[kArrivals].replaceTop(e);
+    }
+    lanes_[kArrivals].pushOrdered(e);
   }
   bool empty() const {
-    return lanes_[kMain].empty() && lanes_[kArrivals].empty() && wheel_.parked() == 0;
+    return lanes_[kMain].empty() && lanes_[kArrivals].size() == arrivalHeld_ &&
+           wheel_.parked() == 0 && calendar_.parked() == 0;
   }
   // Pops the next event into `out` if it is due at or before `t`: one lane choice for the test
   // and the pop.
   bool popDue(Micros t, SimEvent& out) {
+    if (arrivalHeld_) [[unlikely]] {  // the last arrival scheduled no next one
+      arrivalHeld_ = false;
+      lanes_[kArrivals].pop();
+    }
     ready();
-    EventQueue& q = lanes_[next()];
+    const int lane = next();
+    EventQueue& q = lanes_[lane];
     if (q.empty() || q.top().time > t) return false;
+    if (lane == kArrivals) {
+      out = q.top();
+      arrivalHeld_ = true;
+      return true;
+    }
     out = q.pop();
     return true;
   }
   std::size_t size() const {
-    return lanes_[kMain].size() + lanes_[kArrivals].size() + wheel_.parked();
+    return lanes_[kMain].size() + lanes_[kArrivals].size() - arrivalHeld_ + wheel_.parked() +
+           calendar_.parked();
   }
   bool wheelMode() const { return wheelOn_; }
   void setPrefetch(TimingWheel::Prefetch fn, const void* context) {
@@ -339,13 +488,21 @@ class Agenda {
 
  private:
   static constexpr int kMain = 0, kArrivals = 1;
-  // The main lane's heap holds its next event (the wheel refills it once per grain).
+  [[gnu::noinline]] void startWheel() {
+    wheelOn_ = true;
+    calendar_.stop(lanes_[kMain]);
+    wheel_.start(lanes_[kMain]);
+  }
+  // The main lane's heap holds its next event (the calendar or the wheel refills it once per
+  // grain).
   void ready() {
-    if (!wheelOn_ || !lanes_[kMain].empty()) [[likely]]
+    if (!lanes_[kMain].empty()) [[likely]]
       return;
+    if (!wheelOn_) return calendar_.refill(lanes_[kMain]);
     if (wheel_.parked() < heapAt_) {
       wheelOn_ = false;
       wheel_.stop(lanes_[kMain]);
+      calendar_.start(lanes_[kMain]);  // files the earliest grain back into `near`
       return;
     }
     wheel_.refill(lanes_[kMain]);
@@ -359,9 +516,11 @@ class Agenda {
     return EventQueue::earlier(a.top(), m.top()) ? kArrivals : kMain;
   }
   EventQueue lanes_[2];
+  Calendar calendar_;
   TimingWheel wheel_;
   std::size_t wheelAt_, heapAt_;
   bool wheelOn_;
+  bool arrivalHeld_ = false;  // the arrival lane's top was popped (pushArrival replaces it)
   std::uint64_t seq_ = 0;
 };
 
