@@ -211,7 +211,6 @@ void Simulator::Impl::finish(std::uint32_t ri, End e) {
       cl.cachedAt[static_cast<std::size_t>(r.cacheKey)] = now;
     cl.e2e.add(static_cast<std::uint64_t>(e2e));
     if (opt.series) cl.tickE2e.add(static_cast<std::uint64_t>(e2e));
-    answered.add(static_cast<std::uint64_t>(e2e));
     available = e2e <= cl.slo;
   } else {
     ++cl.tick.failed;

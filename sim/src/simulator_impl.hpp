@@ -19,6 +19,7 @@
 #include "spillway/histogram.hpp"
 #include "spillway/kpi.hpp"
 #include "spillway/limits.hpp"
+#include "spillway/sim/bounded_fifo.hpp"
 #include "spillway/sim/event_queue.hpp"
 #include "spillway/sim/random.hpp"
 #include "spillway/sim/simulator.hpp"
@@ -129,32 +130,6 @@ struct QueueEntry {
   double work = 0;  // service time before batching, drift and delay (µs)
 };
 
-// Fixed-capacity FIFO (the instance's bounded queue).
-class Ring {
- public:
-  void init(std::size_t cap) {
-    buf_.resize(cap ? cap : 1);
-    cap_ = cap;
-  }
-  std::size_t size() const { return count_; }
-  bool full() const { return count_ >= cap_; }
-  void push(const QueueEntry& e) {
-    buf_[(head_ + count_) % buf_.size()] = e;
-    ++count_;
-  }
-  QueueEntry pop() {
-    QueueEntry e = buf_[head_];
-    head_ = (head_ + 1) % buf_.size();
-    --count_;
-    return e;
-  }
-  const QueueEntry& at(std::size_t i) const { return buf_[(head_ + i) % buf_.size()]; }
-
- private:
-  std::vector<QueueEntry> buf_;
-  std::size_t head_ = 0, count_ = 0, cap_ = 0;
-};
-
 // One injected fault on one instance, [start, end).
 struct Interval {
   std::uint32_t fault = 0, instance = 0;
@@ -183,7 +158,7 @@ struct Instance {
   std::uint32_t slots = 0, slotsEff = 0, busy = 0;
   std::uint32_t slot = 0;  // index within its model group (outstanding counts live there)
   double weight = 1, wrrCurrent = 0;
-  Ring queue;
+  BoundedFifo<QueueEntry> queue;
   std::vector<std::uint32_t> running;            // job ids
   std::vector<std::uint32_t> intervals, active;  // all / currently active interval ids
   Stream rng, gt;
@@ -201,7 +176,6 @@ struct ClientState {
   bool constantRate = false;   // no load profile: the rate is spec->rate, the mean gap meanGap
   double meanGap = 0;          // 1e6 / rate (µs)
   std::uint32_t inFlight = 0;  // attempts holding a connection of the caller's pool
-  LatencyHistogram e2e, tickE2e;
   ClientReport rep;
   ClientTick tick;
   // Retry budget: retries and originals in the current and previous 10 s.
@@ -214,6 +188,9 @@ struct ClientState {
   std::optional<boost::random::discrete_distribution<std::uint32_t, double>> keys;  // Zipf
   std::vector<Micros> cachedAt;  // when each key was last answered (kNever: never)
   std::uint64_t sessions = 0;
+  // Last: 7 KB each. Ahead of the counters, they put every request's client fields on lines
+  // 14 KB apart.
+  LatencyHistogram e2e, tickE2e;
 };
 
 struct ModelGroup {
@@ -313,7 +290,7 @@ struct Simulator::Impl {
   Micros now = 0, lastTick = 0;
   bool done = false;
   std::vector<std::string> instanceNames, clientNames;
-  LatencyHistogram answered;
+  LatencyHistogram answered;  // answeredLatency()'s result, merged from the clients on request
   std::vector<std::uint8_t> tried_;  // scratch for dispatch
   std::vector<Micros> gtScratch_;    // scratch for the ground truth's FIFO replay
   // Degradation and limits (off in the baseline: a plain forwarder has neither).

@@ -1,18 +1,22 @@
-// The simulator's agenda (sim::EventQueue, and sim::Agenda with its timing wheel): events pop
-// in (time, priority, insertion) order, so same-time events run by priority and, within one
-// priority, first in first out — the order the simulator's determinism rests on. Checked on
-// hand-made cases and against a reference (std::stable_sort by (time, priority) keeps
-// insertion order among ties) on random workloads, with pushes and pops interleaved the way
-// the simulator uses the queue — also while the agenda switches between heap and wheel.
+// The simulator's agenda (sim::EventQueue, and sim::Agenda with its calendar queue and timing
+// wheel): events pop in (time, priority, insertion) order, so same-time events run by priority
+// and, within one priority, first in first out — the order the simulator's determinism rests
+// on. Checked on hand-made cases and against a reference (std::stable_sort by (time, priority)
+// keeps insertion order among ties) on random workloads, with pushes and pops interleaved the
+// way the simulator uses the queue — also while the agenda switches between calendar and
+// wheel. And the instance queue (sim::BoundedFifo) against std::deque.
 #include <QtTest>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <tuple>
 #include <vector>
 
 #include "spillway/rng.hpp"
+#include "spillway/sim/bounded_fifo.hpp"
 #include "spillway/sim/event_queue.hpp"
 
 using namespace spillway;
@@ -59,6 +63,8 @@ class TstSimEventQueue : public QObject {
   void randomAgainstStableSort_data();
   void randomAgainstStableSort();
   void randomInterleaved_data();
+  void boundedFifoAgainstDeque_data();
+  void boundedFifoAgainstDeque();
   void agendaAgainstReference_data();
   void agendaAgainstReference();
   void randomInterleaved();
@@ -315,6 +321,53 @@ void TstSimEventQueue::agendaAgainstReference() {
   } else {
     QVERIFY(!sawWheel);  // the calendar rows ran on the calendar alone
   }
+}
+
+void TstSimEventQueue::boundedFifoAgainstDeque_data() {
+  QTest::addColumn<int>("bound");
+  QTest::newRow("no places") << 0;
+  QTest::newRow("one place") << 1;
+  QTest::newRow("below the first buffer") << 10;
+  QTest::newRow("a power of two") << 64;
+  QTest::newRow("grows several times, odd bound") << 1000;
+}
+
+// The instance queue: FIFO order, the bound, and a buffer that grows only with the contents
+// (wrapped around when it grows), against std::deque.
+void TstSimEventQueue::boundedFifoAgainstDeque() {
+  QFETCH(int, bound);
+  const auto cap = static_cast<std::size_t>(bound);
+  sim::BoundedFifo<std::uint32_t> q(cap);
+  std::deque<std::uint32_t> ref;
+  Rng rng(static_cast<std::uint64_t>(bound) + 3);
+  std::uint32_t next = 0;
+  std::size_t peak = 0;
+  for (int op = 0; op < 20000; ++op) {
+    // Mostly filling for the first half, mostly draining after: the queue wraps and grows.
+    const bool fill = rng.uniform() < (op < 10000 ? 0.7 : 0.3);
+    if (fill) {
+      QCOMPARE(q.full(), ref.size() >= cap);
+      if (q.full()) continue;
+      q.push(next);
+      ref.push_back(next++);
+    } else if (!ref.empty()) {
+      QCOMPARE(q.pop(), ref.front());
+      ref.pop_front();
+    }
+    QCOMPARE(q.size(), ref.size());
+    if (!ref.empty()) {
+      const std::size_t i = static_cast<std::size_t>(rng.next() % ref.size());
+      QCOMPARE(q.at(i), ref[i]);
+    }
+    peak = std::max(peak, ref.size());
+  }
+  QCOMPARE(peak, cap);  // the bound was reached: the workload really filled the queue
+  QVERIFY(q.allocated() >= cap);
+  QVERIFY(q.allocated() <= std::max<std::size_t>(16, std::bit_ceil(std::max<std::size_t>(cap, 1))));
+  // Memory follows the contents: a queue of ten million places that holds three allocates 16.
+  sim::BoundedFifo<std::uint32_t> big(10'000'000);
+  for (std::uint32_t k = 0; k < 3; ++k) big.push(k);
+  QCOMPARE(big.allocated(), std::size_t{16});
 }
 
 QTEST_GUILESS_MAIN(TstSimEventQueue)

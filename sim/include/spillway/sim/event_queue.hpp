@@ -1,7 +1,9 @@
 #pragma once
-// The discrete-event kernel's agenda: a 4-ary min-heap of small POD events ordered by
-// (time, priority, sequence). The sequence number makes the order total, so two runs with the
-// same inputs pop events in the same order — the root of the simulator's determinism.
+// The discrete-event kernel's agenda: small POD events ordered by (time, priority, sequence),
+// in a 4-ary min-heap (EventQueue) fed by a calendar queue (Calendar) at the usual loads or a
+// hierarchical timing wheel (TimingWheel) at very high ones (Agenda picks). The sequence number
+// makes the order total, so two runs with the same inputs pop events in the same order — the
+// root of the simulator's determinism.
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -61,11 +63,12 @@ class EventQueue {
     SimEvent out = heap_[kPad];
     const SimEvent last = heap_.back();
     heap_.pop_back();
-    if (!empty()) siftDown(last);
+    if (!empty()) siftUp(holeToLeaf(), last);
     return out;
   }
-  // pop() then pushOrdered(e) in one pass: the hole the top leaves is filled by `e`.
-  void replaceTop(const SimEvent& e) { siftDown(e); }
+  // pop() then pushOrdered(e) in one pass: the hole the top leaves is filled by `e`. Inline,
+  // with `e` by value, like pushOrdered: a freshly built event stays in registers.
+  [[gnu::always_inline]] void replaceTop(const SimEvent e) { siftUp(holeToLeaf(), e); }
   std::uint64_t pushed() const { return seq_; }
   void reserve(std::size_t n) { heap_.reserve(n + kPad); }
 
@@ -73,7 +76,7 @@ class EventQueue {
   // The new event sifts up from a fresh slot at the end and is stored once, where it lands:
   // writing it first and reading it back made the CPU wait on store forwarding (the fields are
   // written one by one, then read as two 16-byte words).
-  void pushOrdered(const SimEvent& e) {
+  [[gnu::always_inline]] void pushOrdered(const SimEvent e) {
     heap_.emplace_back();
     siftUp(size() - 1, e);
   }
@@ -103,7 +106,7 @@ class EventQueue {
     return a < b;
 #endif
   }
-  void siftUp(std::size_t i, const SimEvent e) {
+  [[gnu::always_inline]] void siftUp(std::size_t i, const SimEvent e) {
     SimEvent* h = heap_.data() + kPad;
     while (i > 0) {
       const std::size_t parent = (i - 1) / 4;
@@ -113,11 +116,11 @@ class EventQueue {
     }
     h[i] = e;
   }
-  // Places `e` (the former last element) starting from the root: the hole first walks down
-  // along the smallest children to a leaf (one comparison per child, none against `e`), then
-  // `e` sifts up from there — fewer comparisons than the textbook sift-down, since the last
-  // element usually belongs near the bottom.
-  void siftDown(const SimEvent& e) {
+  // The root is a hole: it walks down along the smallest children to a leaf (one comparison per
+  // child, none against the element to place) and the leaf's index is returned; the caller's
+  // element then sifts up from there — fewer comparisons than the textbook sift-down, since
+  // the element placed (the former last one, or a new one) usually belongs near the bottom.
+  std::size_t holeToLeaf() {
     const std::size_t n = size();
     SimEvent* h = heap_.data() + kPad;
     std::size_t i = 0;
@@ -150,7 +153,7 @@ class EventQueue {
       h[i] = h[best];
       i = best;
     }
-    siftUp(i, e);
+    return i;
   }
   static constexpr std::size_t kPad = 3;
   std::vector<SimEvent, CacheLineAllocator<SimEvent>> heap_;
@@ -305,6 +308,7 @@ class Calendar {
   Calendar() {
     for (std::uint32_t& h : heads_) h = kNil;
   }
+
   // Events filed in the buckets or the far heap (not in `near`).
   std::size_t parked() const { return parked_; }
   // Takes over everything in `near`, from the grain of the earliest event.
@@ -325,8 +329,10 @@ class Calendar {
     while (!far_.empty()) near.pushOrdered(far_.pop());
     parked_ = 0;
   }
-  // Inline: this runs for every event; the rare cases (far, a new node) are calls.
-  void file(const SimEvent& e, EventQueue& near) {
+  // Inline, `e` by value: this runs for every event, and an event built just before and passed
+  // through memory made the CPU wait on store forwarding when copied with 16-byte moves. The
+  // rare cases (far, a new node) are calls.
+  [[gnu::always_inline]] void file(const SimEvent e, EventQueue& near) {
     const auto d = static_cast<std::int64_t>(grainOf(e.time) - cur_);
     if (d <= 0) return near.pushOrdered(e);
     ++parked_;
@@ -335,12 +341,11 @@ class Calendar {
     const auto b =
         static_cast<std::uint32_t>((cur_ + static_cast<std::uint64_t>(d)) & (kBuckets - 1));
     std::uint32_t n = free_;
-    if (n != kNil) [[likely]] {
+    if (n != kNil) [[likely]]
       free_ = link_[n];
-      pool_[n] = e;
-    } else {
-      n = grow(e);
-    }
+    else
+      n = grow();  // (`e` must not be passed: its address would force it onto the stack)
+    pool_[n] = e;
     link_[n] = heads_[b];
     heads_[b] = n;
     used_[b >> 6] |= std::uint64_t{1} << (b & 63);
@@ -379,8 +384,8 @@ class Calendar {
   static std::uint64_t grainOf(Micros t) {
     return static_cast<std::uint64_t>(t < 0 ? 0 : t) >> kGrainBits;
   }
-  [[gnu::noinline]] std::uint32_t grow(const SimEvent& e) {
-    pool_.push_back(e);
+  [[gnu::noinline]] std::uint32_t grow() {
+    pool_.emplace_back();
     link_.push_back(kNil);
     return static_cast<std::uint32_t>(pool_.size() - 1);
   }

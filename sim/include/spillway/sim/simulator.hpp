@@ -57,7 +57,8 @@ class Simulator {
   std::uint64_t eventsProcessed() const;
 
   const Engine& engine() const;
-  // End-to-end latency of every answered original request so far (cumulative).
+  // End-to-end latency of every answered original request so far (cumulative; valid until the
+  // next call).
   const LatencyHistogram& answeredLatency() const;
   // The KPI report; valid at any time (partial before the end).
   RunReport report() const;
