@@ -276,31 +276,55 @@ void TstSimEventQueue::agendaAgainstReference() {
   Rng rng(seed);
   sim::Agenda agenda(static_cast<std::size_t>(wheelAt), static_cast<std::size_t>(heapAt));
   std::map<std::tuple<Micros, int, std::uint32_t>, std::uint32_t> pending;
-  std::uint32_t next = 0;
-  auto push = [&](Micros t) {
+  std::uint32_t next = 0;  // event ids, carried in `gen`
+  // Arrivals as in the simulator: one pending per client (11 clients: the slots grow past a
+  // power of two). A popped arrival's client may schedule its next one first thing (the agenda
+  // then reuses its slot), or later, or never.
+  constexpr std::uint32_t kClients = 11;
+  std::vector<bool> clientBusy(kClients, false);
+  auto pushEvent = [&](Micros t, std::int64_t client) {
     const int prio = static_cast<int>(rng.next() % 5);
-    if (rng.next() % 8 == 0)
-      agenda.pushArrival(t, static_cast<std::uint8_t>(prio), 0, next);
-    else
-      agenda.push(t, static_cast<std::uint8_t>(prio), 0, next);
+    if (client >= 0) {
+      const auto c = static_cast<std::uint32_t>(client);
+      agenda.pushArrival(t, static_cast<std::uint8_t>(prio), 1, c, next);  // kind 1: arrival
+      clientBusy[c] = true;
+    } else {
+      agenda.push(t, static_cast<std::uint8_t>(prio), 0, next, next);
+    }
     pending.emplace(std::make_tuple(t, prio, next), next);
     ++next;
+  };
+  auto push = [&](Micros t) {
+    std::int64_t client = -1;
+    if (rng.next() % 3 == 0) {
+      const auto c = static_cast<std::uint32_t>(rng.next() % kClients);
+      if (!clientBusy[c]) client = c;
+    }
+    pushEvent(t, client);
   };
   for (int i = 0; i < 32; ++i) push(static_cast<Micros>(rng.next() % 1000));
   const int grow = wheelAt > 0 && wheelAt < 100000 ? 3 * wheelAt + 2000 : 6000;
   bool sawWheel = agenda.wheelMode(), sawHeapAfterWheel = false;
   Micros now = 0;
+  int arrivalsPopped = 0;
   for (int op = 0; !pending.empty(); ++op) {
     const auto [key, want] = *pending.begin();
     pending.erase(pending.begin());
     SimEvent e;
     QVERIFY(agenda.popDue(kForever, e));
-    QCOMPARE(e.target, want);
+    QCOMPARE(e.gen, want);
     QCOMPARE(e.time, std::get<0>(key));
     QCOMPARE(agenda.size(), pending.size());
     now = e.time;
     sawHeapAfterWheel = sawHeapAfterWheel || (sawWheel && !agenda.wheelMode());
     sawWheel = sawWheel || agenda.wheelMode();
+    if (e.kind == 1) {
+      QVERIFY(clientBusy[e.target]);
+      ++arrivalsPopped;
+      clientBusy[e.target] = false;
+      if (rng.next() % 4 != 0 && op < grow)  // the client's next arrival, first thing
+        pushEvent(now + static_cast<Micros>(rng.next() % 2000), e.target);
+    }
     const int follow = static_cast<int>(rng.next() % (op < grow ? 4 : 2));
     for (int k = 0; k < follow; ++k) {
       // Mostly spread over the horizon; some at "now" (same-grain ties).
@@ -309,6 +333,7 @@ void TstSimEventQueue::agendaAgainstReference() {
            (same ? 0 : static_cast<Micros>(rng.next() % static_cast<std::uint64_t>(horizon))));
     }
   }
+  QVERIFY(arrivalsPopped > 80);  // the arrival lane really ran (its slots reused, cleared)
   QVERIFY(agenda.empty());
   QVERIFY(next > 3000u);  // the workload really ran
   SimEvent none;

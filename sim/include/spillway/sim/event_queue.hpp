@@ -4,6 +4,8 @@
 // hierarchical timing wheel (TimingWheel) at very high ones (Agenda picks). The sequence number
 // makes the order total, so two runs with the same inputs pop events in the same order — the
 // root of the simulator's determinism.
+#include <algorithm>
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <new>
@@ -66,9 +68,6 @@ class EventQueue {
     if (!empty()) siftUp(holeToLeaf(), last);
     return out;
   }
-  // pop() then pushOrdered(e) in one pass: the hole the top leaves is filled by `e`. Inline,
-  // with `e` by value, like pushOrdered: a freshly built event stays in registers.
-  [[gnu::always_inline]] void replaceTop(const SimEvent e) { siftUp(holeToLeaf(), e); }
   std::uint64_t pushed() const { return seq_; }
   void reserve(std::size_t n) { heap_.reserve(n + kPad); }
 
@@ -422,6 +421,59 @@ class Calendar {
   EventQueue far_;  // beyond the buckets' turn; its own order words are unused
 };
 
+// One pending event per slot (a client's next arrival) in a winner tree: each inner node holds
+// the slot whose event is earliest below it, so the root holds the next one, and setting or
+// clearing a slot replays the log2(slots) matches on its path — the same compare-and-select at
+// every level, where a heap's sift stops at a data-dependent level the branch predictor keeps
+// missing (that sift was a third of scheduling an arrival).
+class SlotTree {
+ public:
+  SlotTree() { resize(1); }
+  std::size_t size() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  const SimEvent& top() const { return ev_[win_[1]]; }
+  std::uint32_t topSlot() const { return win_[1]; }
+  bool occupied(std::uint32_t slot) const { return slot < leaves_ && ev_[slot].order != kFree; }
+  // Puts `e` in `slot` (replacing what was there).
+  void set(std::uint32_t slot, const SimEvent& e) {
+    if (slot >= leaves_) [[unlikely]]
+      resize(slot + 1);
+    count_ += ev_[slot].order == kFree;
+    ev_[slot] = e;
+    replay(slot);
+  }
+  void clear(std::uint32_t slot) {
+    if (!occupied(slot)) return;
+    --count_;
+    ev_[slot] = free();
+    replay(slot);
+  }
+
+ private:
+  static constexpr std::uint64_t kFree = ~std::uint64_t{0};  // no real order word is all ones
+  static SimEvent free() { return SimEvent{kForever, kFree, 0, 0, 0, 0}; }
+  void replay(std::uint32_t slot) {
+    for (std::size_t k = (leaves_ + slot) >> 1; k >= 1; k >>= 1) {
+      const std::uint32_t a = win_[2 * k], b = win_[2 * k + 1];
+      const auto bFirst = static_cast<std::uint32_t>(EventQueue::earlier(ev_[b], ev_[a]));
+      win_[k] = a ^ ((a ^ b) & (0u - bFirst));
+    }
+  }
+  void resize(std::size_t n) {  // (not "slots": a macro under Qt)
+    leaves_ = std::bit_ceil(std::max<std::size_t>(n, 2));
+    ev_.resize(leaves_, free());
+    win_.assign(2 * leaves_, 0);
+    for (std::size_t i = 0; i < leaves_; ++i) win_[leaves_ + i] = static_cast<std::uint32_t>(i);
+    for (std::size_t k = leaves_ - 1; k >= 1; --k) {
+      const std::uint32_t a = win_[2 * k], b = win_[2 * k + 1];
+      win_[k] = EventQueue::earlier(ev_[b], ev_[a]) ? b : a;
+    }
+  }
+  std::vector<SimEvent> ev_;        // by slot; order kFree = no event
+  std::vector<std::uint32_t> win_;  // [1, leaves): winners of the inner nodes; leaves after
+  std::size_t leaves_ = 0, count_ = 0;
+};
+
 // The simulator's agenda: the main lane for everything, plus a small lane for the clients' next
 // arrivals (one pending per client). Every request starts with an arrival, so keeping those
 // out of the main lane saves a push and a pop on it per request; the lanes share one sequence,
@@ -442,49 +494,46 @@ class Agenda {
                                    std::uint32_t target, std::uint32_t gen = 0,
                                    std::uint32_t aux = 0) {
     const SimEvent e{time, EventQueue::order(priority, seq_++), kind, target, gen, aux};
-    if (wheelOn_) return wheel_.file(e, lanes_[kMain]);
-    calendar_.file(e, lanes_[kMain]);
-    if (lanes_[kMain].size() + calendar_.parked() > wheelAt_) [[unlikely]]
+    if (wheelOn_) return wheel_.file(e, near_);
+    calendar_.file(e, near_);
+    if (near_.size() + calendar_.parked() > wheelAt_) [[unlikely]]
       startWheel();
   }
-  // A client's next arrival. The arrival handler schedules the next one first thing, so a
-  // popped arrival stays at the top of its lane until then and the new one takes its place
-  // in one sift (see popDue).
+  // The next arrival of client `target`, which has none pending (but the one just popped).
+  // The arrival handler schedules the next one first thing, so a popped arrival keeps its slot
+  // until then and the new one replaces it (see popDue).
   void pushArrival(Micros time, std::uint8_t priority, std::uint32_t kind, std::uint32_t target,
                    std::uint32_t gen = 0) {
-    const SimEvent e{time, EventQueue::order(priority, seq_++), kind, target, gen, 0};
     if (arrivalHeld_) [[likely]] {
       arrivalHeld_ = false;
-      return lanes_[kArrivals].replaceTop(e);
+      if (heldSlot_ != target) arrivals_.clear(heldSlot_);
     }
-    lanes_[kArrivals].pushOrdered(e);
+    arrivals_.set(target,
+                  SimEvent{time, EventQueue::order(priority, seq_++), kind, target, gen, 0});
   }
-  bool empty() const {
-    return lanes_[kMain].empty() && lanes_[kArrivals].size() == arrivalHeld_ &&
-           wheel_.parked() == 0 && calendar_.parked() == 0;
-  }
-  // Pops the next event into `out` if it is due at or before `t`: one lane choice for the test
-  // and the pop.
+  bool empty() const { return size() == 0; }
+  // Pops the next event into `out` if it is due at or before `t`.
   bool popDue(Micros t, SimEvent& out) {
     if (arrivalHeld_) [[unlikely]] {  // the last arrival scheduled no next one
       arrivalHeld_ = false;
-      lanes_[kArrivals].pop();
+      arrivals_.clear(heldSlot_);
     }
     ready();
-    const int lane = next();
-    EventQueue& q = lanes_[lane];
-    if (q.empty() || q.top().time > t) return false;
-    if (lane == kArrivals) {
-      out = q.top();
+    const bool arrival =
+        !arrivals_.empty() && (near_.empty() || EventQueue::earlier(arrivals_.top(), near_.top()));
+    if (arrival) {
+      if (arrivals_.top().time > t) return false;
+      out = arrivals_.top();
       arrivalHeld_ = true;
+      heldSlot_ = arrivals_.topSlot();
       return true;
     }
-    out = q.pop();
+    if (near_.empty() || near_.top().time > t) return false;
+    out = near_.pop();
     return true;
   }
   std::size_t size() const {
-    return lanes_[kMain].size() + lanes_[kArrivals].size() - arrivalHeld_ + wheel_.parked() +
-           calendar_.parked();
+    return near_.size() + arrivals_.size() - arrivalHeld_ + wheel_.parked() + calendar_.parked();
   }
   bool wheelMode() const { return wheelOn_; }
   void setPrefetch(TimingWheel::Prefetch fn, const void* context) {
@@ -492,40 +541,33 @@ class Agenda {
   }
 
  private:
-  static constexpr int kMain = 0, kArrivals = 1;
   [[gnu::noinline]] void startWheel() {
     wheelOn_ = true;
-    calendar_.stop(lanes_[kMain]);
-    wheel_.start(lanes_[kMain]);
+    calendar_.stop(near_);
+    wheel_.start(near_);
   }
   // The main lane's heap holds its next event (the calendar or the wheel refills it once per
   // grain).
   void ready() {
-    if (!lanes_[kMain].empty()) [[likely]]
+    if (!near_.empty()) [[likely]]
       return;
-    if (!wheelOn_) return calendar_.refill(lanes_[kMain]);
+    if (!wheelOn_) return calendar_.refill(near_);
     if (wheel_.parked() < heapAt_) {
       wheelOn_ = false;
-      wheel_.stop(lanes_[kMain]);
-      calendar_.start(lanes_[kMain]);  // files the earliest grain back into `near`
+      wheel_.stop(near_);
+      calendar_.start(near_);  // files the earliest grain back into `near`
       return;
     }
-    wheel_.refill(lanes_[kMain]);
+    wheel_.refill(near_);
   }
-  // The lane is picked by index, not by a branch: which lane goes next is as good as random.
-  int next() const {
-    const EventQueue& a = lanes_[kArrivals];
-    const EventQueue& m = lanes_[kMain];
-    if (a.empty()) return kMain;
-    if (m.empty()) return kArrivals;
-    return EventQueue::earlier(a.top(), m.top()) ? kArrivals : kMain;
-  }
-  EventQueue lanes_[2];
+  EventQueue near_;  // the main lane's next events (all of them while the calendar is empty)
+  SlotTree arrivals_;
   Calendar calendar_;
   TimingWheel wheel_;
   std::size_t wheelAt_, heapAt_;
   bool wheelOn_;
-  bool arrivalHeld_ = false;  // the arrival lane's top was popped (pushArrival replaces it)
+  bool arrivalHeld_ = false;  // the arrival in heldSlot_ was popped (pushArrival replaces it)
+  std::uint32_t heldSlot_ = 0;
   std::uint64_t seq_ = 0;
 };
 
