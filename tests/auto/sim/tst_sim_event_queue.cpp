@@ -63,6 +63,8 @@ class TstSimEventQueue : public QObject {
   void randomAgainstStableSort_data();
   void randomAgainstStableSort();
   void randomInterleaved_data();
+  void slotTreeAgainstScan_data();
+  void slotTreeAgainstScan();
   void boundedFifoAgainstDeque_data();
   void boundedFifoAgainstDeque();
   void agendaAgainstReference_data();
@@ -345,6 +347,51 @@ void TstSimEventQueue::agendaAgainstReference() {
     QVERIFY(agenda.wheelMode());
   } else {
     QVERIFY(!sawWheel);  // the calendar rows ran on the calendar alone
+  }
+}
+
+void TstSimEventQueue::slotTreeAgainstScan_data() {
+  QTest::addColumn<int>("slotCount");
+  QTest::newRow("one") << 1;
+  QTest::newRow("two") << 2;
+  QTest::newRow("eleven: grows past powers of two") << 11;
+  QTest::newRow("a hundred") << 100;
+}
+
+// The arrival lane's winner tree: after every set or clear, its top is the earliest pending
+// event by (time, priority, sequence), found by scanning every slot. Slots are used in a random
+// order, so the tree grows while some slots are pending and others were cleared.
+void TstSimEventQueue::slotTreeAgainstScan() {
+  QFETCH(int, slotCount);
+  const auto n = static_cast<std::uint32_t>(slotCount);
+  sim::SlotTree tree;
+  std::map<std::uint32_t, SimEvent> ref;
+  Rng rng(static_cast<std::uint64_t>(slotCount) + 17);
+  std::uint64_t seq = 0;
+  for (int op = 0; op < 20000; ++op) {
+    const auto slot = static_cast<std::uint32_t>(rng.next() % n);
+    if (rng.next() % 3 != 0) {
+      // Few distinct times: ties are decided by priority, then sequence.
+      const SimEvent e{static_cast<Micros>(rng.next() % 50),
+                       sim::EventQueue::order(static_cast<std::uint8_t>(rng.next() % 3), seq++),
+                       0,
+                       slot,
+                       0,
+                       0};
+      tree.set(slot, e);
+      ref[slot] = e;
+    } else {
+      tree.clear(slot);
+      ref.erase(slot);
+    }
+    QCOMPARE(tree.size(), ref.size());
+    QCOMPARE(tree.occupied(slot), ref.count(slot) == 1);
+    if (ref.empty()) continue;
+    auto best = ref.begin();
+    for (auto it = ref.begin(); it != ref.end(); ++it)
+      if (sim::EventQueue::before(it->second, best->second)) best = it;
+    QCOMPARE(tree.topSlot(), best->first);
+    QCOMPARE(tree.top().order, best->second.order);
   }
 }
 
