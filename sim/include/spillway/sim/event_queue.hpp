@@ -68,6 +68,13 @@ class EventQueue {
     if (!empty()) siftUp(holeToLeaf(), last);
     return out;
   }
+  // Empties the queue, earliest first (a structure in front of it takes everything over).
+  std::vector<SimEvent> popAll() {
+    std::vector<SimEvent> all;
+    all.reserve(size());
+    while (!empty()) all.push_back(pop());
+    return all;
+  }
   std::uint64_t pushed() const { return seq_; }
   void reserve(std::size_t n) { heap_.reserve(n + kPad); }
 
@@ -183,9 +190,7 @@ class TimingWheel {
   std::size_t parked() const { return parked_; }
   // Takes over everything in `near`, filed by the grain of the earliest event.
   void start(EventQueue& near) {
-    std::vector<SimEvent> all;
-    all.reserve(near.size());
-    while (!near.empty()) all.push_back(near.pop());
+    const std::vector<SimEvent> all = near.popAll();
     if (all.empty()) return;
     cur_ = grainOf(all.front().time);
     parked_ += all.size();
@@ -312,9 +317,7 @@ class Calendar {
   std::size_t parked() const { return parked_; }
   // Takes over everything in `near`, from the grain of the earliest event.
   void start(EventQueue& near) {
-    std::vector<SimEvent> all;
-    all.reserve(near.size());
-    while (!near.empty()) all.push_back(near.pop());
+    const std::vector<SimEvent> all = near.popAll();
     if (all.empty()) return;
     cur_ = grainOf(all.front().time);
     for (const SimEvent& e : all) file(e, near);
