@@ -263,8 +263,7 @@ void Breaker::onSliceComplete(const CompletedSlice& s) {
     const double c = s.counts.calls;
     if (s.counts.failures > b.freezeErrorRate * c || s.counts.slow > b.freezeSlowRate * c) {
       healthy = false;
-    } else if (baselineLearned_ && stats_.histogram() &&
-               stats_.quantile(0.5) > b.freezeDriftRatio * baselineP50_) {
+    } else if (baselineLearned_ && windowP50Exceeds(b.freezeDriftRatio * baselineP50_)) {
       // The slice is clearly slower than what we learned: a drift (a leak) must not be
       // allowed to drag the baseline up with it.
       healthy = false;
@@ -287,6 +286,11 @@ void Breaker::onSliceComplete(const CompletedSlice& s) {
     baselineP50_ = baseline_.quantile(0.5);
     updateSlowThreshold();
   }
+}
+
+bool Breaker::windowP50Exceeds(double us) const {
+  const LatencyHistogram* w = stats_.histogram();
+  return w && w->quantileExceeds(0.5, us);
 }
 
 void Breaker::updateSlowThreshold() {

@@ -7,6 +7,7 @@ namespace spillway::sim {
 // ---- faults ------------------------------------------------------------------------------
 void Simulator::Impl::onEdge(std::uint32_t i) {
   Instance& in = inst[i];
+  ++in.fifoEpoch;
   if (!in.active.empty()) --activeFaults;
   in.active.clear();
   double capacity = 1.0;
@@ -134,6 +135,7 @@ void Simulator::Impl::send(std::uint32_t ri, std::uint32_t i) {
   if (in.busy < in.slotsEff && in.queue.size() == 0) return startJob(i, ri, r.token, work);
   if (!in.queue.full()) {
     in.queue.push(QueueEntry{ri, r.token, r.deadline, work});
+    ++in.fifoEpoch;
     armTimeout(ri);
     return;
   }
@@ -166,6 +168,7 @@ void Simulator::Impl::hang(std::uint32_t ri, std::uint32_t i, Micros until) {
   armTimeout(ri);
   if (in.busy >= in.slotsEff) return;
   ++in.busy;
+  ++in.fifoEpoch;
   const std::uint32_t j = allocJob();
   jobs[j] =
       Job{i, kNone, 0, static_cast<std::uint32_t>(in.running.size()), std::min(until, endTime())};
@@ -177,6 +180,7 @@ void Simulator::Impl::startJob(std::uint32_t i, std::uint32_t ri, std::uint32_t 
                                double work) {
   Instance& in = inst[i];
   ++in.busy;
+  ++in.fifoEpoch;
   const Micros finish = now + serviceTime(in, work, in.busy, now);
   const std::uint32_t j = allocJob();
   jobs[j] = Job{i, ri, token, static_cast<std::uint32_t>(in.running.size()), finish};
@@ -195,6 +199,7 @@ void Simulator::Impl::onJobDone(std::uint32_t j) {
   jobs[last].pos = job.pos;
   in.running.pop_back();
   --in.busy;
+  ++in.fifoEpoch;
   freeJobs.push_back(j);
   if (job.request != kNone && requests[job.request].token == job.token) {
     Request& r = requests[job.request];
@@ -210,6 +215,7 @@ void Simulator::Impl::startQueued(std::uint32_t i) {
   const bool serveAbandoned = models[in.model].spec->serveAbandoned;
   while (in.busy < in.slotsEff && in.queue.size() > 0) {
     const QueueEntry e = in.queue.pop();
+    ++in.fifoEpoch;
     const bool alive = requests[e.request].token == e.token;
     if (alive) {
       startJob(i, e.request, e.token, e.work);
@@ -271,10 +277,39 @@ void Simulator::Impl::onTimeout(std::uint32_t ri, std::uint32_t token) {
   attemptEnded(ri, Result::Timeout);
 }
 
+// When a call arriving now would get a slot of the instance: slots free at their jobs' finish
+// times (a min-heap in a reused scratch vector), and the live queued calls (later arrivals
+// cannot overtake them) take them in FIFO order.
+Micros Simulator::Impl::replayFifo(const Instance& in, const ModelSpec& ms) {
+  std::vector<Micros>& free = gtScratch_;
+  const auto later = std::greater<>();
+  free.clear();
+  for (std::uint32_t j : in.running) free.push_back(jobs[j].finish);
+  std::make_heap(free.begin(), free.end(), later);
+  while (free.size() > in.slotsEff) {  // capacity shrank: extra jobs finish first
+    std::pop_heap(free.begin(), free.end(), later);
+    free.pop_back();
+  }
+  while (free.size() < in.slotsEff) {
+    free.push_back(now);
+    std::push_heap(free.begin(), free.end(), later);
+  }
+  for (std::size_t q = 0; q < in.queue.size(); ++q) {
+    const QueueEntry& e = in.queue.at(q);
+    const Micros t = free.front();
+    const bool alive = requests[e.request].token == e.token && t < e.deadline;
+    if (!alive && !ms.serveAbandoned) continue;
+    std::pop_heap(free.begin(), free.end(), later);
+    free.back() = t + serviceTime(in, e.work, in.slotsEff, t);
+    std::push_heap(free.begin(), free.end(), later);
+  }
+  return free.front();
+}
+
 // Ground truth for a blocked attempt: would it have succeeded on instance i right now? The
 // instance is sampled without taking capacity: fault and error draws from the ground-truth
-// stream, then the exact FIFO start time given the running calls and the queue (later
-// arrivals cannot overtake it), then the call's own service time. Success = no failure,
+// stream, then the exact FIFO start time given the running calls and the queue (replayFifo),
+// then the call's own service time. Success = no failure,
 // within the caller's timeout, and not slow by the breaker's own threshold.
 bool Simulator::Impl::wouldSucceed(std::uint32_t i, const Request& r) {
   Instance& in = inst[i];
@@ -293,31 +328,12 @@ bool Simulator::Impl::wouldSucceed(std::uint32_t i, const Request& r) {
   std::uint32_t occupancy = in.busy + 1;
   if (in.busy >= in.slotsEff || in.queue.size() > 0) {
     if (in.queue.full()) return false;
-    // Replay the FIFO: slots free at their jobs' finish times (a min-heap in a reused scratch
-    // vector — this runs for every block of a busy instance).
-    std::vector<Micros>& free = gtScratch_;
-    const auto later = std::greater<>();
-    free.clear();
-    for (std::uint32_t j : in.running) free.push_back(jobs[j].finish);
-    std::make_heap(free.begin(), free.end(), later);
-    while (free.size() > in.slotsEff) {  // capacity shrank: extra jobs finish first
-      std::pop_heap(free.begin(), free.end(), later);
-      free.pop_back();
+    if (in.replayEpoch != in.fifoEpoch || !opt.reuseReplay) {
+      in.replayFree = replayFifo(in, ms);
+      // Idle slots enter the replay at `now`: only an answer without them holds later on.
+      in.replayEpoch = in.running.size() >= in.slotsEff ? in.fifoEpoch : ~std::uint64_t{0};
     }
-    while (free.size() < in.slotsEff) {
-      free.push_back(now);
-      std::push_heap(free.begin(), free.end(), later);
-    }
-    for (std::size_t q = 0; q < in.queue.size(); ++q) {
-      const QueueEntry& e = in.queue.at(q);
-      const Micros t = free.front();
-      const bool alive = requests[e.request].token == e.token && t < e.deadline;
-      if (!alive && !ms.serveAbandoned) continue;
-      std::pop_heap(free.begin(), free.end(), later);
-      free.back() = t + serviceTime(in, e.work, in.slotsEff, t);
-      std::push_heap(free.begin(), free.end(), later);
-    }
-    start = std::max(now, free.front());
+    start = std::max(now, in.replayFree);
     occupancy = in.slotsEff;
   }
   const Micros latency = start - now + serviceTime(in, work, occupancy, start);

@@ -165,6 +165,15 @@ struct Instance {
   TickCounters tick;
   bool unhealthy = false;
   std::uint64_t judgedBefore = 0, wouldBefore = 0;  // breaker FP counters at the last tick
+  // The ground truth's FIFO replay (replayFifo) depends only on the running jobs, the queue
+  // and the faults in force; every change to those bumps `fifoEpoch`. While an open breaker
+  // blocks call after call, the instance does not change between most of them, and the
+  // replay's answer is reused. (A queued caller giving up needs no bump: by then its deadline
+  // has passed, and the replay only counted it if a slot freed before that — a job end, which
+  // bumped.)
+  std::uint64_t fifoEpoch = 0;
+  std::uint64_t replayEpoch = ~std::uint64_t{0};  // fifoEpoch of replayFree
+  Micros replayFree = 0;                          // when a new call would get a slot
   InstanceReport rep;
 };
 
@@ -405,6 +414,7 @@ struct Simulator::Impl {
   void onNextTurn(std::uint32_t ri);
 
   bool wouldSucceed(std::uint32_t i, const Request& r);
+  Micros replayFifo(const Instance& in, const ModelSpec& ms);
 
   void onTick();
 

@@ -148,6 +148,7 @@ class Breaker {
   void afterOutcome(Micros now, bool probe, bool good, std::uint32_t n);
   void evaluateTrip(Micros now);
   void onSliceComplete(const CompletedSlice& s);
+  bool windowP50Exceeds(double us) const;  // the window's P50 > us (the drift check)
   void transition(BreakerState to, Reason reason, Micros now, Micros openFor = 0,
                   Micros sustained = 0);
   void open(Micros now, Reason reason, Micros sustained);

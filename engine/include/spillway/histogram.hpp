@@ -193,6 +193,42 @@ class BasicHistogram {
     }
     return Layout::representative(Layout::kBins - 1);
   }
+  // quantile(q) > value, without the walk (integer counts only). The answer bin is the first
+  // whose cumulative count reaches the rank, so it lies above the last bin whose
+  // representative is ≤ value exactly when fewer samples than the rank are at or below that
+  // bin: one prefix count. Integer sums are exact in any order, so this agrees with
+  // quantile() on every input — a breaker asks it once per slice (the drift check).
+  bool quantileExceeds(double q, double value) const {
+    static_assert(std::is_integral_v<Count>, "exact only for integer counts");
+    if (!(total_ > Count{})) return 0.0 > value;
+    double rank = q * static_cast<double>(total_);
+    if (rank < 1e-12) rank = 1e-12;
+    if (!(value >= 0.0)) return true;  // every representative is ≥ 0
+    const double capped = std::min(value, static_cast<double>(Layout::kMaxValue));
+    int last = Layout::binOf(static_cast<std::uint64_t>(capped));  // holds floor(value)
+    if (Layout::representative(last) > value) --last;              // its midpoint lies above value
+    if (last < 0) return true;
+    // An empty bin is never the answer (q = 0 takes the first sample's bin).
+    const std::uint64_t through = countThrough(last);
+    return through == 0 || static_cast<double>(through) < rank - 1e-9;
+  }
+  // Samples in bins [0, bin] (integer counts only): the used blocks below, the groups below in
+  // its block, then the bins of its group — all 16 summed under a mask, no branch per bin.
+  std::uint64_t countThrough(int bin) const {
+    static_assert(std::is_integral_v<Count>, "exact only for integer counts");
+    const int blk = bin >> kBlockBits;
+    std::uint64_t n = 0;
+    for (std::uint32_t u = used_ & ((std::uint32_t{1} << blk) - 1); u; u &= u - 1)
+      n += blocks_[__builtin_ctz(u)].sum;
+    const Block& b = blocks_[blk];
+    const int g = (bin >> kGroupBits) & (kGroupsPerBlock - 1);
+    for (int k = 0; k < g; ++k) n += b.group[k];
+    const int base = bin & ~(kGroup - 1);
+    const int upto = bin - base;
+    Count inGroup{};
+    for (int i = 0; i < kGroup; ++i) inGroup += i <= upto ? counts_[base + i] : Count{};
+    return n + inGroup;
+  }
   // Number of samples strictly above `us` (bin-resolution: bins whose lower edge > us).
   double countAbove(std::uint64_t us) const {
     const int b = Layout::binOf(us);

@@ -108,6 +108,8 @@ class TstHistogram : public QObject {
   void weightedAddAndScale();
   void quantileMatchesNaiveScan_data();
   void quantileMatchesNaiveScan();
+  void quantileExceedsAgreesWithQuantile_data();
+  void quantileExceedsAgreesWithQuantile();
 };
 
 // The two-level quantile (block sums, bin masks, walking down from the top for q > 0.5) must
@@ -404,6 +406,66 @@ void TstHistogram::weightedAddAndScale() {
   w.add(12'345, 7);
   for (int i = 0; i < 7; ++i) s.add(12'345);
   QVERIFY(sameBins(w, s));
+}
+
+// quantileExceeds(q, v) — the breaker's drift check without a quantile walk — must answer
+// exactly quantile(q) > v, for values on, just below and just above every representative in
+// use, between bins and out of range; and countThrough must equal a plain prefix sum.
+void TstHistogram::quantileExceedsAgreesWithQuantile_data() {
+  QTest::addColumn<Dist>("dist");
+  QTest::addColumn<int>("count");
+  QTest::addColumn<bool>("slide");
+  QTest::newRow("one sample") << Dist::LogNormalLlm << 1 << false;
+  QTest::newRow("few, LLM latencies") << Dist::LogNormalLlm << 9 << false;
+  QTest::newRow("window, LLM latencies") << Dist::LogNormalLlm << 200 << false;
+  QTest::newRow("slid window") << Dist::LogNormalLlm << 400 << true;
+  QTest::newRow("exact region") << Dist::ExactRegion << 300 << false;
+  QTest::newRow("octave edges") << Dist::OctaveEdges << 0 << false;
+  QTest::newRow("bimodal") << Dist::Bimodal << 500 << true;
+  QTest::newRow("extremes") << Dist::Extremes << 10 << false;
+  QTest::newRow("log-uniform") << Dist::LogUniform << 3000 << true;
+}
+
+void TstHistogram::quantileExceedsAgreesWithQuantile() {
+  QFETCH(Dist, dist);
+  QFETCH(int, count);
+  QFETCH(bool, slide);
+  const std::vector<std::uint64_t> v = samples(dist, count, 11 + static_cast<std::uint64_t>(count));
+  LatencyHistogram h, older;
+  for (std::size_t k = 0; k < v.size(); ++k) {
+    h.add(v[k]);
+    if (k < v.size() / 2) older.add(v[k]);
+  }
+  if (slide) h.subtract(older);  // masks kept tight by eviction
+  std::uint64_t prefix = 0;
+  for (int b = 0; b < Layout::kBins; ++b) {
+    prefix += h.binCount(b);
+    QCOMPARE(h.countThrough(b), prefix);
+  }
+  std::vector<double> values = {-1.0, 0.0, 0.5, 1e12, std::numeric_limits<double>::infinity()};
+  for (int b = 0; b < Layout::kBins; ++b) {
+    if (h.binCount(b) == 0 && b % 97 != 0) continue;  // every bin in use, and some empty ones
+    const double r = Layout::representative(b);
+    for (double d : {-0.5, -1e-9, 0.0, 1e-9, 0.25, 0.5}) values.push_back(r + d * Layout::width(b));
+    values.push_back(std::nextafter(r, 0.0));
+    values.push_back(std::nextafter(r, 1e300));
+  }
+  int above = 0, atOrBelow = 0;
+  for (double q : {0.0, 0.01, 0.25, 0.5, 0.51, 0.9, 0.99, 1.0}) {
+    for (double value : values) {
+      const bool expected = h.quantile(q) > value;
+      if (h.quantileExceeds(q, value) != expected)
+        QFAIL(qPrintable(QStringLiteral("q=%1 value=%2: quantile %3")
+                             .arg(q)
+                             .arg(value, 0, 'g', 17)
+                             .arg(h.quantile(q), 0, 'g', 17)));
+      (expected ? above : atOrBelow)++;
+    }
+  }
+  QVERIFY(above > 0 && atOrBelow > 0);  // both answers occur
+  LatencyHistogram empty;
+  QCOMPARE(empty.quantileExceeds(0.5, 0.0), empty.quantile(0.5) > 0.0);
+  QCOMPARE(empty.quantileExceeds(0.5, -1.0), empty.quantile(0.5) > -1.0);
 }
 
 QTEST_GUILESS_MAIN(TstHistogram)

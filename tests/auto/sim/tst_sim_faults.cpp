@@ -145,6 +145,8 @@ class TstSimFaults : public QObject {
   void groundTruthForcedOpenHealthy();
   void groundTruthQueueFull();
   void groundTruthRespectsDeadline();
+  void groundTruthReplayReuse_data();
+  void groundTruthReplayReuse();
 
  private:
   Run baseline_;
@@ -492,6 +494,86 @@ clients:
   QCOMPARE(r.falsePositive.den, 2 * r.originals);
   QCOMPARE(r.ends[static_cast<int>(End::Timeout)], r.originals);  // the deadline ends them all
   QCOMPARE(r.falsePositive.num, r.originals);
+}
+
+// The ground truth reuses an instance's FIFO replay between blocks while nothing it depends
+// on changed (SimOptions::reuseReplay). Each row has an instance whose breaker opens while it
+// still holds a queue that changes under the blocks — calls finish, queued callers give up,
+// probes are admitted, capacity drops, a drift keeps growing — and the verdicts must be
+// exactly those of a replay on every block: the whole report, byte for byte.
+void TstSimFaults::groundTruthReplayReuse_data() {
+  QTest::addColumn<QString>("fault");
+  QTest::addColumn<bool>("serveAbandoned");
+  QTest::addColumn<QString>("timeout");
+  QTest::newRow("drift, queued callers give up")
+      << "latency_drift, target: m-1, at: 10s, ramp: 5s, multiplier: 8" << false << "2s";
+  QTest::newRow("drift, abandoned calls served")
+      << "latency_drift, target: m-1, at: 10s, ramp: 5s, multiplier: 8" << true << "2s";
+  QTest::newRow("drift, patient callers")
+      << "latency_drift, target: m-1, at: 10s, ramp: 20s, multiplier: 6" << false << "20s";
+  QTest::newRow("capacity loss")
+      << "capacity_loss, target: m-1, at: 10s, duration: 20s, remaining: 0.25" << false << "3s";
+  QTest::newRow("capacity loss, abandoned calls served")
+      << "capacity_loss, target: m-1, at: 10s, duration: 20s, remaining: 0.25" << true << "3s";
+  QTest::newRow("delay") << "delay, target: m-1, at: 10s, duration: 25s, delay: 1500ms" << false
+                         << "4s";
+  // A fault edge while the breaker is open and the queue is full: the replay must see it.
+  const QString drift =
+      "latency_drift, target: m-1, at: 10s, ramp: 5s, multiplier: 8}\n  - {type: ";
+  for (const char* at : {"17500ms", "18500ms", "20500ms"}) {
+    QTest::addRow("capacity drops while open, at %s", at)
+        << drift + "capacity_loss, target: m-1, at: " + at + ", duration: 15s, remaining: 0.5"
+        << false << "20s";
+    QTest::addRow("delay starts while open, at %s", at)
+        << drift + "delay, target: m-1, at: " + at + ", duration: 15s, delay: 700ms" << false
+        << "20s";
+  }
+}
+
+void TstSimFaults::groundTruthReplayReuse() {
+  QFETCH(QString, fault);
+  QFETCH(bool, serveAbandoned);
+  QFETCH(QString, timeout);
+  const std::string yaml = R"(name: replay-reuse
+duration: 60s
+drain: 30s
+seed: 77
+routing: round_robin
+policy:
+  breaker:
+    window: {type: time, length: 5s, bucket: 1s}
+    min_calls: 10
+    trip: {slow_rate: 0.3, sustain: 1s}
+    slow: {absolute: 4s}
+    open: {duration: 3s}
+    half_open: {probe_share: 0.3, success_streak: 3}
+models:
+  - {name: m, instances: 2, slots: 4, queue: 12, serve_abandoned: )" +
+                           std::string(serveAbandoned ? "true" : "false") + R"(,
+     service: {base: 150ms, sigma: 0.4}}
+clients:
+  - {name: c, model: m, rate: 40, timeout: )" +
+                           timeout.toStdString() + R"(}
+faults:
+  - {type: )" + fault.toStdString() +
+                           "}\n";
+  const Scenario sc = parseScenario(yaml, "rig.yaml");
+  auto run = [&sc](bool reuse) {
+    SimOptions opt;
+    opt.reuseReplay = reuse;
+    Simulator sim(sc, opt);
+    sim.run();
+    return sim.report();
+  };
+  const RunReport reused = run(true), replayed = run(false);
+  // The rig must exercise the replay: blocks of a busy instance, with both verdicts.
+  QVERIFY2(reused.falsePositive.den > 50, qPrintable(QString::number(reused.falsePositive.den)));
+  QVERIFY2(
+      reused.falsePositive.num > 0 && reused.falsePositive.num < reused.falsePositive.den,
+      qPrintable(
+          QStringLiteral("%1 of %2").arg(reused.falsePositive.num).arg(reused.falsePositive.den)));
+  QCOMPARE(reused.falsePositive.num, replayed.falsePositive.num);
+  QCOMPARE(reportJson(reused), reportJson(replayed));
 }
 
 QTEST_GUILESS_MAIN(TstSimFaults)
