@@ -288,9 +288,8 @@ void Breaker::onSliceComplete(const CompletedSlice& s) {
   }
 }
 
-bool Breaker::windowP50Exceeds(double us) const {
-  const LatencyHistogram* w = stats_.histogram();
-  return w && w->quantileExceeds(0.5, us);
+bool Breaker::windowP50Exceeds(double us) {
+  return stats_.quantileExceeds(0.5, us);
 }
 
 void Breaker::updateSlowThreshold() {

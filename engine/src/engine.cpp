@@ -17,8 +17,14 @@ InstanceId Engine::addInstance(std::string_view name, std::string_view model) {
   // Per-instance stream: depends on the seed and the name only, never on registration order.
   const std::uint64_t stream = seed_ ^ stableHash(name);
   breakers_.push_back(std::make_unique<Breaker>(id, cfg, stream, sink_));
+  if (!keepWindows_) breakers_.back()->keepWindowHistogram(false);
   index_.emplace(names_.back(), id);
   return id;
+}
+
+void Engine::keepWindowHistograms(bool on) {
+  keepWindows_ = on;
+  for (auto& b : breakers_) b->keepWindowHistogram(on);
 }
 
 const BreakerConfig* Engine::configFor(const std::string& model, const std::string& instance) {

@@ -32,7 +32,8 @@ LatencyHistogram& SlidingStats::makeDense(Slice& sl) {
   if (!sl.dense) {
     if (!sl.hist) sl.hist = std::make_unique<LatencyHistogram>();
     // Dense slices add to the window as they go: first the list's calls it has not taken.
-    for (std::size_t k = sl.flushed; k < sl.bins.size(); ++k) windowHist_->addBin(sl.bins[k], 1);
+    if (keepWindow_)
+      for (std::size_t k = sl.flushed; k < sl.bins.size(); ++k) windowHist_->addBin(sl.bins[k], 1);
     for (const std::uint16_t bin : sl.bins) sl.hist->addBin(bin, 1);
     sl.bins.clear();
     sl.flushed = 0;
@@ -43,33 +44,93 @@ LatencyHistogram& SlidingStats::makeDense(Slice& sl) {
 
 void SlidingStats::flushHead() {
   Slice& sl = slices_[headSlice_];
-  if (sl.dense) return;
+  if (sl.dense || !keepWindow_) return;
   for (std::size_t k = sl.flushed; k < sl.bins.size(); ++k) windowHist_->addBin(sl.bins[k], 1);
   sl.flushed = static_cast<std::uint32_t>(sl.bins.size());
 }
 
 const LatencyHistogram* SlidingStats::histogram() const {
   if (!windowHist_) return nullptr;
+  thread_local LatencyHistogram copy;
+  if (!keepWindow_) {
+    // Built from the slices, into a per-thread copy: the window itself is not touched.
+    copy.clear();
+    for (const Slice& sl : slices_) {
+      if (sl.dense) {
+        copy.merge(*sl.hist);
+      } else {
+        for (const std::uint16_t bin : sl.bins) copy.addBin(bin, 1);
+      }
+    }
+    return &copy;
+  }
   const Slice& sl = slices_[headSlice_];
   if (sl.dense || sl.flushed == sl.bins.size()) return windowHist_.get();
-  thread_local LatencyHistogram copy;
   copy = *windowHist_;
   for (std::size_t k = sl.flushed; k < sl.bins.size(); ++k) copy.addBin(sl.bins[k], 1);
   return &copy;
 }
 
+bool SlidingStats::quantileExceeds(double q, double value) {
+  if (!windowHist_) return false;
+  if (keepWindow_) return histogram()->quantileExceeds(q, value);
+  const int last = HistogramLayout::lastBinAtOrBelow(value);
+  if (last != countBin_) {
+    countBin_ = last;
+    for (int k = 0; k < nSlices_; ++k) countGen_[k] = sliceGen_[k] - 1;  // all stale
+  }
+  std::uint64_t through = 0, total = 0;
+  for (int k = 0; k < nSlices_; ++k) {
+    if (countGen_[k] != sliceGen_[k]) {
+      const Slice& sl = slices_[k];
+      std::uint32_t n = 0;
+      if (sl.dense) {
+        countTotal_[k] = sl.hist->total();
+        if (last >= 0) n = static_cast<std::uint32_t>(sl.hist->countThrough(last));
+      } else {
+        countTotal_[k] = static_cast<std::uint32_t>(sl.bins.size());
+        // A compare and an add per call, no branch: this loop vectorizes.
+        for (const std::uint16_t bin : sl.bins) n += static_cast<int>(bin) <= last;
+      }
+      countThrough_[k] = n;
+      countGen_[k] = sliceGen_[k];
+    }
+    through += countThrough_[k];
+    total += countTotal_[k];
+  }
+  return spillway::quantileExceeds(q, value, through, total);
+}
+
+void SlidingStats::keepWindowHistogram(bool on) {
+  if (on && !keepWindow_ && windowHist_) {
+    // Catch up: the window takes every slice's calls again.
+    windowHist_->clear();
+    for (Slice& sl : slices_) {
+      if (sl.dense) {
+        windowHist_->merge(*sl.hist);
+      } else {
+        for (const std::uint16_t bin : sl.bins) windowHist_->addBin(bin, 1);
+        sl.flushed = static_cast<std::uint32_t>(sl.bins.size());
+      }
+    }
+  }
+  keepWindow_ = on;
+}
+
 // Takes the slice's calls out of the window histogram and empties it. One bin at a time gives
 // the window the same state as subtracting the slice's histogram.
 void SlidingStats::evictSlice(Slice& sl) {
+  ++sliceGen_[static_cast<std::size_t>(&sl - slices_.data())];
   if (sl.dense) {
     if (sl.hist->total() > 0) {
-      windowHist_->subtract(*sl.hist);
+      if (keepWindow_) windowHist_->subtract(*sl.hist);
       sl.hist->clear();
     }
     sl.dense = false;
   } else {
     // Calls the window never took (a head slice evicted by a long gap) are simply dropped.
-    for (std::size_t k = 0; k < sl.flushed; ++k) windowHist_->removeBin(sl.bins[k], 1);
+    if (keepWindow_)
+      for (std::size_t k = 0; k < sl.flushed; ++k) windowHist_->removeBin(sl.bins[k], 1);
     sl.bins.clear();
     sl.flushed = 0;
   }
@@ -98,8 +159,9 @@ void SlidingStats::addAggregate(const WindowCounts& c, const LatencyHistogram* h
   headSliceCounts_.add(c);
   if (hist && hist->total() > 0) {
     if (!windowHist_) allocHist();
+    ++sliceGen_[headSlice_];
     makeDense(slices_[headSlice_]).merge(*hist);
-    windowHist_->merge(*hist);
+    if (keepWindow_) windowHist_->merge(*hist);
   }
 }
 

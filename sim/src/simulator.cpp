@@ -6,6 +6,9 @@ namespace spillway::sim {
 // ---- setup -------------------------------------------------------------------------------
 void Simulator::Impl::build() {
   if (sc.tick <= 0) throw std::invalid_argument("tick must be positive");
+  // Only the series plots the breakers' window quantiles every tick; without it they are read
+  // once per slice for the drift check, which counts over the slices instead.
+  engine.keepWindowHistograms(opt.series != nullptr);
   models.resize(sc.models.size());
   for (std::size_t m = 0; m < sc.models.size(); ++m) {
     const ModelSpec& ms = sc.models[m];

@@ -138,6 +138,8 @@ class Breaker {
   // the baseline histogram). For callers that know a record is coming — the simulator with
   // tens of thousands of calls in flight over a thousand breakers.
   void prefetch() const;
+  // See SlidingStats::keepWindowHistogram: the same answers, a different cost.
+  void keepWindowHistogram(bool on) { stats_.keepWindowHistogram(on); }
   const BreakerConfig& config() const { return *cfg_; }
 
  private:
@@ -148,7 +150,7 @@ class Breaker {
   void afterOutcome(Micros now, bool probe, bool good, std::uint32_t n);
   void evaluateTrip(Micros now);
   void onSliceComplete(const CompletedSlice& s);
-  bool windowP50Exceeds(double us) const;  // the window's P50 > us (the drift check)
+  bool windowP50Exceeds(double us);  // the window's P50 > us (the drift check)
   void transition(BreakerState to, Reason reason, Micros now, Micros openFor = 0,
                   Micros sustained = 0);
   void open(Micros now, Reason reason, Micros sustained);

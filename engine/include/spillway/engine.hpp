@@ -47,6 +47,10 @@ class Engine {
     breakers_[id]->noteBlocked(wouldHaveSucceeded);
   }
   void advanceAll(Micros now);
+  // Whether the breakers' window histograms follow every call (the default) or are built when
+  // read — for runs that never plot them (SlidingStats::keepWindowHistogram). Applies to the
+  // breakers there are and those added later.
+  void keepWindowHistograms(bool on);
 
   Breaker& breaker(InstanceId id) { return *breakers_[id]; }
   const Breaker& breaker(InstanceId id) const { return *breakers_[id]; }
@@ -64,6 +68,7 @@ class Engine {
   Policy policy_;
   std::uint64_t seed_;
   EventSink* sink_;
+  bool keepWindows_ = true;
   const BreakerConfig* configFor(const std::string& model, const std::string& instance);
 
   std::vector<std::unique_ptr<Breaker>> breakers_;

@@ -41,7 +41,28 @@ struct HistogramLayout {
     if (bin < 2 * kSub) return lowerEdge(bin);  // width 1: exact
     return lowerEdge(bin) + width(bin) / 2.0;
   }
+  // The last bin whose representative is ≤ value (representatives rise with the bin); -1 when
+  // there is none (value < 0, NaN).
+  static int lastBinAtOrBelow(double value) {
+    if (!(value >= 0.0)) return -1;
+    const double capped = std::min(value, static_cast<double>(kMaxValue));
+    const int bin = binOf(static_cast<std::uint64_t>(capped));  // holds floor(value)
+    return representative(bin) > value ? bin - 1 : bin;         // its midpoint may lie above
+  }
 };
+
+// Whether the nearest-rank quantile q of `total` samples with integer counts lies above
+// `value`, given `through`: how many of them are in bins up to lastBinAtOrBelow(value). The
+// answer bin is the first whose cumulative count reaches the rank, so it lies above that bin
+// exactly when fewer samples than the rank are at or below it — or none are (an empty bin is
+// never the answer: q = 0 takes the first sample's bin). Integer sums are exact in any order,
+// so this agrees with BasicHistogram::quantile() on every input.
+inline bool quantileExceeds(double q, double value, std::uint64_t through, std::uint64_t total) {
+  if (total == 0) return 0.0 > value;  // quantile() of nothing is 0
+  double rank = q * static_cast<double>(total);
+  if (rank < 1e-12) rank = 1e-12;
+  return through == 0 || static_cast<double>(through) < rank - 1e-9;
+}
 
 // Count is uint32_t for windows (exact, mergeable, subtractable) and double for the
 // exponentially decayed baseline.
@@ -193,24 +214,12 @@ class BasicHistogram {
     }
     return Layout::representative(Layout::kBins - 1);
   }
-  // quantile(q) > value, without the walk (integer counts only). The answer bin is the first
-  // whose cumulative count reaches the rank, so it lies above the last bin whose
-  // representative is ≤ value exactly when fewer samples than the rank are at or below that
-  // bin: one prefix count. Integer sums are exact in any order, so this agrees with
-  // quantile() on every input — a breaker asks it once per slice (the drift check).
+  // quantile(q) > value, without the walk: one prefix count (integer counts only; see the
+  // free quantileExceeds). A breaker asks it once per slice (the drift check).
   bool quantileExceeds(double q, double value) const {
     static_assert(std::is_integral_v<Count>, "exact only for integer counts");
-    if (!(total_ > Count{})) return 0.0 > value;
-    double rank = q * static_cast<double>(total_);
-    if (rank < 1e-12) rank = 1e-12;
-    if (!(value >= 0.0)) return true;  // every representative is ≥ 0
-    const double capped = std::min(value, static_cast<double>(Layout::kMaxValue));
-    int last = Layout::binOf(static_cast<std::uint64_t>(capped));  // holds floor(value)
-    if (Layout::representative(last) > value) --last;              // its midpoint lies above value
-    if (last < 0) return true;
-    // An empty bin is never the answer (q = 0 takes the first sample's bin).
-    const std::uint64_t through = countThrough(last);
-    return through == 0 || static_cast<double>(through) < rank - 1e-9;
+    const int last = Layout::lastBinAtOrBelow(value);
+    return spillway::quantileExceeds(q, value, last < 0 ? 0 : countThrough(last), total_);
   }
   // Samples in bins [0, bin] (integer counts only): the used blocks below, the groups below in
   // its block, then the bins of its group — all 16 summed under a mask, no branch per bin.

@@ -3,6 +3,7 @@
 // buckets with running totals (subtract on evict), plus latency histograms per slice for
 // quantiles. It keeps two sets of totals: `all` for plots, and `decision` which the breaker can
 // restart (on closing) without losing the plotted history.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -74,6 +75,7 @@ class SlidingStats {
     headSliceCounts_.slow += slow;
     if (!windowHist_) allocHist();
     const int bin = HistogramLayout::binOf(latencyUs);
+    ++sliceGen_[headSlice_];
     Slice& sl = slices_[headSlice_];
     if (!sl.dense && sl.bins.size() < kSparseSlice) {
       // Only the slice's list: the window histogram takes the head slice's calls when it is
@@ -82,7 +84,7 @@ class SlidingStats {
       sl.bins.push_back(static_cast<std::uint16_t>(bin));
     } else {
       makeDense(sl).addBin(bin, 1);
-      windowHist_->addBin(bin, 1);
+      if (keepWindow_) windowHist_->addBin(bin, 1);
     }
   }
   void addAggregate(const WindowCounts& c, const LatencyHistogram* hist);
@@ -95,6 +97,13 @@ class SlidingStats {
   // Restart the decision totals: only outcomes from now on count for the next decision.
   void restartDecision();
 
+  // Whether the window histogram follows the calls as they come and go (on, the default:
+  // reading it costs nothing — plots, snapshots every tick) or is built from the slices when
+  // read (off: a simulation nobody plots saves adding and removing every call's latency).
+  // Every answer is the same either way; it may switch at any time.
+  void keepWindowHistogram(bool on);
+  bool keepsWindowHistogram() const { return keepWindow_; }
+
   const WindowCounts& all() const { return all_; }
   const WindowCounts& decision() const { return decision_; }
   // The window's latencies, the head slice's included. While the head slice has calls the
@@ -105,6 +114,11 @@ class SlidingStats {
     const LatencyHistogram* h = histogram();
     return h ? h->quantile(q) : 0.0;
   }
+  // quantile(q) > value (see spillway::quantileExceeds). When the histogram is not kept, a
+  // prefix count over the slices, each slice's count kept until it or the bin changes — so
+  // asked once per slice, it counts the one slice that just completed. false while nothing
+  // was recorded.
+  bool quantileExceeds(double q, double value);
   Micros bucketWidth() const { return width_; }
   int bucketCount() const { return n_; }
   int bucketsPerSlice() const { return bucketsPerSlice_; }
@@ -154,6 +168,12 @@ class SlidingStats {
   int headPos_ = 0;                // headIdx_ - headSliceIdx_ × bucketsPerSlice_
   std::int64_t headSliceIdx_ = 0;  // absolute slice index of the newest bucket
   bool started_ = false;
+  bool keepWindow_ = true;  // windowHist_ follows the slices (else it is stale, never read)
+  // quantileExceeds' per-slice counts (for countBin_) and what each slice held then: a slice's
+  // generation moves with every change (a call, an aggregate, the eviction).
+  static constexpr int kSliceSlots = kMaxSlices + 1;  // nSlices_ ≤ kMaxSlices + 1
+  std::array<std::uint32_t, kSliceSlots> sliceGen_{}, countGen_{}, countThrough_{}, countTotal_{};
+  int countBin_ = -2;  // -2: nothing counted yet (-1 is a real answer: no bin)
   // Decision epoch: buckets before epochIdx_ are not in decision_; the epoch bucket only
   // partially (epochBase_ is what it held when the decision restarted).
   std::int64_t epochIdx_ = 0;

@@ -3,6 +3,7 @@
 #include <QtTest>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -428,25 +429,48 @@ void TstWindow::completedSlicesInOrder() {
   }
 }
 
+// Modes of the window histogram (SlidingStats::keepWindowHistogram): every answer must be
+// the same whether it follows the calls, is built when read, or switches between the two.
+enum WindowMode { Kept, BuiltWhenRead, Switching };
+
 void TstWindow::randomizedAgainstModel_data() {
   QTest::addColumn<Micros>("length");
   QTest::addColumn<Micros>("bucket");
   QTest::addColumn<quint64>("seed");
-  QTest::newRow("10s / 1s") << seconds(10) << seconds(1) << quint64(1);
-  QTest::newRow("10s / 1s, seed 2") << seconds(10) << seconds(1) << quint64(2);
-  QTest::newRow("60s / 1s") << seconds(60) << seconds(1) << quint64(3);
-  QTest::newRow("25s / 1s") << seconds(25) << seconds(1) << quint64(4);
-  QTest::newRow("10s / 250ms") << seconds(10) << millis(250) << quint64(5);
-  QTest::newRow("single bucket") << seconds(1) << seconds(1) << quint64(6);
+  QTest::addColumn<int>("mode");
+  QTest::addColumn<double>("moveShare");  // share of operations that move time
+  QTest::newRow("10s / 1s") << seconds(10) << seconds(1) << quint64(1) << int(Kept) << 0.25;
+  QTest::newRow("10s / 1s, seed 2") << seconds(10) << seconds(1) << quint64(2) << int(Kept) << 0.25;
+  QTest::newRow("60s / 1s") << seconds(60) << seconds(1) << quint64(3) << int(Kept) << 0.25;
+  QTest::newRow("25s / 1s") << seconds(25) << seconds(1) << quint64(4) << int(Kept) << 0.25;
+  QTest::newRow("10s / 250ms") << seconds(10) << millis(250) << quint64(5) << int(Kept) << 0.25;
+  QTest::newRow("single bucket") << seconds(1) << seconds(1) << quint64(6) << int(Kept) << 0.25;
+  // Busy slices go dense (a histogram instead of a list of bins).
+  QTest::newRow("busy") << seconds(10) << seconds(1) << quint64(7) << int(Kept) << 0.002;
+  QTest::newRow("built when read")
+      << seconds(10) << seconds(1) << quint64(1) << int(BuiltWhenRead) << 0.25;
+  QTest::newRow("built when read, 25s / 1s")
+      << seconds(25) << seconds(1) << quint64(4) << int(BuiltWhenRead) << 0.25;
+  QTest::newRow("built when read, 10s / 250ms")
+      << seconds(10) << millis(250) << quint64(5) << int(BuiltWhenRead) << 0.25;
+  QTest::newRow("built when read, busy")
+      << seconds(10) << seconds(1) << quint64(7) << int(BuiltWhenRead) << 0.002;
+  QTest::newRow("switching") << seconds(10) << seconds(1) << quint64(8) << int(Switching) << 0.25;
+  QTest::newRow("switching, busy")
+      << seconds(10) << seconds(1) << quint64(9) << int(Switching) << 0.002;
 }
 
 void TstWindow::randomizedAgainstModel() {
   QFETCH(Micros, length);
   QFETCH(Micros, bucket);
   QFETCH(quint64, seed);
+  QFETCH(int, mode);
+  QFETCH(double, moveShare);
   SlidingStats s(length, bucket);
+  s.keepWindowHistogram(mode == Kept);
   Model m(length, bucket);
   Rng rng(seed);
+  int exceeded = 0, notExceeded = 0;
   Micros t = seconds(1'000) + static_cast<Micros>(rng.uniform() * 1e6);
   s.advanceTo(t);
   m.advance(t);
@@ -455,8 +479,9 @@ void TstWindow::randomizedAgainstModel() {
     m.restart();
   }
   for (int op = 0; op < 20'000; ++op) {
+    if (mode == Switching && op % 997 == 0) s.keepWindowHistogram(!s.keepsWindowHistogram());
     const double r = rng.uniform();
-    if (r < 0.25) {
+    if (r < moveShare) {
       // Time moves: usually a fraction of a bucket, sometimes several, rarely a long gap.
       const double g = rng.uniform();
       const Micros step = g < 0.9    ? static_cast<Micros>(rng.uniform() * bucket)
@@ -506,7 +531,24 @@ void TstWindow::randomizedAgainstModel() {
                            .arg(got)
                            .arg(expect.total())));
     if (m.bucketsPerSlice() == 1 && got != all.calls) QFAIL("one-bucket slices: hist != window");
+    // The drift check's question, around the answer and at random: quantileExceeds must agree
+    // with the quantile of the expected samples.
+    if (expect.total() > 0) {
+      const double q = op % 3 == 0 ? 0.5 : rng.uniform();
+      const double at = expect.quantile(q);
+      for (const double v : {at, at - 1, std::nextafter(at, 0.0), at * (0.5 + rng.uniform())}) {
+        const bool want = expect.quantile(q) > v;
+        if (s.quantileExceeds(q, v) != want)
+          QFAIL(qPrintable(QString("op %1: quantileExceeds(%2, %3) != %4")
+                               .arg(op)
+                               .arg(q)
+                               .arg(v, 0, 'g', 17)
+                               .arg(want)));
+        (want ? exceeded : notExceeded)++;
+      }
+    }
   }
+  QVERIFY(exceeded > 100 && notExceeded > 100);  // both answers were asked for
 }
 
 void TstWindow::countWindowKeepsLastN_data() {
