@@ -153,11 +153,17 @@ void Simulator::Impl::prefetchFor(const void* context, const SimEvent& e) {
 bool Simulator::Impl::runUntil(Micros t) {
   clearUpperVectorState();
   SimEvent e;
-  while (!done && agenda.popDue(t, e)) {
+  while (!done) {
+    const Agenda::Lane lane = agenda.popDue(t, e);
+    if (lane == Agenda::kNoEvent) break;
     now = e.time;
     ++events;
+    if (lane == Agenda::kArrivalLane) {  // only arrivals ride there
+      onArrival(e.target, e.gen == 1);
+      continue;
+    }
     switch (e.kind) {
-      case kArrival:
+      case kArrival:  // (never in the main lane)
         onArrival(e.target, e.gen == 1);
         break;
       case kNextTurn:

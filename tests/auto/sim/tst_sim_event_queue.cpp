@@ -313,7 +313,10 @@ void TstSimEventQueue::agendaAgainstReference() {
     const auto [key, want] = *pending.begin();
     pending.erase(pending.begin());
     SimEvent e;
-    QVERIFY(agenda.popDue(kForever, e));
+    const sim::Agenda::Lane lane = agenda.popDue(kForever, e);
+    QVERIFY(lane != sim::Agenda::kNoEvent);
+    QCOMPARE(lane == sim::Agenda::kArrivalLane,
+             e.kind == 1);  // arrivals, and only they, ride there
     QCOMPARE(e.gen, want);
     QCOMPARE(e.time, std::get<0>(key));
     QCOMPARE(agenda.size(), pending.size());
@@ -339,7 +342,7 @@ void TstSimEventQueue::agendaAgainstReference() {
   QVERIFY(agenda.empty());
   QVERIFY(next > 3000u);  // the workload really ran
   SimEvent none;
-  QVERIFY(!agenda.popDue(kForever, none));
+  QCOMPARE(agenda.popDue(kForever, none), sim::Agenda::kNoEvent);
   if (mustSwitch) {
     QVERIFY2(sawWheel, "the pending set never grew past the wheel's threshold");
     QVERIFY2(sawHeapAfterWheel, "the agenda never went back to the heap");

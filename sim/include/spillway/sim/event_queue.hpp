@@ -515,8 +515,12 @@ class Agenda {
                   SimEvent{time, EventQueue::order(priority, seq_++), kind, target, gen, 0});
   }
   bool empty() const { return size() == 0; }
+  // Which lane an event popped from (kNoEvent: none due). The caller dispatches arrivals on
+  // this instead of the event's kind: one branch it must take anyway, where the kind would be
+  // a second, as unpredictable.
+  enum Lane { kNoEvent = 0, kArrivalLane, kMainLane };
   // Pops the next event into `out` if it is due at or before `t`.
-  bool popDue(Micros t, SimEvent& out) {
+  Lane popDue(Micros t, SimEvent& out) {
     if (arrivalHeld_) [[unlikely]] {  // the last arrival scheduled no next one
       arrivalHeld_ = false;
       arrivals_.clear(heldSlot_);
@@ -525,15 +529,15 @@ class Agenda {
     const bool arrival =
         !arrivals_.empty() && (near_.empty() || EventQueue::earlier(arrivals_.top(), near_.top()));
     if (arrival) {
-      if (arrivals_.top().time > t) return false;
+      if (arrivals_.top().time > t) return kNoEvent;
       out = arrivals_.top();
       arrivalHeld_ = true;
       heldSlot_ = arrivals_.topSlot();
-      return true;
+      return kArrivalLane;
     }
-    if (near_.empty() || near_.top().time > t) return false;
+    if (near_.empty() || near_.top().time > t) return kNoEvent;
     out = near_.pop();
-    return true;
+    return kMainLane;
   }
   std::size_t size() const {
     return near_.size() + arrivals_.size() - arrivalHeld_ + wheel_.parked() + calendar_.parked();
