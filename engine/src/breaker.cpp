@@ -270,7 +270,7 @@ void Breaker::onSliceComplete(const CompletedSlice& s) {
     }
   }
   lastSliceFrozen_ = !healthy;
-  if (!healthy || !s.hist || s.hist->total() == 0) return;
+  if (!healthy || s.samples() == 0) return;
   // Forward decay: rather than shrinking every bin each slice, newer slices get a growing
   // weight; quantiles do not care about the common factor. Renormalize long before overflow.
   baselineWeight_ *= baselineStep_;
@@ -278,7 +278,11 @@ void Breaker::onSliceComplete(const CompletedSlice& s) {
     baseline_.scale(1.0 / baselineWeight_);
     baselineWeight_ = 1.0;
   }
-  baseline_.mergeScaled(*s.hist, baselineWeight_);
+  if (s.hist) {
+    baseline_.mergeScaled(*s.hist, baselineWeight_);
+  } else {
+    baseline_.addBinsScaled(s.bins, s.binCount, baselineWeight_);  // the same sums
+  }
   if (!baselineLearned_ && baseline_.total() / baselineWeight_ >= b.minCalls)
     baselineLearned_ = true;
   if (baselineLearned_) {

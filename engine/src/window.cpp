@@ -23,11 +23,6 @@ void SlidingStats::allocHist() {
   windowHist_ = std::make_unique<LatencyHistogram>();
 }
 
-LatencyHistogram& SlidingStats::sliceScratch() {
-  thread_local LatencyHistogram scratch;
-  return scratch;
-}
-
 LatencyHistogram& SlidingStats::makeDense(Slice& sl) {
   if (!sl.dense) {
     if (!sl.hist) sl.hist = std::make_unique<LatencyHistogram>();

@@ -126,6 +126,37 @@ class BasicHistogram {
     static_assert(std::is_floating_point_v<Count>, "only decayed histograms scale");
     mergeImpl(o, [factor](auto c) { return factor * static_cast<double>(c); });
   }
+  // Adds one sample per entry of `bins` (any order, repeats allowed), each weighted `factor`:
+  // bit for bit the state mergeScaled gives for a histogram holding them, since every bin,
+  // group and block gets one add of factor × its whole count there and here. A per-thread
+  // tally collects the counts first; a repeat then adds +0.0, which changes nothing (counts are
+  // never -0.0). The breaker folds a slice's short list of bins this way, once per slice.
+  void addBinsScaled(const std::uint16_t* bins, std::size_t n, double factor) {
+    static_assert(std::is_floating_point_v<Count>, "only decayed histograms scale");
+    struct Tally {
+      std::array<std::uint32_t, Layout::kBins> bin{};
+      std::array<std::uint32_t, kBlocks * kGroupsPerBlock> group{};
+      std::array<std::uint32_t, kBlocks> block{};
+    };
+    thread_local Tally t;  // all zero between calls
+    for (std::size_t k = 0; k < n; ++k) {
+      const int b = bins[k];
+      ++t.bin[b];
+      ++t.group[b >> kGroupBits];
+      ++t.block[b >> kBlockBits];
+    }
+    for (std::size_t k = 0; k < n; ++k) {
+      const int b = bins[k], g = b >> kGroupBits, blk = b >> kBlockBits;
+      Block& tb = blocks_[blk];
+      counts_[b] += factor * static_cast<double>(t.bin[b]);
+      tb.group[g & (kGroupsPerBlock - 1)] += factor * static_cast<double>(t.group[g]);
+      tb.sum += factor * static_cast<double>(t.block[blk]);
+      t.bin[b] = t.group[g] = t.block[blk] = 0;
+      tb.mask |= std::uint64_t{1} << (b & (kBlock - 1));
+      used_ |= std::uint32_t{1} << blk;
+    }
+    total_ += factor * static_cast<double>(n);
+  }
   // Only meaningful when `o` was previously merged/added into this one (window eviction).
   void subtract(const BasicHistogram& o) {
     // Blocks and groups `o` does not use hold nothing of it (their sums are 0 too).

@@ -33,12 +33,24 @@ struct WindowCounts {
   }
 };
 
-// A completed histogram slice, handed to the baseline learner. `hist` is valid during the
-// call only.
+// A completed slice, handed to the baseline learner; its latencies are valid during the call
+// only: a histogram when the slice held many, else the bins of its calls (one per call,
+// unordered) — most slices hold a handful, and building a histogram of them cost more than
+// using them.
 struct CompletedSlice {
-  const LatencyHistogram* hist;
   WindowCounts counts;
-  Micros end;
+  Micros end = 0;
+  const LatencyHistogram* hist = nullptr;
+  const std::uint16_t* bins = nullptr;
+  std::uint32_t binCount = 0;
+
+  std::uint32_t samples() const { return hist ? hist->total() : binCount; }
+  LatencyHistogram histogram() const {  // a copy, either way
+    if (hist) return *hist;
+    LatencyHistogram h;
+    for (std::uint32_t k = 0; k < binCount; ++k) h.addBin(bins[k], 1);
+    return h;
+  }
 };
 
 class SlidingStats {
@@ -144,7 +156,6 @@ class SlidingStats {
   // any: a slice is flushed when it completes).
   void flushHead();
   void evictSlice(Slice& sl);
-  static LatencyHistogram& sliceScratch();  // empty between uses
 
   Micros width_;
   int n_;  // buckets in the window
@@ -211,23 +222,19 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
   }
   if (windowHist_ && newSlice != oldSlice) flushHead();  // before the hook reads the window
   if (newSlice != oldSlice && headSliceCounts_.calls > 0) {
-    CompletedSlice done{nullptr, headSliceCounts_, (oldSlice + 1) * bucketsPerSlice_ * width_};
-    LatencyHistogram* scratch = nullptr;
-    std::unique_ptr<LatencyHistogram> own;  // only if a callback rolls another window
+    CompletedSlice done;
+    done.counts = headSliceCounts_;
+    done.end = (oldSlice + 1) * bucketsPerSlice_ * width_;
     if (windowHist_) {
-      Slice& sl = slices_[headSlice_];
+      const Slice& sl = slices_[headSlice_];
       if (sl.dense) {
         done.hist = sl.hist.get();
       } else {
-        // A short list: lend it a histogram for the call (one per thread, so it stays cached).
-        scratch = &sliceScratch();
-        if (scratch->total() != 0) scratch = (own = std::make_unique<LatencyHistogram>()).get();
-        for (const std::uint16_t bin : sl.bins) scratch->addBin(bin, 1);
-        done.hist = scratch;
+        done.bins = sl.bins.data();
+        done.binCount = static_cast<std::uint32_t>(sl.bins.size());
       }
     }
     onSlice(done);
-    if (scratch) scratch->clear();
   }
   // The new head's slot: idx mod n_, from the old one.
   int newSlot;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <vector>
 
@@ -110,6 +111,8 @@ class TstHistogram : public QObject {
   void quantileMatchesNaiveScan();
   void quantileExceedsAgreesWithQuantile_data();
   void quantileExceedsAgreesWithQuantile();
+  void addBinsScaledEqualsMergeScaled_data();
+  void addBinsScaledEqualsMergeScaled();
 };
 
 // The two-level quantile (block sums, bin masks, walking down from the top for q > 0.5) must
@@ -466,6 +469,62 @@ void TstHistogram::quantileExceedsAgreesWithQuantile() {
   LatencyHistogram empty;
   QCOMPARE(empty.quantileExceeds(0.5, 0.0), empty.quantile(0.5) > 0.0);
   QCOMPARE(empty.quantileExceeds(0.5, -1.0), empty.quantile(0.5) > -1.0);
+}
+
+// A breaker folds a slice's list of bins into its decayed baseline with addBinsScaled; the
+// result must be bit for bit what mergeScaled of a histogram of the same calls gives — every
+// bin, group and block sum and the total — over many folds with a growing weight, with
+// repeated bins, and on top of an existing baseline.
+void TstHistogram::addBinsScaledEqualsMergeScaled_data() {
+  QTest::addColumn<Dist>("dist");
+  QTest::addColumn<int>("perSlice");
+  QTest::newRow("LLM latencies, 20 a slice") << Dist::LogNormalLlm << 20;
+  QTest::newRow("exact region, many repeats") << Dist::ExactRegion << 200;
+  QTest::newRow("bimodal, 5 a slice") << Dist::Bimodal << 5;
+  QTest::newRow("log-uniform, 255 a slice") << Dist::LogUniform << 255;
+  QTest::newRow("one a slice") << Dist::LogNormalLlm << 1;
+}
+
+void TstHistogram::addBinsScaledEqualsMergeScaled() {
+  QFETCH(Dist, dist);
+  QFETCH(int, perSlice);
+  DecayingHistogram viaMerge, viaBins;
+  double weight = 1.0;
+  for (int slice = 0; slice < 300; ++slice) {
+    const std::vector<std::uint64_t> v = samples(dist, perSlice, 1000 + slice);
+    LatencyHistogram h;
+    std::vector<std::uint16_t> bins;
+    for (const std::uint64_t us : v) {
+      h.add(us);
+      bins.push_back(static_cast<std::uint16_t>(Layout::binOf(us)));
+    }
+    weight *= 1.0066;  // the forward-decay step of a 1 s slice over a 150 s horizon
+    viaMerge.mergeScaled(h, weight);
+    viaBins.addBinsScaled(bins.data(), bins.size(), weight);
+  }
+  QVERIFY(viaMerge.total() > 0);
+  // Bitwise: the same doubles, not merely close ones.
+  auto same = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
+  QVERIFY(same(viaBins.total(), viaMerge.total()));
+  QCOMPARE(viaBins.usedBlocks(), viaMerge.usedBlocks());
+  for (int b = 0; b < DecayingHistogram::kBlocks; ++b) {
+    QCOMPARE(viaBins.blockMask(b), viaMerge.blockMask(b));
+    QVERIFY2(same(viaBins.blockCount(b), viaMerge.blockCount(b)), qPrintable(QString::number(b)));
+    for (int g = 0; g < DecayingHistogram::kGroupsPerBlock; ++g)
+      QVERIFY(same(viaBins.groupCount(b, g), viaMerge.groupCount(b, g)));
+  }
+  for (int i = 0; i < Layout::kBins; ++i)
+    QVERIFY2(same(viaBins.binCount(i), viaMerge.binCount(i)), qPrintable(QString::number(i)));
+  for (double q : {0.5, 0.99}) QCOMPARE(viaBins.quantile(q), viaMerge.quantile(q));
+  // The per-thread tally is left empty: a second, different fold gives the same again.
+  const std::uint16_t one[] = {200, 200, 900};
+  LatencyHistogram h3;
+  for (const std::uint16_t b : one) h3.addBin(b, 1);
+  viaMerge.mergeScaled(h3, 2.0);
+  viaBins.addBinsScaled(one, 3, 2.0);
+  QVERIFY(same(viaBins.binCount(200), viaMerge.binCount(200)));
+  QVERIFY(same(viaBins.binCount(900), viaMerge.binCount(900)));
+  QVERIFY(same(viaBins.total(), viaMerge.total()));
 }
 
 QTEST_GUILESS_MAIN(TstHistogram)

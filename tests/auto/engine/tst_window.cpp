@@ -404,8 +404,8 @@ void TstWindow::completedSlicesInOrder() {
   };
   std::vector<Seen> seen;
   auto hook = [&](const CompletedSlice& c) {
-    seen.push_back(Seen{c.end, c.counts.calls, c.counts.failures, c.hist ? c.hist->total() : 0u,
-                        c.hist ? c.hist->quantile(0.5) : 0.0});
+    seen.push_back(Seen{c.end, c.counts.calls, c.counts.failures, c.samples(),
+                        c.samples() ? c.histogram().quantile(0.5) : 0.0});
   };
   std::vector<Seen> expected;
   const int nSlices = 40;
