@@ -50,13 +50,7 @@ const LatencyHistogram* SlidingStats::histogram() const {
   if (!keepWindow_) {
     // Built from the slices, into a per-thread copy: the window itself is not touched.
     copy.clear();
-    for (const Slice& sl : slices_) {
-      if (sl.dense) {
-        copy.merge(*sl.hist);
-      } else {
-        for (const std::uint16_t bin : sl.bins) copy.addBin(bin, 1);
-      }
-    }
+    addSlices(copy);
     return &copy;
   }
   const Slice& sl = slices_[headSlice_];
@@ -100,16 +94,20 @@ void SlidingStats::keepWindowHistogram(bool on) {
   if (on && !keepWindow_ && windowHist_) {
     // Catch up: the window takes every slice's calls again.
     windowHist_->clear();
-    for (Slice& sl : slices_) {
-      if (sl.dense) {
-        windowHist_->merge(*sl.hist);
-      } else {
-        for (const std::uint16_t bin : sl.bins) windowHist_->addBin(bin, 1);
-        sl.flushed = static_cast<std::uint32_t>(sl.bins.size());
-      }
-    }
+    addSlices(*windowHist_);
+    for (Slice& sl : slices_) sl.flushed = static_cast<std::uint32_t>(sl.bins.size());
   }
   keepWindow_ = on;
+}
+
+void SlidingStats::addSlices(LatencyHistogram& h) const {
+  for (const Slice& sl : slices_) {
+    if (sl.dense) {
+      h.merge(*sl.hist);
+    } else {
+      for (const std::uint16_t bin : sl.bins) h.addBin(bin, 1);
+    }
+  }
 }
 
 // Takes the slice's calls out of the window histogram and empties it. One bin at a time gives

@@ -156,6 +156,7 @@ class SlidingStats {
   // any: a slice is flushed when it completes).
   void flushHead();
   void evictSlice(Slice& sl);
+  void addSlices(LatencyHistogram& h) const;  // every slice's calls (the whole window)
 
   Micros width_;
   int n_;  // buckets in the window
