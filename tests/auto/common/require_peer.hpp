@@ -15,10 +15,10 @@ inline bool inCi() {
 }  // namespace spillway::testing
 
 // Use at the top of a test function: SPW_REQUIRE_PEER(!nginx.isEmpty(), "nginx is missing: ...").
-#define SPW_REQUIRE_PEER(present, why)                              \
-  do {                                                              \
-    if (!(present)) {                                               \
+#define SPW_REQUIRE_PEER(present, why)                                \
+  do {                                                                \
+    if (!(present)) {                                                 \
       if (spillway::testing::inCi()) QFAIL(qPrintable(QString(why))); \
-      QSKIP(qPrintable(QString(why)));                              \
-    }                                                               \
+      QSKIP(qPrintable(QString(why)));                                \
+    }                                                                 \
   } while (false)

@@ -1,6 +1,7 @@
 // The real tools accept what the exporters write: `haproxy -c` on the HAProxy backends and
-// `nginx -t` on the nginx upstreams, each wrapped into a minimal full configuration. Skips (with
-// the reason) when a binary is missing: .ci/install-deps installs both.
+// `nginx -t` on the nginx upstreams, each wrapped into a minimal full configuration. A missing
+// binary fails the test under CI=true and skips it (with the reason) elsewhere (SPW_REQUIRE_PEER):
+// .ci/install-deps installs both.
 #include <QProcess>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "require_peer.hpp"
 #include "spillway/export/export.hpp"
 #include "spillway/policy_yaml.hpp"
 
@@ -80,8 +82,8 @@ class TstExportTools : public QObject {
  private slots:
   void haproxyAcceptsTheBackends() {
     const QString haproxy = tool("haproxy");
-    if (haproxy.isEmpty())
-      QSKIP("haproxy not installed (Debian package `haproxy`, see .ci/install-deps)");
+    SPW_REQUIRE_PEER(!haproxy.isEmpty(),
+                     "haproxy not installed (Debian package `haproxy`, see .ci/install-deps)");
     QTemporaryDir dir;
     for (const bool withCtx : {false, true})
       for (const auto& [name, policy] : policies()) {
@@ -106,8 +108,9 @@ class TstExportTools : public QObject {
 
   void nginxAcceptsTheUpstreams() {
     const QString nginx = tool("nginx");
-    if (nginx.isEmpty())
-      QSKIP("nginx not installed (Debian package `nginx-light` or `nginx`, see .ci/install-deps)");
+    SPW_REQUIRE_PEER(
+        !nginx.isEmpty(),
+        "nginx not installed (Debian package `nginx-light` or `nginx`, see .ci/install-deps)");
     QTemporaryDir dir;
     QDir(dir.path()).mkpath("logs");
     for (const bool withCtx : {false, true})

@@ -1,8 +1,9 @@
 // Differential tests against the real npm libraries: tests/peers/drive.js runs opossum and
 // cockatiel with fake timers over call sequences (hand-picked and seeded random ones) and prints
 // their state transitions; Spillway's emulations (makeDialect, docs/dialects.md) replay the same
-// sequences; the transition sequences must agree exactly. Skips, saying why, when node or
-// tests/peers/node_modules is missing (.ci/run installs them with `npm ci --prefix tests/peers`).
+// sequences; the transition sequences must agree exactly. When node or tests/peers/node_modules is
+// missing it fails under CI=true and skips, saying why, elsewhere (SPW_REQUIRE_PEER; .ci/run
+// installs them with `npm ci --prefix tests/peers`).
 #include <QDir>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -13,6 +14,7 @@
 
 #include <random>
 
+#include "require_peer.hpp"
 #include "spillway/dialect_replay.hpp"
 
 using namespace spillway;
@@ -124,13 +126,14 @@ class TstPeersNode : public QObject {
  private slots:
   void transitionsAgreeWithTheRealLibraries() {
     const QString node = QStandardPaths::findExecutable("node");
-    if (node.isEmpty()) QSKIP("node not found: the differential tests need Node 20 and npm");
+    SPW_REQUIRE_PEER(!node.isEmpty(),
+                     "node not found: the differential tests need Node 20 and npm");
     const QString peers = QStringLiteral(SPILLWAY_PEERS_DIR);
     for (const char* pkg : {"opossum", "cockatiel", "@sinonjs/fake-timers"})
-      if (!QDir(peers + "/node_modules/" + pkg).exists())
-        QSKIP(qPrintable(QString("%1/node_modules/%2 missing: run `npm ci --prefix %1` (.ci/run "
-                                 "does)")
-                             .arg(peers, pkg)));
+      SPW_REQUIRE_PEER(
+          QDir(peers + "/node_modules/" + pkg).exists(),
+          QString("%1/node_modules/%2 missing: run `npm ci --prefix %1` (.ci/run does)")
+              .arg(peers, pkg));
     const std::vector<Case> cs = cases();
     QJsonArray in;
     for (const Case& c : cs) {
