@@ -19,6 +19,7 @@
 #include "listen_prometheus.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/library/live_recorder.hpp"
+#include "spillway/live/bearer_token.hpp"
 #include "spillway/live/listen_address.hpp"
 #include "spillway/live/log_tail.hpp"
 #include "spillway/live/otlp_receiver.hpp"
@@ -58,6 +59,62 @@ std::size_t parseCount(const QCommandLineParser& p, const char* opt, std::size_t
   return static_cast<std::size_t>(n);
 }
 
+// A duration option as whole milliseconds within [min, max].
+int parseMillis(const QCommandLineParser& p, const char* opt, Micros min, Micros max) {
+  const auto d = parseDuration(p.value(opt).toStdString());
+  if (!d || *d < min || *d > max)
+    throw InputError(std::string("--") + opt, 0, "",
+                     "expected a duration from " + formatDuration(min) + " to " +
+                         formatDuration(max) + ", got '" + p.value(opt).toStdString() + "'");
+  return static_cast<int>(*d / kMicrosPerMilli);
+}
+
+// The receiver's bounds from the command line (defaults: OtlpReceiverOptions, docs/live.md).
+void parseOtlpLimits(const QCommandLineParser& p, live::OtlpReceiverOptions& oo) {
+  constexpr std::size_t kMiB = 1024 * 1024;
+  oo.limits.maxBodyBytes = parseCount(p, "otlp-max-body", 1024, 64 * kMiB);
+  oo.maxInflatedBytes = std::max(oo.maxInflatedBytes, oo.limits.maxBodyBytes);
+  oo.maxBufferedBytes = parseCount(p, "otlp-max-buffered", 64 * 1024, 1024 * kMiB);
+  if (oo.maxBufferedBytes < oo.limits.maxBodyBytes)
+    throw InputError(
+        "--otlp-max-buffered", 0, "",
+        "must be at least --otlp-max-body (" + std::to_string(oo.limits.maxBodyBytes) + " bytes)");
+  oo.maxQueuedCalls = parseCount(p, "otlp-queue", 1, std::size_t{1} << 26);
+  oo.maxConnections = static_cast<int>(parseCount(p, "otlp-max-connections", 1, 65536));
+  oo.maxConnectionsPerPeer =
+      static_cast<int>(parseCount(p, "otlp-max-connections-per-peer", 1, 65536));
+  oo.headerTimeoutMs = parseMillis(p, "otlp-header-timeout", millis(10), seconds(600));
+  oo.idleTimeoutMs = parseMillis(p, "otlp-idle-timeout", millis(10), seconds(3600));
+  oo.minBodyBytesPerSecond = parseCount(p, "otlp-min-body-rate", 1, 1024 * kMiB);
+  oo.bodyGraceMs = parseMillis(p, "otlp-body-grace", millis(10), seconds(600));
+  oo.requestTimeoutMs = parseMillis(p, "otlp-request-timeout", millis(10), seconds(3600));
+  oo.shutdownGraceMs = parseMillis(p, "otlp-shutdown-grace", 0, seconds(600));
+}
+
+// The bearer token and what remote listening without one means: plain HTTP from anywhere,
+// so it needs --insecure, and is said on stderr either way.
+void setUpAuthentication(const QCommandLineParser& p, live::OtlpReceiverOptions& oo) {
+  if (p.isSet("otlp-token-file"))
+    oo.bearerToken = live::readBearerTokenFile(p.value("otlp-token-file").toStdString());
+  if (oo.address.isLoopback()) return;
+  if (oo.bearerToken.empty()) {
+    if (!p.isSet("insecure"))
+      throw InputError("--otlp-allow-remote", 0, "",
+                       "listening on " + oo.address.toString().toStdString() +
+                           " without --otlp-token-file lets anyone who can reach it feed the "
+                           "shadow engine; give a token file, or --insecure to do it anyway");
+    std::fprintf(stderr,
+                 "warning: OTLP receiver on %s without authentication (--insecure): anyone who "
+                 "can reach it can send spans\n",
+                 qPrintable(oo.address.toString()));
+  } else {
+    std::fprintf(stderr,
+                 "warning: OTLP receiver on %s speaks plain HTTP: the bearer token crosses the "
+                 "network in clear text (put TLS in front of it)\n",
+                 qPrintable(oo.address.toString()));
+  }
+}
+
 }  // namespace
 
 int runListen(const QStringList& args) {
@@ -74,12 +131,47 @@ int runListen(const QStringList& args) {
                "receive OTLP/HTTP traces on POST /v1/traces at [HOST:]PORT (4318 is the "
                "OTLP default; loopback unless --otlp-allow-remote)",
                "ADDR"});
-  p.addOption({"otlp-allow-remote", "let --otlp listen on a non-loopback address"});
-  p.addOption(
-      {"otlp-token-file", "require \"Authorization: Bearer <first line of FILE>\"", "FILE"});
-  p.addOption({"otlp-max-body", "largest request body in bytes (413 above)", "BYTES", "8388608"});
+  p.addOption({"otlp-allow-remote",
+               "let --otlp listen on a non-loopback address (needs --otlp-token-file, or "
+               "--insecure)"});
+  p.addOption({"otlp-token-file",
+               "require \"Authorization: Bearer <token>\"; the token is FILE's first line that "
+               "is neither empty nor a # comment (none: exit 2)",
+               "FILE"});
+  p.addOption({"insecure", "with --otlp-allow-remote: listen without a token anyway"});
+  p.addOption({"otlp-max-body", "largest request body in bytes (413 above; at most 64 MiB)",
+               "BYTES", "8388608"});
+  p.addOption({"otlp-max-buffered",
+               "request bytes buffered over all connections; beyond it 503 + Retry-After", "BYTES",
+               "67108864"});
   p.addOption({"otlp-queue", "intake bound in calls; beyond it requests get 429 + Retry-After",
                "CALLS", "65536"});
+  p.addOption({"otlp-max-connections", "open connections; more are answered 503", "N", "256"});
+  p.addOption({"otlp-max-connections-per-peer",
+               "open connections per remote address; more are answered 503", "N", "16"});
+  p.addOption({"otlp-header-timeout",
+               "a new connection's first byte and a request's whole head must arrive within D "
+               "(408)",
+               "D", "5s"});
+  p.addOption({"otlp-min-body-rate",
+               "a body must average at least this many bytes/s once --otlp-body-grace has "
+               "passed (408)",
+               "BYTES", "16384"});
+  p.addOption(
+      {"otlp-body-grace", "how long a body may take before its rate is checked", "D", "5s"});
+  p.addOption({"otlp-request-timeout", "a whole request, whatever its rate (408)", "D", "60s"});
+  p.addOption({"otlp-idle-timeout", "a keep-alive connection between requests is closed after D",
+               "D", "15s"});
+  p.addOption({"otlp-shutdown-grace",
+               "on SIGTERM/SIGINT, requests in flight get D to arrive whole (then 503)", "D",
+               "5s"});
+  p.addOption({"max-instances",
+               "instances tracked at once (~22 KiB each); a new one over the bound is rejected "
+               "(OTLP: partialSuccess) unless an idle one can be evicted",
+               "N", "1024"});
+  p.addOption({"instance-idle",
+               "evict an instance without data for D of data time ('never': keep them)", "D",
+               "10m"});
   p.addOption({"format", "nginx, envoy or jsonl", "F", "nginx"});
   p.addOption({"policy", "policy file (default: the built-in default policy)", "P.yaml"});
   p.addOption({"duration", "stop after D of wall-clock time (default: until Ctrl-C)", "D"});
@@ -127,6 +219,17 @@ int runListen(const QStringList& args) {
         throw InputError("--alias", 0, "", "expected ADDR=NAME, got '" + a.toStdString() + "'");
       opt.aliases[a.left(eq).toStdString()] = a.mid(eq + 1).toStdString();
     }
+    opt.maxInstances = parseCount(p, "max-instances", 1, 1'000'000);
+    if (p.value("instance-idle") == "never") {
+      opt.idleHorizon = 0;
+    } else {
+      const auto idle = parseDuration(p.value("instance-idle").toStdString());
+      if (!idle || *idle < millis(1))
+        throw InputError("--instance-idle", 0, "",
+                         "expected a duration like 10m or never, got '" +
+                             p.value("instance-idle").toStdString() + "'");
+      opt.idleHorizon = *idle;
+    }
     const std::string file = p.value("tail").toStdString();
     opt.sourceName = p.isSet("tail") ? file : p.isSet("otlp") ? "otlp" : "prometheus";
     live::OtlpReceiverOptions oo;
@@ -138,19 +241,11 @@ int runListen(const QStringList& args) {
         oo.address = a.address;
         oo.port = a.port;
       }
-      oo.limits.maxBodyBytes = parseCount(p, "otlp-max-body", 1024, std::size_t{1} << 30);
-      oo.maxInflatedBytes = std::max(oo.maxInflatedBytes, oo.limits.maxBodyBytes);
-      oo.maxQueuedCalls = parseCount(p, "otlp-queue", 1, std::size_t{1} << 26);
-      if (p.isSet("otlp-token-file")) {
-        std::ifstream in(p.value("otlp-token-file").toStdString());
-        std::getline(in, oo.bearerToken);
-        while (!oo.bearerToken.empty() &&
-               (oo.bearerToken.back() == '\r' || oo.bearerToken.back() == ' '))
-          oo.bearerToken.pop_back();
-        if (!in && oo.bearerToken.empty())
-          throw InputError(p.value("otlp-token-file").toStdString(), 0, "",
-                           "cannot read the token (first line)");
-      }
+      parseOtlpLimits(p, oo);
+      setUpAuthentication(p, oo);
+    } else if (p.isSet("otlp-token-file") || p.isSet("insecure")) {
+      throw InputError(p.isSet("insecure") ? "--insecure" : "--otlp-token-file", 0, "",
+                       "only with --otlp");
     }
     live::PullerOptions po;
     if (p.isSet("prometheus")) po = prometheusOptions(p);
@@ -226,8 +321,15 @@ int runListen(const QStringList& args) {
     // Spans arrive on the same thread as the lines: one engine, several sources.
     std::unique_ptr<live::OtlpReceiver> otlp;
     if (p.isSet("otlp")) {
+      // The instance bound is applied before a request is acknowledged: a refused span is
+      // reported in partialSuccess, an admitted one is recorded whatever comes after.
       otlp = std::make_unique<live::OtlpReceiver>(
-          oo, [&monitor](const formats::SpanCall& c) { monitor.addCall(c.view()); });
+          oo, [&monitor](const formats::SpanCall& c) { monitor.addReservedCall(c.view()); });
+      otlp->admit = [&monitor](const formats::SpanCall& c) {
+        return monitor.reserve(c.instance, c.model, c.ts + c.latency);
+      };
+      otlp->admitRefusal = "their instance is over --max-instances " +
+                           std::to_string(opt.maxInstances) + " (no idle instance to evict)";
       if (!otlp->start())
         throw InputError("--otlp", 0, "",
                          "cannot listen on " + oo.address.toString().toStdString() + ":" +
@@ -262,11 +364,20 @@ int runListen(const QStringList& args) {
 
     std::signal(SIGINT, onSignal);
     std::signal(SIGTERM, onSignal);
+    // Stopping (a signal or --duration): the receiver stops accepting, answers or refuses what
+    // it has, and hands every answer to the kernel before the loop ends; then the summary.
+    auto stop = [&otlp] {
+      if (!otlp) return QCoreApplication::quit();
+      if (otlp->stopping()) return;
+      QObject::connect(otlp.get(), &live::OtlpReceiver::stopped, QCoreApplication::instance(),
+                       &QCoreApplication::quit);
+      otlp->shutdown();
+    };
     QTimer stopCheck;
-    QObject::connect(&stopCheck, &QTimer::timeout, [] {
-      if (gStop) QCoreApplication::quit();
+    QObject::connect(&stopCheck, &QTimer::timeout, [&stop] {
+      if (gStop) stop();
     });
-    stopCheck.start(100);
+    stopCheck.start(50);
     // The recorder commits by data time; a quiet source is committed within a second anyway.
     QTimer commit;
     if (recorder) {
@@ -282,7 +393,7 @@ int runListen(const QStringList& args) {
     }
     if (wall)
       QTimer::singleShot(std::chrono::milliseconds(wall / 1000), Qt::PreciseTimer,
-                         QCoreApplication::instance(), &QCoreApplication::quit);
+                         QCoreApplication::instance(), stop);
     QCoreApplication::exec();
     if (tail) tail->poll();  // what arrived since the last poll
     monitor.flush();
@@ -328,7 +439,15 @@ int runListen(const QStringList& args) {
                           {"ignored_lines", monitor.ignored()},
                           {"would_opens", opens},
                           {"instances", inst},
-                          {"errors", monitor.errors()}};
+                          {"errors", monitor.errors()},
+                          {"instance_bound",
+                           {{"max_instances", opt.maxInstances},
+                            {"tracked", monitor.bound().tracked},
+                            {"high_water", monitor.bound().highWater},
+                            {"evicted", monitor.bound().evicted},
+                            {"instances_rejected", monitor.bound().instancesRejected},
+                            {"calls_rejected", monitor.bound().callsRejected},
+                            {"samples_rejected", monitor.bound().samplesRejected}}}};
       if (otlp) {
         const auto& st = otlp->stats();
         s["otlp"] = {{"requests", st.requests},
@@ -339,7 +458,14 @@ int runListen(const QStringList& args) {
                      {"timeouts", st.timeouts},
                      {"spans", st.spans},
                      {"calls", st.callsApplied},
-                     {"spans_rejected", st.spansRejected}};
+                     {"spans_rejected", st.spansRejected},
+                     {"spans_over_bound", st.spansOverBound},
+                     {"calls_acked", st.callsAcked},
+                     {"idle_closed", st.idleClosed},
+                     {"refused_connections", st.refusedConnections},
+                     {"over_budget", st.overBudget},
+                     {"continues", st.continues},
+                     {"max_buffered", st.maxBuffered}};
       }
       if (prom) {
         const auto& st = prom->stats();
@@ -376,6 +502,14 @@ int runListen(const QStringList& args) {
                     r.wouldOpens ? ("yes @" + live::clockTime(r.firstWouldOpen)).c_str() : "no");
       }
       for (const auto& e : monitor.errors()) std::fprintf(stderr, "bad line: %s\n", e.c_str());
+      const auto& b = monitor.bound();
+      std::printf(
+          "instances: %zu tracked (at most %zu at once, bound %zu), %llu evicted idle, %llu "
+          "refused over the bound (%llu calls, %llu samples rejected)\n",
+          b.tracked, b.highWater, opt.maxInstances, static_cast<unsigned long long>(b.evicted),
+          static_cast<unsigned long long>(b.instancesRejected),
+          static_cast<unsigned long long>(b.callsRejected),
+          static_cast<unsigned long long>(b.samplesRejected));
       if (prom) {
         const auto& st = prom->stats();
         std::printf(
@@ -390,14 +524,17 @@ int runListen(const QStringList& args) {
       if (otlp) {
         const auto& st = otlp->stats();
         std::printf(
-            "OTLP: %llu requests, %llu spans, %llu calls, %llu spans rejected (not calls "
-            "or invalid), %llu requests refused (4xx), %llu shed (429/503), %llu timed "
-            "out\n",
+            "OTLP: %llu requests, %llu spans, %llu calls, %llu spans rejected (not calls, "
+            "invalid or %llu over the instance bound), %llu requests refused (4xx), %llu shed "
+            "(429/503), %llu timed out, %llu connections refused, %llu closed idle\n",
             static_cast<unsigned long long>(st.requests), static_cast<unsigned long long>(st.spans),
             static_cast<unsigned long long>(st.callsApplied),
             static_cast<unsigned long long>(st.spansRejected),
+            static_cast<unsigned long long>(st.spansOverBound),
             static_cast<unsigned long long>(st.rejected4xx),
-            static_cast<unsigned long long>(st.shed), static_cast<unsigned long long>(st.timeouts));
+            static_cast<unsigned long long>(st.shed), static_cast<unsigned long long>(st.timeouts),
+            static_cast<unsigned long long>(st.refusedConnections),
+            static_cast<unsigned long long>(st.idleClosed));
       }
     }
     return opens ? kFindings : kOk;

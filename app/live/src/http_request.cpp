@@ -334,10 +334,14 @@ bool HttpRequestParser::parseHead(std::string_view head) {
 
 std::string_view reasonPhrase(int status) {
   switch (status) {
+    case 100:
+      return "Continue";
     case 200:
       return "OK";
     case 400:
       return "Bad Request";
+    case 401:
+      return "Unauthorized";
     case 404:
       return "Not Found";
     case 405:
@@ -346,6 +350,10 @@ std::string_view reasonPhrase(int status) {
       return "Request Timeout";
     case 413:
       return "Payload Too Large";
+    case 415:
+      return "Unsupported Media Type";
+    case 417:
+      return "Expectation Failed";
     case 429:
       return "Too Many Requests";
     case 431:

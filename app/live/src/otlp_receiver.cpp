@@ -6,7 +6,7 @@
 // for errors, Retry-After on 429 / 503.
 #include "spillway/live/otlp_receiver.hpp"
 
-#include <QPointer>
+#include <QElapsedTimer>
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTimer>
@@ -17,6 +17,7 @@
 #include <zlib.h>
 
 #include "spillway/input_error.hpp"
+#include "spillway/live/bearer_token.hpp"
 #include "spillway/live/otlp_protobuf.hpp"
 
 namespace spillway::live {
@@ -131,22 +132,48 @@ Inflate gunzip(std::string_view in, std::size_t limit, std::string& out, std::st
 
 }  // namespace
 
-// One client connection. `receiving` is set from a request's first byte to its last: the
-// request timer runs from that first byte and is not restarted by later bytes, so a client
-// that drips a byte at a time is cut off (slowloris) instead of holding the slot forever.
+// One client connection and its clocks (ms on `clock`, started at accept). The deadline that
+// applies depends on where the connection is: waiting for a request's first byte (a fresh
+// connection: headerTimeoutMs; between keep-alive requests: idleTimeoutMs), in a request's head
+// (headerTimeoutMs from its first byte) or in its body (a minimum average rate after a grace,
+// and requestTimeoutMs overall). Later bytes never restart a clock, so a client that drips a
+// byte at a time is cut off (slowloris) instead of holding its slot.
 struct OtlpReceiver::Conn : QObject {
   Conn(QTcpSocket* s, const HttpLimits& l, QObject* parent)
       : QObject(parent), sock(s), parser(l), timer(this) {
     s->setParent(this);
     timer.setSingleShot(true);
+    clock.start();
   }
   QTcpSocket* sock;
   HttpRequestParser parser;
   QTimer timer;
-  bool receiving = false;
+  QElapsedTimer clock;
+  std::string peer;        // remote address, for the per-peer limit
+  bool admitted = false;   // holds a connection slot
+  bool fresh = true;       // no request yet
+  bool receiving = false;  // a request's first byte has arrived
+  bool headSeen = false;   // …and its head is parsed: the body is due
   bool closing = false;
   bool keepAlive = true;
+  qint64 idleSinceMs = 0, requestStartMs = 0, bodyStartMs = 0;
+  std::size_t held = 0;  // this connection's share of buffered_
 };
+
+namespace {
+
+// IPv4-mapped IPv6 addresses count as the IPv4 peer they are.
+std::string peerKey(const QHostAddress& a) {
+  bool v4 = false;
+  const quint32 ip = a.toIPv4Address(&v4);
+  return (v4 ? QHostAddress(ip) : a).toString().toStdString();
+}
+
+QByteArray retryAfter(int seconds) {
+  return "Retry-After: " + QByteArray::number(seconds) + "\r\n";
+}
+
+}  // namespace
 
 OtlpReceiver::OtlpReceiver(OtlpReceiverOptions opt, Sink sink, QObject* parent)
     : QObject(parent), opt_(std::move(opt)), sink_(std::move(sink)) {}
@@ -168,45 +195,102 @@ void OtlpReceiver::onNewConnection() {
   while (QTcpSocket* s = server_->nextPendingConnection()) {
     s->setReadBufferSize(kSocketBuffer);
     auto* c = new Conn(s, opt_.limits, this);
-    ++connections_;
+    c->peer = peerKey(s->peerAddress());
+    conns_.insert(c);
     connect(s, &QTcpSocket::readyRead, c, [this, c] { onReadable(c); });
     connect(s, &QTcpSocket::bytesWritten, c, [this, c] {
       if (!c->closing && c->sock->bytesToWrite() < kMaxPendingWrite && c->sock->bytesAvailable())
         onReadable(c);
     });
     connect(s, &QTcpSocket::disconnected, c, [this, c] {
-      --connections_;
       c->closing = true;
       c->timer.stop();
+      release(c);
+      if (c->admitted) {
+        c->admitted = false;
+        --admitted_;
+        if (auto it = perPeer_.find(c->peer); it != perPeer_.end() && --it->second <= 0)
+          perPeer_.erase(it);
+      }
+      conns_.erase(c);
       c->deleteLater();
+      maybeStopped();
     });
     connect(&c->timer, &QTimer::timeout, c, [this, c] { onTimeout(c); });
-    if (connections_ > opt_.maxConnections) {
-      ++stats_.shed;
-      c->keepAlive = false;
-      respondStatus(c, 503, false, "too many connections",
-                    "Retry-After: " + QByteArray::number(opt_.retryAfterSeconds) + "\r\n");
-      continue;
-    }
-    armTimer(c);
+    admitConnection(c);
   }
 }
 
+// A slot per connection, at most maxConnectionsPerPeer of them per address: idle or slow
+// connections from one host cannot take the slots every other client needs.
+void OtlpReceiver::admitConnection(Conn* c) {
+  auto refuse = [&](const std::string& why) {
+    ++stats_.refusedConnections;
+    ++stats_.shed;
+    c->keepAlive = false;
+    respondStatus(c, 503, false, why, retryAfter(opt_.retryAfterSeconds));
+  };
+  if (stopping_) return refuse("shutting down");
+  if (admitted_ >= opt_.maxConnections)
+    return refuse("too many connections (" + std::to_string(opt_.maxConnections) + ")");
+  const auto it = perPeer_.find(c->peer);
+  if (it != perPeer_.end() && it->second >= opt_.maxConnectionsPerPeer)
+    return refuse("too many connections from " + c->peer + " (" +
+                  std::to_string(opt_.maxConnectionsPerPeer) + " per address)");
+  c->admitted = true;
+  ++admitted_;
+  ++perPeer_[c->peer];
+  armTimer(c);
+}
+
+std::int64_t OtlpReceiver::deadlineMs(const Conn* c) const {
+  if (!c->receiving) return c->idleSinceMs + (c->fresh ? opt_.headerTimeoutMs : opt_.idleTimeoutMs);
+  const std::int64_t whole = c->requestStartMs + opt_.requestTimeoutMs;
+  if (!c->headSeen) return std::min<std::int64_t>(whole, c->requestStartMs + opt_.headerTimeoutMs);
+  // The body is on time while bytes so far ≥ rate × elapsed: the next check is when that
+  // stops being true, never before the grace is over.
+  const std::size_t rate = std::max<std::size_t>(1, opt_.minBodyBytesPerSecond);
+  const std::size_t got = c->parser.bodyBytesReceived();
+  const auto dueBy = static_cast<std::int64_t>(std::min<std::size_t>(
+      (got + 1) * 1000 / rate, static_cast<std::size_t>(opt_.requestTimeoutMs)));
+  return std::min<std::int64_t>(whole,
+                                c->bodyStartMs + std::max<std::int64_t>(opt_.bodyGraceMs, dueBy));
+}
+
 void OtlpReceiver::armTimer(Conn* c) {
-  c->timer.start(c->receiving ? opt_.requestTimeoutMs : opt_.idleTimeoutMs);
+  if (c->closing) return;
+  c->timer.start(static_cast<int>(std::max<std::int64_t>(0, deadlineMs(c) - c->clock.elapsed())));
 }
 
 void OtlpReceiver::onTimeout(Conn* c) {
-  if (c->closing) return;
-  if (!c->receiving) {  // idle keep-alive connection: close quietly
-    c->closing = true;
-    c->sock->disconnectFromHost();
+  if (c->closing) {  // an answer the client does not read: give up on it
+    c->sock->abort();
+    return;
+  }
+  const qint64 now = c->clock.elapsed();
+  if (now < deadlineMs(c)) return armTimer(c);  // more body arrived: a later deadline
+  if (!c->receiving) {  // no request: close quietly (HTTP allows it between requests)
+    ++stats_.idleClosed;
+    closeQuietly(c);
     return;
   }
   ++stats_.timeouts;
   c->keepAlive = false;
-  respondStatus(c, 408, false,
-                "request not received within " + std::to_string(opt_.requestTimeoutMs) + " ms");
+  std::string why;
+  if (now - c->requestStartMs >= opt_.requestTimeoutMs)
+    why = "request not received within " + std::to_string(opt_.requestTimeoutMs) + " ms";
+  else if (!c->headSeen)
+    why = "request header not received within " + std::to_string(opt_.headerTimeoutMs) + " ms";
+  else
+    why = "request body slower than " + std::to_string(opt_.minBodyBytesPerSecond) + " bytes/s";
+  respondStatus(c, 408, false, why);
+}
+
+void OtlpReceiver::closeQuietly(Conn* c) {
+  c->closing = true;
+  release(c);
+  c->timer.start(std::max(1, opt_.headerTimeoutMs));  // then abort (onTimeout)
+  c->sock->disconnectFromHost();  // once what is written has gone (may disconnect at once)
 }
 
 void OtlpReceiver::onReadable(Conn* c) {
@@ -215,18 +299,23 @@ void OtlpReceiver::onReadable(Conn* c) {
   if (c->sock->bytesToWrite() >= kMaxPendingWrite) return;
   const QByteArray data = c->sock->readAll();
   if (data.isEmpty()) return;
+  const qint64 now = c->clock.elapsed();
   if (!c->receiving) {
     c->receiving = true;
-    armTimer(c);
+    c->fresh = false;
+    c->requestStartMs = now;
   }
   auto st = c->parser.feed(std::string_view(data.constData(), data.size()));
-  // Pipelined requests are answered in order; each answer is small and synchronous.
+  // Pipelined requests are answered in order; each answer is small and synchronous. While
+  // stopping, the last request a connection has sent is answered with Connection: close.
   bool completed = false;
   while (st == HttpRequestParser::State::Ready && !c->closing) {
     const HttpRequest req = c->parser.take();
     ++stats_.requests;
     completed = true;
-    c->keepAlive = req.keepAlive;
+    c->headSeen = false;
+    const bool more = c->parser.state() == HttpRequestParser::State::Ready;
+    c->keepAlive = req.keepAlive && (!stopping_ || more);
     handle(c, req);
     st = c->parser.state();
   }
@@ -242,8 +331,161 @@ void OtlpReceiver::onReadable(Conn* c) {
   // idle. Without one, the running request's clock goes on from its first byte.
   if (completed) {
     c->receiving = c->parser.midRequest();
-    armTimer(c);
+    if (c->receiving)
+      c->requestStartMs = now;
+    else
+      c->idleSinceMs = now;
   }
+  if (c->receiving && !c->headSeen && c->parser.headComplete()) {
+    c->headSeen = true;
+    c->bodyStartMs = now;
+    onHeadComplete(c);
+    if (c->closing) return;
+  }
+  accountBuffered(c);
+  if (c->closing) return;
+  if (stopping_ && !c->receiving) return closeQuietly(c);  // answered; no more requests now
+  armTimer(c);
+}
+
+// Before the body is read: its declared size against the global buffer budget, and an
+// Expect: 100-continue request is answered now — 100 Continue when its head is acceptable,
+// else its final status without reading the body.
+void OtlpReceiver::onHeadComplete(Conn* c) {
+  accountBuffered(c);
+  if (c->closing) return;
+  const HttpRequest& head = c->parser.head();
+  const auto expect = head.header("expect");
+  if (!expect || head.minorVersion == 0) return;  // HTTP/1.0 ignores 100-continue
+  if (lowerTrim(*expect) != "100-continue") {
+    ++stats_.rejected4xx;
+    c->keepAlive = false;
+    respondStatus(c, 417, false, "only Expect: 100-continue is supported");
+    return;
+  }
+  if (refuseEarly(c, head)) return;
+  ++stats_.continues;
+  c->sock->write("HTTP/1.1 100 Continue\r\n\r\n");
+}
+
+// The checks handle() makes that need no body. Answers and closes (the body may already be on
+// its way and is not read) when one fails.
+bool OtlpReceiver::refuseEarly(Conn* c, const HttpRequest& head) {
+  const auto ctype = head.header("content-type");
+  const std::string media = ctype ? mediaType(*ctype) : std::string();
+  const bool protobuf = media == "application/x-protobuf" || media == "application/protobuf";
+  const std::string encoding = lowerTrim(head.header("content-encoding").value_or(""));
+  int status = 0;
+  std::string why;
+  QByteArray extra;
+  if (!opt_.bearerToken.empty() &&
+      !bearerMatches(head.header("authorization").value_or(""), opt_.bearerToken)) {
+    status = 401;
+    why = "missing or wrong bearer token";
+    extra = "WWW-Authenticate: Bearer\r\n";
+  } else if (head.path() != "/v1/traces") {
+    status = 404;
+    why = "no route " + std::string(head.path()) + " (OTLP traces: POST /v1/traces)";
+  } else if (head.method != "POST") {
+    status = 405;
+    why = "use POST";
+    extra = "Allow: POST\r\n";
+  } else if (!protobuf && media != "application/json") {
+    status = 415;
+    why = "Content-Type must be application/json or application/x-protobuf";
+  } else if (!encoding.empty() && encoding != "identity" && encoding != "gzip") {
+    status = 415;
+    why = "Content-Encoding '" + encoding + "' is not supported (gzip is)";
+  }
+  if (!status) return false;
+  ++stats_.requests;
+  ++stats_.rejected4xx;
+  c->keepAlive = false;
+  respondStatus(c, status, protobuf, why, extra);
+  return true;
+}
+
+// Keeps buffered_ — the request bytes held over all connections, a declared body counted in
+// full — within maxBufferedBytes: a request that would go past it is refused 503 (413 when it
+// alone is larger than the whole budget) before more of it is read.
+void OtlpReceiver::accountBuffered(Conn* c) {
+  const std::size_t want =
+      c->closing ? 0 : std::max(c->parser.bytesHeld(), c->parser.declaredBodyLength());
+  if (want > c->held && buffered_ - c->held + want > opt_.maxBufferedBytes) {
+    ++stats_.requests;
+    ++stats_.overBudget;
+    c->keepAlive = false;
+    release(c);
+    if (want > opt_.maxBufferedBytes) {
+      ++stats_.rejected4xx;
+      respondStatus(c, 413, false,
+                    "request larger than the receiver's buffer budget (" +
+                        std::to_string(opt_.maxBufferedBytes) + " bytes)");
+    } else {
+      ++stats_.shed;
+      respondStatus(c, 503, false,
+                    "receiver buffer budget in use (" + std::to_string(buffered_) + " of " +
+                        std::to_string(opt_.maxBufferedBytes) + " bytes); retry later",
+                    retryAfter(opt_.retryAfterSeconds));
+    }
+    return;
+  }
+  buffered_ = buffered_ - c->held + want;
+  c->held = want;
+  stats_.maxBuffered = std::max(stats_.maxBuffered, buffered_);
+}
+
+void OtlpReceiver::release(Conn* c) {
+  buffered_ -= c->held;
+  c->held = 0;
+}
+
+void OtlpReceiver::shutdown() {
+  if (stopping_) return;
+  if (server_) {
+    onNewConnection();  // connections Qt has accepted already: refused below
+    server_->close();   // the kernel refuses new ones from now on
+  }
+  stopping_ = true;
+  const std::vector<Conn*> open(conns_.begin(), conns_.end());
+  for (Conn* c : open) {
+    if (c->closing) continue;
+    if (c->sock->bytesAvailable()) onReadable(c);  // bytes Qt has read: answered, not dropped
+    if (!c->closing && !c->receiving) closeQuietly(c);
+  }
+  QTimer::singleShot(std::max(0, opt_.shutdownGraceMs), this, &OtlpReceiver::finishShutdown);
+  maybeStopped();
+}
+
+// The grace is over: what is still partial is refused (not counted, not acknowledged), and a
+// second later whatever the clients have not read is dropped.
+void OtlpReceiver::finishShutdown() {
+  const std::vector<Conn*> open(conns_.begin(), conns_.end());
+  for (Conn* c : open) {
+    if (c->closing) continue;
+    if (!c->receiving) {
+      closeQuietly(c);
+      continue;
+    }
+    ++stats_.shed;
+    c->keepAlive = false;
+    respondStatus(c, 503, false, "shutting down before the request arrived whole",
+                  retryAfter(opt_.retryAfterSeconds));
+  }
+  QTimer::singleShot(1000, this, [this] {
+    const std::vector<Conn*> left(conns_.begin(), conns_.end());
+    for (Conn* c : left) c->sock->abort();
+    if (!stoppedEmitted_) {
+      stoppedEmitted_ = true;
+      emit stopped();
+    }
+  });
+}
+
+void OtlpReceiver::maybeStopped() {
+  if (!stopping_ || !conns_.empty() || stoppedEmitted_) return;
+  stoppedEmitted_ = true;
+  QTimer::singleShot(0, this, [this] { emit stopped(); });
 }
 
 void OtlpReceiver::handle(Conn* c, const HttpRequest& req) {
@@ -254,16 +496,9 @@ void OtlpReceiver::handle(Conn* c, const HttpRequest& req) {
     ++stats_.rejected4xx;
     respondStatus(c, status, protobuf, msg, extra);
   };
-  if (!opt_.bearerToken.empty()) {
-    // Constant-time comparison: the token's bytes do not leak through the answer's timing.
-    const std::string want = "Bearer " + opt_.bearerToken;
-    const std::string_view got = req.header("authorization").value_or("");
-    unsigned diff = got.size() != want.size();
-    for (std::size_t i = 0; i < want.size(); ++i)
-      diff |= static_cast<unsigned char>(want[i]) ^
-              static_cast<unsigned char>(i < got.size() ? got[i] : 0);
-    if (diff) return reject(401, "missing or wrong bearer token", "WWW-Authenticate: Bearer\r\n");
-  }
+  if (!opt_.bearerToken.empty() &&
+      !bearerMatches(req.header("authorization").value_or(""), opt_.bearerToken))
+    return reject(401, "missing or wrong bearer token", "WWW-Authenticate: Bearer\r\n");
   if (req.path() != "/v1/traces")
     return reject(404, "no route " + std::string(req.path()) + " (OTLP traces: POST /v1/traces)");
   if (req.method != "POST") return reject(405, "use POST", "Allow: POST\r\n");
@@ -307,17 +542,26 @@ void OtlpReceiver::handle(Conn* c, const HttpRequest& req) {
     ++stats_.shed;
     respondStatus(c, 429, protobuf,
                   "intake queue full (" + std::to_string(queued_) + " calls waiting); retry later",
-                  "Retry-After: " + QByteArray::number(opt_.retryAfterSeconds) + "\r\n");
+                  retryAfter(opt_.retryAfterSeconds));
     return;
   }
-  if (n) {
+  // The instance bound: a call whose instance is refused is reported, not queued.
+  std::uint64_t overBound = 0;
+  if (admit && n) {
+    const auto kept =
+        std::remove_if(batch.calls.begin(), batch.calls.end(),
+                       [this](const formats::SpanCall& call) { return !admit(call); });
+    overBound = static_cast<std::uint64_t>(batch.calls.end() - kept);
+    batch.calls.erase(kept, batch.calls.end());
+  }
+  if (const std::size_t kept = batch.calls.size()) {
     queue_.push_back(Batch{std::move(batch.calls), 0, std::chrono::steady_clock::now()});
-    queued_ += n;
+    queued_ += kept;
     stats_.maxQueued = std::max(stats_.maxQueued, queued_);
-    stats_.callsAcked += n;
+    stats_.callsAcked += kept;
     scheduleDrain();
   }
-  const std::uint64_t rejected = batch.notCalls + batch.invalid;
+  const std::uint64_t rejected = batch.notCalls + batch.invalid + overBound;
   std::string message;
   if (rejected) {
     ++stats_.partial;
@@ -327,6 +571,11 @@ void OtlpReceiver::handle(Conn* c, const HttpRequest& req) {
     if (batch.invalid) {
       if (!message.empty()) message += "; ";
       message += std::to_string(batch.invalid) + " invalid span(s), first: " + batch.firstError;
+    }
+    if (overBound) {
+      stats_.spansOverBound += overBound;
+      if (!message.empty()) message += "; ";
+      message += std::to_string(overBound) + " span(s) refused: " + admitRefusal;
     }
   }
   ++stats_.accepted;
@@ -364,11 +613,7 @@ void OtlpReceiver::respond(Conn* c, int status, bool protobuf, const std::string
   out.append(body.data(), static_cast<qsizetype>(body.size()));
   c->sock->write(out);
   emit requestAnswered(status);
-  if (!keep) {
-    c->closing = true;
-    c->timer.stop();
-    c->sock->disconnectFromHost();  // after the answer is written
-  }
+  if (!keep) closeQuietly(c);  // after the answer is written
 }
 
 void OtlpReceiver::scheduleDrain() {

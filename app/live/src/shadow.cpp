@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <stdexcept>
 
 #include "spillway/input_error.hpp"
 #include "spillway/outcome.hpp"
@@ -34,10 +35,128 @@ std::string clockTime(Micros t) {
   return buf;
 }
 
+// One tracked instance. With an instance bound each has an engine of its own, so evicting it
+// frees its breaker (the engine has no removal); the per-instance random stream depends on the
+// seed and the name only, so verdicts are the same as in one shared engine. Its events are
+// forwarded under the monitor's id for it.
+struct ShadowMonitor::Tracked final : EventSink {
+  ShadowMonitor* owner = nullptr;
+  InstanceId id = 0;            // the monitor's id (reused after an eviction)
+  std::unique_ptr<Engine> own;  // bounded mode
+  Engine* engine = nullptr;     // own.get(), or the shared engine
+  InstanceId local = 0;         // the id inside `engine`
+  std::string name;             // after aliases
+  Micros lastSeen = kNever;     // the monitor's data time when it last had data
+  std::uint64_t reserved = 0;   // calls admitted by reserve() and not yet recorded
+  Micros firstWouldOpen = kNever;
+  double reportedP99 = -1;
+  std::list<Tracked*>::iterator lru;
+
+  void onEvent(const Event& e) override {
+    Event forwarded = e;
+    forwarded.instance = id;
+    owner->onEvent(forwarded);
+  }
+  Breaker& breaker() { return engine->breaker(local); }
+};
+
 ShadowMonitor::ShadowMonitor(Policy policy, ShadowOptions opt)
-    : opt_(std::move(opt)), engine_(metricsOnly(std::move(policy)), opt_.seed, this) {}
+    : opt_(std::move(opt)), policy_(metricsOnly(std::move(policy))) {
+  if (opt_.maxInstances == 0)
+    shared_ = std::make_unique<Engine>(policy_, opt_.seed, static_cast<EventSink*>(this));
+}
 
 ShadowMonitor::~ShadowMonitor() = default;
+
+Engine& ShadowMonitor::engine() {
+  if (!shared_) throw std::logic_error("ShadowMonitor::engine(): only without an instance bound");
+  return *shared_;
+}
+
+std::string_view ShadowMonitor::engineName(std::string_view instance) const {
+  if (auto it = opt_.aliases.find(instance); it != opt_.aliases.end()) return it->second;
+  return instance;
+}
+
+void ShadowMonitor::touch(Tracked& t, Micros time) {
+  if (time > last_) last_ = time;
+  t.lastSeen = last_;  // the newest data time: monotonic, so the LRU list stays sorted by it
+  lru_.splice(lru_.end(), lru_, t.lru);
+}
+
+ShadowMonitor::Tracked* ShadowMonitor::track(std::string_view name, std::string_view model,
+                                             Micros t) {
+  if (auto it = byName_.find(name); it != byName_.end()) {
+    touch(*it->second, t);
+    return it->second.get();
+  }
+  if (opt_.maxInstances && byName_.size() >= opt_.maxInstances) {
+    if (t > last_) last_ = t;  // a refused call still moves data time on
+    evictIdle();
+    if (byName_.size() >= opt_.maxInstances) {
+      ++bound_.instancesRejected;
+      return nullptr;
+    }
+  }
+  auto tr = std::make_unique<Tracked>();
+  tr->owner = this;
+  tr->name = std::string(name);
+  if (!freeIds_.empty()) {
+    tr->id = freeIds_.back();
+    freeIds_.pop_back();
+    byId_[tr->id] = tr.get();
+  } else {
+    tr->id = static_cast<InstanceId>(byId_.size());
+    byId_.push_back(tr.get());
+  }
+  if (shared_) {
+    tr->engine = shared_.get();
+  } else {
+    tr->own = std::make_unique<Engine>(policy_, opt_.seed, tr.get());
+    tr->engine = tr->own.get();
+  }
+  tr->local = tr->engine->addInstance(name, model);
+  // A per-instance override may set another mode: shadow mode never blocks, whatever it says.
+  if (tr->breaker().state() != BreakerState::MetricsOnly)
+    tr->breaker().force(BreakerState::MetricsOnly, t);
+  tr->lru = lru_.insert(lru_.end(), tr.get());
+  Tracked* raw = tr.get();
+  byName_.emplace(raw->name, std::move(tr));
+  bound_.tracked = byName_.size();
+  bound_.highWater = std::max(bound_.highWater, bound_.tracked);
+  touch(*raw, t);
+  return raw;
+}
+
+void ShadowMonitor::evict(Tracked& t) {
+  lru_.erase(t.lru);
+  byId_[t.id] = nullptr;
+  freeIds_.push_back(t.id);
+  ++bound_.evicted;
+  byName_.erase(byName_.find(std::string_view(t.name)));  // destroys t
+  bound_.tracked = byName_.size();
+}
+
+void ShadowMonitor::evictIdle() {
+  // Only in bounded mode: the shared engine cannot drop a breaker.
+  if (shared_ || opt_.idleHorizon <= 0 || last_ == kNever) return;
+  // Oldest first; an instance with reserved calls waits for them (they were acknowledged).
+  for (auto it = lru_.begin(); it != lru_.end();) {
+    Tracked& t = **it++;
+    if (last_ - t.lastSeen <= opt_.idleHorizon) break;
+    if (!t.reserved) evict(t);
+  }
+}
+
+bool ShadowMonitor::reserve(std::string_view instance, std::string_view model, Micros t) {
+  Tracked* tr = track(engineName(instance), model, t);
+  if (!tr) {
+    ++bound_.callsRejected;
+    return false;
+  }
+  ++tr->reserved;
+  return true;
+}
 
 void ShadowMonitor::addLine(std::string_view line) {
   ++lines_;
@@ -58,7 +177,7 @@ void ShadowMonitor::flush() {
     try {
       src = formats::sourceFromMemory(opt_.format, opt_.sourceName, text, io);
       CallRecord rec;
-      while (src->next(rec)) process(rec);
+      while (src->next(rec)) process(rec, false);
       ignored_ += src->ignored();
       break;
     } catch (const InputError& e) {
@@ -74,52 +193,53 @@ void ShadowMonitor::flush() {
   }
   lineBase_ += pending_.size();
   pending_.clear();
+  evictIdle();  // the idle are dropped even when no new instance asks for room
 }
 
-void ShadowMonitor::process(const CallRecord& rec) {
+bool ShadowMonitor::process(const CallRecord& rec, bool reserved) {
   ++records_;
-  std::string_view name = rec.instance;
-  if (auto it = opt_.aliases.find(name); it != opt_.aliases.end()) name = it->second;
-  const bool known = engine_.find(name).has_value();
-  const InstanceId id = engine_.addInstance(name, rec.model);
   const Micros end = rec.end();
-  // A per-instance override may set another mode: shadow mode never blocks, whatever it says.
-  if (!known && engine_.breaker(id).state() != BreakerState::MetricsOnly)
-    engine_.breaker(id).force(BreakerState::MetricsOnly, end);
+  Tracked* tr = track(engineName(rec.instance), rec.model, end);
+  if (!tr) {  // only unreserved calls: a reserved instance is kept until its calls are in
+    ++bound_.callsRejected;
+    return false;
+  }
+  if (reserved && tr->reserved) --tr->reserved;
+  Engine& eng = *tr->engine;
   // The outcome is what the log knows, at the call's end; there is nothing to admit.
-  const Decision d = engine_.admit(id, end);
-  const Breaker& b = engine_.breaker(id);
+  const Decision d = eng.admit(tr->local, end);
+  const Breaker& b = eng.breaker(tr->local);
   const bool slow = rec.latency > b.slowThreshold();  // the threshold record() applies
-  engine_.record(id, d, end, rec.latency, rec.status, rec.outcome);
-  if (end > last_) last_ = end;
+  eng.record(tr->local, d, end, rec.latency, rec.status, rec.outcome);
   if (onRecorded)
     onRecorded(RecordedCall{
-        id, &rec, engine_.name(id),
+        tr->id, &rec, tr->name,
         classify(b.config().classify, rec.status, rec.outcome) == Verdict::Failure, slow});
+  return true;
 }
 
 void ShadowMonitor::addAggregate(const formats::AggregateSample& s, double p99Ms) {
   ++aggregates_;
   records_ += s.calls;
-  std::string_view name = s.instance;
-  if (auto it = opt_.aliases.find(name); it != opt_.aliases.end()) name = it->second;
-  const bool known = engine_.find(name).has_value();
-  const InstanceId id = engine_.addInstance(name, s.model);
-  if (!known && engine_.breaker(id).state() != BreakerState::MetricsOnly)
-    engine_.breaker(id).force(BreakerState::MetricsOnly, s.end);
-  engine_.recordAggregate(id, s.end, s.calls, s.failures, s.slow);
-  if (p99Ms >= 0) reportedP99_[id] = p99Ms;
-  if (s.end > last_) last_ = s.end;
-  if (onAggregated) onAggregated(id, s);
+  Tracked* tr = track(engineName(s.instance), s.model, s.end);
+  if (!tr) {
+    ++bound_.samplesRejected;
+    return;
+  }
+  tr->engine->recordAggregate(tr->local, s.end, s.calls, s.failures, s.slow);
+  if (p99Ms >= 0) tr->reportedP99 = p99Ms;
+  if (onAggregated) onAggregated(tr->id, s);
 }
 
 void ShadowMonitor::onEvent(const Event& e) {
   if (onEngineEvent) onEngineEvent(e);
   if (e.kind != EventKind::WouldOpen) return;
-  const TripConfig& trip = engine_.breaker(e.instance).config().trip;
+  Tracked* tr = e.instance < byId_.size() ? byId_[e.instance] : nullptr;
+  if (!tr) return;  // cannot happen: events come from tracked instances
+  const TripConfig& trip = tr->breaker().config().trip;
   WouldOpenVerdict v;
   v.event = e;
-  v.instance = engine_.name(e.instance);
+  v.instance = tr->name;
   v.errorThreshold = trip.errorRate;
   v.slowThreshold = trip.slowRate;
   std::string why;
@@ -132,18 +252,19 @@ void ShadowMonitor::onEvent(const Event& e) {
   char held[32];
   std::snprintf(held, sizeof held, " for %.3g s", static_cast<double>(e.sustained) / 1e6);
   v.text = clockTime(e.ts) + " " + v.instance + " would open (" + why + held + ")";
-  firstWouldOpen_.try_emplace(e.instance, e.ts);
-  verdicts_.push_back(v);
+  if (tr->firstWouldOpen == kNever) tr->firstWouldOpen = e.ts;
+  if (verdicts_.size() < kMaxKeptVerdicts) verdicts_.push_back(v);
   if (onWouldOpen) onWouldOpen(v);
 }
 
 std::vector<InstanceSummary> ShadowMonitor::summary() const {
   std::vector<InstanceSummary> out;
-  for (InstanceId id = 0; id < engine_.size(); ++id) {
-    const Breaker& b = engine_.breaker(id);
+  for (Tracked* tr : byId_) {
+    if (!tr) continue;
+    const Breaker& b = tr->breaker();
     const BreakerSnapshot s = b.snapshot(last_ == kNever ? 0 : last_);
     InstanceSummary r;
-    r.instance = engine_.name(id);
+    r.instance = tr->name;
     r.calls = s.counters.recorded;
     r.failures = s.counters.failures;
     r.slow = s.counters.slow;
@@ -152,9 +273,8 @@ std::vector<InstanceSummary> ShadowMonitor::summary() const {
     r.slowRate = s.slowRate;
     r.p99Ms = s.p99 / 1e3;
     r.slowThresholdUs = s.slowThreshold;
-    if (auto it = firstWouldOpen_.find(id); it != firstWouldOpen_.end())
-      r.firstWouldOpen = it->second;
-    if (auto it = reportedP99_.find(id); it != reportedP99_.end()) r.reportedP99Ms = it->second;
+    r.firstWouldOpen = tr->firstWouldOpen;
+    r.reportedP99Ms = tr->reportedP99;
     out.push_back(std::move(r));
   }
   return out;

@@ -3,7 +3,6 @@
 // bodies, a slow-drip client, a connection cap and a flood against a small intake queue, with
 // every acknowledged call counted into the sink; chunked bodies in the HTTP parser; and the
 // real OpenTelemetry JS SDK (tests/peers/otel) exporting JSON and protobuf.
-#include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
 #include <QJsonArray>
@@ -24,6 +23,7 @@
 
 #include <zlib.h>
 
+#include "require_peer.hpp"
 #include "spillway/live/otlp_protobuf.hpp"
 #include "spillway/live/otlp_receiver.hpp"
 
@@ -538,25 +538,42 @@ class TstOtlpReceiver : public QObject {
   }
 
   void truncatedProtobufNeverCrashes() {
-    // Every prefix of a valid request, and every single-byte corruption of it, decodes to a
-    // result or a clean error.
+    // Every prefix of a valid request, and every single-byte corruption of it, either decodes
+    // to a consistent batch (each span a call, not a call, or invalid with its error named) or
+    // fails with a named error; never a crash, never a silent half-result.
     const std::string full = protoRequest(mixedSpans());
-    std::size_t errors = 0;
-    for (std::size_t n = 0; n < full.size(); ++n) {
+    auto check = [](std::string_view input, const QString& what, bool& ok) {
       formats::OtlpBatch b;
       std::string err;
-      if (!live::decodeOtlpProtobuf(std::string_view(full).substr(0, n), b, err)) {
-        ++errors;
-        QVERIFY(!err.empty());
+      ok = live::decodeOtlpProtobuf(input, b, err);
+      if (!ok) {
+        QVERIFY2(!err.empty(), qPrintable(what + ": failed without naming why"));
+        return;
       }
+      QVERIFY2(err.empty(),
+               qPrintable(what + ": succeeded with an error: " + QString::fromStdString(err)));
+      QVERIFY2(b.calls.size() + b.notCalls + b.invalid == b.spans,
+               qPrintable(what + ": spans not accounted for"));
+      QVERIFY2(b.invalid == 0 || !b.firstError.empty(),
+               qPrintable(what + ": an invalid span without its error"));
+    };
+    std::size_t errors = 0;
+    for (std::size_t n = 0; n < full.size(); ++n) {
+      bool ok = false;
+      check(std::string_view(full).substr(0, n), QString("prefix %1").arg(n), ok);
+      if (QTest::currentTestFailed()) return;
+      errors += !ok;
     }
     QVERIFY(errors > full.size() / 2);
+    bool wholeOk = false;
+    check(full, "the whole request", wholeOk);
+    QVERIFY(wholeOk);
     for (std::size_t i = 0; i < full.size(); ++i) {
       std::string bad = full;
       bad[i] = static_cast<char>(bad[i] ^ 0xA5);
-      formats::OtlpBatch b;
-      std::string err;
-      live::decodeOtlpProtobuf(bad, b, err);
+      bool ok = false;
+      check(bad, QString("byte %1 corrupted").arg(i), ok);
+      if (QTest::currentTestFailed()) return;
     }
   }
 
@@ -583,8 +600,10 @@ class TstOtlpReceiver : public QObject {
   }
 
   void slowDripTimesOut() {
+    // A head dripped a byte every 200 ms is cut off by the header timeout (408, named), while
+    // another client is served; the timing itself is bench/'s business, not asserted here.
     OtlpReceiverOptions o;
-    o.requestTimeoutMs = 1000;
+    o.headerTimeoutMs = 1000;
     Rig rig(o);
     QVERIFY(rig.ok);
     RawClient slow(rig.port());
@@ -597,8 +616,6 @@ class TstOtlpReceiver : public QObject {
         slow.send(drip.mid(sent++, 1));  // a byte every 200 ms
     });
     t.start(200);
-    QElapsedTimer clock;
-    clock.start();
     // Others are served meanwhile.
     RawClient other(rig.port());
     QVERIFY(other.connected());
@@ -606,12 +623,14 @@ class TstOtlpReceiver : public QObject {
       QCOMPARE(other.exchange(httpPost(jsonRequest(mixedSpans()), "application/json")).status, 200);
       QTest::qWait(150);
     }
-    const Answer a = slow.next(5000);
+    const Answer a = slow.next(10000);
     QCOMPARE(a.status, 408);
-    QVERIFY2(clock.elapsed() < 3000, qPrintable(QString::number(clock.elapsed())));
+    QVERIFY2(a.body.contains("header"), a.body.constData());
+    QVERIFY(sent < drip.size());  // cut off before the request was whole
     QTRY_VERIFY(slow.closed);
     t.stop();
     QCOMPARE(rig.rx->stats().timeouts, std::uint64_t{1});
+    QCOMPARE(rig.rx->stats().accepted, std::uint64_t{3});
     QCOMPARE(other.exchange(httpPost(jsonRequest(mixedSpans()), "application/json")).status, 200);
   }
 
@@ -779,10 +798,11 @@ class TstOtlpReceiver : public QObject {
   void openTelemetryJsSdk() {
     QFETCH(QString, protocol);
     const QString peer = QStringLiteral(SPILLWAY_PEER_OTEL);
-    if (!QFileInfo::exists(peer + "/node_modules/@opentelemetry/sdk-trace-base"))
-      QSKIP("tests/peers/otel/node_modules missing: run `npm ci` in tests/peers/otel (Node 20)");
+    SPW_REQUIRE_PEER(QFileInfo::exists(peer + "/node_modules/@opentelemetry/sdk-trace-base"),
+                     "tests/peers/otel/node_modules missing: run `npm ci` in tests/peers/otel "
+                     "(Node 20)");
     const QString node = QStandardPaths::findExecutable("node");
-    if (node.isEmpty()) QSKIP("node is not installed");
+    SPW_REQUIRE_PEER(!node.isEmpty(), "node is not installed");
     OtlpReceiverOptions o;
     o.bearerToken = "peer-token";
     Rig rig(o);

@@ -56,6 +56,17 @@ class HttpRequestParser {
   std::size_t buffered() const { return buf_.size(); }
   // Part of a request has arrived (a head without its whole body, or bytes of a head).
   bool midRequest() const { return haveHead_ || !buf_.empty(); }
+  // The current request's head is parsed and its body is still due: head() is its method,
+  // target and headers (body empty), so a server can answer before reading the body
+  // (Expect: 100-continue, an early 401 or 503).
+  bool headComplete() const { return haveHead_ && state_ == State::NeedMore; }
+  const HttpRequest& head() const { return cur_; }
+  // Body bytes of the current request received so far (after its head).
+  std::size_t bodyBytesReceived() const { return haveHead_ ? cur_.body.size() + buf_.size() : 0; }
+  // Bytes this parser holds: buffered input plus the body decoded so far.
+  std::size_t bytesHeld() const { return buf_.size() + cur_.body.size(); }
+  // The Content-Length of the current request once its head is parsed (0: none or chunked).
+  std::size_t declaredBodyLength() const { return haveHead_ && !chunked_ ? bodyLength_ : 0; }
 
  private:
   State parse();

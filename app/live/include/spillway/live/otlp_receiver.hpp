@@ -14,6 +14,8 @@
 #include <deque>
 #include <functional>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "spillway/formats/otlp.hpp"
@@ -23,34 +25,52 @@ class QTcpServer;
 
 namespace spillway::live {
 
+// Every bound a client could otherwise exhaust, with its default (docs/live.md, "Limits").
 struct OtlpReceiverOptions {
   QHostAddress address = QHostAddress::LocalHost;  // anything else only by explicit choice
   quint16 port = 4318;                             // 0: any free port
   // Header bytes, body bytes, header fields, chunked bodies (Node's exporter streams them).
   HttpLimits limits{16 * 1024, 8 * 1024 * 1024, 100, true};
   std::size_t maxInflatedBytes = 32 * 1024 * 1024;  // a gzip body, decompressed
-  std::size_t maxQueuedCalls = 64 * 1024;           // the intake bound
-  std::size_t drainPerTurn = 16 * 1024;             // calls applied per event-loop turn
+  // Request bytes held across all connections (a declared Content-Length counts in full as
+  // soon as the head is read); a request that would go past it is refused 503 + Retry-After.
+  std::size_t maxBufferedBytes = 64 * 1024 * 1024;
+  std::size_t maxQueuedCalls = 64 * 1024;  // the intake bound
+  std::size_t drainPerTurn = 16 * 1024;    // calls applied per event-loop turn
   int retryAfterSeconds = 1;
-  int requestTimeoutMs = 10'000;  // a request must arrive whole within this of its first byte
-  int idleTimeoutMs = 60'000;     // a keep-alive connection without a request is closed
-  int maxConnections = 64;        // more are answered 503 (each may buffer a whole body)
-  std::string bearerToken;        // non-empty: "Authorization: Bearer <token>" is required
+  // A new connection's first byte, and a request's whole header section from its first byte.
+  int headerTimeoutMs = 5'000;
+  // A body must average at least this many bytes/s from the end of its head, checked once
+  // bodyGraceMs have passed (a client dripping a byte at a time is cut off with 408).
+  std::size_t minBodyBytesPerSecond = 16 * 1024;
+  int bodyGraceMs = 5'000;
+  int requestTimeoutMs = 60'000;   // a whole request from its first byte, whatever its rate
+  int idleTimeoutMs = 15'000;      // a keep-alive connection between requests
+  int maxConnections = 256;        // more are answered 503 + Retry-After
+  int maxConnectionsPerPeer = 16;  // per remote address, so one host cannot take every slot
+  int shutdownGraceMs = 5'000;     // shutdown(): how long requests in flight may take
+  std::string bearerToken;         // non-empty: "Authorization: Bearer <token>" is required
 };
 
 struct OtlpReceiverStats {
-  std::uint64_t requests = 0;       // complete HTTP requests (and protocol errors)
-  std::uint64_t accepted = 0;       // 200s
-  std::uint64_t partial = 0;        // 200s with partialSuccess
-  std::uint64_t rejected4xx = 0;    // 400, 401, 404, 405, 413, 415, 431, …
-  std::uint64_t shed = 0;           // 429 / 503: intake queue or connections over their bound
-  std::uint64_t timeouts = 0;       // connections closed for a slow or stalled request (408)
-  std::uint64_t spans = 0;          // spans in decoded requests (acknowledged or not)
-  std::uint64_t callsAcked = 0;     // calls in 200 answers: each must reach the sink
-  std::uint64_t callsApplied = 0;   // calls handed to the sink
-  std::uint64_t spansRejected = 0;  // reported in partialSuccess (not calls, or invalid)
-  std::size_t maxQueued = 0;        // high-water mark of the intake queue (calls)
-  std::int64_t maxLatencyUs = 0;    // request received → its last call applied
+  std::uint64_t requests = 0;            // complete HTTP requests (and protocol errors)
+  std::uint64_t accepted = 0;            // 200s
+  std::uint64_t partial = 0;             // 200s with partialSuccess
+  std::uint64_t rejected4xx = 0;         // 400, 401, 404, 405, 413, 415, 417, 431, …
+  std::uint64_t shed = 0;                // 429 / 503: queue, connections, buffer budget, shutdown
+  std::uint64_t timeouts = 0;            // requests cut off with 408 (header, body rate, total)
+  std::uint64_t idleClosed = 0;          // connections closed without a request (idle, first byte)
+  std::uint64_t refusedConnections = 0;  // over maxConnections or maxConnectionsPerPeer
+  std::uint64_t overBudget = 0;          // requests refused for the global buffer budget
+  std::uint64_t continues = 0;           // 100 Continue sent
+  std::uint64_t spans = 0;               // spans in decoded requests (acknowledged or not)
+  std::uint64_t callsAcked = 0;          // calls in 200 answers: each must reach the sink
+  std::uint64_t callsApplied = 0;        // calls handed to the sink
+  std::uint64_t spansRejected = 0;       // reported in partialSuccess (not calls, invalid, bound)
+  std::uint64_t spansOverBound = 0;      // of those: their instance was refused by `admit`
+  std::size_t maxQueued = 0;             // high-water mark of the intake queue (calls)
+  std::size_t maxBuffered = 0;           // high-water mark of the buffered request bytes
+  std::int64_t maxLatencyUs = 0;         // request received → its last call applied
 };
 
 class OtlpReceiver : public QObject {
@@ -75,10 +95,25 @@ class OtlpReceiver : public QObject {
   void setPaused(bool paused);
   // Called after each applied batch: its calls and µs from request received to applied.
   std::function<void(std::size_t calls, std::int64_t latencyUs)> onBatchApplied;
+  // Asked for each call before its request is acknowledged (the instance bound). A call it
+  // refuses is not queued and is reported in partialSuccess.rejectedSpans with
+  // admitRefusal as the reason. Unset: every call is admitted.
+  std::function<bool(const formats::SpanCall&)> admit;
+  std::string admitRefusal = "their instance is over the receiver's instance bound";
+
+  // Graceful stop: listens no more, answers every request already received (Connection:
+  // close), gives requests in flight shutdownGraceMs to arrive whole, refuses what is still
+  // partial then with 503 + Retry-After, closes idle connections, and emits stopped() once
+  // every answer has been handed to the kernel (or a last second has passed). Call drain()
+  // after it: every acknowledged call then reaches the sink.
+  void shutdown();
+  bool stopping() const { return stopping_; }
+  int connections() const { return static_cast<int>(conns_.size()); }
 
  signals:
   void requestAnswered(int status);
   void callsApplied(int count);
+  void stopped();
 
  private:
   struct Conn;
@@ -89,14 +124,23 @@ class OtlpReceiver : public QObject {
   };
 
   void onNewConnection();
+  void admitConnection(Conn* c);
   void onReadable(Conn* c);
+  void onHeadComplete(Conn* c);
+  bool refuseEarly(Conn* c, const HttpRequest& head);
   void handle(Conn* c, const HttpRequest& req);
+  void accountBuffered(Conn* c);
+  void release(Conn* c);
+  void finishShutdown();
+  void closeQuietly(Conn* c);
+  void maybeStopped();
   void respond(Conn* c, int status, bool protobuf, const std::string& body,
                const QByteArray& extraHeaders = {});
   void respondStatus(Conn* c, int status, bool protobuf, const std::string& message,
                      const QByteArray& extraHeaders = {});
   void armTimer(Conn* c);
   void onTimeout(Conn* c);
+  std::int64_t deadlineMs(const Conn* c) const;
   void scheduleDrain();
   void drainSome(std::size_t budget);
 
@@ -105,7 +149,11 @@ class OtlpReceiver : public QObject {
   QTcpServer* server_ = nullptr;
   quint16 port_ = 0;
   QString error_;
-  int connections_ = 0;
+  std::unordered_set<Conn*> conns_;               // every open connection
+  int admitted_ = 0;                              // of those: given a slot
+  std::unordered_map<std::string, int> perPeer_;  // admitted connections per address
+  std::size_t buffered_ = 0;                      // request bytes held, all connections
+  bool stopping_ = false, stoppedEmitted_ = false;
   std::deque<Batch> queue_;
   std::size_t queued_ = 0;
   bool paused_ = false;

@@ -4,12 +4,19 @@
 // breaker in METRICS_ONLY, and each "would open" comes back as a ready-to-print verdict. Time
 // is the log's own (the calls' end times), so the same lines give the same verdicts. No
 // widgets, no clock.
+//
+// Instance names come from the network (a span's server.address, a log's upstream, a Prometheus
+// label), so the set of tracked instances is bounded: at most `maxInstances` at once, each an
+// engine of its own that is freed when the instance has been idle for `idleHorizon` of data
+// time. What is over the bound is rejected and counted, never an unbounded map.
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "spillway/engine.hpp"
@@ -24,6 +31,23 @@ struct ShadowOptions {
   // Upstream address → instance name ("127.0.0.1:18002" → "chat-32b-3").
   std::map<std::string, std::string, std::less<>> aliases;
   std::string sourceName = "log";  // names the file in error messages
+  // At most this many instances are tracked at once (~22 KiB each); 0: no bound, one shared
+  // engine (the console's live view, whose timeline reads that engine). Over the bound, a new
+  // instance's calls and samples are rejected (counted) unless an idle one can be evicted.
+  std::size_t maxInstances = 1024;
+  // An instance without data for this long (data time: the newest call or sample seen by any
+  // instance) is evicted, its breaker state dropped. 0: never evicted.
+  Micros idleHorizon = seconds(600);
+};
+
+// What the instance bound did (all zero without one).
+struct InstanceBoundStats {
+  std::size_t tracked = 0;              // instances tracked now
+  std::size_t highWater = 0;            // most tracked at once
+  std::uint64_t evicted = 0;            // instances dropped after idleHorizon without data
+  std::uint64_t callsRejected = 0;      // calls of instances over maxInstances
+  std::uint64_t samplesRejected = 0;    // aggregate samples of instances over maxInstances
+  std::uint64_t instancesRejected = 0;  // distinct refusals: a new name met a full table
 };
 
 struct WouldOpenVerdict {
@@ -70,14 +94,24 @@ class ShadowMonitor final : private EventSink {
   // importers' per-source setup off the per-line path.
   void addLine(std::string_view line);
   void flush();
-  // One call from a source that is not a log line (the OTLP receiver): straight to the engine,
-  // with the same aliases and the same METRICS_ONLY handling as a parsed line.
-  void addCall(const CallRecord& rec) { process(rec); }
+  // One call from a source that is not a log line: straight to the engine, with the same
+  // aliases and the same METRICS_ONLY handling as a parsed line. false: its instance is over
+  // maxInstances (counted in bound()).
+  bool addCall(const CallRecord& rec) { return process(rec, false); }
+  // For a source that acknowledges a call before it reaches the engine (the OTLP receiver):
+  // admits the call's instance now — registers it or finds it — and keeps it from eviction
+  // until addReservedCall() hands the call on, so an acknowledged call is never refused later.
+  // false: over maxInstances (counted; the source answers it as rejected).
+  bool reserve(std::string_view instance, std::string_view model, Micros t);
+  void addReservedCall(const CallRecord& rec) { process(rec, true); }
   // Counts over a step from a metrics source (Prometheus): Engine::recordAggregate, the path
   // Replayer::feedAggregate takes, with the same aliases and METRICS_ONLY handling. `p99Ms`
   // (< 0: none) is only kept for the summary; aggregates carry no latencies into the engine.
   void addAggregate(const formats::AggregateSample& s, double p99Ms = -1);
   std::uint64_t aggregates() const { return aggregates_; }  // samples added
+  const InstanceBoundStats& bound() const { return bound_; }
+  // Drops the instances idle for idleHorizon (also done whenever a new instance needs room).
+  void evictIdle();
 
   std::vector<InstanceSummary> summary() const;
   std::uint64_t lines() const { return lines_; }
@@ -85,23 +119,41 @@ class ShadowMonitor final : private EventSink {
   std::uint64_t badLines() const { return badLines_; }
   std::uint64_t ignored() const { return ignored_; }                  // lines with no upstream call
   const std::vector<std::string>& errors() const { return errors_; }  // the first 20
+  // The first kMaxKeptVerdicts verdicts (every one still reaches onWouldOpen).
   const std::vector<WouldOpenVerdict>& verdicts() const { return verdicts_; }
+  static constexpr std::size_t kMaxKeptVerdicts = 1000;
   Micros lastTime() const { return last_; }
-  Engine& engine() { return engine_; }
+  // The one shared engine: only without an instance bound (maxInstances == 0).
+  Engine& engine();
 
  private:
+  struct Tracked;
+  struct NameHash {
+    using is_transparent = void;
+    std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
   void onEvent(const Event& e) override;
-  void process(const CallRecord& rec);
+  bool process(const CallRecord& rec, bool reserved);
+  std::string_view engineName(std::string_view instance) const;
+  // The tracked instance of that (aliased) name, registered if there is room; nullptr when the
+  // table is full of instances that are not idle.
+  Tracked* track(std::string_view name, std::string_view model, Micros t);
+  void touch(Tracked& t, Micros time);
+  void evict(Tracked& t);
 
   ShadowOptions opt_;
-  Engine engine_;
+  Policy policy_;                   // METRICS_ONLY
+  std::unique_ptr<Engine> shared_;  // unbounded mode: every instance in one engine
+  std::unordered_map<std::string, std::unique_ptr<Tracked>, NameHash, std::equal_to<>> byName_;
+  std::vector<Tracked*> byId_;       // id → instance (nullptr: a free id)
+  std::vector<InstanceId> freeIds_;  // ids of evicted instances, reused
+  std::list<Tracked*> lru_;          // least recently seen first
+  InstanceBoundStats bound_;
   std::vector<std::string> pending_;
   std::uint64_t lineBase_ = 0;  // lines before the pending batch
   std::uint64_t lines_ = 0, records_ = 0, badLines_ = 0, ignored_ = 0;
   std::vector<std::string> errors_;
   std::vector<WouldOpenVerdict> verdicts_;
-  std::map<InstanceId, Micros> firstWouldOpen_;
-  std::map<InstanceId, double> reportedP99_;
   std::uint64_t aggregates_ = 0;
   Micros last_ = kNever;
 };
