@@ -2,6 +2,7 @@
 // LiveRecorder, cut into incidents that replay exactly like the file they came from; retention
 // by records, age and bytes with a bounded file; incremental enforcement; a cut while a
 // recorder writes; a recorder SIGKILLed between and inside commits; bad cuts; the block codec.
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
@@ -144,6 +145,41 @@ class SampleVector final : public formats::RecordSource {
   Micros from_, to_;
   std::size_t at_ = 0;
 };
+
+// Empty when a decoded block is safe to read; else what is wrong with it.
+QString blockDefect(const RecordingBlock& b) {
+  const std::size_t n = b.size(), strings = b.strings.size();
+  auto ids = [&](const std::vector<std::uint32_t>& v, const char* name, bool required) {
+    if (v.size() != n) return QString("%1: %2 ids for %3 rows").arg(name).arg(v.size()).arg(n);
+    for (std::size_t i = 0; i < n; ++i)
+      if (v[i] > strings || (required && v[i] == 0))
+        return QString("%1[%2]: string id %3 of %4").arg(name).arg(i).arg(v[i]).arg(strings);
+    return QString();
+  };
+  auto length = [n](std::size_t size, const char* name) {
+    return size == n ? QString() : QString("%1: %2 values for %3 rows").arg(name).arg(size).arg(n);
+  };
+  QStringList defects;
+  if (b.kind == RecordKind::Calls) {
+    const BlockColumns& c = b.calls;
+    defects << length(c.latency.size(), "latency") << length(c.status.size(), "status")
+            << length(c.outcome.size(), "outcome") << length(c.critical.size(), "critical")
+            << length(c.tokensIn.size(), "tokens_in") << length(c.tokensOut.size(), "tokens_out")
+            << ids(c.instance, "instance", true) << ids(c.model, "model", false)
+            << ids(c.tenant, "tenant", false) << ids(c.route, "route", false)
+            << ids(c.session, "session", false);
+  } else if (b.kind == RecordKind::Samples) {
+    const SampleColumns& c = b.samples;
+    defects << length(c.end.size(), "end") << length(c.step.size(), "step")
+            << length(c.calls.size(), "calls") << length(c.failures.size(), "failures")
+            << length(c.slow.size(), "slow") << ids(c.instance, "instance", false)
+            << ids(c.model, "model", false);
+  } else {
+    defects << QString("kind %1").arg(static_cast<int>(b.kind));
+  }
+  defects.removeAll(QString());
+  return defects.join("; ");
+}
 
 }  // namespace
 
@@ -781,11 +817,98 @@ class TstRecorder : public QObject {
     QCOMPARE(QString::fromStdString(c), QString::fromStdString(a));
     for (std::size_t n = 0; n < bytes.size(); ++n)
       QVERIFY2(!decodeRecordingBlock(p, n, out), qPrintable(QString::number(n)));
-    for (std::size_t i = 0; i < bytes.size(); ++i) {  // any answer, never a crash
+    // Every byte damaged in turn: the block is refused, or what it decodes to is safe to read
+    // (columns of one length, every string id inside the table, an instance on every call).
+    std::size_t refused = 0;
+    for (std::size_t i = 0; i < bytes.size(); ++i) {
       std::string bad = bytes;
       bad[i] = static_cast<char>(bad[i] ^ 0x5a);
-      decodeRecordingBlock(reinterpret_cast<const unsigned char*>(bad.data()), bad.size(), out);
+      if (!decodeRecordingBlock(reinterpret_cast<const unsigned char*>(bad.data()), bad.size(),
+                                out)) {
+        ++refused;
+        continue;
+      }
+      const QString why = blockDefect(out);
+      QVERIFY2(why.isEmpty(), qPrintable(QString("byte %1 of %2 damaged: accepted, but %3")
+                                             .arg(i)
+                                             .arg(bytes.size())
+                                             .arg(why)));
+      CallRecord back;
+      for (std::size_t k = 0; k < out.size(); ++k) out.call(k, back);
     }
+    QVERIFY2(refused > 0, "no damaged byte was refused");
+    // The kind byte and the string count are always checked.
+    for (const std::size_t at : {std::size_t(0), std::size_t(1)}) {
+      std::string bad = bytes;
+      bad[at] = static_cast<char>(0xff);
+      QVERIFY2(!decodeRecordingBlock(reinterpret_cast<const unsigned char*>(bad.data()), bad.size(),
+                                     out),
+               qPrintable(QString::number(at)));
+    }
+  }
+
+  // A damaged block in a library: reading the recording gives every call, or stops with an
+  // error that names the file and what is wrong; never another exception, never garbage.
+  void damagedRecordingIsANamedError() {
+    QTemporaryDir dir;
+    const std::string db = dir.path().toStdString() + "/lib.db";
+    CallRecord r;
+    std::string inst, tenant;
+    constexpr std::size_t kCalls = 40;
+    {
+      LiveRecorder rec(db, "live", keepAll());
+      for (std::size_t i = 0; i < kCalls; ++i) {
+        syntheticCall(i, r, inst, tenant);
+        rec.append(r);
+      }
+    }
+    Library lib(db);
+    auto blob = [&lib](const char* sql, std::string* in, const std::string* out) {
+      sqlite3_stmt* st = nullptr;
+      if (sqlite3_prepare_v2(lib.handle(), sql, -1, &st, nullptr) != SQLITE_OK) return false;
+      if (out) sqlite3_bind_blob(st, 1, out->data(), static_cast<int>(out->size()), nullptr);
+      const int rc = sqlite3_step(st);
+      if (in && rc == SQLITE_ROW)
+        in->assign(static_cast<const char*>(sqlite3_column_blob(st, 0)),
+                   static_cast<std::size_t>(sqlite3_column_bytes(st, 0)));
+      sqlite3_finalize(st);
+      return in ? rc == SQLITE_ROW : rc == SQLITE_DONE;
+    };
+    std::string good;
+    QVERIFY(blob("SELECT data FROM rec_blocks", &good, nullptr));
+    QVERIFY(good.size() > 20);
+    const QRegularExpression named("^" + QRegularExpression::escape(QString::fromStdString(db)) +
+                                   ": the library is damaged: a recording block cannot be read$");
+    std::size_t errors = 0, whole = 0;
+    for (std::size_t i = 0; i < good.size(); ++i) {
+      std::string bad = good;
+      bad[i] = static_cast<char>(bad[i] ^ 0x5a);
+      QVERIFY(blob("UPDATE rec_blocks SET data = ?1", nullptr, &bad));
+      std::size_t n = 0;
+      try {
+        auto all = lib.openRecording("live", RecordKind::Calls, kNever + 1, kForever);
+        CallRecord c;
+        while (all->next(c)) {
+          QVERIFY2(!c.instance.empty(), qPrintable(QString::number(i)));
+          ++n;
+        }
+        ++whole;
+      } catch (const InputError& e) {
+        const QString what = QString::fromUtf8(e.what());
+        QVERIFY2(named.match(what).hasMatch(), qPrintable(QString("byte %1: %2").arg(i).arg(what)));
+        ++errors;
+      } catch (const std::exception& e) {
+        QFAIL(qPrintable(QString("byte %1: not an InputError: %2").arg(i).arg(e.what())));
+      }
+      QVERIFY2(n <= std::size_t(1) << 24, qPrintable(QString::number(n)));
+    }
+    QCOMPARE(errors + whole, good.size());
+    QVERIFY2(errors > 0, "no damaged byte was reported");
+    QVERIFY(blob("UPDATE rec_blocks SET data = ?1", nullptr, &good));
+    auto all = lib.openRecording("live", RecordKind::Calls, kNever + 1, kForever);
+    std::size_t n = 0;
+    for (CallRecord c; all->next(c);) ++n;
+    QCOMPARE(n, kCalls);  // the same reader over the undamaged block reads every call
   }
 
   void timePoints_data() {

@@ -253,18 +253,21 @@ class TstFakeInstance : public QObject {
     while (wall.elapsed() < 2600) {
       const qint64 at = wall.elapsed();
       const Reply r = c.chat(port);
-      const bool ok = r.status == 200 && r.ms < 200;
+      // Fast or slow by the service time the instance applied (its header), not by the wall
+      // clock: the client's round trip stretches on a busy machine or under ASan.
+      const qint64 serviceMs = r.serviceUs.toLongLong() / 1000;
+      const bool ok = r.status == 200 && !r.serviceUs.isEmpty() && serviceMs < 200;
       // Margins of 150 ms around the edges for timer and scheduling jitter.
       if (at + r.ms < 850) {
-        QVERIFY2(ok, qPrintable(QString("before the window at %1 ms: %2 in %3 ms")
+        QVERIFY2(ok, qPrintable(QString("before the window at %1 ms: %2, service %3 ms")
                                     .arg(at)
                                     .arg(r.status)
-                                    .arg(r.ms)));
+                                    .arg(serviceMs)));
         ++before;
       } else if (at > 1150 && at < 1700) {  // a call that starts inside
         bool seen = false;
         if (expect == "slow")
-          seen = r.status == 200 && r.ms >= 280;
+          seen = r.status == 200 && serviceMs >= 280 && r.ms >= 280;
         else if (expect == "reset")
           seen = r.error == QNetworkReply::RemoteHostClosedError;
         else if (expect == "refused")
@@ -279,10 +282,10 @@ class TstFakeInstance : public QObject {
                                       .arg(r.ms)));
         ++inside;
       } else if (at > 2150) {
-        QVERIFY2(
-            ok,
-            qPrintable(
-                QString("after the window at %1 ms: %2 in %3 ms").arg(at).arg(r.status).arg(r.ms)));
+        QVERIFY2(ok, qPrintable(QString("after the window at %1 ms: %2, service %3 ms")
+                                    .arg(at)
+                                    .arg(r.status)
+                                    .arg(serviceMs)));
         ++after;
       }
       QTest::qWait(40);
@@ -304,8 +307,10 @@ class TstFakeInstance : public QObject {
     QVERIFY(farm.start());
     Client c;
     const Reply r = c.chat(farm.instances()[0]->port());
-    QCOMPARE(r.status, 200);
-    QVERIFY2(r.ms >= 900 && r.ms < 1500, qPrintable(QString::number(r.ms)));
+    QCOMPARE(r.status, 200);  // answered, not left to the client's 20 s timeout
+    // Held until the fault's end: no earlier (a lower bound cannot be flaky); how much later
+    // depends on the machine's load, so there is no upper bound.
+    QVERIFY2(r.ms >= 900, qPrintable(QString::number(r.ms)));
     QCOMPARE(farm.instances()[0]->stats().hangs, 1u);
   }
 
