@@ -14,6 +14,7 @@
 #include <QVBoxLayout>
 
 #include "spillway/input_error.hpp"
+#include "spillway/live/bearer_token.hpp"
 #include "spillway/live/prometheus_presets.hpp"
 
 namespace spillway::console {
@@ -26,6 +27,12 @@ LivePanel::LivePanel(QWidget* parent) : QWidget(parent) {
   otlp_->setToolTip(
       tr("[HOST:]PORT for POST /v1/traces (JSON or protobuf GenAI spans); loopback only. "
          "Point OTEL_EXPORTER_OTLP_TRACES_ENDPOINT at http://HOST:PORT/v1/traces."));
+  token_ = new QLineEdit(settings.value("live/otlpTokenFile").toString(), this);
+  token_->setPlaceholderText(tr("no token (loopback only)"));
+  token_->setToolTip(
+      tr("A file whose first line that is neither empty nor a # comment is the bearer token "
+         "the receiver requires (Authorization: Bearer <token>), as spillway-cli listen "
+         "--otlp-token-file reads it"));
   useTail_ = new QCheckBox(tr("Access log"), this);
   useTail_->setChecked(settings.value("live/useTail", false).toBool());
   tail_ = new QLineEdit(settings.value("live/tail").toString(), this);
@@ -91,6 +98,7 @@ LivePanel::LivePanel(QWidget* parent) : QWidget(parent) {
   otlpRow->addWidget(useOtlp_);
   otlpRow->addWidget(otlp_, 1);
   form->addRow(otlpRow);
+  form->addRow(tr("OTLP token file"), token_);
   auto* tailRow = new QHBoxLayout;
   tailRow->addWidget(useTail_);
   tailRow->addWidget(tail_, 1);
@@ -136,6 +144,14 @@ bool LivePanel::config(LiveConfig& out, QString* error) const {
   out.tailFile = useTail_->isChecked() ? tail_->text().trimmed() : QString();
   if (useOtlp_->isChecked() && out.otlp.isEmpty())
     return fail(tr("Live: OTLP receiver: give [HOST:]PORT"));
+  out.otlpTokenFile = useOtlp_->isChecked() ? token_->text().trimmed() : QString();
+  if (!out.otlpTokenFile.isEmpty()) {
+    try {
+      live::readBearerTokenFile(out.otlpTokenFile.toStdString());  // the message at once
+    } catch (const std::exception& e) {
+      return fail(tr("Live: OTLP token file: %1").arg(QString::fromUtf8(e.what())));
+    }
+  }
   if (useTail_->isChecked() && out.tailFile.isEmpty())
     return fail(tr("Live: access log: give a file"));
   out.prometheus.reset();
@@ -160,6 +176,7 @@ bool LivePanel::config(LiveConfig& out, QString* error) const {
   QSettings settings;
   settings.setValue("live/useOtlp", useOtlp_->isChecked());
   settings.setValue("live/otlp", otlp_->text());
+  settings.setValue("live/otlpTokenFile", token_->text());
   settings.setValue("live/useTail", useTail_->isChecked());
   settings.setValue("live/tail", tail_->text());
   settings.setValue("live/format", format_->currentIndex());
@@ -176,6 +193,7 @@ bool LivePanel::config(LiveConfig& out, QString* error) const {
 void LivePanel::setConfig(const LiveConfig& cfg) {
   useOtlp_->setChecked(!cfg.otlp.isEmpty());
   if (!cfg.otlp.isEmpty()) otlp_->setText(cfg.otlp);
+  token_->setText(cfg.otlpTokenFile);
   useTail_->setChecked(!cfg.tailFile.isEmpty());
   if (!cfg.tailFile.isEmpty()) tail_->setText(cfg.tailFile);
   const int f = format_->findData(static_cast<int>(cfg.tailFormat));
@@ -198,9 +216,9 @@ void LivePanel::setConfig(const LiveConfig& cfg) {
 void LivePanel::setRunning(bool running, quint16 otlpPort) {
   start_->setEnabled(!running);
   stop_->setEnabled(running);
-  for (QWidget* w : std::initializer_list<QWidget*>{useOtlp_, otlp_, useTail_, tail_, format_,
-                                                    fromStart_, useProm_, prom_, preset_, promStep_,
-                                                    spanMinutes_, record_, retainHours_})
+  for (QWidget* w : std::initializer_list<QWidget*>{useOtlp_, otlp_, token_, useTail_, tail_,
+                                                    format_, fromStart_, useProm_, prom_, preset_,
+                                                    promStep_, spanMinutes_, record_, retainHours_})
     w->setEnabled(!running);
   if (running)
     status_->setText(otlpPort ? tr("Live; OTLP on port %1, waiting for data…").arg(otlpPort)

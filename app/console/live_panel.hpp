@@ -31,6 +31,7 @@ class LivePanel : public QWidget {
   void showStatus(const LiveStatus& st, double latencyMs);
   void clearVerdicts();
   QListWidget* verdicts() const { return verdicts_; }
+  QLineEdit* otlpTokenFile() const { return token_; }
   QString statusText() const;
 
  signals:
@@ -39,7 +40,7 @@ class LivePanel : public QWidget {
 
  private:
   QCheckBox *useOtlp_, *useTail_, *fromStart_, *useProm_;
-  QLineEdit *otlp_, *tail_, *prom_;
+  QLineEdit *otlp_, *token_, *tail_, *prom_;
   QComboBox *format_, *preset_;
   QSpinBox* promStep_;
   QCheckBox* record_;

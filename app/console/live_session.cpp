@@ -5,6 +5,7 @@
 
 #include "spillway/input_error.hpp"
 #include "spillway/library/live_recorder.hpp"
+#include "spillway/live/bearer_token.hpp"
 #include "spillway/live/listen_address.hpp"
 #include "spillway/live/log_tail.hpp"
 #include "spillway/live/otlp_receiver.hpp"
@@ -39,6 +40,9 @@ void LiveSession::start() {
     live::ShadowOptions so;
     so.format = cfg_.tailFormat;
     so.sourceName = cfg_.tailFile.isEmpty() ? "live" : cfg_.tailFile.toStdString();
+    // The live timeline reads one shared engine by dense ids, so the console keeps every
+    // instance (no eviction); its receiver stays on loopback unless a token is given.
+    so.maxInstances = 0;
     shadow_ = std::make_unique<live::ShadowMonitor>(cfg_.policy.value_or(Policy{}), so);
     timeline_ = std::make_unique<view::LiveTimeline>(shadow_->engine(),
                                                      view::LiveTimelineOptions{.span = cfg_.span});
@@ -73,6 +77,14 @@ void LiveSession::start() {
       live::OtlpReceiverOptions o;
       o.address = a.address;
       o.port = a.port;
+      // The same reader as `listen --otlp-token-file`: a file without a token is an error,
+      // never authentication silently off; beyond loopback a token is required.
+      if (!cfg_.otlpTokenFile.isEmpty())
+        o.bearerToken = live::readBearerTokenFile(cfg_.otlpTokenFile.toStdString());
+      if (!o.address.isLoopback() && o.bearerToken.empty())
+        throw InputError("OTLP receiver", 0, "",
+                         "listening on " + o.address.toString().toStdString() +
+                             " needs a token file (anyone who can reach it could send spans)");
       otlp_ = new live::OtlpReceiver(
           o, [this](const formats::SpanCall& s) { shadow_->addCall(s.view()); }, this);
       otlp_->onBatchApplied = [this](std::size_t, std::int64_t latencyUs) {

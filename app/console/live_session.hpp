@@ -42,6 +42,9 @@ namespace spillway::console {
 struct LiveConfig {
   QString otlp;  // "[HOST:]PORT" of the OTLP/HTTP receiver; empty: none
   bool otlpAllowRemote = false;
+  // "Authorization: Bearer <token>" required; the token is the file's first line that is
+  // neither empty nor a # comment (live::readBearerTokenFile). Empty: none (loopback only).
+  QString otlpTokenFile;
   QString tailFile;  // an access log to follow; empty: none
   formats::Format tailFormat = formats::Format::Nginx;
   bool tailFromStart = false;
