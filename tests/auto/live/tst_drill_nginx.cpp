@@ -1,8 +1,9 @@
 // The nginx drill, end to end on loopback: `spillway-cli serve-instances` plays three fake
 // instances (one gets +800 ms four seconds in), the Debian nginx binary balances over them and
 // writes a JSON access log, bounded load goes through nginx, and shadow mode over the tailed
-// log must say "would open" for the delayed instance and for no other. Skipped when
-// /usr/sbin/nginx is missing (.ci/install-deps installs nginx-light).
+// log must say "would open" for the delayed instance and for no other. When
+// /usr/sbin/nginx is missing it fails under CI=true and skips elsewhere (SPW_REQUIRE_PEER;
+// .ci/install-deps installs nginx-light).
 #include <QDir>
 #include <QElapsedTimer>
 #include <QFile>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "live_testing.hpp"
+#include "require_peer.hpp"
 #include "spillway/live/log_tail.hpp"
 #include "spillway/live/shadow.hpp"
 #include "spillway/policy_yaml.hpp"
@@ -97,8 +99,9 @@ class TstDrillNginx : public QObject {
   }
 
   void delayedInstanceWouldOpen() {
-    if (!QFileInfo(kNginx).isExecutable())
-      QSKIP("/usr/sbin/nginx is missing: install nginx-light (.ci/install-deps) for the drill");
+    SPW_REQUIRE_PEER(
+        QFileInfo(kNginx).isExecutable(),
+        "/usr/sbin/nginx is missing: install nginx-light (.ci/install-deps) for the drill");
     QTemporaryDir tmp;
     QVERIFY(tmp.isValid());
     const QString dir = tmp.path();

@@ -4,8 +4,8 @@
 // `spillway-cli listen --prometheus … --prom-preset spillway` pulls the per-step counts back
 // through query_range into the shadow monitor: chat-3, and no other instance, would open.
 // Also: every preset's PromQL is accepted by the real server, and a query it refuses is
-// reported with its own error. Skipped when /usr/bin/prometheus is missing (.ci/install-deps
-// installs it).
+// reported with its own error. When /usr/bin/prometheus is missing it fails under CI=true and
+// skips elsewhere (SPW_REQUIRE_PEER; .ci/install-deps installs it).
 #include <QElapsedTimer>
 #include <QFile>
 #include <QFileInfo>
@@ -21,6 +21,7 @@
 #include <QTest>
 
 #include "live_testing.hpp"
+#include "require_peer.hpp"
 #include "spillway/live/prometheus_presets.hpp"
 #include "spillway/live/prometheus_pull.hpp"
 
@@ -99,8 +100,9 @@ class TstPrometheusLive : public QObject {
   Q_OBJECT
  private slots:
   void delayedInstanceWouldOpen() {
-    if (!QFileInfo(kPrometheus).isExecutable())
-      QSKIP("/usr/bin/prometheus is missing: install prometheus (.ci/install-deps) for this test");
+    SPW_REQUIRE_PEER(
+        QFileInfo(kPrometheus).isExecutable(),
+        "/usr/bin/prometheus is missing: install prometheus (.ci/install-deps) for this test");
     QElapsedTimer total;
     total.start();
     QTemporaryDir tmp;
@@ -238,8 +240,9 @@ class TstPrometheusLive : public QObject {
   // empty server answers "success" with no series); a query it refuses fails the poll with the
   // server's own message, the URL and the role.
   void presetsAcceptedByTheServer() {
-    if (!QFileInfo(kPrometheus).isExecutable())
-      QSKIP("/usr/bin/prometheus is missing: install prometheus (.ci/install-deps) for this test");
+    SPW_REQUIRE_PEER(
+        QFileInfo(kPrometheus).isExecutable(),
+        "/usr/bin/prometheus is missing: install prometheus (.ci/install-deps) for this test");
     QTemporaryDir tmp;
     QProcess prom;
     auto cleanup = qScopeGuard([&] { stop(prom); });

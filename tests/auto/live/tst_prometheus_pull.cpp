@@ -5,7 +5,6 @@
 // no answer in time), reported with the URL and the role without losing a step. Then the
 // presets and placeholders, the samples through the shadow monitor, and `listen`'s option
 // errors.
-#include <QElapsedTimer>
 #include <QFile>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -361,10 +360,9 @@ class TstPrometheusPull : public QObject {
           return r.query == "FAILS" ? Answer{0, {}} : cannedRoles(r);
         },
         [](live::PullerOptions& o) { o.timeoutMs = 300; }));
-    QElapsedTimer t;
-    t.start();
+    // The poll ends (with the failure) instead of waiting for the answer; how long it takes
+    // past the 300 ms is measured by bench_prometheus_pull, not asserted here.
     QVERIFY(h.poll(kT0 + seconds(12)));
-    QVERIFY2(t.elapsed() < 3000, qPrintable(QString::number(t.elapsed())));
     QCOMPARE(h.failures.size(), 1);
     QVERIFY2(h.failures[0].contains("(role failures): no answer within 300 ms"),
              qPrintable(h.failures[0]));
