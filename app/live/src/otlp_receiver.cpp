@@ -305,6 +305,10 @@ void OtlpReceiver::onReadable(Conn* c) {
     c->fresh = false;
     c->requestStartMs = now;
   }
+  // The bytes just read count before they are parsed: a request that arrived whole in one
+  // read is held too.
+  accountBuffered(c, static_cast<std::size_t>(data.size()));
+  if (c->closing) return;
   auto st = c->parser.feed(std::string_view(data.constData(), data.size()));
   // Pipelined requests are answered in order; each answer is small and synchronous. While
   // stopping, the last request a connection has sent is answered with Connection: close.
@@ -408,9 +412,9 @@ bool OtlpReceiver::refuseEarly(Conn* c, const HttpRequest& head) {
 // Keeps buffered_ — the request bytes held over all connections, a declared body counted in
 // full — within maxBufferedBytes: a request that would go past it is refused 503 (413 when it
 // alone is larger than the whole budget) before more of it is read.
-void OtlpReceiver::accountBuffered(Conn* c) {
+void OtlpReceiver::accountBuffered(Conn* c, std::size_t incoming) {
   const std::size_t want =
-      c->closing ? 0 : std::max(c->parser.bytesHeld(), c->parser.declaredBodyLength());
+      c->closing ? 0 : std::max(c->parser.bytesHeld() + incoming, c->parser.declaredBodyLength());
   if (want > c->held && buffered_ - c->held + want > opt_.maxBufferedBytes) {
     ++stats_.requests;
     ++stats_.overBudget;

@@ -109,6 +109,7 @@ class OtlpReceiver : public QObject {
   void shutdown();
   bool stopping() const { return stopping_; }
   int connections() const { return static_cast<int>(conns_.size()); }
+  std::size_t bufferedBytes() const { return buffered_; }  // request bytes held now
 
  signals:
   void requestAnswered(int status);
@@ -129,7 +130,7 @@ class OtlpReceiver : public QObject {
   void onHeadComplete(Conn* c);
   bool refuseEarly(Conn* c, const HttpRequest& head);
   void handle(Conn* c, const HttpRequest& req);
-  void accountBuffered(Conn* c);
+  void accountBuffered(Conn* c, std::size_t incoming = 0);
   void release(Conn* c);
   void finishShutdown();
   void closeQuietly(Conn* c);
