@@ -2,24 +2,55 @@
 
 #include <QFile>
 
+#include <yaml-cpp/exceptions.h>
+
 #include <cstdio>
+#include <new>
 
 #include "spillway/input_error.hpp"
+#include "spillway/input_limits.hpp"
 #include "spillway/policy_yaml.hpp"
 
 namespace spillway::cli {
 
-std::string readWhole(const std::string& path) {
+std::string readWhole(const std::string& path, std::size_t limit, std::string_view what) {
+  if (path.rfind(":/", 0) != 0) return readInputFile(path, limit, what);
+  // A built-in resource (only Qt can read those); the same cap.
   QFile f(QString::fromStdString(path));
   if (!f.open(QIODevice::ReadOnly))
     throw InputError(path, 0, "", "cannot open: " + f.errorString().toStdString());
-  const QByteArray data = f.readAll();
+  const QByteArray data = f.read(static_cast<qint64>(limit) + 1);
+  checkInputSize(std::string_view(data.constData(), static_cast<std::size_t>(data.size())), path,
+                 limit, what);
   return std::string(data.constData(), static_cast<std::size_t>(data.size()));
 }
 
 Policy loadPolicy(const std::string& path) {
   const std::string p = path.empty() ? kDefaultPolicy : path;
-  return parsePolicy(readWhole(p), path.empty() ? "default.yaml (built-in)" : p);
+  return parsePolicy(readWhole(p, input_limits::kPolicy, "policy file"),
+                     path.empty() ? "default.yaml (built-in)" : p);
+}
+
+int reportUncaught(const QString& command) {
+  const std::string cmd = "spillway-cli " + command.toStdString();
+  try {
+    throw;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+  } catch (const YAML::Exception& e) {
+    // A reader let a yaml-cpp error through: still exit 2, with the line yaml-cpp knows.
+    std::fprintf(stderr, "%s: %s%s\n", cmd.c_str(),
+                 e.mark.is_null() ? "" : ("line " + std::to_string(e.mark.line + 1) + ": ").c_str(),
+                 e.msg.c_str());
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "%s: out of memory (an input larger than docs/limits.md allows?)\n",
+                 cmd.c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: %s\n", cmd.c_str(), e.what());
+  } catch (...) {
+    std::fprintf(stderr, "%s: unexpected error\n", cmd.c_str());
+  }
+  return kInputError;
 }
 
 std::string humanDuration(Micros d) {
@@ -31,9 +62,9 @@ std::string humanDuration(Micros d) {
     std::snprintf(buf, sizeof buf, "%.1fs", s);
   else if (s < 3600)
     std::snprintf(buf, sizeof buf, "%dm%02ds", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
-  else
-    std::snprintf(buf, sizeof buf, "%dh%02dm", static_cast<int>(s) / 3600,
-                  (static_cast<int>(s) % 3600) / 60);
+  else  // whole seconds in 64 bits: an int overflowed past 596523h ("-596523h")
+    std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(s) / 3600,
+                  (static_cast<long long>(s) % 3600) / 60);
   return buf;
 }
 

@@ -3,6 +3,7 @@
 #include <QStringList>
 
 #include <string>
+#include <string_view>
 
 #include "spillway/policy.hpp"
 #include "spillway/sim/scenario.hpp"
@@ -18,8 +19,14 @@ inline constexpr const char* kSampleTrace = ":/spillway/traces/seed000-sample.js
 inline constexpr const char* kSampleFaults = ":/spillway/traces/seed000-sample.faults.jsonl";
 inline constexpr const char* kBuiltinScenarioDir = ":/spillway/scenarios/";
 
-// Reads a file or a ":/" resource whole. Throws InputError when it cannot.
-std::string readWhole(const std::string& path);
+// Reads a file or a ":/" resource whole, at most `limit` bytes (docs/limits.md; `what` names
+// the kind of file in the error). Throws InputError when it cannot or the file is larger.
+std::string readWhole(const std::string& path, std::size_t limit, std::string_view what);
+
+// The top-level catch of every command (main.cpp): call inside `catch (...)`. Prints what
+// escaped as `FILE:LINE: KEY: what` when it is an InputError, or names the exception
+// (a YAML error, out of memory) with `command`, and returns kInputError.
+int reportUncaught(const QString& command);
 
 // `path` empty → the built-in default policy. Throws InputError.
 Policy loadPolicy(const std::string& path);

@@ -12,6 +12,7 @@
 #include "spillway/export/export.hpp"
 #include "spillway/export/validate.hpp"
 #include "spillway/input_error.hpp"
+#include "spillway/input_limits.hpp"
 
 namespace spillway::cli {
 namespace {
@@ -65,18 +66,19 @@ Incident loadIncident(const std::string& arg) {
   Incident inc;
   if (arg == "sample") {
     inc.name = "seed000-sample";
-    inc.text = readWhole(kSampleTrace);
-    inc.faults = readFaultsFile("seed000-sample.faults.jsonl (built-in)", readWhole(kSampleFaults));
+    inc.text = readWhole(kSampleTrace, input_limits::kWholeTrace, "trace");
+    inc.faults = readFaultsFile("seed000-sample.faults.jsonl (built-in)",
+                                readWhole(kSampleFaults, input_limits::kFaults, "faults file"));
     return inc;
   }
   inc.name = QFileInfo(QString::fromStdString(arg)).fileName().toStdString();
-  inc.text = readWhole(arg);
+  inc.text = readWhole(arg, input_limits::kWholeTrace, "trace read whole");
   std::string stem = arg;
   if (stem.size() > 6 && stem.compare(stem.size() - 6, 6, ".jsonl") == 0)
     stem.resize(stem.size() - 6);
   const std::string faults = stem + ".faults.jsonl";
   if (QFileInfo::exists(QString::fromStdString(faults)))
-    inc.faults = readFaultsFile(faults, readWhole(faults));
+    inc.faults = readFaultsFile(faults, readWhole(faults, input_limits::kFaults, "faults file"));
   return inc;
 }
 

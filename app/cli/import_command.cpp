@@ -7,7 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.hpp"
+#include "spillway/formats/sniff.hpp"
 #include "spillway/formats/source.hpp"
+#include "spillway/input_error.hpp"
 #include "spillway/library/library.hpp"
 
 namespace spillway::cli {
@@ -43,31 +45,58 @@ int runImport(const QStringList& args) {
     std::fprintf(stderr, "import: no FILE given (see --help)\n");
     return kInputError;
   }
-  formats::Format format = formats::Format::Jsonl;
-  if (p.isSet("format")) {
-    if (!formats::parseFormat(p.value("format").toStdString(), format)) {
-      std::fprintf(stderr,
-                   "import: --format: expected jsonl, csv, nginx, envoy, otlp or prometheus\n");
-      return kInputError;
-    }
-  } else if (files.first().endsWith(".csv", Qt::CaseInsensitive)) {
-    format = formats::Format::Csv;
+  formats::Format given = formats::Format::Jsonl;
+  if (p.isSet("format") && !formats::parseFormat(p.value("format").toStdString(), given)) {
+    std::fprintf(stderr,
+                 "import: --format: expected jsonl, csv, nginx, envoy, otlp or prometheus\n");
+    return kInputError;
   }
+  // Without --format each file's format is told from its first line (formats/sniff.hpp); what
+  // was decided, and why, goes into the error when the import fails, with the --format to use.
+  struct Choice {
+    formats::Format format;
+    std::string hint;  // appended to an error
+  };
+  auto choose = [&](const std::string& file) -> Choice {
+    if (p.isSet("format")) return {given, ""};
+    const std::string alternatives = "give --format jsonl, csv, nginx, envoy, otlp or prometheus";
+    if (QString::fromStdString(file).endsWith(".csv", Qt::CaseInsensitive))
+      return {formats::Format::Csv, " (read as csv for its name; " + alternatives + ")"};
+    const formats::Sniffed s = formats::sniffFile(file);
+    // Canonical JSONL is the default anyway: its errors need no word on the format.
+    if (s.format == formats::Format::Jsonl) return {formats::Format::Jsonl, ""};
+    if (s.format)
+      return {*s.format, " (read as " + std::string(formats::formatName(*s.format)) +
+                             ", told from line " + std::to_string(s.line) + ": " + s.why +
+                             "; give --format to choose another)"};
+    return {formats::Format::Jsonl,
+            " (read as jsonl: the format could not be told from " +
+                (s.line ? "line " + std::to_string(s.line) + ", " : std::string()) + s.why + "; " +
+                alternatives + ")"};
+  };
   std::string incident = p.value("incident").toStdString();
   if (incident.empty()) incident = QFileInfo(files.first()).completeBaseName().toStdString();
   if (incident.empty() || incident == "-") incident = "stdin";
 
   nlohmann::json jout = nlohmann::json::array();
   try {
-    formats::ImportOptions opt;
-    opt.skipBadLines = p.isSet("skip-bad-lines");
-    if (p.isSet("map")) opt.map = formats::parseFieldMap(p.value("map").toStdString(), format);
     const std::string lp =
         p.isSet("library") ? p.value("library").toStdString() : library::defaultLibraryPath();
     library::Library lib(lp);
     for (const QString& f : files) {
       const std::string file = f.toStdString();
-      const library::ImportResult r = lib.importFile(file, format, opt, incident);
+      const Choice c = choose(file);
+      const formats::Format format = c.format;
+      formats::ImportOptions opt;
+      opt.skipBadLines = p.isSet("skip-bad-lines");
+      library::ImportResult r;
+      try {
+        if (p.isSet("map")) opt.map = formats::parseFieldMap(p.value("map").toStdString(), format);
+        r = lib.importFile(file, format, opt, incident);
+      } catch (const InputError& e) {
+        if (c.hint.empty()) throw;
+        throw InputError(e.file(), e.line(), e.field(), e.detail() + c.hint);
+      }
       for (const auto& m : r.skippedMessages) std::fprintf(stderr, "skipped: %s\n", m.c_str());
       if (p.isSet("json")) {
         jout.push_back({{"file", file},

@@ -9,6 +9,7 @@
 #include "cli_common.hpp"
 #include "spillway/export/export.hpp"
 #include "spillway/input_error.hpp"
+#include "spillway/input_limits.hpp"
 #include "spillway/policy_yaml.hpp"
 
 namespace spillway::cli {
@@ -44,7 +45,8 @@ int runImportConfig(const QStringList& args) {
   }
   const std::string path = p.positionalArguments().first().toStdString();
   try {
-    const exporter::ImportResult r = exporter::importConfig(*kind, readWhole(path), path);
+    const exporter::ImportResult r = exporter::importConfig(
+        *kind, readWhole(path, input_limits::kNativeConfig, "gateway config file"), path);
     const std::string yaml = policyToYaml(r.policy);
     // The written policy must read back (the same checks as every policy file).
     (void)parsePolicy(yaml, "imported policy");

@@ -64,7 +64,8 @@ int runKnee(const QStringList& args) {
                stdout);
     return kOk;
   } catch (const InputError& e) {
-    std::fprintf(stderr, "spillway-cli knee: %s\n", e.what());
+    // FILE:LINE: KEY: what, as every command prints an input error (it names the file).
+    std::fprintf(stderr, "%s\n", e.what());
     return kInputError;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "spillway-cli knee: %s\n", e.what());

@@ -436,18 +436,14 @@ int runLibrary(const QStringList& args) {
       }
       const std::string out = p.value("out").toStdString();
       lib.requireIncident(name);
-      std::FILE* f = out == "-" ? stdout : std::fopen(out.c_str(), "wb");
-      if (!f) throw InputError(out, 0, "", std::string("cannot write: ") + std::strerror(errno));
       std::uint64_t n = 0;
-      try {
-        n = lib.exportJsonl(name, f);
-      } catch (...) {
-        if (f != stdout) std::fclose(f);
-        throw;
+      if (out == "-") {
+        n = lib.exportJsonl(name, stdout);
+        std::fflush(stdout);
+      } else {
+        // Atomic: a failed export leaves no partial file (and an earlier one intact).
+        n = lib.exportJsonlFile(name, out);
       }
-      if (f != stdout && std::fclose(f) != 0)
-        throw InputError(out, 0, "", std::string("cannot write: ") + std::strerror(errno));
-      if (f == stdout) std::fflush(stdout);
       std::fprintf(stderr, "exported %llu lines of incident '%s' to %s\n",
                    static_cast<unsigned long long>(n), name.c_str(), out.c_str());
       return kOk;

@@ -59,18 +59,23 @@ int main(int argc, char** argv) {
   // The subcommand sees "spillway-cli <command>" as its program name.
   args.removeAt(1);
   args[0] = "spillway-cli " + cmd;
-  if (cmd == "replay") return spillway::cli::runReplay(args);
-  if (cmd == "simulate") return spillway::cli::runSimulate(args);
-  if (cmd == "knee") return spillway::cli::runKnee(args);
-  if (cmd == "import") return spillway::cli::runImport(args);
-  if (cmd == "library") return spillway::cli::runLibrary(args);
-  if (cmd == "sweep") return spillway::cli::runSweepCommand(args);
-  if (cmd == "calibrate") return spillway::cli::runCalibrate(args);
-  if (cmd == "compare") return spillway::cli::runCompare(args);
-  if (cmd == "serve-instances") return spillway::cli::runServeInstances(args);
-  if (cmd == "listen") return spillway::cli::runListen(args);
-  if (cmd == "export") return spillway::cli::runExport(args);
-  if (cmd == "import-config") return spillway::cli::runImportConfig(args);
+  // Whatever a command lets escape ends as exit 2 with a message, never as an abort.
+  try {
+    if (cmd == "replay") return spillway::cli::runReplay(args);
+    if (cmd == "simulate") return spillway::cli::runSimulate(args);
+    if (cmd == "knee") return spillway::cli::runKnee(args);
+    if (cmd == "import") return spillway::cli::runImport(args);
+    if (cmd == "library") return spillway::cli::runLibrary(args);
+    if (cmd == "sweep") return spillway::cli::runSweepCommand(args);
+    if (cmd == "calibrate") return spillway::cli::runCalibrate(args);
+    if (cmd == "compare") return spillway::cli::runCompare(args);
+    if (cmd == "serve-instances") return spillway::cli::runServeInstances(args);
+    if (cmd == "listen") return spillway::cli::runListen(args);
+    if (cmd == "export") return spillway::cli::runExport(args);
+    if (cmd == "import-config") return spillway::cli::runImportConfig(args);
+  } catch (...) {
+    return spillway::cli::reportUncaught(cmd);
+  }
   std::fprintf(stderr, "spillway-cli: unknown command '%s'\n\n", qPrintable(cmd));
   usage(stderr);
   return spillway::cli::kInputError;

@@ -14,6 +14,7 @@
 #include "spillway/fault_annotations.hpp"
 #include "spillway/formats/source.hpp"
 #include "spillway/input_error.hpp"
+#include "spillway/input_limits.hpp"
 #include "spillway/kpi.hpp"
 #include "spillway/library/library.hpp"
 #include "spillway/replay.hpp"
@@ -112,10 +113,10 @@ int runReplay(const QStringList& args) {
     std::vector<NamedFault> faults;
     if (p.isSet("faults")) {
       const std::string fp = p.value("faults").toStdString();
-      faults = parseFaultAnnotations(readWhole(fp), fp);
+      faults = parseFaultAnnotations(readWhole(fp, input_limits::kFaults, "faults file"), fp);
     } else if (builtin) {
-      faults =
-          parseFaultAnnotations(readWhole(kSampleFaults), "seed000-sample.faults.jsonl (built-in)");
+      faults = parseFaultAnnotations(readWhole(kSampleFaults, input_limits::kFaults, "faults file"),
+                                     "seed000-sample.faults.jsonl (built-in)");
     }
 
     // The library (when replaying an incident) must outlive the reader streaming from it.
@@ -133,7 +134,7 @@ int runReplay(const QStringList& args) {
           faults.push_back({a.instance, a.start, a.end, a.kind});
       }
     } else if (builtin) {
-      sampleText = readWhole(kSampleTrace);
+      sampleText = readWhole(kSampleTrace, input_limits::kWholeTrace, "trace");
       reader = formats::sourceFromMemory(formats::Format::Jsonl, "seed000-sample.jsonl (built-in)",
                                          sampleText, formats::ImportOptions{skip, {}});
       std::fprintf(stderr,

@@ -15,6 +15,7 @@
 #include "serve_metrics.hpp"
 #include "spillway/event_format.hpp"
 #include "spillway/input_error.hpp"
+#include "spillway/input_limits.hpp"
 #include "spillway/library/library.hpp"
 #include "spillway/policy_yaml.hpp"
 #include "spillway/sim/report.hpp"
@@ -115,7 +116,8 @@ sim::Scenario loadScenario(const std::string& nameOrPath) {
   // Built-in scenarios by name (seed-000 …) or a file.
   const std::string builtin = std::string(kBuiltinScenarioDir) + nameOrPath + ".yaml";
   if (nameOrPath.find('/') == std::string::npos && QFile::exists(QString::fromStdString(builtin)))
-    return sim::parseScenario(readWhole(builtin), "builtin:" + nameOrPath);
+    return sim::parseScenario(readWhole(builtin, input_limits::kScenario, "scenario file"),
+                              "builtin:" + nameOrPath);
   return sim::loadScenarioFile(nameOrPath);
 }
 
@@ -175,6 +177,11 @@ int runSimulate(const QStringList& args) {
       if (!d || *d <= 0) throw InputError("--duration", 0, "", "expected a duration like 5m");
       sc.duration = *d;
       std::erase_if(sc.faults, [&](const sim::FaultSpec& f) { return f.at >= sc.duration; });
+      try {
+        sim::checkScenarioBudget(sc);
+      } catch (const InputError& e) {
+        throw InputError("--duration", 0, e.field() == "duration" ? "" : e.field(), e.detail());
+      }
     }
     if (p.isSet("serve-metrics")) return serveMetrics(p, sc);
     for (const char* opt : {"speed", "metrics-allow-remote"})
@@ -223,7 +230,8 @@ int runSimulate(const QStringList& args) {
     std::fputs((p.isSet("json") ? sim::reportJson(r) + "\n" : sim::reportTable(r)).c_str(), stdout);
     return kOk;
   } catch (const InputError& e) {
-    std::fprintf(stderr, "spillway-cli simulate: %s\n", e.what());
+    // FILE:LINE: KEY: what, as every command prints an input error (it names the file).
+    std::fprintf(stderr, "%s\n", e.what());
     return kInputError;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "spillway-cli simulate: %s\n", e.what());

@@ -15,6 +15,7 @@
 #include "spillway/fault_annotations.hpp"
 #include "spillway/formats/source.hpp"
 #include "spillway/input_error.hpp"
+#include "spillway/input_limits.hpp"
 #include "spillway/library/library.hpp"
 #include "spillway/policy_params.hpp"
 #include "spillway/policy_yaml.hpp"
@@ -56,7 +57,8 @@ std::vector<IncidentTrace> loadIncidents(const QCommandLineParser& p) {
     const std::string path = t.toStdString();
     std::vector<NamedFault> faults;
     const std::string fp = faultsPathFor(path);
-    if (std::ifstream(fp).good()) faults = parseFaultAnnotations(readWhole(fp), fp);
+    if (std::ifstream(fp).good())
+      faults = parseFaultAnnotations(readWhole(fp, input_limits::kFaults, "faults file"), fp);
     auto src = formats::openSource(formats::Format::Jsonl, path, {});
     out.push_back(fromSource(*src, path, std::move(faults)));
   }
@@ -74,11 +76,12 @@ std::vector<IncidentTrace> loadIncidents(const QCommandLineParser& p) {
     }
   }
   if (out.empty()) {
-    const std::string text = readWhole(kSampleTrace);
+    const std::string text = readWhole(kSampleTrace, input_limits::kWholeTrace, "trace");
     auto src = formats::sourceFromMemory(formats::Format::Jsonl, "seed000-sample", text, {});
     out.push_back(fromSource(
         *src, "seed000-sample",
-        parseFaultAnnotations(readWhole(kSampleFaults), "seed000-sample.faults.jsonl (built-in)")));
+        parseFaultAnnotations(readWhole(kSampleFaults, input_limits::kFaults, "faults file"),
+                              "seed000-sample.faults.jsonl (built-in)")));
   }
   return out;
 }
@@ -100,7 +103,7 @@ SweepSpec loadSpace(const QCommandLineParser& p) {
   SweepSpec spec;
   if (p.isSet("spec")) {
     const std::string path = p.value("spec").toStdString();
-    spec = parseSweepSpec(readWhole(path), path);
+    spec = parseSweepSpec(readWhole(path, input_limits::kSweepSpec, "sweep spec"), path);
   }
   for (const QString& v : p.values("param"))
     spec.params.push_back(parseSweepParam(v.toStdString(), "--param"));
@@ -299,6 +302,9 @@ int runSweepLike(const QStringList& args, bool calibrateMode) {
       std::fprintf(stderr, "%s: wrote %s\n", name, out.c_str());
     }
     return c.chosen ? kOk : kFindings;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "%s\n", e.what());  // FILE:LINE: KEY: what
+    return kInputError;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "%s: %s\n", name, e.what());
     return kInputError;
@@ -375,6 +381,9 @@ int runCompare(const QStringList& args) {
     }
     if (p.isSet("json")) std::printf("%s\n", j.dump(2).c_str());
     return kOk;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "%s\n", e.what());  // FILE:LINE: KEY: what
+    return kInputError;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "compare: %s\n", e.what());
     return kInputError;

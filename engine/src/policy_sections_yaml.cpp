@@ -69,7 +69,7 @@ void ruleMap(const YamlReader& r, const YAML::Node& n, const std::string& path,
              std::map<std::string, LimitRule>& out) {
   r.requireMap(n, path);
   for (auto it = n.begin(); it != n.end(); ++it) {
-    const std::string name = it->first.as<std::string>();
+    const std::string name = r.keyOf(it->first, path);
     if (out.count(name)) r.fail(it->first.Mark(), path + "." + name, "duplicate key");
     out[name] = limitRule(r, it->second, path + "." + name);
   }
@@ -81,7 +81,7 @@ void readModelProfiles(const YamlReader& r, const YAML::Node& n,
                        std::map<std::string, ModelProfile>& out) {
   r.requireMap(n, "models");
   for (auto it = n.begin(); it != n.end(); ++it) {
-    const std::string name = it->first.as<std::string>();
+    const std::string name = r.keyOf(it->first, "models");
     const std::string path = "models." + name;
     if (out.count(name)) r.fail(it->first.Mark(), path, "duplicate key");
     const YAML::Node m = it->second;
@@ -115,7 +115,7 @@ void readDegrade(const YamlReader& r, const YAML::Node& n,
   if (auto c = n["chains"]) {
     r.requireMap(c, "degrade.chains");
     for (auto it = c.begin(); it != c.end(); ++it) {
-      const std::string primary = it->first.as<std::string>();
+      const std::string primary = r.keyOf(it->first, "degrade.chains");
       const std::string path = "degrade.chains." + primary;
       if (d.chains.count(primary)) r.fail(it->first.Mark(), path, "duplicate key");
       std::vector<std::string> chain = words(r, it->second, path);

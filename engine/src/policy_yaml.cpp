@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "spillway/input_limits.hpp"
 #include "spillway/policy_sections_yaml.hpp"
 #include "spillway/yaml_reader.hpp"
 
@@ -173,14 +174,18 @@ void Reader::calibration(const YAML::Node& n, const std::string& path, Calibrati
 YAML::Node loadYamlText(std::string_view text, const std::string& source) {
   try {
     return YAML::Load(std::string(text));
-  } catch (const YAML::ParserException& e) {
+  } catch (const YAML::Exception& e) {
+    // ParserException (syntax, nesting too deep) and anything else yaml-cpp throws while
+    // building the nodes: always a named error, never an uncaught YAML exception.
     throw InputError(source, e.mark.is_null() ? 0 : e.mark.line + 1, "", "YAML syntax: " + e.msg);
   }
 }
 
 Policy parsePolicy(std::string_view yamlText, const std::string& source) {
+  checkInputSize(yamlText, source, input_limits::kPolicy, "policy file");
   const YAML::Node root = loadYamlText(yamlText, source);
-  if (!root || root.IsNull()) throw InputError(source, 0, "", "empty policy");
+  // Line 1: an empty file (or one of comments only) has no line to blame but the first.
+  if (!root || root.IsNull()) throw InputError(source, 1, "", "empty policy");
   return parsePolicyNode(root, source);
 }
 
@@ -210,7 +215,7 @@ Policy parsePolicyNode(const YAML::Node& root, const std::string& source) {
       const std::string path = std::string("overrides.") + scope;
       r.requireMap(s, path);
       for (auto it = s.begin(); it != s.end(); ++it) {
-        const std::string name = it->first.as<std::string>();
+        const std::string name = r.keyOf(it->first, path);
         if (out.count(name)) r.fail(it->first.Mark(), path + "." + name, "duplicate key");
         // Validate now against the default so errors carry the file's line numbers.
         BreakerConfig probe = p.breaker;
@@ -227,11 +232,7 @@ Policy parsePolicyNode(const YAML::Node& root, const std::string& source) {
 }
 
 Policy loadPolicyFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot open policy file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parsePolicy(ss.str(), path);
+  return parsePolicy(readInputFile(path, input_limits::kPolicy, "policy file"), path);
 }
 
 BreakerConfig resolveBreaker(const Policy& policy, const std::string& model,
@@ -330,7 +331,7 @@ YAML::Node diffNode(const YAML::Node& a, const YAML::Node& b) {
     YAML::Node out(YAML::NodeType::Map);
     bool any = false;
     for (auto it = b.begin(); it != b.end(); ++it) {
-      const std::string key = it->first.as<std::string>();
+      const std::string key = it->first.Scalar();  // our own emitter's output: plain keys
       YAML::Node d = diffNode(a[key], it->second);
       if (!d.IsNull()) {
         out[key] = d;

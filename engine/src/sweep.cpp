@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "spillway/input_error.hpp"
+#include "spillway/input_limits.hpp"
 #include "spillway/policy_params.hpp"
 #include "spillway/time.hpp"
 #include "spillway/yaml_reader.hpp"
@@ -117,12 +118,14 @@ SweepParamRange parseSweepParam(std::string_view text, const std::string& source
 
 SweepSpec parseSweepSpec(std::string_view yaml, const std::string& source) {
   YamlReader r(source);
+  checkInputSize(yaml, source, input_limits::kSweepSpec, "sweep spec");
   const YAML::Node root = loadYamlText(yaml, source);
+  if (!root || root.IsNull()) throw InputError(source, 1, "", "empty sweep spec");
   r.requireMap(root, "sweep");
   r.checkKeys(root, "", {"mode", "samples", "seed", "params"});
   SweepSpec spec;
   if (auto m = root["mode"]) {
-    const std::string mode = m.as<std::string>();
+    const std::string mode = r.scalar(m, "mode");
     if (mode == "grid")
       spec.mode = SweepSpec::Mode::Grid;
     else if (mode == "random")
@@ -131,15 +134,18 @@ SweepSpec parseSweepSpec(std::string_view yaml, const std::string& source) {
       r.fail(m.Mark(), "mode", "expected grid or random");
   }
   if (auto s = root["samples"]) {
-    const long n = s.as<long>(0);
-    if (n < 1 || n > 1000000) r.fail(s.Mark(), "samples", "expected 1 … 1000000");
-    spec.samples = static_cast<std::uint32_t>(n);
+    spec.samples = r.count(s, "samples", 1, 1000000);
   }
-  if (auto s = root["seed"]) spec.seed = s.as<std::uint64_t>(1);
+  if (auto s = root["seed"]) {
+    std::uint64_t seed = 0;
+    if (!YAML::convert<std::uint64_t>::decode(s, seed))
+      r.fail(s.Mark(), "seed", "expected a whole number, got '" + r.scalar(s, "seed") + "'");
+    spec.seed = seed;
+  }
   const YAML::Node params = r.need(root, "params", "");
   r.requireMap(params, "params");
   for (auto it = params.begin(); it != params.end(); ++it) {
-    const std::string key = it->first.as<std::string>();
+    const std::string key = r.keyOf(it->first, "params");
     const long line = it->first.Mark().line + 1;
     const BreakerParam& p = needParam(key, source, line);
     SweepParamRange range;

@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "spillway/input_limits.hpp"
+
 namespace spillway {
 
 namespace {
@@ -190,8 +192,13 @@ bool JsonlReader::nextLine(std::string_view& line) {
       begin_ = end_;
       return true;
     }
-    // Keep the partial line, refill behind it. A line longer than the chunk grows the buffer.
+    // Keep the partial line, refill behind it. A line longer than the chunk grows the buffer,
+    // up to the limit of one line (a file without newlines, /dev/zero, must not take it all).
     const std::size_t keep = end_ - begin_;
+    if (keep > input_limits::kLine)
+      throw InputError(source_, line_ + 1, "",
+                       "line longer than the " + formatByteLimit(input_limits::kLine) +
+                           " limit for one record (docs/limits.md)");
     if (keep) std::memmove(buf_.data(), start, keep);
     begin_ = 0;
     end_ = keep;

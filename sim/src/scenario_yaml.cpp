@@ -1,14 +1,23 @@
 #include "spillway/sim/scenario_yaml.hpp"
 
+#include <algorithm>
+#include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
+#include "spillway/input_limits.hpp"
 #include "spillway/policy_yaml.hpp"
 #include "spillway/yaml_reader.hpp"
 
 namespace spillway::sim {
+
+std::string tooLong(Micros d, Micros max) {
+  constexpr Micros day = Micros{24} * 3600 * 1000000;
+  std::string m = formatDuration(max);
+  if (max % day == 0) m += " (" + std::to_string(max / day) + " days)";
+  return "must be at most " + m + " (docs/limits.md), got " + formatDuration(d);
+}
+
 namespace {
 
 class ScenarioReader : public YamlReader {
@@ -325,11 +334,13 @@ Policy ScenarioReader::policy(const YAML::Node& n) const {
   const std::string p = scalar(n, "policy");
   std::filesystem::path path(p);
   if (path.is_relative() && !baseDir_.empty()) path = std::filesystem::path(baseDir_) / path;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(n.Mark(), "policy", "cannot open policy file '" + path.string() + "'");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parsePolicy(ss.str(), path.string());
+  std::string text;
+  try {
+    text = readInputFile(path.string(), input_limits::kPolicy, "policy file");
+  } catch (const InputError& e) {
+    fail(n.Mark(), "policy", "policy file '" + path.string() + "': " + e.detail());
+  }
+  return parsePolicy(text, path.string());
 }
 
 Scenario ScenarioReader::read(const YAML::Node& root) const {
@@ -346,8 +357,12 @@ Scenario ScenarioReader::read(const YAML::Node& root) const {
   s.name = root["name"] ? scalar(root["name"], "name") : std::string("unnamed");
   if (auto v = root["description"]) s.description = scalar(v, "description");
   s.duration = duration(need(root, "duration", ""), "duration", 1, false, true);
+  if (s.duration > kMaxDuration)
+    fail(root["duration"].Mark(), "duration", tooLong(s.duration, kMaxDuration));
   if (auto v = root["tick"]) s.tick = duration(v, "tick", millis(10));
+  if (s.tick > kMaxTick) fail(root["tick"].Mark(), "tick", tooLong(s.tick, kMaxTick));
   if (auto v = root["drain"]) s.drain = duration(v, "drain", 0);
+  if (s.drain > kMaxDrain) fail(root["drain"].Mark(), "drain", tooLong(s.drain, kMaxDrain));
   if (auto v = root["seed"]) {
     unsigned long long seed;
     if (!YAML::convert<unsigned long long>::decode(v, seed))
@@ -407,6 +422,20 @@ Scenario ScenarioReader::read(const YAML::Node& root) const {
       s.faults.push_back(std::move(f));
     }
   }
+  try {
+    checkScenarioBudget(s);
+  } catch (const InputError& e) {
+    // Blame the line of what is too much: the duration, or the client that makes the most.
+    const std::string& f = e.field();
+    YAML::Mark m = root["duration"].Mark();
+    if (f.rfind("clients[", 0) == 0) {
+      const std::size_t i = std::stoul(f.substr(8));
+      m = keyMark(clients[i], "rate");
+    } else if (f == "tick" && root["tick"]) {
+      m = root["tick"].Mark();
+    }
+    fail(m, f, e.detail());
+  }
   return s;
 }
 
@@ -414,17 +443,84 @@ Scenario ScenarioReader::read(const YAML::Node& root) const {
 
 Scenario parseScenario(std::string_view yamlText, const std::string& source,
                        const std::string& baseDir) {
+  checkInputSize(yamlText, source, input_limits::kScenario, "scenario file");
   const YAML::Node root = loadYamlText(yamlText, source);
-  if (!root || root.IsNull()) throw InputError(source, 0, "", "empty scenario");
+  if (!root || root.IsNull()) throw InputError(source, 1, "", "empty scenario");
   return ScenarioReader(source, baseDir).read(root);
 }
 
 Scenario loadScenarioFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot open scenario file");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return parseScenario(ss.str(), path, std::filesystem::path(path).parent_path().string());
+  return parseScenario(readInputFile(path, input_limits::kScenario, "scenario file"), path,
+                       std::filesystem::path(path).parent_path().string());
+}
+
+namespace {
+
+// Requests one client sends over `duration`, from above: its rate times the peak of each
+// profile shape, plus what its bursts add while they last; session turns count one each.
+double requestsBound(const ClientSpec& c, Micros duration) {
+  const double secs = static_cast<double>(duration) * 1e-6;
+  double peak = 1, burstSecs = 0;
+  for (const LoadShape& ls : c.profile) {
+    switch (ls.kind) {
+      case ProfileKind::Constant:
+        break;
+      case ProfileKind::Step: {
+        double m = 1;
+        for (const auto& st : ls.steps) m = std::max(m, st.second);
+        peak *= m;
+        break;
+      }
+      case ProfileKind::Ramp:
+        peak *= std::max({1.0, ls.from, ls.to});
+        break;
+      case ProfileKind::Diurnal:
+        peak *= 1 + ls.amplitude;
+        break;
+      case ProfileKind::Burst: {
+        const Micros from = std::min(ls.start, duration), to = std::min(ls.end, duration);
+        burstSecs += std::max(0.0, ls.multiplier - 1) * static_cast<double>(to - from) * 1e-6;
+        break;
+      }
+    }
+  }
+  const double turns = c.sessions.turns > 1 ? c.sessions.turns : 1;
+  return c.rate * peak * (secs + burstSecs) * turns;
+}
+
+}  // namespace
+
+void checkScenarioBudget(const Scenario& s) {
+  if (s.duration > kMaxDuration)
+    throw InputError(s.source, 0, "duration", tooLong(s.duration, kMaxDuration));
+  const double ticks = static_cast<double>(s.duration + s.drain) / static_cast<double>(s.tick);
+  if (ticks > kMaxTicks) {
+    char buf[200];
+    std::snprintf(buf, sizeof buf,
+                  "(duration + drain) / tick is %.3g ticks, more than the limit of %.0f "
+                  "(docs/limits.md): a longer tick or a shorter duration",
+                  ticks, kMaxTicks);
+    throw InputError(s.source, 0, "tick", buf);
+  }
+  double total = 0, most = -1;
+  std::size_t culprit = 0;
+  for (std::size_t i = 0; i < s.clients.size(); ++i) {
+    const double n = requestsBound(s.clients[i], s.duration);
+    total += n;
+    if (n > most) {
+      most = n;
+      culprit = i;
+    }
+  }
+  if (total > kMaxRequests) {
+    char buf[300];
+    std::snprintf(buf, sizeof buf,
+                  "the clients would send about %.3g requests in %s (rate x peak load x "
+                  "duration), more than the limit of %.0f per run (docs/limits.md); this one "
+                  "sends the most (%.3g): lower rates or a shorter duration",
+                  total, formatDuration(s.duration).c_str(), kMaxRequests, most);
+    throw InputError(s.source, 0, "clients[" + std::to_string(culprit) + "].rate", buf);
+  }
 }
 
 }  // namespace spillway::sim

@@ -5,10 +5,15 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <unordered_map>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "annotation_rows.hpp"
 #include "schema.hpp"
@@ -270,10 +275,43 @@ std::string hashFile(const std::string& path) {
   return out;
 }
 
+namespace {
+
+// Why `path` cannot be written by this process, or "" when it can: the file itself, and the
+// directory, where SQLite must create its -wal and -shm files next to it.
+std::string whyNotWritable(const std::string& path) {
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::path(path).parent_path().empty() ? fs::path(".") : fs::path(path).parent_path();
+  if (::access(path.c_str(), W_OK) != 0 && errno != ENOENT)
+    return "the file is not writable: " + std::string(std::strerror(errno));
+  if (::access(dir.c_str(), W_OK) != 0)
+    return "the directory " + dir.string() + " is not writable: " + std::strerror(errno);
+  return {};
+}
+
+// `path` as an SQLite URI filename (https://sqlite.org/uri.html): '%', '?' and '#' escaped.
+std::string uriOf(const std::string& path, const char* query) {
+  std::string u = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(c));
+      u += buf;
+    } else {
+      u += c;
+    }
+  }
+  return u + "?" + query;
+}
+
+}  // namespace
+
 Library::Library(std::string path, OpenOptions opt) : path_(std::move(path)) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  if (opt.mustExist && !fs::exists(path_, ec))
+  const bool exists = fs::exists(path_, ec);
+  if (opt.mustExist && !exists)
     throw InputError(path_, 0, "", "no such library (import an incident first, or pass --library)");
   if (!opt.mustExist) {
     const fs::path parent = fs::path(path_).parent_path();
@@ -281,14 +319,43 @@ Library::Library(std::string path, OpenOptions opt) : path_(std::move(path)) {
   }
   if (fs::is_directory(path_, ec))
     throw InputError(path_, 0, "", "is a directory, not a library file");
-  const int flags = SQLITE_OPEN_READWRITE | (opt.mustExist ? 0 : SQLITE_OPEN_CREATE);
-  if (sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
-    const std::string msg = db_ ? sqlite3_errmsg(db_) : "out of memory";
+  if (opt.readOnly)
+    readOnlyReason_ = "opened read-only";
+  else if (exists)
+    readOnlyReason_ = whyNotWritable(path_);
+  else if (std::string why = whyNotWritable(path_); !why.empty())
+    throw InputError(path_, 0, "", "cannot create the library: " + why);
+  const bool ro = !readOnlyReason_.empty();
+  auto openWith = [&](const std::string& name, int flags) {
+    if (sqlite3_open_v2(name.c_str(), &db_, flags, nullptr) == SQLITE_OK) return true;
     sqlite3_close(db_);
     db_ = nullptr;
-    throw InputError(path_, 0, "", "cannot open the library: " + msg);
+    return false;
+  };
+  bool opened = false;
+  if (!ro) {
+    opened = openWith(path_, SQLITE_OPEN_READWRITE | (opt.mustExist ? 0 : SQLITE_OPEN_CREATE));
+  } else {
+    // Read-only. A WAL library whose -shm cannot be created (a read-only directory) opens only
+    // as immutable: nobody can write it there, so nothing changes under the reader.
+    opened = openWith(uriOf(path_, "mode=ro"), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
+    if (opened) {
+      const int rc =
+          sqlite3_exec(db_, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
+      if (rc == SQLITE_CANTOPEN || rc == SQLITE_READONLY) {
+        sqlite3_close(db_);
+        db_ = nullptr;
+        opened = false;
+      }
+    }
+    if (!opened)
+      opened = openWith(uriOf(path_, "immutable=1"), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
   }
+  if (!opened) throw InputError(path_, 0, "", "cannot open the library");
   sqlite3_busy_timeout(db_, 10000);
+  // No one value read from the file may take more than this (a damaged or hostile file could
+  // claim a gigabyte blob); the largest Spillway writes is a block of 4096 calls.
+  sqlite3_limit(db_, SQLITE_LIMIT_LENGTH, 64 << 20);
   try {
     openOrCreate(opt);
   } catch (...) {
@@ -296,6 +363,28 @@ Library::Library(std::string path, OpenOptions opt) : path_(std::move(path)) {
     db_ = nullptr;
     throw;
   }
+}
+
+void Library::requireWritable(std::string_view action) {
+  if (!readOnlyReason_.empty())
+    throw InputError(path_, 0, "",
+                     "cannot " + std::string(action) + ": the library is read-only here (" +
+                         readOnlyReason_ + ")");
+  if (!checked_) {
+    try {
+      Stmt q(db_, path_, "PRAGMA quick_check(1)");
+      if (q.step() && q.text(0) != "ok") damage_ = std::string(q.text(0));
+    } catch (const InputError& e) {
+      damage_ = e.detail();
+    }
+    checked_ = true;
+  }
+  if (!damage_.empty())
+    throw InputError(path_, 0, "",
+                     "cannot " + std::string(action) +
+                         ": the library is damaged (quick_check: " + damage_ +
+                         "); it takes no more writes. `library export` what still reads and "
+                         "import it into a new library");
 }
 
 Library::~Library() {
@@ -331,7 +420,10 @@ void Library::openOrCreate(const OpenOptions& opt) {
     if (q.step()) objects = q.i64(0);
   }
   const int version = schemaVersion();
+  const bool ro = !readOnlyReason_.empty();
   if (objects == 0 && appId == 0 && version == 0) {
+    if (ro) fail("not a Spillway library: an empty file (and it is read-only here)");
+    requireWritable("create the library");
     exec("PRAGMA journal_mode=WAL");
     Tx tx(db_, path_);
     migrate(0, opt.schemaVersion);
@@ -345,8 +437,14 @@ void Library::openOrCreate(const OpenOptions& opt) {
            ", newer than this Spillway understands (v" + std::to_string(kSchemaVersion) +
            "): use a newer spillway-cli");
     if (version < 1) fail("the library is damaged: it has no schema version");
+    if (ro) {
+      if (version < opt.schemaVersion)
+        requireWritable("upgrade the library's schema from v" + std::to_string(version));
+      return;
+    }
     exec("PRAGMA journal_mode=WAL");
     if (version < opt.schemaVersion) {
+      requireWritable("upgrade the library's schema from v" + std::to_string(version));
       Tx tx(db_, path_);
       migrate(version, opt.schemaVersion);
       tx.commit();
@@ -411,7 +509,10 @@ ImportResult Library::importFile(const std::string& file, formats::Format format
                                  const formats::ImportOptions& opt, std::string_view incident,
                                  const ProgressFn& progress) {
   std::string hash;
-  if (file != "-") {
+  // Only a regular file can be hashed and then read again: stdin, a pipe or a device
+  // (/dev/zero would be hashed forever) is read once and never deduplicated.
+  std::error_code ec;
+  if (file != "-" && std::filesystem::is_regular_file(file, ec)) {
     hash = hashFile(file) + "-" + std::string(formats::formatName(format));
     Stmt q(db_, path_,
            "SELECT i.name FROM sources s JOIN incidents i ON i.id = s.incident_id WHERE s.hash=?");
@@ -431,6 +532,7 @@ ImportResult Library::importSource(formats::RecordSource& src, std::string_view 
                                    std::string_view format, std::string_view hash,
                                    const ProgressFn& progress) {
   if (incident.empty()) throw InputError(src.source(), 0, "incident", "needs a name");
+  requireWritable("import");
   Tx tx(db_, path_);
   ImportResult r = store(src, incident, format, hash, progress, false);
   tx.commit();
@@ -610,7 +712,58 @@ std::uint64_t Library::exportJsonl(std::string_view name, std::FILE* out) {
   return n;
 }
 
+std::uint64_t Library::exportJsonlFile(std::string_view name, const std::string& file) {
+  namespace fs = std::filesystem;
+  requireIncident(name);
+  // The temporary goes next to the target (same file system: rename is atomic), named after
+  // it so a crash leaves an obvious leftover rather than a plausible partial export.
+  const fs::path target(file);
+  const fs::path dir = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  std::string tmpl = (dir / ("." + target.filename().string() + ".tmp-XXXXXX")).string();
+  const int fd = ::mkstemp(tmpl.data());
+  if (fd < 0) throw InputError(file, 0, "", std::string("cannot write: ") + std::strerror(errno));
+  std::FILE* f = ::fdopen(fd, "wb");
+  if (!f) {
+    const int err = errno;
+    ::close(fd);
+    ::unlink(tmpl.c_str());
+    throw InputError(file, 0, "", std::string("cannot write: ") + std::strerror(err));
+  }
+  std::uint64_t n = 0;
+  try {
+    n = exportJsonl(name, f);
+    if (std::fflush(f) != 0 || ::fsync(::fileno(f)) != 0)
+      throw InputError(file, 0, "", std::string("cannot write: ") + std::strerror(errno));
+  } catch (const InputError& e) {
+    std::fclose(f);
+    ::unlink(tmpl.c_str());
+    // exportJsonl names no file; the message should.
+    if (e.file() == "export") throw InputError(file, 0, e.field(), e.detail());
+    throw;
+  } catch (...) {
+    std::fclose(f);
+    ::unlink(tmpl.c_str());
+    throw;
+  }
+  if (std::fclose(f) != 0) {
+    const int err = errno;
+    ::unlink(tmpl.c_str());
+    throw InputError(file, 0, "", std::string("cannot write: ") + std::strerror(err));
+  }
+  // mkstemp makes it 0600; an export is an ordinary file (0666 less the umask).
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::chmod(tmpl.c_str(), 0666 & ~mask);
+  if (std::rename(tmpl.c_str(), file.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmpl.c_str());
+    throw InputError(file, 0, "", std::string("cannot write: ") + std::strerror(err));
+  }
+  return n;
+}
+
 void Library::annotate(std::string_view name, const Annotation& a) {
+  requireWritable("annotate");
   detail::insertAnnotation(db_, path_, "annotations", "incident_id", requireIncident(name).id, a);
 }
 
@@ -620,6 +773,7 @@ std::vector<Annotation> Library::annotations(std::string_view name) {
 }
 
 void Library::setNotes(std::string_view name, std::string_view tags, std::string_view notes) {
+  requireWritable("set notes");
   const IncidentInfo inc = requireIncident(name);
   Stmt q(db_, path_, "UPDATE incidents SET tags=?, notes=? WHERE id=?");
   q.bind(1, tags).bind(2, notes).bind(3, inc.id);
@@ -628,6 +782,7 @@ void Library::setNotes(std::string_view name, std::string_view tags, std::string
 
 std::int64_t Library::saveRun(std::string_view name, std::string_view policyYaml,
                               std::string_view kpisJson, std::string_view transitionsJson) {
+  requireWritable("save a run");
   const IncidentInfo inc = requireIncident(name);
   Stmt q(db_, path_,
          "INSERT INTO runs(incident_id, policy_yaml, kpis_json, transitions_json, created) "
@@ -652,6 +807,7 @@ std::vector<RunInfo> Library::runs(std::string_view name) {
 }
 
 bool Library::deleteIncident(std::string_view name) {
+  requireWritable("delete an incident");
   auto inc = incident(name);
   if (!inc) return false;
   Tx tx(db_, path_);

@@ -35,6 +35,7 @@ LiveRecorder::LiveRecorder(const std::string& libraryPath, std::string_view reco
     : opt_(opt), name_(recording), lib_(libraryPath) {
   if (name_.empty()) throw InputError(lib_.path(), 0, "recording", "needs a name");
   checkOptions(lib_.path(), opt_);
+  lib_.requireWritable("record");
   sqlite3* db = lib_.handle();
   // Checkpoints cannot pass a long-lived reader (a replay from this library), so the WAL grows
   // meanwhile; this truncates it back once a checkpoint completes instead of keeping its peak.

@@ -142,6 +142,7 @@ CutResult Library::cutRecording(std::string_view recordingName, Micros from, Mic
   if (from >= to)
     throw InputError(path_, 0, "range",
                      "from (" + formatUtc(from) + ") must be before to (" + formatUtc(to) + ")");
+  requireWritable("cut a recording");
   // One transaction: the checks and the copy see the same state of the recording (a recorder's
   // commits and retention wait), and the incident appears whole or not at all.
   Tx tx(db_, path_);
@@ -217,6 +218,7 @@ CutResult Library::cutRecording(std::string_view recordingName, Micros from, Mic
 }
 
 void Library::annotateRecording(std::string_view name, const Annotation& a) {
+  requireWritable("annotate a recording");
   detail::insertAnnotation(db_, path_, "rec_annotations", "recording_id", requireRecording(name).id,
                            a);
 }
@@ -227,6 +229,7 @@ std::vector<Annotation> Library::recordingAnnotations(std::string_view name) {
 }
 
 bool Library::deleteRecording(std::string_view name) {
+  requireWritable("delete a recording");
   Tx tx(db_, path_);
   const auto rec = recording(name);
   if (!rec) return false;

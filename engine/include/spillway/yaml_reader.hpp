@@ -42,7 +42,7 @@ class YamlReader {
                  std::initializer_list<std::string_view> allowed) const {
     std::set<std::string> seen;
     for (auto it = map.begin(); it != map.end(); ++it) {
-      const std::string k = it->first.as<std::string>();
+      const std::string k = keyOf(it->first, path);
       // yaml-cpp keeps the first of two equal keys; a second one is a mistake, say so.
       if (!seen.insert(k).second) fail(it->first.Mark(), join(path, k), "duplicate key");
       bool ok = false;
@@ -53,6 +53,26 @@ class YamlReader {
         fail(it->first.Mark(), join(path, k), "unknown key (expected one of: " + list + ")");
       }
     }
+  }
+
+  // The name of a mapping key. YAML allows a list or a mapping as a key (`? [a]`); no Spillway
+  // file uses one, so it is a named error here rather than a YAML::TypedBadConversion later.
+  std::string keyOf(const YAML::Node& key, const std::string& path) const {
+    if (key.IsScalar()) return key.Scalar();
+    YAML::Emitter e;
+    e << YAML::Flow << key;
+    std::string shown = e.good() ? std::string(e.c_str()) : std::string("?");
+    if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
+    fail(key.Mark(), join(path, shown),
+         std::string("a key must be a plain name, not ") + kindOf(key) + " (`? ...` complex key)");
+  }
+
+  // "a list", "a mapping", "nothing", "a value": for messages.
+  static const char* kindOf(const YAML::Node& n) {
+    if (n.IsSequence()) return "a list";
+    if (n.IsMap()) return "a mapping";
+    if (n.IsNull() || !n.IsDefined()) return "nothing";
+    return "a value";
   }
 
   // Where key `k` is written in `map` (for checks that involve several keys), or where the

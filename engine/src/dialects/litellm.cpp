@@ -174,7 +174,7 @@ LitellmConfig parseLitellmConfig(std::string_view text, const std::string& sourc
   if (auto n = NativeReader::get(rs, "allowed_fails_policy")) {
     if (!n.IsMap()) r.fail(n.Mark(), k("allowed_fails_policy"), "expected a mapping");
     for (auto it = n.begin(); it != n.end(); ++it) {
-      const std::string key = it->first.as<std::string>();
+      const std::string key = r.keyOf(it->first, k("allowed_fails_policy"));
       c.allowedFailsPolicy[key] =
           r.whole(it->second, k("allowed_fails_policy") + "." + key, 0, 1000000000);
     }
@@ -187,9 +187,10 @@ LitellmConfig parseLitellmConfig(std::string_view text, const std::string& sourc
     c.numRetries = r.whole(n, k("num_retries"), 0, 1000);
   if (auto n = NativeReader::get(rs, "retry_policy")) {
     if (!n.IsMap()) r.fail(n.Mark(), k("retry_policy"), "expected a mapping");
-    for (auto it = n.begin(); it != n.end(); ++it)
-      c.retryPolicy[it->first.as<std::string>()] =
-          r.whole(it->second, k("retry_policy") + "." + it->first.as<std::string>(), 0, 1000);
+    for (auto it = n.begin(); it != n.end(); ++it) {
+      const std::string key = r.keyOf(it->first, k("retry_policy"));
+      c.retryPolicy[key] = r.whole(it->second, k("retry_policy") + "." + key, 0, 1000);
+    }
   }
   for (const char* f :
        {"fallbacks", "context_window_fallbacks", "content_policy_fallbacks", "default_fallbacks"}) {
@@ -203,11 +204,11 @@ LitellmConfig parseLitellmConfig(std::string_view text, const std::string& sourc
       }
       if (!item.IsMap()) r.fail(item.Mark(), k(f), "expected {group: [backups]}");
       for (auto it = item.begin(); it != item.end(); ++it) {
-        std::string line = std::string(f) + ": " + it->first.as<std::string>() + " ->";
+        std::string line = std::string(f) + ": " + r.keyOf(it->first, k(f)) + " ->";
         const YAML::Node backups = it->second;  // a named copy: the proxy is a temporary
         if (backups.IsSequence())
           for (std::size_t i = 0; i < backups.size(); ++i)
-            line += " " + backups[i].as<std::string>();
+            line += " " + r.scalar(backups[i], k(f) + "[" + std::to_string(i) + "]");
         c.fallbacks.push_back(line);
       }
     }

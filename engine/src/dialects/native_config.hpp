@@ -12,6 +12,7 @@
 #include <string_view>
 #include <vector>
 
+#include "spillway/input_limits.hpp"
 #include "spillway/yaml_reader.hpp"
 
 namespace spillway::dialects {
@@ -60,7 +61,7 @@ class NativeReader : public YamlReader {
     if (!map.IsMap()) fail(map.Mark(), path, "expected a mapping of keys");
     std::set<std::string> seen;
     for (auto it = map.begin(); it != map.end(); ++it) {
-      const std::string k = it->first.as<std::string>();
+      const std::string k = keyOf(it->first, path);
       const std::string c = canonicalKey(k);
       if (!seen.insert(c).second) fail(it->first.Mark(), join(path, k), "duplicate key");
       bool ok = false;
@@ -186,6 +187,7 @@ class NativeReader : public YamlReader {
 
 // Reads a whole document; syntax errors carry the line.
 inline YAML::Node loadNative(std::string_view text, const std::string& source) {
+  checkInputSize(text, source, input_limits::kNativeConfig, "gateway config file");
   return loadYamlText(text, source);
 }
 

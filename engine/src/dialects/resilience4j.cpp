@@ -413,7 +413,8 @@ Resilience4jConfig parseResilience4jConfig(std::string_view text, const std::str
     } else if (const YAML::Node def = NativeReader::get(configs, "default")) {
       applyWithBase(r, configs, def, "configs.default", c);
     } else if (instances && instances.IsMap() && instances.size() == 1) {
-      const std::string name = instances.begin()->first.as<std::string>();
+      const std::string name =
+          r.keyOf(instances.begin()->first, "resilience4j.circuitbreaker.instances");
       applyWithBase(r, configs, instances.begin()->second, "instances." + name, c);
     } else {
       r.fail(cb.Mark(), "resilience4j.circuitbreaker",

@@ -137,7 +137,8 @@ ImportResult importResilience4j(std::string_view text, const std::string& source
   if (const YAML::Node inst = r4jInstances(text, source); inst && inst.IsMap()) {
     // With configs.default present it is the default; else the only instance was.
     for (auto it = inst.begin(); it != inst.end(); ++it) {
-      const std::string name = it->first.as<std::string>();
+      const std::string name =
+          NativeReader(source).keyOf(it->first, "resilience4j.circuitbreaker.instances");
       Notes scratch;  // per-instance notes repeat the default's
       addOverride(r.policy, name,
                   fromR4j(dialects::parseResilience4jConfig(text, source, name), scratch, name), n);

@@ -2,10 +2,12 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "spillway/input_error.hpp"
+#include "spillway/input_limits.hpp"
 
 namespace spillway::formats {
 
@@ -13,9 +15,9 @@ namespace {
 constexpr std::size_t kChunk = 1 << 22;
 }
 
-LineReader::LineReader(std::string name, ReadFn read)
+LineReader::LineReader(std::string name, ReadFn read, std::size_t capacity)
     : name_(std::move(name)), read_(std::move(read)) {
-  buf_.resize(kChunk + simdjson::SIMDJSON_PADDING);
+  buf_.resize(std::clamp<std::size_t>(capacity, 4096, kChunk) + simdjson::SIMDJSON_PADDING);
 }
 
 LineReader::~LineReader() {
@@ -39,12 +41,15 @@ std::unique_ptr<LineReader> LineReader::openFile(const std::string& path) {
 
 std::unique_ptr<LineReader> LineReader::fromMemory(std::string name, std::string_view data) {
   auto pos = std::make_shared<std::size_t>(0);
-  return std::make_unique<LineReader>(std::move(name), [data, pos](char* dst, std::size_t n) {
-    const std::size_t k = std::min(n, data.size() - *pos);
-    std::memcpy(dst, data.data() + *pos, k);
-    *pos += k;
-    return k;
-  });
+  return std::make_unique<LineReader>(
+      std::move(name),
+      [data, pos](char* dst, std::size_t n) {
+        const std::size_t k = std::min(n, data.size() - *pos);
+        std::memcpy(dst, data.data() + *pos, k);
+        *pos += k;
+        return k;
+      },
+      data.size() + 1);
 }
 
 bool LineReader::next(std::string_view& line) {
@@ -61,13 +66,20 @@ bool LineReader::next(std::string_view& line) {
       return true;
     }
     if (eof_) return false;
-    // Keep the partial line, refill behind it; a line longer than the chunk grows the buffer.
+    // Keep the partial line, refill behind it; a line longer than the chunk grows the buffer,
+    // up to the limit of one line (a file without newlines, /dev/zero, must not take it all).
     const std::size_t keep = end_ - begin_;
+    if (keep > input_limits::kLine)
+      throw InputError(name_, line_ + 1, "",
+                       "line longer than the " + formatByteLimit(input_limits::kLine) +
+                           " limit for one record (docs/limits.md)");
     if (keep) std::memmove(buf_.data(), start, keep);
     begin_ = 0;
     end_ = keep;
-    if (buf_.size() - simdjson::SIMDJSON_PADDING - end_ < kChunk / 2)
-      buf_.resize(buf_.size() + kChunk);
+    // Grow when less than half the buffer is free: by the buffer's size, at most a chunk at a
+    // time (a file's buffer starts at a chunk, so it grows as it always did).
+    const std::size_t cap = buf_.size() - simdjson::SIMDJSON_PADDING;
+    if (cap - end_ < std::min(cap, kChunk) / 2) buf_.resize(buf_.size() + std::min(cap, kChunk));
     const std::size_t room = buf_.size() - simdjson::SIMDJSON_PADDING - end_;
     const std::size_t got = read_(buf_.data() + end_, room);
     if (got == 0) eof_ = true;
@@ -77,20 +89,7 @@ bool LineReader::next(std::string_view& line) {
 }
 
 std::string readWholeFile(const std::string& path) {
-  std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
-  if (!f) throw InputError(path, 0, "", std::string("cannot open: ") + std::strerror(errno));
-  std::string out;
-  char buf[1 << 16];
-  for (;;) {
-    const std::size_t got = std::fread(buf, 1, sizeof buf, f);
-    if (got == 0) {
-      const bool err = std::ferror(f);
-      if (f != stdin) std::fclose(f);
-      if (err) throw InputError(path, 0, "", "cannot read");
-      return out;
-    }
-    out.append(buf, got);
-  }
+  return readInputFile(path, input_limits::kWholeTrace, "trace read whole (OTLP, Prometheus)");
 }
 
 }  // namespace spillway::formats

@@ -14,7 +14,8 @@ namespace spillway::formats {
 class LineReader {
  public:
   using ReadFn = std::function<std::size_t(char* dst, std::size_t n)>;
-  LineReader(std::string name, ReadFn read);
+  // `capacity`: the first buffer's size (a small in-memory input need not pay for 4 MiB).
+  LineReader(std::string name, ReadFn read, std::size_t capacity = std::size_t{1} << 22);
   ~LineReader();
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;

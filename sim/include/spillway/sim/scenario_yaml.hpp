@@ -14,4 +14,22 @@ Scenario parseScenario(std::string_view yamlText, const std::string& source,
                        const std::string& baseDir = {});
 Scenario loadScenarioFile(const std::string& path);
 
+// What one simulation may cost (docs/limits.md): a week of simulated time covers a weekly
+// cycle of diurnal load (the longest pattern a scenario describes); beyond that a run is a
+// capacity study for another tool. The request budget keeps one run to minutes (the simulator
+// makes ~1 M requests per second of CPU), the tick budget bounds the per-tick work and series.
+inline constexpr Micros kMaxDuration = Micros{7} * 24 * 3600 * 1000000;
+inline constexpr Micros kMaxDrain = Micros{3600} * 1000000;
+inline constexpr Micros kMaxTick = Micros{3600} * 1000000;
+inline constexpr double kMaxTicks = 10e6;
+inline constexpr double kMaxRequests = 1e9;
+
+// Checks a scenario against those limits (parseScenario does; call it again after changing the
+// duration, e.g. --duration). Throws InputError(source, 0, field, ...), field "duration",
+// "tick" or "clients[i].rate".
+void checkScenarioBudget(const Scenario& s);
+
+// "must be at most 7d (docs/limits.md), got 104166d16h".
+std::string tooLong(Micros d, Micros max);
+
 }  // namespace spillway::sim

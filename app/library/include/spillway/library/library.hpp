@@ -30,6 +30,9 @@ std::string defaultLibraryPath();
 struct OpenOptions {
   bool mustExist = false;  // read commands: a missing file is an error, not a new library
   int schemaVersion = kSchemaVersion;  // tests create older libraries with this
+  // Open read-only even when the file could be written. A library that cannot be written
+  // (read-only file or directory, read-only file system) opens read-only by itself.
+  bool readOnly = false;
 };
 
 struct IncidentInfo {
@@ -101,7 +104,8 @@ class Library {
 
   // Imports one file into `incident` (created when missing; appended to otherwise) in one
   // transaction. Re-importing the same content (same bytes and format) returns
-  // alreadyImported and changes nothing. "-" reads stdin and is never deduplicated.
+  // alreadyImported and changes nothing. "-" reads stdin; it, and anything but a regular
+  // file (a pipe, a device), is read once and never deduplicated.
   ImportResult importFile(const std::string& file, formats::Format format,
                           const formats::ImportOptions& opt, std::string_view incident,
                           const ProgressFn& progress = {});
@@ -124,8 +128,21 @@ class Library {
                        std::string_view kpisJson, std::string_view transitionsJson);
   std::vector<RunInfo> runs(std::string_view incident);
 
+  // Writes the incident as canonical JSONL to `file` (not "-") atomically: into a temporary
+  // file in the same directory, renamed over `file` once complete. A failure (a full disk, a
+  // damaged library) leaves `file` as it was and no temporary behind. Returns lines written.
+  std::uint64_t exportJsonlFile(std::string_view incident, const std::string& file);
+
   // Deletes an incident and everything attached to it; false when there was none.
   bool deleteIncident(std::string_view name);
+
+  // Why this library cannot be written ("the directory /x is not writable"), empty when it
+  // can. Set at open; reads work either way.
+  const std::string& readOnlyReason() const { return readOnlyReason_; }
+  // Every write calls this first. Throws InputError(path, 0, "", "cannot ACTION: ...") when
+  // the library is open read-only, or when it is damaged: the first write of a Library runs
+  // `PRAGMA quick_check` (a scan of every page) and refuses to add to a damaged file.
+  void requireWritable(std::string_view action);
 
   // Live recordings (docs/library.md, "Live recording"): written by a LiveRecorder on its own
   // connection, read and cut here. Names are their own namespace, apart from incidents'.
@@ -166,6 +183,9 @@ class Library {
 
   std::string path_;
   sqlite3* db_ = nullptr;
+  std::string readOnlyReason_;
+  std::string damage_;    // quick_check's first complaint, once checked
+  bool checked_ = false;  // quick_check has run
 };
 
 }  // namespace spillway::library

@@ -1,0 +1,199 @@
+// spillway-cli on hostile input files (issue 17, "Input files"), end to end: every bad input
+// ends in exit 2 and one line `FILE:LINE: KEY: what` on stderr — never an abort (an uncaught
+// YAML::TypedBadConversion or std::bad_alloc was SIGABRT), never unbounded memory. Each row
+// names the command, the input and the message it must print (docs/limits.md has the limits).
+// Also: `import` without --format tells nginx and Envoy logs from their keys, and names the
+// --format to use when it cannot tell.
+#include <QDir>
+#include <QFile>
+#include <QRegularExpression>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include "cli_run.hpp"
+
+namespace {
+
+const QString kCli = QStringLiteral(SPILLWAY_CLI);
+const QString kData = QStringLiteral(TEST_DATA_DIR);
+
+QString data(const char* name) {
+  return kData + "/" + QString::fromLatin1(name);
+}
+
+}  // namespace
+
+class TstCliBadInput : public QObject {
+  Q_OBJECT
+
+ private:
+  QTemporaryDir tmp_;
+  QString bigPolicy_, library_;
+
+ private slots:
+  void initTestCase() {
+    QVERIFY(tmp_.isValid());
+    // 300 KiB of a valid policy's comments: over the 256 KiB limit, and not a YAML error.
+    bigPolicy_ = tmp_.filePath("big-policy.yaml");
+    QFile f(bigPolicy_);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write("version: 1\n");
+    const QByteArray line = "# " + QByteArray(97, 'x') + "\n";
+    for (int i = 0; i < 3 * 1024; ++i) f.write(line);
+    f.close();
+    library_ = tmp_.filePath("lib.db");
+  }
+
+  void badInputExitsTwoWithANamedError_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("expected");  // a regular expression over stderr
+    const QString ck = data("complex-key-policy.yaml");
+    const QString plainKey = R"(: \[a\]: a key must be a plain name, not a list)";
+    // The 39-byte policy of the issue, through each command that reads a policy.
+    QTest::newRow("replay: complex key") << QStringList{"replay", "--policy", ck}
+                                         << "^" + QRegularExpression::escape(ck) + ":1" + plainKey;
+    QTest::newRow("export: complex key")
+        << QStringList{"export", "--target", "envoy", "--policy", ck}
+        << "^" + QRegularExpression::escape(ck) + ":1" + plainKey;
+    QTest::newRow("import-config: complex key")
+        << QStringList{"import-config", "--from", "resilience4j", ck}
+        << "^" + QRegularExpression::escape(ck) + ":1: ";
+    QTest::newRow("sweep: complex key in the policy")
+        << QStringList{"sweep", "--policy", ck, "--param", "breaker.trip.error_rate=0.3,0.5"}
+        << "^" + QRegularExpression::escape(ck) + ":1" + plainKey;
+    QTest::newRow("replay: complex key deep in a mapping")
+        << QStringList{"replay", "--policy", data("nested-complex-key-policy.yaml")}
+        << R"(nested-complex-key-policy\.yaml:6: breaker\.trip\.\{a: 1\}: a key must be a plain )"
+           R"(name, not a mapping)";
+    QTest::newRow("simulate: complex key in a scenario")
+        << QStringList{"simulate", data("complex-key-scenario.yaml")}
+        << R"(complex-key-scenario\.yaml:7: models\[0\]\.\[slots\]: a key must be a plain name)";
+    QTest::newRow("sweep: complex key in a spec")
+        << QStringList{"sweep", "--spec", data("complex-key-sweep.yaml")}
+        << R"(complex-key-sweep\.yaml:3: params\.\[breaker\.trip\.error_rate\]: a key must be)";
+    QTest::newRow("replay: empty policy")
+        << QStringList{"replay", "--policy", data("empty-policy.yaml")}
+        << R"(empty-policy\.yaml:1: empty policy\n?$)";
+    // Read whole, with a cap: special files and big files end in the limit, not bad_alloc.
+    const QString policyLimit = R"(: larger than the 256 KiB limit for a policy file)";
+    QTest::newRow("replay: /dev/zero as the policy")
+        << QStringList{"replay", "--policy", "/dev/zero"} << "^/dev/zero" + policyLimit;
+    QTest::newRow("export: /dev/urandom as the policy")
+        << QStringList{"export", "--target", "envoy", "--policy", "/dev/urandom"}
+        << "^/dev/urandom" + policyLimit;
+    QTest::newRow("replay: a 300 KiB policy")
+        << QStringList{"replay", "--policy", bigPolicy_}
+        << "^" + QRegularExpression::escape(bigPolicy_) + policyLimit;
+    QTest::newRow("simulate --policy /dev/zero")
+        << QStringList{"simulate", "--policy", "/dev/zero"} << "/dev/zero" + policyLimit;
+    QTest::newRow("simulate: /dev/zero as the scenario")
+        << QStringList{"simulate", "/dev/zero"}
+        << R"(/dev/zero: larger than the 1 MiB limit for a scenario file)";
+    QTest::newRow("sweep: /dev/zero as the spec")
+        << QStringList{"sweep", "--spec", "/dev/zero"}
+        << R"(^/dev/zero: larger than the 256 KiB limit for a sweep spec)";
+    QTest::newRow("import-config: /dev/zero")
+        << QStringList{"import-config", "--from", "envoy", "/dev/zero"}
+        << R"(^/dev/zero: larger than the 4 MiB limit for a gateway config file)";
+    QTest::newRow("replay: /dev/zero as the faults")
+        << QStringList{"replay", "--faults", "/dev/zero"}
+        << R"(^/dev/zero: larger than the 16 MiB limit for a faults file)";
+    // Streamed traces may be of any size, but one line is bounded.
+    QTest::newRow("replay: /dev/zero as the trace")
+        << QStringList{"replay", "--trace", "/dev/zero"}
+        << R"(^/dev/zero:1: line longer than the 8 MiB limit for one record)";
+    QTest::newRow("import: /dev/zero as an nginx log")
+        << QStringList{"import", "--format", "nginx", "--library", library_, "/dev/zero"}
+        << R"(^/dev/zero:1: line longer than the 8 MiB limit for one record)";
+    // Durations and the work of one run are bounded.
+    QTest::newRow("simulate: duration 2500000h")
+        << QStringList{"simulate", data("too-long-scenario.yaml")}
+        << R"(too-long-scenario\.yaml:4: duration: must be at most 168h \(7 days\) )"
+           R"(\(docs/limits\.md\), got 2500000h)";
+    QTest::newRow("simulate --duration 2500000h")
+        << QStringList{"simulate", "seed-000", "--duration", "2500000h"}
+        << R"(^--duration: must be at most 168h \(7 days\))";
+    QTest::newRow("simulate: 1e7 requests/s for a day")
+        << QStringList{"simulate", data("too-busy-scenario.yaml")}
+        << R"(too-busy-scenario\.yaml:9: clients\[1\]\.rate: the clients would send about )"
+           R"(8\.64e\+11 requests in 24h)";
+  }
+
+  void badInputExitsTwoWithANamedError() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, expected);
+    const Run r = run(kCli, args);
+    const QString err = QString::fromUtf8(r.err);
+    QVERIFY2(r.code == 2, qPrintable(QString("exit %1, stderr: %2").arg(r.code).arg(err)));
+    QVERIFY2(!err.contains("terminate called"), qPrintable(err));
+    // One line, and it is the named error.
+    QCOMPARE(err.trimmed().count('\n'), 0);
+    QVERIFY2(
+        QRegularExpression(expected, QRegularExpression::MultilineOption).match(err).hasMatch(),
+        qPrintable("stderr: " + err + "\nexpected: " + expected));
+  }
+
+  // issue 17: `import access.log` (nginx JSON) without --format failed with "status: expected
+  // an integer HTTP status" and no hint.
+  void importTellsTheFormatFromTheFirstLine_data() {
+    QTest::addColumn<QString>("file");
+    QTest::addColumn<QString>("incident");
+    QTest::addColumn<QString>("expected");  // stdout
+    QTest::newRow("nginx") << data("access-nginx.log") << "n"
+                           << "3 records into incident 'n', 1 without an upstream call ignored";
+    QTest::newRow("envoy, after a blank line") << data("access-envoy.log") << "e"
+                                               << "2 records into incident 'e'";
+    QTest::newRow("canonical jsonl") << data("tiny.jsonl") << "t"
+                                     << "27 records into incident 't'";
+  }
+
+  void importTellsTheFormatFromTheFirstLine() {
+    QFETCH(QString, file);
+    QFETCH(QString, incident);
+    QFETCH(QString, expected);
+    const QString lib = tmp_.filePath("sniff-" + incident + ".db");
+    const Run r = run(kCli, {"import", "--library", lib, "--incident", incident, file});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QVERIFY2(QString::fromUtf8(r.out).contains(expected), r.out.constData());
+  }
+
+  void importNamesTheFormatWhenItCannotTell() {
+    const QString lib = tmp_.filePath("sniff-unknown.db");
+    const Run r = run(kCli, {"import", "--library", lib, data("access-unknown.log")});
+    const QString err = QString::fromUtf8(r.err);
+    QCOMPARE(r.code, 2);
+    QVERIFY2(err.startsWith(data("access-unknown.log") + ":1: "), qPrintable(err));
+    QVERIFY2(err.contains("could not be told from line 1, keys code, host, took, when"),
+             qPrintable(err));
+    QVERIFY2(err.contains("give --format jsonl, csv, nginx, envoy, otlp or prometheus"),
+             qPrintable(err));
+    // Nothing was stored: the library lists no incident.
+    const Run l = run(kCli, {"library", "list", "--library", lib});
+    QVERIFY2(!l.out.contains("access-unknown"), l.out.constData());
+  }
+
+  // A sniffed format that is wrong for a later line says what was decided and how to override.
+  void importSaysWhatItSniffedWhenALineFails() {
+    const QString f = tmp_.filePath("mixed.log");
+    QFile out(f);
+    QVERIFY(out.open(QIODevice::WriteOnly));
+    QFile in(data("access-nginx.log"));
+    QVERIFY(in.open(QIODevice::ReadOnly));
+    out.write(in.readAll());
+    out.write(
+        "{\"msec\":\"x\",\"request_time\":\"0.1\",\"status\":\"200\","
+        "\"upstream_addr\":\"a:1\"}\n");
+    out.close();
+    const Run r = run(kCli, {"import", "--library", tmp_.filePath("mixed.db"), f});
+    const QString err = QString::fromUtf8(r.err);
+    QCOMPARE(r.code, 2);
+    QVERIFY2(err.startsWith(f + ":4: msec: "), qPrintable(err));
+    QVERIFY2(err.contains("(read as nginx, told from line 1: keys msec, request_time, "
+                          "upstream_addr, upstream_status, upstream_response_time; give "
+                          "--format to choose another)"),
+             qPrintable(err));
+  }
+};
+
+QTEST_GUILESS_MAIN(TstCliBadInput)
+#include "tst_cli_bad_input.moc"

@@ -1,0 +1,228 @@
+// The incident library against hostile conditions (issue 17): a library in a directory this
+// user cannot write still lists (it opens read-only, and says so only when a write is tried);
+// a damaged file takes no more writes (quick_check before the first one); a failed export
+// leaves no partial file and an earlier export intact (temporary file + rename).
+//
+// Read-only directories: the suite may run as root, for whom permission bits do not bite, so
+// the spillway-cli runs there drop to nobody (65534) in the child before exec.
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QTest>
+
+#include <grp.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "library_testing.hpp"
+#include "spillway/formats/source.hpp"
+#include "spillway/input_error.hpp"
+#include "spillway/library/library.hpp"
+
+using namespace spillway;
+using namespace spillway::library;
+using spillway::testing::slurp;
+using spillway::testing::spit;
+
+namespace {
+
+const QString kCli = QStringLiteral(SPILLWAY_CLI);
+
+void importSynthetic(Library& lib, const std::string& incident, std::size_t calls) {
+  const std::string text = spillway::testing::synthetic(calls);
+  auto src = formats::sourceFromMemory(formats::Format::Jsonl, "synthetic", text, {});
+  lib.importSource(*src, incident, "jsonl", "");
+}
+
+// The message of the InputError `f` throws, or "" when it throws none.
+template <typename F>
+QString errorOf(F&& f) {
+  try {
+    f();
+  } catch (const InputError& e) {
+    return QString::fromStdString(e.what());
+  }
+  return {};
+}
+
+struct Run {
+  int code = -1;
+  QByteArray out, err;
+};
+
+// spillway-cli as an unprivileged user: as root, the child drops to nobody before exec.
+Run runAsUser(const QStringList& args) {
+  QProcess p;
+  p.setProgram(kCli);
+  p.setArguments(args);
+  if (::geteuid() == 0) {
+    p.setChildProcessModifier([] {
+      const gid_t nobody = 65534;
+      if (::setgroups(0, nullptr) != 0 || ::setresgid(nobody, nobody, nobody) != 0 ||
+          ::setresuid(nobody, nobody, nobody) != 0)
+        ::_exit(126);
+    });
+  }
+  p.start();
+  Run r;
+  if (!p.waitForStarted(10000) || !p.waitForFinished(60000)) return r;
+  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
+  r.out = p.readAllStandardOutput();
+  r.err = p.readAllStandardError();
+  return r;
+}
+
+}  // namespace
+
+class TstLibraryHardening : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void readOnlyOpenReadsAndRefusesWrites() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("lib.db").toStdString();
+    {
+      Library lib(path);
+      importSynthetic(lib, "inc", 5000);
+    }
+    const std::string before = slurp(path);
+    {
+      Library lib(path, OpenOptions{.mustExist = true, .readOnly = true});
+      QCOMPARE(lib.readOnlyReason(), std::string("opened read-only"));
+      QCOMPARE(lib.incidents().size(), std::size_t{1});
+      QCOMPARE(lib.requireIncident("inc").records, std::uint64_t{5000});
+      const QString expected = QString::fromStdString(path) +
+                               ": cannot import: the library is read-only here (opened read-only)";
+      QCOMPARE(errorOf([&] { importSynthetic(lib, "other", 10); }), expected);
+      QVERIFY(errorOf([&] { lib.annotate("inc", Annotation{}); }).contains("cannot annotate"));
+      QVERIFY(errorOf([&] { lib.deleteIncident("inc"); }).contains("cannot delete an incident"));
+      QVERIFY(errorOf([&] { lib.saveRun("inc", "", "", ""); }).contains("cannot save a run"));
+    }
+    QVERIFY(slurp(path) == before);  // not a byte changed
+  }
+
+  // issue 17: in a read-only directory even `library list` failed ("attempt to write a
+  // readonly database"): SQLite could not create the -shm file of a WAL library.
+  void readOnlyDirectoryStillLists() {
+    QTemporaryDir dir;
+    const QString lib = dir.filePath("lib.db");
+    {
+      Library l(lib.toStdString());
+      importSynthetic(l, "inc", 3000);
+    }
+    // The file itself stays writable: only the directory is not (no -wal, no -shm).
+    QVERIFY(::chmod(lib.toLocal8Bit().constData(), 0666) == 0);
+    QVERIFY(::chmod(dir.path().toLocal8Bit().constData(), 0555) == 0);
+    const Run list = runAsUser({"library", "list", "--library", lib});
+    const Run show = runAsUser({"library", "show", "inc", "--library", lib});
+    const Run import =
+        runAsUser({"import", "--library", lib, QStringLiteral(TEST_DATA_DIR) + "/tiny.jsonl"});
+    const QStringList left = QDir(dir.path()).entryList(QDir::Files | QDir::Hidden);
+    QVERIFY(::chmod(dir.path().toLocal8Bit().constData(), 0700) == 0);
+
+    QVERIFY2(list.code == 0, list.err.constData());
+    QVERIFY2(list.out.contains("inc"), list.out.constData());
+    QVERIFY2(list.err.isEmpty(), list.err.constData());  // reading says nothing of read-only
+    QVERIFY2(show.code == 0, show.err.constData());
+    QVERIFY2(show.out.contains("3000"), show.out.constData());
+    QCOMPARE(import.code, 2);
+    QVERIFY2(import.err.startsWith((lib +
+                                    ": cannot import: the library is read-only here (the "
+                                    "directory " +
+                                    dir.path() + " is not writable: Permission denied)")
+                                       .toUtf8()),
+             import.err.constData());
+    QCOMPARE(left, QStringList{"lib.db"});
+    Library l(lib.toStdString(), OpenOptions{.mustExist = true});
+    QCOMPARE(l.incidents().size(), std::size_t{1});  // the import added nothing
+  }
+
+  // issue 17: a damaged file still accepted imports.
+  void damagedLibraryRefusesWrites() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("lib.db").toStdString();
+    {
+      Library lib(path);
+      importSynthetic(lib, "inc", 40000);
+    }
+    // Damage the header of a b-tree leaf page past the first (page 1, the schema, stays
+    // whole, so the library still opens): its cell count and content offset become garbage.
+    std::string bytes = slurp(path);
+    const std::size_t page = 4096;
+    QVERIFY(bytes.size() > 8 * page);
+    std::size_t damaged = 0;
+    for (std::size_t p = bytes.size() / page - 1; p >= 2 && !damaged; --p) {
+      const auto type = static_cast<unsigned char>(bytes[p * page]);
+      if (type == 0x0d || type == 0x0a) {
+        for (std::size_t i = 1; i < 8; ++i) bytes[p * page + i] = '\xff';
+        damaged = p;
+      }
+    }
+    QVERIFY(damaged);
+    spit(path, bytes);
+
+    Library lib(path);  // opens: reads of what is intact still work
+    QVERIFY(lib.readOnlyReason().empty());
+    const QString err = errorOf([&] { importSynthetic(lib, "more", 100); });
+    QVERIFY2(err.startsWith(QString::fromStdString(path) +
+                            ": cannot import: the library is damaged (quick_check: "),
+             qPrintable(err));
+    QVERIFY2(err.contains("it takes no more writes"), qPrintable(err));
+    QVERIFY(errorOf([&] { lib.setNotes("inc", "t", "n"); }).contains("cannot set notes"));
+    QVERIFY(slurp(path) == bytes);  // nothing written
+  }
+
+  // issue 17: a failed `library export` left a partial file.
+  void failedExportLeavesNoPartialFile() {
+    QTemporaryDir dir;
+    Library lib(dir.filePath("lib.db").toStdString());
+    importSynthetic(lib, "inc", 20000);
+    const std::string target = dir.filePath("inc.jsonl").toStdString();
+    spit(target, "an earlier export\n");
+
+    // The disk fills up after 64 KiB (RLIMIT_FSIZE: EFBIG, root included) — 20000 calls are
+    // about 2 MB of JSONL.
+    rlimit old{};
+    QVERIFY(::getrlimit(RLIMIT_FSIZE, &old) == 0);
+    rlimit small = old;
+    small.rlim_cur = 64 * 1024;
+    const auto oldHandler = ::signal(SIGXFSZ, SIG_IGN);
+    QVERIFY(::setrlimit(RLIMIT_FSIZE, &small) == 0);
+    const QString err = errorOf([&] { lib.exportJsonlFile("inc", target); });
+    ::setrlimit(RLIMIT_FSIZE, &old);
+    ::signal(SIGXFSZ, oldHandler);
+
+    QVERIFY2(err.startsWith(QString::fromStdString(target) + ": cannot write: "), qPrintable(err));
+    QCOMPARE(slurp(target), std::string("an earlier export\n"));
+    // No temporary left behind (the library's own -wal and -shm are there while it is open).
+    QCOMPARE(QDir(dir.path()).entryList({"*.tmp-*"}, QDir::Files | QDir::Hidden), QStringList());
+    QVERIFY(QDir(dir.path()).entryList({"*jsonl*"}, QDir::Files | QDir::Hidden) ==
+            QStringList{"inc.jsonl"});
+
+    // Without the limit the same export completes, equal to a direct one, mode 0666 - umask.
+    QCOMPARE(lib.exportJsonlFile("inc", target), std::uint64_t{20000});
+    QVERIFY(slurp(target) == spillway::testing::exportOf(lib, "inc", dir.path().toStdString()));
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    struct stat st {};
+    QVERIFY(::stat(target.c_str(), &st) == 0);
+    QCOMPARE(st.st_mode & 0777, 0666 & ~mask);
+  }
+
+  void exportIntoAMissingDirectoryFailsCleanly() {
+    QTemporaryDir dir;
+    Library lib(dir.filePath("lib.db").toStdString());
+    importSynthetic(lib, "inc", 10);
+    const std::string target = dir.filePath("no/such/dir/inc.jsonl").toStdString();
+    const QString err = errorOf([&] { lib.exportJsonlFile("inc", target); });
+    QVERIFY2(err.startsWith(QString::fromStdString(target) + ": cannot write: "), qPrintable(err));
+    QVERIFY(!QFileInfo::exists(QString::fromStdString(target)));
+  }
+};
+
+QTEST_GUILESS_MAIN(TstLibraryHardening)
+#include "tst_library_hardening.moc"
