@@ -72,6 +72,7 @@ void RunController::start(const sim::Scenario& scenario,
       if (baseline) {
         result->baseline = baseline->baseline;
       } else {
+        ++baselineRuns_;
         ok = runOne(scenario, false, result->baseline, *flag, [&](double f) { report(f * 0.5); });
       }
       const double from = baseline ? 0.0 : 0.5, span = baseline ? 1.0 : 0.5;

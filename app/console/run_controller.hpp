@@ -44,6 +44,8 @@ class RunController : public QObject {
   // not change the unprotected run), or null to run it too.
   void start(const sim::Scenario& scenario, std::shared_ptr<const Comparison> baseline = {});
   int started() const { return started_; }  // runs started so far (for tests)
+  // Baseline (unprotected) runs simulated so far, not reused (for tests).
+  int baselineRuns() const { return baselineRuns_.load(); }
   void cancel();
   bool running() const { return running_; }
 
@@ -59,6 +61,7 @@ class RunController : public QObject {
   std::shared_ptr<std::atomic<bool>> cancel_;
   bool running_ = false;
   int started_ = 0;
+  std::atomic<int> baselineRuns_{0};
 };
 
 }  // namespace spillway::console

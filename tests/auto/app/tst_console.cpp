@@ -135,8 +135,8 @@ void TstConsole::screenshotOption() {
 }
 
 // Two quick edits in the policy editor coalesce into exactly one what-if run; it reuses the
-// baseline, lands with the previous run kept for deltas, and round-trips in well under the
-// issue's 500 ms on seed-000 (this machine: tens of ms).
+// baseline (no baseline run is simulated for it), lands with the previous run kept for deltas,
+// and reports its round trip. How fast that round trip is: bench_console (docs/performance.md).
 void TstConsole::policyChangeReRunsOnce() {
   MainWindow w;
   w.show();
@@ -144,6 +144,8 @@ void TstConsole::policyChangeReRunsOnce() {
   QVERIFY(w.runScenario("seed-000"));
   QVERIFY(shown.wait(60000));
   const int before = w.controller().started();
+  const int baselines = w.controller().baselineRuns();
+  QCOMPARE(baselines, 1);  // the scenario's first run simulated its baseline
   const auto first = w.current();
   QDoubleSpinBox* slow = w.policyEditor()->control("trip.slow_rate");
   QDoubleSpinBox* sustain = w.policyEditor()->control("trip.sustain");
@@ -155,7 +157,9 @@ void TstConsole::policyChangeReRunsOnce() {
   QCOMPARE(w.controller().started(), before + 1);
   QCOMPARE(w.policyEditor()->policy().breaker.trip.slowRate, 0.6);
   QCOMPARE(w.previous(), first);
-  // The baseline was reused, not re-simulated: identical report.
+  // The baseline was reused, not re-simulated (a deterministic re-run would give the same
+  // report, so count the runs): no baseline run since, and the same report.
+  QCOMPARE(w.controller().baselineRuns(), baselines);
   QCOMPARE(w.current()->baseline.report.originals, first->baseline.report.originals);
   // A less sensitive policy opens the leaking instance's breaker fewer or equal times.
   QVERIFY(w.current()->protectedRun.report.opens <= first->protectedRun.report.opens);
@@ -164,8 +168,9 @@ void TstConsole::policyChangeReRunsOnce() {
   QVERIFY2(w.kpiTable()->item(0, 4)->text() != "—",
            qPrintable(w.kpiTable()->item(0, 4)->text() +
                       " cols=" + QString::number(w.kpiTable()->columnCount())));
-  QVERIFY2(w.lastRoundTripMs() >= 0 && w.lastRoundTripMs() < 500,
-           qPrintable(QString::number(w.lastRoundTripMs())));
+  // The round trip was timed (its figure is in the status bar); no bound here: a wall-clock
+  // bound is flaky under ASan or on a busy machine.
+  QVERIFY2(w.lastRoundTripMs() >= 0, qPrintable(QString::number(w.lastRoundTripMs())));
 }
 
 QTEST_MAIN(TstConsole)
