@@ -2,13 +2,15 @@
 # Builds the libFuzzer harnesses with clang (their own CMake project, fuzz/CMakeLists.txt) and
 # runs each for SECONDS (default 20) over its seed corpus. New inputs go to the build tree;
 # fuzz/corpus/ is only read. Exits non-zero on the first crash, leak or timeout, with the
-# reproducer in BUILD/artifacts/. Usage: fuzz/run.sh [SECONDS] [NAME...]
+# reproducer in BUILD/artifacts/. Usage: fuzz/run.sh [SECONDS] [NAME...]. A long run (≥ 10 M
+# executions of one harness): fuzz/README.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 secs=${1:-20}
 shift || true
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(otlp_protobuf otlp_json jsonl prometheus)
+[ ${#names[@]} -gt 0 ] || names=(otlp_protobuf otlp_json jsonl prometheus nginx envoy csv policy_yaml scenario_yaml
+  http_request)
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 cxx=${FUZZ_CXX:-$(command -v clang++-14 || command -v clang++)}
 cmake -S fuzz -B "$build" -G Ninja -DCMAKE_CXX_COMPILER="$cxx" >/dev/null
