@@ -229,7 +229,13 @@ void PrometheusPuller::fail(const QString& message) {
 }
 
 void PrometheusPuller::warnOnce(const std::string& key, const QString& message) {
-  if (warned_.insert(key).second) emit warning(message);
+  // The keys hold details from the server's answers: bounded, like everything it can grow.
+  constexpr std::size_t kMaxWarned = 256;
+  if (warned_.size() >= kMaxWarned) return;
+  if (!warned_.insert(key).second) return;
+  emit warning(warned_.size() < kMaxWarned
+                   ? message
+                   : message + " (further distinct warnings are not shown)");
 }
 
 void PrometheusPuller::finishPoll() {
