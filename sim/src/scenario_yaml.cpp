@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <set>
 
@@ -338,7 +339,12 @@ Policy ScenarioReader::policy(const YAML::Node& n) const {
   try {
     text = readInputFile(path.string(), input_limits::kPolicy, "policy file");
   } catch (const InputError& e) {
-    fail(n.Mark(), "policy", "policy file '" + path.string() + "': " + e.detail());
+    const std::string& d = e.detail();
+    if (d.rfind("cannot open", 0) == 0)  // "cannot open policy file 'p.yaml': No such file…"
+      fail(
+          n.Mark(), "policy",
+          "cannot open policy file '" + path.string() + "'" + d.substr(std::strlen("cannot open")));
+    fail(n.Mark(), "policy", "policy file '" + path.string() + "': " + d);
   }
   return parsePolicy(text, path.string());
 }
@@ -445,7 +451,7 @@ Scenario parseScenario(std::string_view yamlText, const std::string& source,
                        const std::string& baseDir) {
   checkInputSize(yamlText, source, input_limits::kScenario, "scenario file");
   const YAML::Node root = loadYamlText(yamlText, source);
-  if (!root || root.IsNull()) throw InputError(source, 1, "", "empty scenario");
+  if (!root || root.IsNull()) throw InputError(source, 0, "", "empty scenario");
   return ScenarioReader(source, baseDir).read(root);
 }
 

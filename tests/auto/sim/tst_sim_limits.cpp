@@ -74,7 +74,7 @@ class TstSimLimits : public QObject {
                                         scenario("duration: 1m\n? [x]\n: 1\n", one))
                                  << "s.yaml:4: [x]: a key must be a plain name, not a list";
     QTest::newRow("empty") << "# nothing yet\n"
-                           << "s.yaml:1: empty scenario";
+                           << "s.yaml: empty scenario";
   }
   void limits() {
     QFETCH(QString, yaml);
