@@ -24,6 +24,7 @@
 #include "spillway/dialect.hpp"
 #include "spillway/export/validate.hpp"
 #include "spillway/fault_annotations.hpp"
+#include "spillway/input_limits.hpp"
 
 namespace spillway::console {
 namespace {
@@ -214,17 +215,19 @@ void ExportDialog::validate() {
       exporter::Incident inc;
       if (trace.empty()) {
         inc.name = "seed000-sample";
-        inc.text = cli::readWhole(cli::kSampleTrace);
-        inc.faults = parseFaultAnnotations(cli::readWhole(cli::kSampleFaults),
-                                           "seed000-sample.faults.jsonl (built-in)");
+        inc.text = cli::readWhole(cli::kSampleTrace, input_limits::kWholeTrace, "trace");
+        inc.faults = parseFaultAnnotations(
+            cli::readWhole(cli::kSampleFaults, input_limits::kFaults, "faults file"),
+            "seed000-sample.faults.jsonl (built-in)");
       } else {
         inc.name = QFileInfo(QString::fromStdString(trace)).fileName().toStdString();
-        inc.text = cli::readWhole(trace);
+        inc.text = cli::readWhole(trace, input_limits::kWholeTrace, "trace");
         const std::string faults =
             (trace.ends_with(".jsonl") ? trace.substr(0, trace.size() - 6) : trace) +
             ".faults.jsonl";
         if (std::ifstream(faults).good())
-          inc.faults = parseFaultAnnotations(cli::readWhole(faults), faults);
+          inc.faults = parseFaultAnnotations(
+              cli::readWhole(faults, input_limits::kFaults, "faults file"), faults);
       }
       const exporter::NativeRun native = exporter::replayNative(policy, inc);
       ctx = exporter::contextFrom({native}, inc.name);
