@@ -6,6 +6,8 @@
 
 #include <cstdio>
 #include <memory>
+#include <string>
+#include <string_view>
 
 #include "cli_common.hpp"
 #include "library_panel.hpp"
@@ -22,19 +24,132 @@ bool haveDisplay() {
          !qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM");
 }
 
+// The console's options: one table for the parser, the value-skipping scan that finds SCENARIO
+// before a QApplication exists, and --help (which help2man turns into spillway(1)).
+struct ConsoleOption {
+  const char* name;   // long name, without the dashes
+  const char* value;  // the value's name, or nullptr for a flag
+  const char* help;   // lines after the first are continuation lines
+};
+
+constexpr ConsoleOption kOptions[] = {
+    {"screenshot", "FILE", "render the window to FILE (PNG) after the run and\nexit"},
+    {"theme", "THEME", "desktop, light or dark (remembered)"},
+    {"library", "FILE",
+     "the incident library (default: the last one\n"
+     "opened, else $XDG_DATA_HOME/spillway/library.db)"},
+    {"incident", "NAME", "replay this library incident instead of\nsimulating SCENARIO"},
+    {"sweep-screenshot", "FILE",
+     "with --incident: run the Tools > Sweep default\n"
+     "grid on it, calibrate to fp<=0.03,ttd<=30s (else\n"
+     "load the first Pareto candidate) and render the\n"
+     "dialog to FILE"},
+    {"live-otlp", "ADDR", "go live: receive OTLP/HTTP traces on [HOST:]PORT"},
+    {"live-tail", "FILE", "go live: follow this access log"},
+    {"live-format", "FORMAT", "the log's format: nginx (default), envoy or jsonl"},
+    {"live-from-start", nullptr, "with --live-tail: read the log's existing lines\ntoo"},
+    {"live-prometheus", "URL", "go live: pull per-step counts from this Prometheus"},
+    {"live-prom-preset", "NAME",
+     "the gateway's metric names: envoy, litellm, kong,\n"
+     "apisix or spillway (default)"},
+    {"live-record", nullptr,
+     "live: record into the library (--library, else\n"
+     "the default) for cutting"},
+    {"live-span", "D", "live: the rolling span kept (default 10m)"},
+};
+
+bool takesValue(std::string_view arg) {
+  if (!arg.starts_with("--")) return false;
+  arg.remove_prefix(2);
+  for (const ConsoleOption& o : kOptions)
+    if (o.value && arg == o.name) return true;
+  return false;
+}
+
+void printOption(std::string_view flags, std::string_view help) {
+  // GNU layout: flags from column 2, descriptions from column 30 (at most 50 wide: 80
+  // columns), continuation lines aligned.
+  constexpr std::size_t kColumn = 30;
+  std::string line = "  " + std::string(flags);
+  line += line.size() + 2 <= kColumn ? std::string(kColumn - line.size(), ' ') : "  ";
+  for (std::size_t start = 0;;) {
+    const std::size_t nl = help.find('\n', start);
+    line += help.substr(start, nl == std::string_view::npos ? std::string_view::npos : nl - start);
+    line += '\n';
+    if (nl == std::string_view::npos) break;
+    start = nl + 1;
+    line += std::string(kColumn, ' ');
+  }
+  std::fputs(line.c_str(), stdout);
+}
+
+void printHelp() {
+  std::fputs(
+      "Usage: spillway [OPTION]... [SCENARIO]\n"
+      "The Spillway operations console: tune the circuit breakers and degradation of an\n"
+      "AI gateway on simulated and recorded incidents.\n"
+      "\n"
+      "SCENARIO is a built-in scenario (seed-000, seed-001, seed-002 or seed-003;\n"
+      "the default is seed-000) or a scenario YAML file. The console simulates it\n"
+      "twice, with protection off and on, and shows instance tiles, synchronized\n"
+      "timelines of breaker states, rates and latencies, the KPI table against the\n"
+      "baseline, replay controls, and a policy editor whose every change re-runs the\n"
+      "protected side.\n"
+      "\n"
+      "With no display (none of DISPLAY, WAYLAND_DISPLAY or QT_QPA_PLATFORM set),\n"
+      "it runs the same comparison headless, prints the KPI table as\n"
+      "'spillway-cli simulate SCENARIO --compare' does, and exits; spillway-cli\n"
+      "runs the engine's other commands (replay, sweep, listen ...) headless too.\n"
+      "\n"
+      "Options:\n",
+      stdout);
+  for (const ConsoleOption& o : kOptions)
+    printOption(std::string("    --") + o.name + (o.value ? std::string(" ") + o.value : ""),
+                o.help);
+  printOption("-h, --help", "display this help and exit");
+  printOption("-v, --version", "output version information and exit");
+  std::fputs(
+      "\n"
+      "Exit status:\n"
+      "  0  success\n"
+      "  1  a screenshot could not be written\n"
+      "  2  usage or input error (an unknown scenario, a bad policy or option value)\n"
+      "\n"
+      "Environment:\n"
+      "  QT_QPA_PLATFORM             the Qt platform plugin; 'offscreen' renders\n"
+      "                              without a display (with --screenshot)\n"
+      "  XDG_DATA_HOME               where the default incident library is kept\n",
+      stdout);
+}
+
+void printVersion() {
+  std::fputs("spillway " SPILLWAY_VERSION
+             "\n"
+             "Copyright (C) 2026 The Spillway Authors.\n"
+             "Licensed under the Apache License, Version 2.0\n"
+             "<https://www.apache.org/licenses/LICENSE-2.0>.\n",
+             stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  // --help and --version first: no QApplication, no display, no run.
   QString scenario = "seed-000";
   for (int i = 1; i < argc; ++i) {
-    const QString a = argv[i];
-    if (a == "--screenshot" || a == "--theme" || a == "--library" || a == "--incident" ||
-        a == "--sweep-screenshot" || a == "--live-otlp" || a == "--live-tail" ||
-        a == "--live-format" || a == "--live-span" || a == "--live-prometheus" ||
-        a == "--live-prom-preset")
+    const std::string_view a = argv[i];
+    if (a == "-h" || a == "--help") {
+      printHelp();
+      return std::fflush(stdout) == 0 ? 0 : 2;
+    }
+    if (a == "-v" || a == "--version") {
+      printVersion();
+      return std::fflush(stdout) == 0 ? 0 : 2;
+    }
+    if (takesValue(a))
       ++i;  // skip the option's value
-    else if (!a.startsWith('-'))
-      scenario = a;
+    else if (!a.starts_with('-'))
+      scenario = QString::fromLocal8Bit(argv[i]);
   }
   if (!haveDisplay()) {
     // A server or CI: the same comparison, printed (README's first command works anywhere).
@@ -49,33 +164,15 @@ int main(int argc, char** argv) {
   QApplication::setApplicationVersion(SPILLWAY_VERSION);
   QCommandLineParser p;
   p.setApplicationDescription("Spillway resilience console: tune breakers, replay incidents.");
-  p.addHelpOption();
-  p.addVersionOption();
   p.addPositionalArgument("SCENARIO", "built-in name (seed-000 …) or scenario file", "[SCENARIO]");
-  p.addOption({"screenshot", "render the window after the default run to FILE and exit", "FILE"});
-  p.addOption({"theme", "desktop, light or dark (remembered)", "THEME"});
-  p.addOption({"library",
-               "the incident library (default: the last one, else "
-               "$XDG_DATA_HOME/spillway/library.db)",
-               "FILE"});
-  p.addOption({"incident", "replay this library incident instead of simulating SCENARIO", "NAME"});
-  p.addOption({"sweep-screenshot",
-               "with --incident: run the Tools → Sweep… default grid on it, calibrate to "
-               "fp<=0.03,ttd<=30s (else load its first Pareto candidate) and render the "
-               "dialog to FILE",
-               "FILE"});
-  p.addOption({"live-otlp", "go live: receive OTLP/HTTP traces on [HOST:]PORT", "ADDR"});
-  p.addOption({"live-tail", "go live: follow this access log", "FILE"});
-  p.addOption({"live-format", "the log's format: nginx (default), envoy or jsonl", "FORMAT"});
-  p.addOption({"live-from-start", "with --live-tail: read the log's existing lines too"});
-  p.addOption({"live-prometheus", "go live: pull per-step counts from this Prometheus", "URL"});
-  p.addOption({"live-prom-preset",
-               "the gateway's metric names: envoy, litellm, kong, apisix, spillway (default)",
-               "NAME"});
-  p.addOption(
-      {"live-record", "live: record into the library (--library, else the default) for cutting"});
-  p.addOption({"live-span", "live: the rolling span kept, e.g. 10m (default)", "D"});
-  p.process(app);
+  for (const ConsoleOption& o : kOptions)
+    p.addOption(o.value ? QCommandLineOption(o.name, QString(o.help).replace('\n', ' '), o.value)
+                        : QCommandLineOption(o.name, QString(o.help).replace('\n', ' ')));
+  if (!p.parse(QApplication::arguments())) {
+    std::fprintf(stderr, "spillway: %s\nTry 'spillway --help' for more information.\n",
+                 qPrintable(p.errorText()));
+    return 2;
+  }
   spillway::console::MainWindow w;
   if (p.isSet("theme")) {
     using Theme = spillway::console::MainWindow::Theme;
