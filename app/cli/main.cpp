@@ -21,7 +21,7 @@ void usage(std::FILE* to) {
       "  library   list, show, export, annotate or delete incidents in the library; record,\n"
       "            record-info and cut live recordings\n"
       "  sweep     replay incidents under a grid of breaker parameters: table + Pareto front\n"
-      "  calibrate the policy that meets targets (fp<=0.03,ttd<=30s) on incidents, or why not\n"
+      "  calibrate  the policy that meets targets (fp<=0.03,ttd<=30s) on incidents, or why not\n"
       "  compare   several policies on the same incidents, side by side\n"
       "  serve-instances  fake OpenAI-compatible instances of a scenario on 127.0.0.1 (drills)\n"
       "  listen    shadow mode over live telemetry (access log, OTLP/HTTP, Prometheus):\n"

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# The long runs: each harness until RUNS executions (default 10 M) or SECONDS (default 3600),
+# one process at a time, over the corpus earlier runs grew. Inputs up to MAX_LEN bytes (default
+# 4096: small inputs keep executions fast; CI's 20 s runs replay the seed corpora at full size).
+# Prints one line per harness: executions, seconds, crashes. Usage: fuzz/long.sh [NAME...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+runs=${RUNS:-10000000}
+secs=${SECONDS_MAX:-3600}
+max_len=${MAX_LEN:-4096}
+build=${FUZZ_BUILD_DIR:-build-fuzz}
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=(otlp_protobuf http_request csv otlp_json prometheus jsonl envoy nginx
+  policy_yaml scenario_yaml)
+fuzz/run.sh 1 "${names[0]}" >/dev/null  # configures and builds every harness
+for name in "${names[@]}"; do
+  log="$build/long_$name.log"
+  start=$(date +%s)
+  rc=0
+  "$build/fuzz_$name" -runs="$runs" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+    -max_len="$max_len" -print_final_stats=1 -artifact_prefix="$build/artifacts/$name-" \
+    "$build/corpus/$name" "fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
+  crashes=$(find "$build/artifacts" -name "$name-*" | wc -l)
+  echo "fuzz_$name: ${execs:-?} executions in $(($(date +%s) - start)) s, exit $rc, $crashes artifacts"
+  [ "$rc" -eq 0 ] || { tail -n 40 "$log"; exit 1; }
+done
