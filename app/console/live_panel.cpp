@@ -13,6 +13,8 @@
 #include <QSpinBox>
 #include <QVBoxLayout>
 
+#include <algorithm>
+
 #include "spillway/input_error.hpp"
 #include "spillway/live/bearer_token.hpp"
 #include "spillway/live/prometheus_presets.hpp"
@@ -84,6 +86,15 @@ LivePanel::LivePanel(QWidget* parent) : QWidget(parent) {
   spanMinutes_->setSuffix(tr(" min"));
   spanMinutes_->setValue(settings.value("live/spanMinutes", 10).toInt());
   spanMinutes_->setToolTip(tr("How much of the live data the timelines keep (rolling)"));
+  maxInstances_ = new QSpinBox(this);
+  maxInstances_->setRange(1, 1'000'000);
+  maxInstances_->setGroupSeparatorShown(true);
+  maxInstances_->setValue(settings.value("live/maxInstances", 1024).toInt());
+  maxInstances_->setToolTip(
+      tr("Instance names come from the network (span server.address:port, a log's upstream, a "
+         "Prometheus label). Live mode keeps at most this many for the session (about 22 KiB "
+         "each, plus their timelines); the spans, log lines and samples of any other name are "
+         "refused and counted (OTLP answers them in partialSuccess) until the next Go live"));
   start_ = new QPushButton(tr("Go live"), this);
   stop_ = new QPushButton(tr("Stop"), this);
   stop_->setEnabled(false);
@@ -117,6 +128,7 @@ LivePanel::LivePanel(QWidget* parent) : QWidget(parent) {
   presetRow->addWidget(promStep_);
   form->addRow(tr("Metric names"), presetRow);
   form->addRow(tr("Timelines keep"), spanMinutes_);
+  form->addRow(tr("Max instances"), maxInstances_);
   auto* recordRow = new QHBoxLayout;
   recordRow->addWidget(record_, 1);
   recordRow->addWidget(retainHours_);
@@ -172,6 +184,7 @@ bool LivePanel::config(LiveConfig& out, QString* error) const {
   out.tailFormat = static_cast<formats::Format>(format_->currentData().toInt());
   out.tailFromStart = fromStart_->isChecked();
   out.span = seconds(60 * spanMinutes_->value());
+  out.maxInstances = static_cast<std::size_t>(maxInstances_->value());
   out.retention.maxAge = seconds(3600 * retainHours_->value());
   QSettings settings;
   settings.setValue("live/useOtlp", useOtlp_->isChecked());
@@ -181,6 +194,7 @@ bool LivePanel::config(LiveConfig& out, QString* error) const {
   settings.setValue("live/tail", tail_->text());
   settings.setValue("live/format", format_->currentIndex());
   settings.setValue("live/spanMinutes", spanMinutes_->value());
+  settings.setValue("live/maxInstances", maxInstances_->value());
   settings.setValue("live/record", record_->isChecked());
   settings.setValue("live/retainHours", retainHours_->value());
   settings.setValue("live/useProm", useProm_->isChecked());
@@ -207,6 +221,8 @@ void LivePanel::setConfig(const LiveConfig& cfg) {
     promStep_->setValue(static_cast<int>(cfg.prometheus->step / seconds(1)));
   }
   spanMinutes_->setValue(static_cast<int>(std::max<Micros>(1, cfg.span / seconds(60))));
+  maxInstances_->setValue(
+      static_cast<int>(std::clamp<std::size_t>(cfg.maxInstances, 1, 1'000'000)));
   record_->setChecked(!cfg.recordLibrary.isEmpty());
   if (cfg.retention.maxAge > 0)
     retainHours_->setValue(
@@ -216,9 +232,9 @@ void LivePanel::setConfig(const LiveConfig& cfg) {
 void LivePanel::setRunning(bool running, quint16 otlpPort) {
   start_->setEnabled(!running);
   stop_->setEnabled(running);
-  for (QWidget* w : std::initializer_list<QWidget*>{useOtlp_, otlp_, token_, useTail_, tail_,
-                                                    format_, fromStart_, useProm_, prom_, preset_,
-                                                    promStep_, spanMinutes_, record_, retainHours_})
+  for (QWidget* w : std::initializer_list<QWidget*>{
+           useOtlp_, otlp_, token_, useTail_, tail_, format_, fromStart_, useProm_, prom_, preset_,
+           promStep_, spanMinutes_, maxInstances_, record_, retainHours_})
     w->setEnabled(!running);
   if (running)
     status_->setText(otlpPort ? tr("Live; OTLP on port %1, waiting for data…").arg(otlpPort)
@@ -228,7 +244,16 @@ void LivePanel::setRunning(bool running, quint16 otlpPort) {
 }
 
 void LivePanel::showStatus(const LiveStatus& st, double latencyMs) {
-  QString text = tr("%L1 calls, %2/s").arg(st.calls).arg(st.callsPerSecond, 0, 'f', 0);
+  QString text;
+  // First, where an SRE looks: the bound refuses data, and the view is missing those names.
+  if (st.callsRefused || st.samplesRefused)
+    text += tr("Instance bound %L1 reached: %L2 calls and %L3 samples of new instances "
+               "refused · ")
+                .arg(st.maxInstances)
+                .arg(st.callsRefused)
+                .arg(st.samplesRefused);
+  text += tr("%L1 calls, %2/s").arg(st.calls).arg(st.callsPerSecond, 0, 'f', 0);
+  if (st.instances) text += tr(" · %L1 instances").arg(st.instances);
   if (st.otlpPort)
     text += tr(" · OTLP :%1 %L2 acked, %L3 rejected, %L4 shed")
                 .arg(st.otlpPort)

@@ -1,7 +1,8 @@
 #pragma once
 // The Live dock: where the telemetry comes from (OTLP/HTTP receiver, an access log), how much
-// of it the timelines keep, Go live / Stop, the source counters, and the "would open"
-// verdicts as they happen (newest on top). The session itself runs in LiveController.
+// of it the timelines keep and how many instances at most, Go live / Stop, the source counters
+// (and what the instance bound refused), and the "would open" verdicts as they happen (newest
+// on top). The session itself runs in LiveController.
 #include <QWidget>
 
 #include "live_session.hpp"
@@ -32,6 +33,7 @@ class LivePanel : public QWidget {
   void clearVerdicts();
   QListWidget* verdicts() const { return verdicts_; }
   QLineEdit* otlpTokenFile() const { return token_; }
+  QSpinBox* maxInstances() const { return maxInstances_; }
   QString statusText() const;
 
  signals:
@@ -46,6 +48,7 @@ class LivePanel : public QWidget {
   QCheckBox* record_;
   QSpinBox* retainHours_;
   QSpinBox* spanMinutes_;
+  QSpinBox* maxInstances_;
   QPushButton *start_, *stop_;
   QLabel* status_;
   QListWidget* verdicts_;

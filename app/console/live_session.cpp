@@ -3,6 +3,9 @@
 #include <QMetaObject>
 #include <QTimer>
 
+#include <algorithm>
+#include <string>
+
 #include "spillway/input_error.hpp"
 #include "spillway/library/live_recorder.hpp"
 #include "spillway/live/bearer_token.hpp"
@@ -40,9 +43,12 @@ void LiveSession::start() {
     live::ShadowOptions so;
     so.format = cfg_.tailFormat;
     so.sourceName = cfg_.tailFile.isEmpty() ? "live" : cfg_.tailFile.toStdString();
-    // The live timeline reads one shared engine by dense ids, so the console keeps every
-    // instance (no eviction); its receiver stays on loopback unless a token is given.
-    so.maxInstances = 0;
+    // The live timeline reads one shared engine by dense ids, so instances are never evicted:
+    // the bound is a hard cap on the names every source can bring (the timeline's per-second
+    // cells are per engine instance, so they are bounded by it too).
+    so.sharedEngine = true;
+    cfg_.maxInstances = std::clamp<std::size_t>(cfg_.maxInstances, 1, 1'000'000);
+    so.maxInstances = cfg_.maxInstances;
     shadow_ = std::make_unique<live::ShadowMonitor>(cfg_.policy.value_or(Policy{}), so);
     timeline_ = std::make_unique<view::LiveTimeline>(shadow_->engine(),
                                                      view::LiveTimelineOptions{.span = cfg_.span});
@@ -85,8 +91,16 @@ void LiveSession::start() {
         throw InputError("OTLP receiver", 0, "",
                          "listening on " + o.address.toString().toStdString() +
                              " needs a token file (anyone who can reach it could send spans)");
+      // The instance bound is applied before a request is acknowledged, as in `listen`: a span
+      // of a name over it is answered in partialSuccess, an admitted one reaches the engine.
       otlp_ = new live::OtlpReceiver(
-          o, [this](const formats::SpanCall& s) { shadow_->addCall(s.view()); }, this);
+          o, [this](const formats::SpanCall& s) { shadow_->addReservedCall(s.view()); }, this);
+      otlp_->admit = [this](const formats::SpanCall& c) {
+        return shadow_->reserve(c.instance, c.model, c.ts + c.latency);
+      };
+      otlp_->admitRefusal = "their instance is over the console's Live mode bound of " +
+                            std::to_string(so.maxInstances) +
+                            " instances (--live-max-instances; kept until Live mode restarts)";
       otlp_->onBatchApplied = [this](std::size_t, std::int64_t latencyUs) {
         noteData(steadyNowNs() - latencyUs * 1000);  // from the request's arrival
       };
@@ -189,7 +203,22 @@ void LiveSession::publish() {
       sourceErrors_.push_back(QString::fromUtf8(e.what()));
     }
   }
-  if (!dirty_ && verdictsSent_ == verdicts_.size() && sourceErrors_.empty()) return;
+  const live::InstanceBoundStats& bound = shadow_->bound();
+  if (!boundReported_ && (bound.callsRejected || bound.samplesRejected)) {
+    // Once, in red in the verdict list: from now on new names are refused until a restart.
+    boundReported_ = true;
+    sourceErrors_.push_back(
+        tr("instance bound reached: %L1 instances kept; the calls and samples of any other "
+           "instance are refused until Live mode is restarted (Max instances, "
+           "--live-max-instances)")
+            .arg(static_cast<qulonglong>(cfg_.maxInstances)));
+  }
+  // Refusals alone (every span of a flood over the bound) change the counts on screen too.
+  const std::uint64_t refused = bound.callsRejected + bound.samplesRejected;
+  if (!dirty_ && verdictsSent_ == verdicts_.size() && sourceErrors_.empty() &&
+      refused == refusedSent_)
+    return;
+  refusedSent_ = refused;
   auto c = std::make_shared<Comparison>();
   c->live = true;
   c->scenarioName = "live";
@@ -201,6 +230,10 @@ void LiveSession::publish() {
   st.lines = shadow_->lines();
   st.badLines = shadow_->badLines();
   st.late = timeline_->late();
+  st.instances = bound.tracked;
+  st.maxInstances = cfg_.maxInstances;
+  st.callsRefused = bound.callsRejected;
+  st.samplesRefused = bound.samplesRejected;
   if (otlp_) {
     st.spansAcked = otlp_->stats().callsAcked;
     st.spansRejected = otlp_->stats().spansRejected;

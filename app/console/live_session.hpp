@@ -55,8 +55,14 @@ struct LiveConfig {
   QString recording = "live";
   library::Retention retention;
   std::optional<Policy> policy;  // forced to METRICS_ONLY (shadow mode); none: the default
-  Micros span = seconds(600);    // data kept and drawn
-  int refreshMs = 250;           // snapshot period while data arrives
+  // The instance names every source brings (span server.address:port, a log's upstream, a
+  // Prometheus label) come from the network: at most this many instances are kept. The live
+  // timeline reads one shared engine, which cannot drop an instance, so this is a hard cap for
+  // the session: past it, a new name's spans are answered in OTLP partialSuccess and its log
+  // lines and samples are refused, all counted (LiveStatus). 1 to 1,000,000.
+  std::size_t maxInstances = 1024;
+  Micros span = seconds(600);  // data kept and drawn
+  int refreshMs = 250;         // snapshot period while data arrives
 };
 
 struct LiveStatus {
@@ -64,13 +70,16 @@ struct LiveStatus {
   quint64 calls = 0;  // into the engine since the start
   quint64 lines = 0, badLines = 0;
   quint64 spansAcked = 0, spansRejected = 0, requestsShed = 0;
-  quint64 late = 0;  // too old for their tick (still in the engine)
-  quint64 promSamples = 0, promFailedPolls = 0;
-  quint64 recorded = 0, recordPending = 0;  // committed into the recording, still buffered  //
-                                            // Prometheus: samples in, polls that failed
-  double callsPerSecond = 0;                // data time, over the last 10 s
-  QStringList verdicts;                     // new since the previous snapshot, oldest first
-  QStringList errors;                       // new bad-input messages
+  quint64 late = 0;                              // too old for their tick (still in the engine)
+  quint64 promSamples = 0, promFailedPolls = 0;  // Prometheus: samples in, polls that failed
+  quint64 recorded = 0, recordPending = 0;       // committed into the recording, still buffered
+  // The instance bound (LiveConfig::maxInstances): tracked now, and what was refused over it
+  // — calls (OTLP spans, log lines) and Prometheus samples of names that found it full.
+  quint64 instances = 0, maxInstances = 0;
+  quint64 callsRefused = 0, samplesRefused = 0;
+  double callsPerSecond = 0;  // data time, over the last 10 s
+  QStringList verdicts;       // new since the previous snapshot, oldest first
+  QStringList errors;         // new bad-input messages
   // Steady-clock ns when the oldest data in this snapshot that no earlier one had was
   // received (a span's request, a log line's poll); 0: nothing new.
   qint64 oldestNewDataNs = 0;
@@ -120,6 +129,8 @@ class LiveSession : public QObject {
   bool dirty_ = false;
   qint64 oldestNew_ = 0;
   std::size_t verdictsSent_ = 0, errorsSent_ = 0;
+  bool boundReported_ = false;     // the first refusal is said once in the verdict list
+  std::uint64_t refusedSent_ = 0;  // calls + samples refused, as last published
   std::vector<QString> verdicts_;
 };
 

@@ -14,6 +14,7 @@
 #include "live_panel.hpp"
 #include "main_window.hpp"
 #include "spillway/library/library.hpp"
+#include "spillway/live/bearer_token.hpp"
 #include "sweep_dialog.hpp"
 
 namespace {
@@ -45,6 +46,11 @@ constexpr ConsoleOption kOptions[] = {
      "load the first Pareto candidate) and render the\n"
      "dialog to FILE"},
     {"live-otlp", "ADDR", "go live: receive OTLP/HTTP traces on [HOST:]PORT"},
+    {"live-otlp-token-file", "FILE",
+     "with --live-otlp: require 'Authorization:\n"
+     "Bearer TOKEN', TOKEN being FILE's first line\n"
+     "that is neither empty nor a # comment, read as\n"
+     "listen --otlp-token-file reads it"},
     {"live-tail", "FILE", "go live: follow this access log"},
     {"live-format", "FORMAT", "the log's format: nginx (default), envoy or jsonl"},
     {"live-from-start", nullptr, "with --live-tail: read the log's existing lines\ntoo"},
@@ -56,6 +62,11 @@ constexpr ConsoleOption kOptions[] = {
      "live: record into the library (--library, else\n"
      "the default) for cutting"},
     {"live-span", "D", "live: the rolling span kept (default 10m)"},
+    {"live-max-instances", "N",
+     "live: keep at most N instance names (1 to\n"
+     "1000000, default 1024); the spans, log lines and\n"
+     "samples of any other name are refused and counted\n"
+     "until Live mode restarts"},
 };
 
 bool takesValue(std::string_view arg) {
@@ -199,6 +210,32 @@ int main(int argc, char** argv) {
     cfg.otlp = p.value("live-otlp");
     cfg.tailFile = p.value("live-tail");
     cfg.tailFromStart = p.isSet("live-from-start");
+    if (p.isSet("live-otlp-token-file")) {
+      if (!p.isSet("live-otlp")) {
+        std::fprintf(stderr, "spillway: --live-otlp-token-file needs --live-otlp\n");
+        return 2;
+      }
+      cfg.otlpTokenFile = p.value("live-otlp-token-file");
+      try {
+        // The same reader as listen: a file without a token is an error, never no token.
+        spillway::live::readBearerTokenFile(cfg.otlpTokenFile.toStdString());
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "spillway: --live-otlp-token-file: %s\n", e.what());
+        return 2;
+      }
+    }
+    if (p.isSet("live-max-instances")) {
+      bool ok = false;
+      const qulonglong n = p.value("live-max-instances").toULongLong(&ok);
+      if (!ok || n < 1 || n > 1'000'000) {
+        std::fprintf(stderr,
+                     "spillway: --live-max-instances: expected a count from 1 to 1000000, "
+                     "got '%s'\n",
+                     qPrintable(p.value("live-max-instances")));
+        return 2;
+      }
+      cfg.maxInstances = static_cast<std::size_t>(n);
+    }
     if (p.isSet("live-record"))
       cfg.recordLibrary = p.isSet("library")
                               ? p.value("library")

@@ -1,5 +1,6 @@
 #include "spillway/live/shadow.hpp"
 
+#include <cassert>
 #include <cmath>
 #include <cstdio>
 #include <ctime>
@@ -62,14 +63,14 @@ struct ShadowMonitor::Tracked final : EventSink {
 
 ShadowMonitor::ShadowMonitor(Policy policy, ShadowOptions opt)
     : opt_(std::move(opt)), policy_(metricsOnly(std::move(policy))) {
-  if (opt_.maxInstances == 0)
+  if (opt_.sharedEngine)
     shared_ = std::make_unique<Engine>(policy_, opt_.seed, static_cast<EventSink*>(this));
 }
 
 ShadowMonitor::~ShadowMonitor() = default;
 
 Engine& ShadowMonitor::engine() {
-  if (!shared_) throw std::logic_error("ShadowMonitor::engine(): only without an instance bound");
+  if (!shared_) throw std::logic_error("ShadowMonitor::engine(): only with sharedEngine");
   return *shared_;
 }
 
@@ -90,6 +91,8 @@ ShadowMonitor::Tracked* ShadowMonitor::track(std::string_view name, std::string_
     touch(*it->second, t);
     return it->second.get();
   }
+  // Full: make room by evicting the idle (never with a shared engine: its instances stay, so
+  // the bound is a hard cap there and a new name is refused for good).
   if (opt_.maxInstances && byName_.size() >= opt_.maxInstances) {
     if (t > last_) last_ = t;  // a refused call still moves data time on
     evictIdle();
@@ -116,6 +119,9 @@ ShadowMonitor::Tracked* ShadowMonitor::track(std::string_view name, std::string_
     tr->engine = tr->own.get();
   }
   tr->local = tr->engine->addInstance(name, model);
+  // Shared: nothing is evicted, so the monitor's ids and the engine's are the same dense ids
+  // (the engine reports events under its own, which the live timeline reads).
+  assert(!shared_ || tr->local == tr->id);
   // A per-instance override may set another mode: shadow mode never blocks, whatever it says.
   if (tr->breaker().state() != BreakerState::MetricsOnly)
     tr->breaker().force(BreakerState::MetricsOnly, t);
@@ -138,7 +144,7 @@ void ShadowMonitor::evict(Tracked& t) {
 }
 
 void ShadowMonitor::evictIdle() {
-  // Only in bounded mode: the shared engine cannot drop a breaker.
+  // Only with engines of their own: the shared engine cannot drop a breaker.
   if (shared_ || opt_.idleHorizon <= 0 || last_ == kNever) return;
   // Oldest first; an instance with reserved calls waits for them (they were acknowledged).
   for (auto it = lru_.begin(); it != lru_.end();) {

@@ -90,6 +90,18 @@ int post(QNetworkAccessManager& nam, quint16 port, const QByteArray& body) {
   return reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
 }
 
+// The answer's status and JSON body (partialSuccess).
+std::pair<int, QJsonObject> postForBody(QNetworkAccessManager& nam, quint16 port,
+                                        const QByteArray& body) {
+  QNetworkRequest req(QUrl(QString("http://127.0.0.1:%1/v1/traces").arg(port)));
+  req.setHeader(QNetworkRequest::ContentTypeHeader, "application/json");
+  std::unique_ptr<QNetworkReply> reply(nam.post(req, body));
+  QSignalSpy done(reply.get(), &QNetworkReply::finished);
+  if (!done.wait(5000)) return {0, {}};
+  return {reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt(),
+          QJsonDocument::fromJson(reply->readAll()).object()};
+}
+
 long tileIndex(MainWindow& w, const QString& name) {
   if (!w.current()) return -1;
   const auto& insts = w.current()->protectedRun.timeline.instances();
@@ -112,6 +124,7 @@ class TstConsoleLive : public QObject {
   void logTailRollsOverTheSpan();
   void recordsAndCutsIntoAnIncident();
   void prometheusSamplesBecomeTiles();
+  void instanceBoundRefusesAndShowsTheCount();
   void badSources_data();
   void badSources();
   void runEndsLiveMode();
@@ -351,6 +364,71 @@ void TstConsoleLive::prometheusSamplesBecomeTiles() {
   QVERIFY(failed.wait(5000));
   QVERIFY2(failed.at(0).at(0).toString().startsWith("Prometheus: prometheus"),
            qPrintable(failed.at(0).at(0).toString()));
+}
+
+void TstConsoleLive::instanceBoundRefusesAndShowsTheCount() {
+  // Issue 17: instance names come from the network. With a bound of 3, spans of 5 names: the
+  // 2 over it are answered in partialSuccess, never reach the engine or a tile, and the dock
+  // says how much was refused; the 3 admitted keep being served.
+  MainWindow& w = *w_;
+  LiveConfig c = cfg();
+  c.otlp = "127.0.0.1:0";
+  c.maxInstances = 3;
+  QSignalSpy started(&w, &MainWindow::liveStarted);
+  QString error;
+  QVERIFY2(w.startLive(c, &error), qPrintable(error));
+  QVERIFY(started.wait(5000));
+  QCOMPARE(w.livePanel()->maxInstances()->value(), 3);  // the dock shows the bound in use
+  const quint16 port = started.at(0).at(0).value<quint16>();
+  QNetworkAccessManager nam;
+  const qint64 t0 = nowNs();
+  int rejected = 0;
+  for (int k = 0; k < 5; ++k) {
+    const auto [status, body] =
+        postForBody(nam, port, spans(QString("10.0.5.%1").arg(k), 10, t0 + k * 1'000'000LL, 200));
+    QCOMPARE(status, 200);
+    const QJsonObject partial = body.value("partialSuccess").toObject();
+    if (k < 3) {
+      QVERIFY(partial.isEmpty());
+    } else {
+      QCOMPARE(partial.value("rejectedSpans").toString(), QString("10"));
+      QVERIFY2(partial.value("errorMessage").toString().contains("bound of 3 instances"),
+               qPrintable(partial.value("errorMessage").toString()));
+      rejected += 10;
+    }
+  }
+  QCOMPARE(rejected, 20);
+  QTRY_VERIFY_WITH_TIMEOUT(
+      w.livePanel()->statusText().contains("Instance bound 3 reached: 20 calls and 0 samples"),
+      5000);
+  QTRY_VERIFY_WITH_TIMEOUT(tileIndex(w, "10.0.5.2:8000") >= 0, 5000);
+  QCOMPARE(w.current()->protectedRun.timeline.instances().size(), std::size_t{3});
+  QCOMPARE(tileIndex(w, "10.0.5.3:8000"), -1L);
+  QVERIFY2(w.livePanel()->statusText().contains("3 instances"),
+           qPrintable(w.livePanel()->statusText()));
+  bool said = false;
+  for (int i = 0; i < w.livePanel()->verdicts()->count(); ++i)
+    said = said || w.livePanel()->verdicts()->item(i)->text().contains("instance bound reached");
+  QVERIFY(said);
+  // A tracked name is still served in full; a new one is still refused (no eviction).
+  QCOMPARE(postForBody(nam, port, spans("10.0.5.0", 5, t0 + 2'000'000'000LL, 200)).second,
+           QJsonObject());
+  QCOMPARE(postForBody(nam, port, spans("10.0.5.9", 1, t0 + 2'000'000'000LL, 200))
+               .second.value("partialSuccess")
+               .toObject()
+               .value("rejectedSpans")
+               .toString(),
+           QString("1"));
+  // 30 admitted calls and the 5 new ones of a tracked name in the engine; 21 refused.
+  QTRY_VERIFY_WITH_TIMEOUT(w.livePanel()->statusText().contains("21 calls and 0 samples") &&
+                               w.livePanel()->statusText().contains("· 35 calls,"),
+                           5000);
+  w.stopLive();
+  // The panel's field is what Go live uses.
+  LiveConfig fromPanel;
+  w.livePanel()->maxInstances()->setValue(7);
+  QVERIFY2(w.livePanel()->config(fromPanel, &error), qPrintable(error));
+  QCOMPARE(fromPanel.maxInstances, std::size_t{7});
 }
 
 void TstConsoleLive::badSources_data() {

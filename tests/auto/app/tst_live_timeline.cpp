@@ -28,11 +28,17 @@ breaker:
 
 constexpr Micros kT0 = 1764480000000000;  // a whole second
 
+// One engine for every instance, as LiveSession sets it up (the timeline reads that engine).
+live::ShadowOptions sharedEngine() {
+  live::ShadowOptions o;
+  o.sharedEngine = true;
+  return o;
+}
+
 // The shadow monitor feeding a live timeline, as LiveSession wires them.
 struct Rig {
   explicit Rig(LiveTimelineOptions opt = {})
-      : shadow(parsePolicy(kPolicy, "test"), live::ShadowOptions{}),
-        timeline(shadow.engine(), opt) {
+      : shadow(parsePolicy(kPolicy, "test"), sharedEngine()), timeline(shadow.engine(), opt) {
     shadow.onRecorded = [this](const live::RecordedCall& c) {
       timeline.onCall(c.id, c.rec->end(), c.rec->latency, c.failure, c.slow);
     };
@@ -154,7 +160,7 @@ void TstLiveTimeline::lateCallsAreCountedNotPlotted() {
 }
 
 void TstLiveTimeline::aggregatesSpreadOverTheirStep() {
-  live::ShadowMonitor shadow(parsePolicy(kPolicy, "test"), live::ShadowOptions{});
+  live::ShadowMonitor shadow(parsePolicy(kPolicy, "test"), sharedEngine());
   const InstanceId id = shadow.engine().addInstance("a", "m");
   LiveTimeline tl(shadow.engine());
   // 15 s steps: 150 calls, 30 failures, 15 slow → 10 / 2 / 1 per second.
@@ -212,7 +218,7 @@ void TstLiveTimeline::jumpFarAheadStartsOver() {
 }
 
 void TstLiveTimeline::emptyTimeline() {
-  live::ShadowMonitor shadow(parsePolicy(kPolicy, "test"), live::ShadowOptions{});
+  live::ShadowMonitor shadow(parsePolicy(kPolicy, "test"), sharedEngine());
   LiveTimeline tl(shadow.engine());
   const RunTimeline v = tl.snapshot();
   QVERIFY(v.instances().empty());

@@ -8,7 +8,9 @@
 // Instance names come from the network (a span's server.address, a log's upstream, a Prometheus
 // label), so the set of tracked instances is bounded: at most `maxInstances` at once, each an
 // engine of its own that is freed when the instance has been idle for `idleHorizon` of data
-// time. What is over the bound is rejected and counted, never an unbounded map.
+// time (`listen`); or, with `sharedEngine` (the console's Live mode), one engine for all of
+// them and a hard cap, since a shared engine cannot drop an instance. What is over the bound is
+// rejected and counted, never an unbounded map.
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -31,23 +33,31 @@ struct ShadowOptions {
   // Upstream address → instance name ("127.0.0.1:18002" → "chat-32b-3").
   std::map<std::string, std::string, std::less<>> aliases;
   std::string sourceName = "log";  // names the file in error messages
-  // At most this many instances are tracked at once (~22 KiB each); 0: no bound, one shared
-  // engine (the console's live view, whose timeline reads that engine). Over the bound, a new
+  // At most this many instances are tracked at once (~22 KiB each). Over the bound, a new
   // instance's calls and samples are rejected (counted) unless an idle one can be evicted.
+  // 0: no bound — only for trusted input (tests, a file read once), never for a network source.
   std::size_t maxInstances = 1024;
   // An instance without data for this long (data time: the newest call or sample seen by any
   // instance) is evicted, its breaker state dropped. 0: never evicted.
   Micros idleHorizon = seconds(600);
+  // One engine for every instance (engine(); the console's Live mode, whose timeline reads it by
+  // dense ids) instead of one engine each. An engine cannot drop an instance, so nothing is
+  // evicted (idleHorizon does not apply) and maxInstances is a hard cap: once that many names
+  // are tracked, every call or sample of a new name is rejected and counted, for as long as the
+  // monitor lives, while the instances already tracked are served as before.
+  bool sharedEngine = false;
 };
 
 // What the instance bound did (all zero without one).
 struct InstanceBoundStats {
-  std::size_t tracked = 0;              // instances tracked now
-  std::size_t highWater = 0;            // most tracked at once
-  std::uint64_t evicted = 0;            // instances dropped after idleHorizon without data
-  std::uint64_t callsRejected = 0;      // calls of instances over maxInstances
-  std::uint64_t samplesRejected = 0;    // aggregate samples of instances over maxInstances
-  std::uint64_t instancesRejected = 0;  // distinct refusals: a new name met a full table
+  std::size_t tracked = 0;            // instances tracked now
+  std::size_t highWater = 0;          // most tracked at once
+  std::uint64_t evicted = 0;          // instances dropped after idleHorizon without data
+  std::uint64_t callsRejected = 0;    // calls of instances over maxInstances
+  std::uint64_t samplesRejected = 0;  // aggregate samples of instances over maxInstances
+  // Refusals: a new name met a full table (one per refused call or sample: refused names are
+  // not remembered, so a name refused twice counts twice).
+  std::uint64_t instancesRejected = 0;
 };
 
 struct WouldOpenVerdict {
@@ -123,7 +133,7 @@ class ShadowMonitor final : private EventSink {
   const std::vector<WouldOpenVerdict>& verdicts() const { return verdicts_; }
   static constexpr std::size_t kMaxKeptVerdicts = 1000;
   Micros lastTime() const { return last_; }
-  // The one shared engine: only without an instance bound (maxInstances == 0).
+  // The one shared engine (ShadowOptions::sharedEngine); its ids are the monitor's ids.
   Engine& engine();
 
  private:
@@ -143,7 +153,7 @@ class ShadowMonitor final : private EventSink {
 
   ShadowOptions opt_;
   Policy policy_;                   // METRICS_ONLY
-  std::unique_ptr<Engine> shared_;  // unbounded mode: every instance in one engine
+  std::unique_ptr<Engine> shared_;  // sharedEngine: every instance in one engine
   std::unordered_map<std::string, std::unique_ptr<Tracked>, NameHash, std::equal_to<>> byName_;
   std::vector<Tracked*> byId_;       // id → instance (nullptr: a free id)
   std::vector<InstanceId> freeIds_;  // ids of evicted instances, reused
