@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "error_of.hpp"
 #include "spillway/formats/sniff.hpp"
 #include "spillway/formats/source.hpp"
 #include "spillway/input_error.hpp"
@@ -16,20 +17,7 @@
 #include "spillway/telemetry.hpp"
 
 using namespace spillway;
-
-namespace {
-
-template <typename F>
-QString errorOf(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
-}
-
-}  // namespace
+using spillway::testing::errorOf;
 
 class TstInputFiles : public QObject {
   Q_OBJECT

@@ -18,12 +18,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "error_of.hpp"
 #include "library_testing.hpp"
 #include "spillway/formats/source.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/library/library.hpp"
 
 using namespace spillway;
+using spillway::testing::errorOf;
 using namespace spillway::library;
 using spillway::testing::slurp;
 using spillway::testing::spit;
@@ -36,17 +38,6 @@ void importSynthetic(Library& lib, const std::string& incident, std::size_t call
   const std::string text = spillway::testing::synthetic(calls);
   auto src = formats::sourceFromMemory(formats::Format::Jsonl, "synthetic", text, {});
   lib.importSource(*src, incident, "jsonl", "");
-}
-
-// The message of the InputError `f` throws, or "" when it throws none.
-template <typename F>
-QString errorOf(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
 }
 
 struct Run {

@@ -25,6 +25,7 @@
 #include <memory>
 #include <set>
 
+#include "raw_http_client.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/live/bearer_token.hpp"
 #include "spillway/live/otlp_receiver.hpp"
@@ -68,61 +69,8 @@ QByteArray post(const std::string& body, const QByteArray& extra = {}) {
          QByteArray::fromStdString(body);
 }
 
-struct Answer {
-  int status = 0;  // 0: none (yet)
-  std::map<QByteArray, QByteArray> headers;
-  QByteArray body;
-};
-
-// A raw HTTP/1.1 client, event-loop driven, optionally from another loopback address
-// (127.0.0.2, …: the whole 127/8 is loopback on Linux) so that it is another peer.
-class Client {
- public:
-  explicit Client(quint16 port, const QString& from = {}) {
-    QObject::connect(&sock, &QTcpSocket::readyRead, [this] { buf += sock.readAll(); });
-    QObject::connect(&sock, &QTcpSocket::disconnected, [this] { closed = true; });
-    QObject::connect(&sock, &QTcpSocket::errorOccurred, [this] { closed = true; });
-    if (!from.isEmpty()) sock.bind(QHostAddress(from), 0);
-    sock.connectToHost(QHostAddress::LocalHost, port);
-  }
-  bool connected() {
-    return QTest::qWaitFor([this] { return sock.state() == QAbstractSocket::ConnectedState; },
-                           5000);
-  }
-  void send(const QByteArray& raw) { sock.write(raw); }
-  // The next complete answer (a 100 Continue included), or status 0 after `ms`.
-  Answer next(int ms = 10000) {
-    Answer a;
-    (void)QTest::qWaitFor([&] { return take(a) || closed; }, ms);
-    if (!a.status) take(a);
-    return a;
-  }
-  Answer exchange(const QByteArray& raw) {
-    send(raw);
-    return next();
-  }
-  bool take(Answer& a) {
-    const qsizetype end = buf.indexOf("\r\n\r\n");
-    if (end < 0) return false;
-    const QList<QByteArray> lines = buf.left(end).split('\n');
-    Answer out;
-    out.status = lines.front().split(' ').value(1).toInt();
-    for (qsizetype i = 1; i < lines.size(); ++i) {
-      const QByteArray l = lines[i].trimmed();
-      const qsizetype c = l.indexOf(':');
-      if (c > 0) out.headers[l.left(c).toLower()] = l.mid(c + 1).trimmed();
-    }
-    const qsizetype len = out.headers["content-length"].toLongLong();
-    if (buf.size() < end + 4 + len) return false;
-    out.body = buf.mid(end + 4, len);
-    buf.remove(0, end + 4 + len);
-    a = out;
-    return true;
-  }
-  QTcpSocket sock;
-  QByteArray buf;
-  bool closed = false;
-};
+using Answer = spillway::testing::HttpAnswer;
+using Client = spillway::testing::RawHttpClient;
 
 struct Rig {
   explicit Rig(OtlpReceiverOptions o = {}) {

@@ -23,6 +23,7 @@
 
 #include <zlib.h>
 
+#include "raw_http_client.hpp"
 #include "require_peer.hpp"
 #include "spillway/live/otlp_protobuf.hpp"
 #include "spillway/live/otlp_receiver.hpp"
@@ -178,62 +179,8 @@ QByteArray httpPost(const std::string& body, const QByteArray& contentType,
          extra + "\r\n" + QByteArray::fromStdString(body);
 }
 
-struct Answer {
-  int status = 0;  // 0: no (complete) answer
-  std::map<QByteArray, QByteArray> headers;
-  QByteArray body;
-  bool closed = false;
-};
-
-// A raw HTTP/1.1 client on one keep-alive connection, event-loop driven (the server runs on
-// the same thread, so nothing here may block).
-class RawClient {
- public:
-  explicit RawClient(quint16 port) {
-    QObject::connect(&sock, &QTcpSocket::readyRead, [this] { buf += sock.readAll(); });
-    QObject::connect(&sock, &QTcpSocket::disconnected, [this] { closed = true; });
-    sock.connectToHost(QHostAddress::LocalHost, port);
-  }
-  bool connected(int ms = 5000) {
-    return QTest::qWaitFor([this] { return sock.state() == QAbstractSocket::ConnectedState; }, ms);
-  }
-  void send(const QByteArray& raw) { sock.write(raw); }
-  // The next complete answer, or status 0 after `ms`.
-  Answer next(int ms = 10000) {
-    Answer a;
-    (void)QTest::qWaitFor([&] { return take(a) || closed; }, ms);
-    if (!a.status) take(a);
-    a.closed = closed;
-    return a;
-  }
-  Answer exchange(const QByteArray& raw, int ms = 10000) {
-    send(raw);
-    return next(ms);
-  }
-  QTcpSocket sock;
-  QByteArray buf;
-  bool closed = false;
-
- private:
-  bool take(Answer& a) {
-    const qsizetype end = buf.indexOf("\r\n\r\n");
-    if (end < 0) return false;
-    const QList<QByteArray> lines = buf.left(end).split('\n');
-    Answer out;
-    out.status = lines.front().split(' ').value(1).toInt();
-    for (qsizetype i = 1; i < lines.size(); ++i) {
-      const QByteArray l = lines[i].trimmed();
-      const qsizetype c = l.indexOf(':');
-      if (c > 0) out.headers[l.left(c).toLower()] = l.mid(c + 1).trimmed();
-    }
-    const qsizetype len = out.headers["content-length"].toLongLong();
-    if (buf.size() < end + 4 + len) return false;
-    out.body = buf.mid(end + 4, len);
-    buf.remove(0, end + 4 + len);
-    a = out;
-    return true;
-  }
-};
+using Answer = spillway::testing::HttpAnswer;
+using RawClient = spillway::testing::RawHttpClient;
 
 // A receiver on a free loopback port whose sink keeps every call.
 struct Rig {

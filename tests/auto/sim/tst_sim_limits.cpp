@@ -6,24 +6,16 @@
 #include <QFile>
 #include <QTest>
 
+#include "error_of.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/input_limits.hpp"
 #include "spillway/sim/scenario_yaml.hpp"
 
 using namespace spillway;
+using spillway::testing::errorOf;
 using namespace spillway::sim;
 
 namespace {
-
-template <typename F>
-QString errorOf(F&& f) {
-  try {
-    f();
-  } catch (const InputError& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
-}
 
 std::string scenario(const std::string& top, const std::string& clients) {
   return "version: 1\nname: t\n" + top + "models:\n  - {name: m, instances: 2}\nclients:\n" +
