@@ -194,7 +194,6 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   libraryDock->setWidget(library_);
   addDockWidget(Qt::RightDockWidgetArea, libraryDock);
   tabifyDockWidget(dock, libraryDock);
-  dock->raise();  // the policy is what an SRE tunes first
   // Live mode, a fourth tab: shadow mode over the gateway's telemetry.
   livePanel_ = new LivePanel(this);
   auto* liveDock = new QDockWidget(tr("Live"), this);
@@ -202,6 +201,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   liveDock->setWidget(livePanel_);
   addDockWidget(Qt::RightDockWidgetArea, liveDock);
   tabifyDockWidget(libraryDock, liveDock);
+  dock->raise();  // the policy is what an SRE tunes first (after the last tab, which is raised)
   connect(livePanel_, &LivePanel::startRequested, this, [this] {
     LiveConfig cfg;
     QString error;

@@ -2,9 +2,11 @@
 // KPI table is filled), the replay cursor drives the tiles, cancel works, bad input is a
 // message and not a crash, and --screenshot writes a picture of the window.
 #include <QApplication>
+#include <QDockWidget>
 #include <QDoubleSpinBox>
 #include <QImage>
 #include <QProcess>
+#include <QSettings>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -30,6 +32,7 @@ class TstConsole : public QObject {
   void badScenarioIsAMessage();
   void screenshotOption();
   void policyChangeReRunsOnce();
+  void policyTabOnTop();
 };
 
 void TstConsole::runLandsOnScreen() {
@@ -171,6 +174,23 @@ void TstConsole::policyChangeReRunsOnce() {
   // The round trip was timed (its figure is in the status bar); no bound here: a wall-clock
   // bound is flaky under ASan or on a busy machine.
   QVERIFY2(w.lastRoundTripMs() >= 0, qPrintable(QString::number(w.lastRoundTripMs())));
+}
+
+// A first start (no saved window state) opens on the policy editor, what an SRE tunes first,
+// whichever dock was added last.
+void TstConsole::policyTabOnTop() {
+  QSettings().remove("window/state");
+  MainWindow w;
+  w.show();
+  QVERIFY(QTest::qWaitForWindowExposed(&w));
+  const auto* policy = w.findChild<QDockWidget*>("policyDock");
+  QVERIFY(policy);
+  QTRY_VERIFY(!policy->visibleRegion().isEmpty());
+  for (const char* other : {"scenarioDock", "libraryDock", "liveDock"}) {
+    const auto* dock = w.findChild<QDockWidget*>(other);
+    QVERIFY2(dock, other);
+    QVERIFY2(dock->visibleRegion().isEmpty(), other);
+  }
 }
 
 QTEST_MAIN(TstConsole)
