@@ -2,6 +2,8 @@
 # The long runs: each harness until RUNS executions (default 10 M) or SECONDS (default 3600),
 # one process at a time, over the corpus earlier runs grew. Inputs up to MAX_LEN bytes (default
 # 4096: small inputs keep executions fast; CI's 20 s runs replay the seed corpora at full size).
+# The per-input timeout (TIMEOUT, default 120 s) is wall-clock: a long run shares the cores with
+# builds at nice 19, and a starved input is not a hang (both seen at -timeout=10 re-ran in 0.2 s).
 # Prints one line per harness: executions, seconds, crashes. Usage: fuzz/long.sh [NAME...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +22,7 @@ for name in "${names[@]}"; do
   log="$build/long_$name.log"
   start=$(date +%s)
   rc=0
-  "$build/fuzz_$name" -runs="$runs" -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
+  "$build/fuzz_$name" -runs="$runs" -max_total_time="$secs" -timeout="${TIMEOUT:-120}" -rss_limit_mb=2048 \
     -max_len="$max_len" -print_final_stats=1 -artifact_prefix="$build/artifacts/$name-" \
     "$build/corpus/$name" "fuzz/corpus/$name" >"$log" 2>&1 || rc=$?
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
