@@ -7,6 +7,9 @@
 # Prints one line per harness: executions, seconds, crashes. Usage: fuzz/long.sh [NAME...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Under autogroup scheduling `nice` only orders the processes of one session: give the whole
+# session the run's niceness, so `nice -n 19 fuzz/long.sh` really yields to builds.
+nice 2>/dev/null >/proc/self/autogroup || true
 runs=${RUNS:-10000000}
 secs=${SECONDS_MAX:-3600}
 max_len=${MAX_LEN:-4096}
