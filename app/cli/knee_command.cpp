@@ -23,6 +23,9 @@ int runKnee(const QStringList& args) {
   p.addOption({"step", "load factor increment (default 0.3)", "F"});
   p.addOption({"step-duration", "longest simulated time per step (default 10m)", "D"});
   p.addOption({"no-protection", "breakers watch only"});
+  p.addOption({"degrade",
+               "keep the scenario's degrade chain: the capacity with backups, not of the "
+               "primary path alone"});
   p.addOption({"json", "print JSON instead of the table"});
   if (!p.parse(args)) {
     std::fprintf(stderr, "spillway-cli knee: %s\n", qPrintable(p.errorText()));
@@ -56,6 +59,7 @@ int runKnee(const QStringList& args) {
       o.minStep = std::min(o.minStep, *d);
     }
     o.protection = !p.isSet("no-protection");
+    o.degrade = p.isSet("degrade");
     const sim::KneeResult r = sim::findKnee(sc, o, [](const sim::KneeStep& s) {
       std::fprintf(stderr, "load %3.0f %%: p99 %.0f ms, %s\n", s.factor * 100, s.p99Ms,
                    s.stable ? "settled" : "did not settle");

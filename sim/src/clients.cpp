@@ -233,6 +233,7 @@ void Simulator::Impl::finish(std::uint32_t ri, End e) {
     --r.turnsLeft;
     const Micros think = static_cast<Micros>(cl.draws.exponential(static_cast<double>(ss.think)));
     if (now + think < sc.duration) {
+      r.thinking = true;
       agenda.push(now + think, kPrioWork, kNextTurn, ri);
       return;
     }
@@ -245,6 +246,7 @@ void Simulator::Impl::onNextTurn(std::uint32_t ri) {
   Request& r = requests[ri];
   const ClientSpec& cs = *clients[r.client].spec;
   const double carried = cs.sessions.contextGrowth * (r.inTokens + r.outTokens);
+  r.thinking = false;
   beginOriginal(ri, carried);
 }
 

@@ -96,6 +96,7 @@ bool Simulator::Impl::tryModel(std::uint32_t ri, std::uint32_t m, std::uint32_t 
     }
     const bool would = wouldSucceed(i, r);
     engine.noteBlocked(in.eid, would);
+    blocks.noteBlock(in.eid, now, would);
     if (m == cl.model) r.primaryFailed = true;  // the route it was picked for was unavailable
     ++rejectedBy[static_cast<int>(d.reason)];
     ++in.tick.rejected;

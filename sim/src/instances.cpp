@@ -8,18 +8,20 @@ namespace spillway::sim {
 void Simulator::Impl::onEdge(std::uint32_t i) {
   Instance& in = inst[i];
   ++in.fifoEpoch;
-  if (!in.active.empty()) --activeFaults;
+  if (in.realFault) --activeFaults;
   in.active.clear();
+  in.realFault = false;
   double capacity = 1.0;
   for (std::uint32_t k : in.intervals) {
     const Interval& iv = intervals[k];
     if (iv.start <= now && now < iv.end) {
       in.active.push_back(k);
       const FaultSpec& fs = sc.faults[iv.fault];
+      in.realFault = in.realFault || !fs.benign;
       if (fs.kind == FaultKind::CapacityLoss) capacity = std::min(capacity, fs.value);
     }
   }
-  if (!in.active.empty()) ++activeFaults;
+  if (in.realFault) ++activeFaults;
   in.slotsEff = std::max<std::uint32_t>(
       capacity >= 1.0 ? in.slots : static_cast<std::uint32_t>(std::floor(in.slots * capacity)),
       capacity > 0 ? 1u : 0u);
@@ -309,8 +311,9 @@ Micros Simulator::Impl::replayFifo(const Instance& in, const ModelSpec& ms) {
 // Ground truth for a blocked attempt: would it have succeeded on instance i right now? The
 // instance is sampled without taking capacity: fault and error draws from the ground-truth
 // stream, then the exact FIFO start time given the running calls and the queue (replayFifo),
-// then the call's own service time. Success = no failure,
-// within the caller's timeout, and not slow by the breaker's own threshold.
+// then the call's own service time. Success = no failure, within the caller's timeout and its
+// SLO latency — the client's bar, never the policy's slow threshold, so that every candidate
+// policy is judged by the same yardstick (docs/kpis.md).
 bool Simulator::Impl::wouldSucceed(std::uint32_t i, const Request& r) {
   Instance& in = inst[i];
   const ModelSpec& ms = *models[in.model].spec;
@@ -337,11 +340,10 @@ bool Simulator::Impl::wouldSucceed(std::uint32_t i, const Request& r) {
     occupancy = in.slotsEff;
   }
   const Micros latency = start - now + serviceTime(in, work, occupancy, start);
-  const Micros slow = engine.breaker(in.eid).slowThreshold();
   // The caller waits at most its per-try timeout, and never past its overall deadline.
   Micros limit = cs.timeout;
   if (cs.deadline > 0) limit = std::min(limit, r.start + cs.deadline - now);
-  return latency < limit && latency <= slow;
+  return latency < limit && latency <= clients[r.client].slo;
 }
 
 }  // namespace spillway::sim

@@ -28,6 +28,7 @@ class UtilizationSink final : public SeriesSink {
 struct Snapshot {
   LatencyHistogram hist;
   std::uint64_t finished = 0, failed = 0, available = 0;
+  std::uint64_t backlog = 0, overdue = 0;  // unanswered originals; ... past their timeout
 };
 
 Snapshot take(const Simulator& s) {
@@ -37,6 +38,8 @@ Snapshot take(const Simulator& s) {
   for (int k = 0; k < kEndCount; ++k) out.finished += r.ends[k];
   out.failed = out.finished - r.ends[static_cast<int>(End::Success)];
   out.available = r.availability.num;
+  out.backlog = s.unanswered();
+  out.overdue = s.overdue();
   return out;
 }
 
@@ -44,6 +47,7 @@ struct Chunk {
   double p50 = 0, p99 = 0;
   Ratio errors;
   std::uint64_t available = 0;
+  std::int64_t backlogGrowth = 0;
 };
 
 Chunk between(const Snapshot& a, const Snapshot& b) {
@@ -52,14 +56,28 @@ Chunk between(const Snapshot& a, const Snapshot& b) {
   Chunk c;
   c.p50 = h.total() ? h.quantile(0.5) / 1000.0 : 0;
   c.p99 = h.total() ? h.quantile(0.99) / 1000.0 : 0;
-  c.errors = Ratio{b.failed - a.failed, b.finished - a.finished};
+  // Requests still waiting past their timeout are errors that have not been counted yet: an
+  // overload whose queue grows must not look like 0 % errors (docs/kpis.md, knee).
+  c.errors = Ratio{b.failed - a.failed + b.overdue, b.finished - a.finished + b.overdue};
   c.available = b.available - a.available;
+  c.backlogGrowth = static_cast<std::int64_t>(b.backlog) - static_cast<std::int64_t>(a.backlog);
   return c;
+}
+
+// A step has settled when two chunks agree on P99 and errors and the backlog is not growing
+// (more than 2 % of the chunk's answers, and more than a handful).
+bool settled(const Chunk& last, const Chunk& prev, const KneeOptions& o) {
+  const double le = last.errors.value().value_or(0), pe = prev.errors.value().value_or(0);
+  const auto growth = static_cast<double>(last.backlogGrowth);
+  const bool growing = growth > std::max(5.0, 0.02 * static_cast<double>(last.errors.den));
+  return !growing && std::abs(last.p99 - prev.p99) <= o.tolerance * std::max(prev.p99, 1.0) &&
+         std::abs(le - pe) <= 0.01;
 }
 
 KneeStep runStep(const Scenario& base, double factor, const KneeOptions& o) {
   Scenario sc = base;
   sc.faults.clear();
+  if (!o.degrade) sc.policy.degrade.enabled = false;
   sc.duration = o.maxStep;
   sc.drain = 0;
   double offered = 0, slots = 0;
@@ -88,11 +106,7 @@ KneeStep runStep(const Scenario& base, double factor, const KneeOptions& o) {
     busyMarks.push_back(util.busyTotal());
     const std::size_t n = marks.size();
     if (t < o.minStep || n < 4) continue;
-    const Chunk last = between(marks[n - 2], marks[n - 1]);
-    const Chunk prev = between(marks[n - 3], marks[n - 2]);
-    const double le = last.errors.value().value_or(0), pe = prev.errors.value().value_or(0);
-    if (std::abs(last.p99 - prev.p99) <= o.tolerance * std::max(prev.p99, 1.0) &&
-        std::abs(le - pe) <= 0.01) {
+    if (settled(between(marks[n - 2], marks[n - 1]), between(marks[n - 3], marks[n - 2]), o)) {
       st.stable = true;
       break;
     }
@@ -106,6 +120,8 @@ KneeStep runStep(const Scenario& base, double factor, const KneeOptions& o) {
   st.p50Ms = m.p50;
   st.p99Ms = m.p99;
   st.errors = m.errors;
+  st.backlog = marks[n - 1].backlog;
+  st.overdue = marks[n - 1].overdue;
   st.throughput = static_cast<double>(m.available) / (static_cast<double>(measured) / 1e6);
   const double ticks = static_cast<double>(measured) / static_cast<double>(tickLen);
   st.utilization = ticks > 0 ? (busyMarks[n - 1] - busyMarks[from]) / (slots * ticks) : 0;
@@ -133,8 +149,8 @@ KneeResult findKnee(const Scenario& scenario, const KneeOptions& o,
 std::string kneeTable(const KneeResult& r, const KneeOptions& o) {
   std::ostringstream os;
   char buf[256];
-  std::snprintf(buf, sizeof buf, "  %-7s %-10s %-10s %-10s %-10s %-12s %-7s %s\n", "load",
-                "offered/s", "p50", "p99", "errors", "good/s", "util", "settled");
+  std::snprintf(buf, sizeof buf, "  %-7s %-10s %-10s %-10s %-10s %-12s %-7s %-9s %s\n", "load",
+                "offered/s", "p50", "p99", "errors", "good/s", "util", "backlog", "settled");
   os << buf;
   for (std::size_t i = 0; i < r.steps.size(); ++i) {
     const KneeStep& s = r.steps[i];
@@ -145,14 +161,17 @@ std::string kneeTable(const KneeResult& r, const KneeOptions& o) {
     } else {
       std::snprintf(err, sizeof err, "n/a");
     }
-    std::snprintf(buf, sizeof buf, "  %-7.0f %-10.1f %-10.0f %-10.0f %-10s %-12.1f %-7.0f %s%s\n",
+    std::snprintf(buf, sizeof buf,
+                  "  %-7.0f %-10.1f %-10.0f %-10.0f %-10s %-12.1f %-7.0f %-9llu %s%s\n",
                   s.factor * 100, s.offeredRps, s.p50Ms, s.p99Ms, err, s.throughput,
-                  s.utilization * 100, s.stable ? "yes" : "no",
-                  r.knee && *r.knee == i ? "   <- knee" : "");
+                  s.utilization * 100, static_cast<unsigned long long>(s.backlog),
+                  s.stable ? "yes" : "no", r.knee && *r.knee == i ? "   <- knee" : "");
     os << buf;
   }
-  os << "\n(load in % of the scenario's base load; p50/p99 in ms, end to end; util in % of "
-        "slots)\n";
+  os << "\n(" << (o.degrade ? "with the degrade chain" : "primary path, degrade off")
+     << "; load in % of the scenario's base load; p50/p99 in ms, end to end; util in % of "
+        "slots;\n backlog: requests unanswered at the step's end, those past their timeout counted "
+        "as errors)\n";
   if (r.knee) {
     const KneeStep& k = r.steps[*r.knee];
     std::snprintf(buf, sizeof buf,
@@ -183,6 +202,8 @@ std::string kneeJson(const KneeResult& r, const KneeOptions& o, int indent) {
     const auto e = s.errors.value();
     sj["error_rate"] = e ? nlohmann::ordered_json(*e) : nlohmann::ordered_json(nullptr);
     sj["finished"] = s.errors.den;
+    sj["backlog"] = s.backlog;
+    sj["overdue"] = s.overdue;
     sj["good_per_s"] = s.throughput;
     sj["utilization"] = s.utilization;
     steps.push_back(sj);

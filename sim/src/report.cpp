@@ -71,12 +71,32 @@ std::string ms(double v) {
   return buf;
 }
 
+// Terminal columns of UTF-8 text: CJK ideographs (误伤) take two, continuation bytes none.
+std::size_t columns(const std::string& s) {
+  std::size_t n = 0;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    if ((c & 0xC0) == 0x80) continue;
+    n += (c & 0xF0) == 0xE0 && i + 2 < s.size() ? 2 : 1;  // 3-byte sequences here are CJK
+  }
+  return n;
+}
+
+void cell(std::string& line, const std::string& s, std::size_t width) {
+  line += s;
+  line.append(width > columns(s) ? width - columns(s) : 0, ' ');
+  line += ' ';
+}
+
 void row(std::ostringstream& os, const std::string& a, const std::string& b,
          const std::string& c = {}, const std::string& d = {}) {
-  char buf[256];
-  std::snprintf(buf, sizeof buf, "  %-34s %-22s %-22s %s\n", a.c_str(), b.c_str(), c.c_str(),
-                d.c_str());
-  os << buf;
+  std::string line = "  ";
+  cell(line, a, 34);
+  cell(line, b, 22);
+  cell(line, c, 22);
+  line += d;
+  while (!line.empty() && line.back() == ' ') line.pop_back();  // noise in a diff of reports
+  os << line << '\n';
 }
 
 // Who answered: the run's or a client's counts by primary / backup / cache.
@@ -88,6 +108,15 @@ ordered_json answersJson(const std::array<std::uint64_t, 3>& a) {
 void limitReasonsJson(const std::array<std::uint64_t, 5>& counts, ordered_json& into) {
   for (int i = 1; i < 5; ++i)
     into[std::string(limitReasonName(static_cast<LimitReason>(i)))] = counts[i];
+}
+
+// "3 (4.5/h)": false-trip episodes and their rate per hour of traffic.
+std::string falseTrips(const RunReport& r) {
+  if (!r.falseTripsPerHour) return "n/a";
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%llu (%.1f/h)",
+                static_cast<unsigned long long>(r.blocks.falseTripEpisodes), *r.falseTripsPerHour);
+  return buf;
 }
 
 ordered_json runJson(const RunReport& r) {
@@ -110,6 +139,17 @@ ordered_json runJson(const RunReport& r) {
   k["core_availability_during_faults"] = ratioJson(r.coreAvailabilityInFault);
   k["degrade_success_rate"] = ratioJson(r.degradeSuccess);
   k["false_positive_rate"] = ratioJson(r.falsePositive);
+  k["false_positive_parts"] = {{"false_trip", ratioJson(r.fpFalseTrip)},
+                               {"recovery_lag", ratioJson(r.fpRecoveryLag)}};
+  k["collateral_share"] = ratioJson(r.collateral);
+  k["false_trips"] = r.blocks.falseTripEpisodes;
+  k["false_trips_per_hour"] =
+      r.falseTripsPerHour ? ordered_json(*r.falseTripsPerHour) : ordered_json(nullptr);
+  ordered_json bc;
+  for (int c = 0; c < kBlockClassCount; ++c)
+    bc[std::string(blockClassName(static_cast<BlockClass>(c)))] = {
+        {"blocks", r.blocks.blocks[c]}, {"would_succeed", r.blocks.wouldSucceed[c]}};
+  k["blocks_by_class"] = bc;
   k["fault_interception_rate"] = ratioJson(r.interception);
   k["retry_amplification"] = ratioJson(r.retryAmplification);
   k["tries_per_request"] = ratioJson(r.triesPerRequest);
@@ -224,6 +264,7 @@ ordered_json runJson(const RunReport& r) {
     fj["instance"] = f.instance;
     fj["start_s"] = f.start / 1e6;
     fj["end_s"] = f.ended ? ordered_json(f.end / 1e6) : ordered_json(nullptr);
+    fj["benign"] = f.benign;
     fj["detected"] = f.detected;
     fj["restored"] = f.restored;
     fj["ttd_s"] = durationJson(f.ttd);
@@ -293,7 +334,10 @@ std::string reportTable(const RunReport& r) {
   row(os, "core availability during faults", pctN(r.coreAvailabilityInFault));
   row(os, "degrade success rate", pctN(r.degradeSuccess));
   row(os, "fault interception rate", pctN(r.interception));
-  row(os, "false-positive rate", pctN(r.falsePositive));
+  row(os, "false-positive rate (误伤)", pctN(r.falsePositive));
+  row(os, "  false trips / recovery lag", pct(r.fpFalseTrip) + " / " + pct(r.fpRecoveryLag));
+  row(os, "collateral share (correct trips)", pctN(r.collateral));
+  row(os, "false trips", falseTrips(r));
   row(os, "TTD (mean)", dur(r.meanTtd));
   row(os, "MTTR (mean, from onset)", dur(r.meanMttr));
   row(os, "MTTR (mean, from trip)", dur(r.meanFromTrip));
@@ -365,8 +409,11 @@ std::string reportTable(const RunReport& r) {
     row(os, "fault (instance, kind, start)", "TTD / MTTR", "intercepted", "spread to");
     for (const FaultReport& f : r.faults)
       row(os, f.instance + " " + std::string(faultKindName(f.kind)) + " @" + dur(f.start),
-          dur(f.ttd) + " / " + dur(f.mttr), f.intercepted ? "yes" : "no",
-          f.intercepted ? "" : f.spreadTo + " @" + dur(f.spreadAt));
+          dur(f.ttd) + " / " + dur(f.mttr),
+          f.benign        ? "benign"
+          : f.intercepted ? "yes"
+                          : "no",
+          f.benign || f.intercepted ? "" : f.spreadTo + " @" + dur(f.spreadAt));
   }
   if (r.inFlightAtEnd)
     os << "\nwarning: " << r.inFlightAtEnd
@@ -387,7 +434,10 @@ std::string compareTable(const RunReport& b, const RunReport& p) {
       pct(p.coreAvailabilityInFault), seed.core);
   row(os, "degrade success rate", pct(b.degradeSuccess), pct(p.degradeSuccess), seed.degrade);
   row(os, "fault interception rate", pctN(b.interception), pctN(p.interception), seed.interception);
-  row(os, "false-positive rate", pct(b.falsePositive), pctN(p.falsePositive), seed.fp);
+  row(os, "false-positive rate (误伤)", pct(b.falsePositive), pctN(p.falsePositive), seed.fp);
+  row(os, "  false trips / recovery lag", "", pct(p.fpFalseTrip) + " / " + pct(p.fpRecoveryLag));
+  row(os, "collateral share (correct trips)", pct(b.collateral), pctN(p.collateral));
+  row(os, "false trips", falseTrips(b), falseTrips(p));
   row(os, "TTD (mean)", dur(b.meanTtd), dur(p.meanTtd));
   row(os, "MTTR (mean, from onset)", dur(b.meanMttr), dur(p.meanMttr), seed.mttr);
   row(os, "MTTR (mean, from trip)", dur(b.meanFromTrip), dur(p.meanFromTrip));

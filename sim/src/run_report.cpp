@@ -78,7 +78,13 @@ RunReport Simulator::Impl::report() const {
   for (const ClientReport& c : rep.clients) gw += c.tries;
   rep.triesPerRequest = Ratio{gw, rep.originals};
   const EngineTotals tot = engine.totals();
-  rep.falsePositive = Ratio{tot.blockedWouldSucceed, tot.verdicts};
+  rep.blocks = blocks.tally();
+  const std::uint64_t blocked = rep.blocks.total();
+  rep.falsePositive = Ratio{rep.blocks.avoidable(), blocked};
+  rep.fpFalseTrip = Ratio{rep.blocks.part(BlockClass::FalseTrip), blocked};
+  rep.fpRecoveryLag = Ratio{rep.blocks.part(BlockClass::RecoveryLag), blocked};
+  rep.collateral = Ratio{rep.blocks.part(BlockClass::Collateral), blocked};
+  if (opt.protection) rep.falseTripsPerHour = rep.blocks.falseTripsPerHour(sc.duration);
   rep.opens = tot.opens;
   rep.wouldOpens = tot.wouldOpens;
   for (const Instance& in : inst) {
@@ -99,6 +105,7 @@ RunReport Simulator::Impl::report() const {
     fr.target = fs.target;
     fr.instance = instanceNames[iv.instance];
     fr.start = iv.start;
+    fr.benign = fs.benign;
     fr.ended = iv.end != kForever && iv.end <= now;
     fr.end = iv.end == kForever ? now : std::min(iv.end, now);
     if (iv.start > now) continue;  // not reached yet
@@ -114,6 +121,10 @@ RunReport Simulator::Impl::report() const {
     if (iv.spread) {
       fr.spreadTo = instanceNames[iv.spreadTo];
       fr.spreadAt = iv.spreadAt;
+    }
+    if (fr.benign) {
+      rep.faults.push_back(std::move(fr));
+      continue;
     }
     if (s.detected) {
       ttdSum += s.ttd;

@@ -293,15 +293,15 @@ FaultSpec ScenarioReader::fault(const YAML::Node& n, const std::string& path) co
                               {"recover", FaultKind::Recover}});
   switch (f.kind) {
     case FaultKind::LatencyDrift:
-      checkKeys(n, path, {"type", "target", "at", "duration", "ramp", "multiplier"});
+      checkKeys(n, path, {"type", "target", "at", "benign", "duration", "ramp", "multiplier"});
       f.value = number(need(n, "multiplier", path), join(path, "multiplier"), 1, 1e6, false);
       break;
     case FaultKind::Delay:
-      checkKeys(n, path, {"type", "target", "at", "duration", "ramp", "delay"});
+      checkKeys(n, path, {"type", "target", "at", "benign", "duration", "ramp", "delay"});
       f.delay = duration(need(n, "delay", path), join(path, "delay"), 1, false, true);
       break;
     case FaultKind::Errors:
-      checkKeys(n, path, {"type", "target", "at", "duration", "ramp", "rate", "status"});
+      checkKeys(n, path, {"type", "target", "at", "benign", "duration", "ramp", "rate", "status"});
       f.value = number(need(n, "rate", path), join(path, "rate"), 0, 1, true);
       if (auto v = n["status"])
         f.status = static_cast<int>(count(v, join(path, "status"), 500, 599));
@@ -309,24 +309,25 @@ FaultSpec ScenarioReader::fault(const YAML::Node& n, const std::string& path) co
     case FaultKind::Throttle:
     case FaultKind::Hang:
     case FaultKind::Reset:
-      checkKeys(n, path, {"type", "target", "at", "duration", "ramp", "rate"});
+      checkKeys(n, path, {"type", "target", "at", "benign", "duration", "ramp", "rate"});
       if (auto v = n["rate"]) f.value = number(v, join(path, "rate"), 0, 1, true);
       break;
     case FaultKind::CapacityLoss:
-      checkKeys(n, path, {"type", "target", "at", "duration", "remaining"});
+      checkKeys(n, path, {"type", "target", "at", "benign", "duration", "remaining"});
       f.value = number(need(n, "remaining", path), join(path, "remaining"), 0, 1, false, true);
       break;
     case FaultKind::Outage:
-      checkKeys(n, path, {"type", "target", "at", "duration"});
+      checkKeys(n, path, {"type", "target", "at", "benign", "duration"});
       break;
     case FaultKind::Recover:
-      checkKeys(n, path, {"type", "target", "at"});
+      checkKeys(n, path, {"type", "target", "at", "benign"});
       break;
   }
   f.target = name(need(n, "target", path), join(path, "target"));
   f.at = duration(need(n, "at", path), join(path, "at"), 0);
   if (auto v = n["duration"]) f.duration = duration(v, join(path, "duration"), 1, false, true);
   if (auto v = n["ramp"]) f.ramp = duration(v, join(path, "ramp"), 0);
+  if (auto v = n["benign"]) f.benign = boolean(v, join(path, "benign"));
   return f;
 }
 

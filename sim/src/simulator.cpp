@@ -3,6 +3,21 @@
 
 namespace spillway::sim {
 
+// Scans the request pool: a slot is in use unless it is on the free list.
+std::uint64_t Simulator::Impl::unanswered(bool overdueOnly) const {
+  std::vector<bool> free(requests.size(), false);
+  for (std::uint32_t ri : freeRequests) free[ri] = true;
+  std::uint64_t n = 0;
+  for (std::size_t ri = 0; ri < requests.size(); ++ri) {
+    const Request& r = requests[ri];
+    if (free[ri] || r.thinking) continue;
+    const ClientSpec& cs = *clients[r.client].spec;
+    const Micros patience = cs.deadline > 0 ? cs.deadline : cs.timeout;
+    n += !overdueOnly || now - r.start > patience;
+  }
+  return n;
+}
+
 // ---- setup -------------------------------------------------------------------------------
 void Simulator::Impl::build() {
   if (sc.tick <= 0) throw std::invalid_argument("tick must be positive");
@@ -128,6 +143,7 @@ void Simulator::Impl::buildFaults() {
   }
   for (std::uint32_t k = 0; k < intervals.size(); ++k) {
     const Interval& iv = intervals[k];
+    if (!sc.faults[iv.fault].benign) blocks.addFault(inst[iv.instance].eid, iv.start, iv.end);
     inst[iv.instance].intervals.push_back(k);
     agenda.push(iv.start, kPrioEdge, kEdge, iv.instance);
     if (iv.end != kForever) agenda.push(iv.end, kPrioEdge, kEdge, iv.instance);
@@ -225,6 +241,12 @@ const LatencyHistogram& Simulator::answeredLatency() const {
   d_->answered.clear();
   for (const detail::ClientState& cl : d_->clients) d_->answered.merge(cl.e2e);
   return d_->answered;
+}
+std::uint64_t Simulator::unanswered() const {
+  return d_->unanswered(false);
+}
+std::uint64_t Simulator::overdue() const {
+  return d_->unanswered(true);
 }
 RunReport Simulator::report() const {
   return d_->report();

@@ -15,6 +15,7 @@
 
 #include <boost/random/discrete_distribution.hpp>
 
+#include "spillway/block_class.hpp"
 #include "spillway/degrade.hpp"
 #include "spillway/histogram.hpp"
 #include "spillway/kpi.hpp"
@@ -114,6 +115,7 @@ struct alignas(64) Request {
   std::uint32_t trimmedTo = 0;  // context trimmed for a backup (0 = not)
   bool lockedRoute = false;     // the current attempt follows a degrade lock
   bool sessionLocked = false;   // a degrade lock was taken for this session (may have expired)
+  bool thinking = false;        // answered; the session's next turn is not asked yet
 };
 static_assert(sizeof(Request) == 128, "a hot and a cold cache line");
 static_assert(offsetof(Request, inTokens) == 64, "the hot fields fill the first line");
@@ -164,7 +166,8 @@ struct Instance {
   Stream rng, gt;
   TickCounters tick;
   bool unhealthy = false;
-  std::uint64_t judgedBefore = 0, wouldBefore = 0;  // breaker FP counters at the last tick
+  bool realFault = false;                           // a non-benign injected fault is active
+  std::uint64_t judgedBefore = 0, wouldBefore = 0;  // block tally at the last tick
   // The ground truth's FIFO replay (replayFifo) depends only on the running jobs, the queue
   // and the faults in force; every change to those bumps `fifoEpoch`. While an open breaker
   // blocks call after call, the instance does not change between most of them, and the
@@ -247,18 +250,21 @@ struct ModelGroup {
   }
 };
 
-// Fans breaker events out to the caller's sink and keeps them for fault scoring.
+// Fans breaker events out to the caller's sink, keeps them for fault scoring and tells the
+// block classifier where episodes start and end.
 class Tee final : public EventSink {
  public:
-  explicit Tee(EventSink* next) : next_(next) {}
+  Tee(EventSink* next, BlockClassifier* blocks) : next_(next), blocks_(blocks) {}
   void onEvent(const Event& e) override {
     kept.push_back(e);
+    blocks_->onEvent(e);
     if (next_) next_->onEvent(e);
   }
   std::vector<Event> kept;
 
  private:
   EventSink* next_;
+  BlockClassifier* blocks_;
 };
 
 inline Policy effectivePolicy(const Scenario& s, bool protection) {
@@ -278,6 +284,7 @@ using namespace detail;
 struct Simulator::Impl {
   const Scenario& sc;
   SimOptions opt;
+  BlockClassifier blocks;  // the scenario's real faults, every breaker block classified
   Tee tee;
   Engine engine;
   Agenda agenda;
@@ -295,7 +302,7 @@ struct Simulator::Impl {
   std::uint64_t originals = 0, events = 0;
   std::array<std::uint64_t, kRejectReasonCount> rejectedBy{};
   std::uint64_t overflow = 0;
-  std::uint32_t activeFaults = 0;  // instances with an injected fault right now
+  std::uint32_t activeFaults = 0;  // instances with a real (non-benign) fault right now
   Micros now = 0, lastTick = 0;
   bool done = false;
   std::vector<std::string> instanceNames, clientNames;
@@ -314,7 +321,7 @@ struct Simulator::Impl {
   Impl(const Scenario& s, SimOptions o)
       : sc(s),
         opt(o),
-        tee(o.events),
+        tee(o.events, &blocks),
         engine(effectivePolicy(s, o.protection), s.seed, &tee),
         gatewayRng(s.seed, "gateway") {
     agenda.setPrefetch(&prefetchFor, this);  // Impl lives behind a pointer: `this` stays put
@@ -423,6 +430,8 @@ struct Simulator::Impl {
   bool ownFaultRecent(const Instance& in, Micros t, Micros grace) const;
 
   bool runUntil(Micros t);
+
+  std::uint64_t unanswered(bool overdueOnly) const;
 
   RunReport report() const;
 };

@@ -47,11 +47,11 @@ void Simulator::Impl::onTick() {
       row.faultMultiplier = in.active.empty() ? 1.0 : effectAt(in, now).multiplier;
       row.faulted = !in.active.empty();
       row.unhealthy = in.unhealthy;
-      row.blockedJudged = static_cast<std::uint32_t>(s.counters.verdicts - in.judgedBefore);
-      row.blockedWouldSucceed =
-          static_cast<std::uint32_t>(s.counters.blockedWouldSucceed - in.wouldBefore);
-      in.judgedBefore = s.counters.verdicts;
-      in.wouldBefore = s.counters.blockedWouldSucceed;
+      const BlockTally bt = blocks.tallyOf(in.eid);
+      row.blockedJudged = static_cast<std::uint32_t>(bt.total() - in.judgedBefore);
+      row.blockedWouldSucceed = static_cast<std::uint32_t>(bt.avoidable() - in.wouldBefore);
+      in.judgedBefore = bt.total();
+      in.wouldBefore = bt.avoidable();
       opt.series->onInstance(row);
     }
     in.tick = TickCounters{};

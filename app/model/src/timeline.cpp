@@ -105,9 +105,12 @@ RunTimeline RunTimeline::build(const sim::VectorSeries& series, const std::vecto
     auto pos = std::find_if(tl.instances_.begin(), tl.instances_.end(),
                             [&](const InstanceTimeline& x) { return x.name == f.instance; });
     if (pos == tl.instances_.end()) continue;
-    const std::string kind(sim::faultKindName(f.kind));
+    // Benign jitter is marked (an SRE wants to see what a false trip tripped on), but it has
+    // no detection or restoration to mark.
+    const std::string kind = (f.benign ? "benign " : "") + std::string(sim::faultKindName(f.kind));
     pos->markers.push_back({f.start, Marker::Kind::FaultStart, kind + " starts"});
     if (f.ended) pos->markers.push_back({f.end, Marker::Kind::FaultEnd, kind + " ends"});
+    if (f.benign) continue;
     if (f.detected) pos->markers.push_back({f.start + f.ttd, Marker::Kind::Detected, "detected"});
     if (f.restored)
       pos->markers.push_back({f.start + f.mttr, Marker::Kind::Restored, "traffic restored"});

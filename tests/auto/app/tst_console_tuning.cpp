@@ -186,19 +186,20 @@ void TstConsoleTuning::previousPolicyGhost() {
 void TstConsoleTuning::scenarioEditsReachTheRun() {
   ScenarioPanel* panel = w_->scenarioPanel();
   const int faults = panel->faultTable()->rowCount();
-  QCOMPARE(faults, 4);  // leak, recover, errors at 28m, outage at 34m
+  QCOMPARE(faults, 7);  // leak, recover, errors at 28m, outage at 34m, 3 benign events
   panel->durationBox()->setValue(25);
   panel->loadBox()->setValue(1.5);
   panel->seedBox()->setValue(7);
-  panel->removeFault(faults - 1);
+  panel->removeFault(faults - 1);  // the benign hiccup at 31m
   QString error;
   QVERIFY(!w_->runEdited(&error));  // the 28m fault now starts after the end
   QVERIFY2(error.contains("scenario panel:3: start"), qPrintable(error));
-  panel->removeFault(faults - 2);
+  panel->removeFault(3);  // the outage at 34m
+  panel->removeFault(2);  // the errors at 28m
   const sim::Scenario edited = panel->edited();
   QCOMPARE(edited.duration, seconds(1500));
   QCOMPARE(edited.seed, std::uint64_t{7});
-  QCOMPARE(static_cast<int>(edited.faults.size()), faults - 2);
+  QCOMPARE(static_cast<int>(edited.faults.size()), faults - 3);
   QVERIFY2(w_->runEdited(&error), qPrintable(error));
   QVERIFY(waitRun());
   const auto& report = w_->current()->protectedRun.report;

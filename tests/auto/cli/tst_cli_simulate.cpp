@@ -136,9 +136,21 @@ void TstCliSimulate::jsonReport() {
     QVERIFY2(ratio["den"].toDouble() > 0, key);
     QCOMPARE(ratio["value"].toDouble(), ratio["num"].toDouble() / ratio["den"].toDouble());
   }
-  QCOMPARE(rep["clients"].toArray().size(), 12);
+  QCOMPARE(rep["clients"].toArray().size(), 13);
   QCOMPARE(rep["instances"].toArray().size(), 6);  // 4 x chat-72b and the 2 x chat-32b backup
-  QCOMPARE(rep["faults"].toArray().size(), 3);
+  const QJsonArray faults = rep["faults"].toArray();
+  QCOMPARE(faults.size(), 6);  // 3 faults and 3 benign events, flagged
+  for (qsizetype f = 0; f < faults.size(); ++f)
+    QCOMPARE(faults[f].toObject()["benign"].toBool(), f >= 3);
+  // 误伤 with its parts and the collateral share beside it (docs/kpis.md).
+  const double fp = k["false_positive_rate"].toObject()["num"].toDouble();
+  const QJsonObject parts = k["false_positive_parts"].toObject();
+  QCOMPARE(parts["false_trip"].toObject()["num"].toDouble() +
+               parts["recovery_lag"].toObject()["num"].toDouble(),
+           fp);
+  QCOMPARE(k["collateral_share"].toObject()["den"].toDouble(),
+           k["false_positive_rate"].toObject()["den"].toDouble());
+  QVERIFY(k.contains("false_trips_per_hour"));
 }
 
 void TstCliSimulate::compareJson() {
@@ -203,8 +215,8 @@ void TstCliSimulate::outDirectory() {
   const QList<QByteArray> cl = lines(readFile(a + "/series-clients.csv"));
   QVERIFY2(cl.front().startsWith(kClientHeaderStart), cl.front().constData());
   QVERIFY(cl.front().endsWith(",p50_ms,p99_ms"));
-  QCOMPARE((cl.size() - 1) % 12, 0);
-  QCOMPARE((cl.size() - 1) / 12, (inst.size() - 1) / 6);  // the same ticks
+  QCOMPARE((cl.size() - 1) % 13, 0);
+  QCOMPARE((cl.size() - 1) / 13, (inst.size() - 1) / 6);  // the same ticks
   // 40 min + at most the 3 min drain, at 1 s per tick.
   QVERIFY((inst.size() - 1) / 6 >= 40 * 60 && (inst.size() - 1) / 6 <= 43 * 60);
 }

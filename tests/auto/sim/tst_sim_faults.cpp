@@ -147,6 +147,8 @@ class TstSimFaults : public QObject {
   void groundTruthRespectsDeadline();
   void groundTruthReplayReuse_data();
   void groundTruthReplayReuse();
+  void groundTruthIndependentOfPolicy();
+  void benignBlipIsAFalseTrip();
 
  private:
   Run baseline_;
@@ -567,13 +569,77 @@ faults:
   };
   const RunReport reused = run(true), replayed = run(false);
   // The rig must exercise the replay: blocks of a busy instance, with both verdicts.
-  QVERIFY2(reused.falsePositive.den > 50, qPrintable(QString::number(reused.falsePositive.den)));
-  QVERIFY2(
-      reused.falsePositive.num > 0 && reused.falsePositive.num < reused.falsePositive.den,
-      qPrintable(
-          QStringLiteral("%1 of %2").arg(reused.falsePositive.num).arg(reused.falsePositive.den)));
-  QCOMPARE(reused.falsePositive.num, replayed.falsePositive.num);
+  const BlockTally& t = reused.blocks;
+  const std::uint64_t would = t.wouldSucceed[0] + t.wouldSucceed[1] + t.wouldSucceed[2];
+  QVERIFY2(t.total() > 50, qPrintable(QString::number(t.total())));
+  QVERIFY2(would > 0 && would < t.total(),
+           qPrintable(QStringLiteral("%1 of %2").arg(would).arg(t.total())));
+  QCOMPARE(reused.blocks.wouldSucceed, replayed.blocks.wouldSucceed);
   QCOMPARE(reportJson(reused), reportJson(replayed));
+}
+
+// "Would have succeeded" is the client's bar (its SLO), never the policy's slow threshold: a
+// breaker forced open blocks every call of a healthy instance with 500 ms calls, and whether
+// the policy calls 300 ms or 5 s slow, every block would have met the 2 s SLO — the verdicts
+// (all of them false trips: there is no fault) do not move with the policy. With a 400 ms SLO
+// none would.
+void TstSimFaults::groundTruthIndependentOfPolicy() {
+  auto run = [](const char* slow, const char* slo) {
+    return simulateRig(std::string(R"(duration: 30s
+seed: 43
+policy: {breaker: {mode: forced_open, slow: {absolute: )") +
+                           slow + R"(}}}
+models: [{name: m, instances: 1, slots: 8, service: {base: 500ms, sigma: 0}}]
+clients: [{name: c, model: m, rate: 10, timeout: 10s, slo: )" +
+                           slo + "}]\n",
+                       true)
+        .report;
+  };
+  const RunReport strict = run("300ms", "2s"), lax = run("5s", "2s"), tight = run("5s", "400ms");
+  QVERIFY(strict.falsePositive.den > 200);
+  QCOMPARE(strict.falsePositive.den, lax.falsePositive.den);
+  QCOMPARE(strict.falsePositive.num, strict.falsePositive.den);
+  QCOMPARE(lax.falsePositive.num, lax.falsePositive.den);
+  QCOMPARE(strict.fpFalseTrip.num, strict.falsePositive.num);
+  QCOMPARE(tight.falsePositive.num, std::uint64_t{0});
+}
+
+// Normal jitter is not a fault: a 5 s burst of 503s marked benign, and an oversensitive breaker
+// (no sustain, a low error rate) trips on it — a false trip, and its blocks of a healthy
+// instance count in 误伤. The same burst as a 30 s real fault: the trip is correct, its blocks
+// during the fault are collateral and only those after it are recovery lag.
+void TstSimFaults::benignBlipIsAFalseTrip() {
+  auto run = [](const char* fault) {
+    return simulateRig(std::string(R"(duration: 90s
+seed: 44
+policy:
+  breaker:
+    window: {type: time, length: 5s, bucket: 1s}
+    min_calls: 5
+    trip: {error_rate: 0.1, sustain: 0s}
+    open: {duration: 10s}
+models: [{name: m, instances: 2, slots: 8, service: {base: 100ms, sigma: 0}}]
+clients: [{name: c, model: m, rate: 20, timeout: 2s}]
+faults:
+  - {type: errors, target: m-1, at: 30s, )") +
+                           fault + "}\n",
+                       true)
+        .report;
+  };
+  const RunReport blip = run("duration: 5s, rate: 1, benign: true");
+  QVERIFY(blip.opens > 0);
+  QVERIFY(blip.blocks.falseTripEpisodes > 0);
+  QVERIFY(blip.fpFalseTrip.num > 0);
+  QCOMPARE(blip.collateral.num, std::uint64_t{0});
+  QCOMPARE(blip.blocks.blocks[int(BlockClass::Collateral)], std::uint64_t{0});
+  QVERIFY(*blip.falseTripsPerHour > 0);
+  const RunReport real = run("duration: 30s, rate: 1");
+  QCOMPARE(real.blocks.falseTripEpisodes, std::uint64_t{0});
+  QCOMPARE(real.fpFalseTrip.num, std::uint64_t{0});
+  QVERIFY(real.blocks.blocks[int(BlockClass::Collateral)] > 0);
+  QCOMPARE(real.collateral.num, std::uint64_t{0});  // every call failed during the fault
+  QVERIFY(real.fpRecoveryLag.num > 0);
+  QCOMPARE(real.falsePositive.num, real.fpRecoveryLag.num);
 }
 
 QTEST_GUILESS_MAIN(TstSimFaults)

@@ -50,6 +50,8 @@ class TstSimKnee : public QObject {
   void noKneeBelowCapacity();
   void faultsAreIgnored();
   void sessionClientOffersTurns();
+  void growingBacklogNeverSettles();
+  void seed003KneeAgreesWithItsTable();
 };
 
 void TstSimKnee::kneeAtFirstStepOverCapacity_data() {
@@ -154,6 +156,45 @@ void TstSimKnee::sessionClientOffersTurns() {
   // session lengths add variance: 25 %).
   QVERIFY2(std::abs(r.steps[0].throughput - 8) < 2,
            qPrintable(QString::number(r.steps[0].throughput)));
+}
+
+// Twice the capacity into a queue that never fills, callers patient for 1000 s: nothing fails
+// within the step (no breaker), but the backlog grows by ~40 requests a second — the step must
+// never count as settled, and its backlog is reported.
+void TstSimKnee::growingBacklogNeverSettles() {
+  const Scenario sc = parseScenario(
+      "name: backlog\nseed: 5\nduration: 1m\nmodels: [{name: m, instances: 1, slots: 4, "
+      "queue: 1000000, service: {base: 100ms, sigma: 0.1}}]\n"
+      "clients: [{name: c, model: m, rate: 80, timeout: 1000s}]\n",
+      "backlog.yaml");
+  KneeOptions o = shortSteps(1, 1, 1);
+  o.protection = false;  // a breaker would trip on the growing waits and turn calls away
+  const KneeResult r = findKnee(sc, o);
+  QCOMPARE(r.steps.size(), std::size_t{1});
+  const KneeStep& s = r.steps[0];
+  QVERIFY(!s.stable);
+  QCOMPARE(s.ran, seconds(150));
+  // ~80 − 39.8 = 40 more requests a second than are answered, over 150 s.
+  QVERIFY2(s.backlog > 5000 && s.backlog < 7000, qPrintable(QString::number(s.backlog)));
+  QCOMPARE(s.overdue, std::uint64_t{0});  // nobody has waited 1000 s yet
+}
+
+// Seed 003's stepped test: the knee is where its table says the rule first holds (P99 over
+// 1.8 × the base step's and errors over 1 %), and that is 240 % of the daily peak.
+void TstSimKnee::seed003KneeAgreesWithItsTable() {
+  const Scenario sc = loadScenarioFile(SPILLWAY_RESOURCES_DIR "/scenarios/seed-003.yaml");
+  const KneeOptions o;
+  const KneeResult r = findKnee(sc, o);
+  QVERIFY(r.knee.has_value());
+  for (std::size_t i = 1; i < r.steps.size(); ++i) {
+    const KneeStep& s = r.steps[i];
+    const bool rule =
+        s.p99Ms > o.p99Ratio * r.steps.front().p99Ms && s.errors.value().value_or(0) > o.errorRate;
+    if (i < *r.knee) QVERIFY2(!rule, qPrintable(QString::number(i)));
+    if (i == *r.knee) QVERIFY(rule);
+  }
+  QCOMPARE(qRound(r.steps[*r.knee].factor * 100), 240);
+  QVERIFY(QString::fromStdString(kneeTable(r, o)).contains("Knee at 240 % load"));
 }
 
 QTEST_GUILESS_MAIN(TstSimKnee)

@@ -804,11 +804,13 @@ void TstSimScenario::builtinScenariosParse() {
   QVERIFY(!s.models.empty());
   QVERIFY(!s.clients.empty());
   if (name == QLatin1String("seed-000")) {
-    // The incident as the file describes it: 4 instances, 12 callers, 3 faults and a recover.
+    // The incident as the file describes it: 4 instances, 12 callers and a bulk importer, 3
+    // faults and a recover, then 3 benign events (normal jitter).
     QCOMPARE(s.duration, seconds(40 * 60));
     QCOMPARE(s.models[0].instances.size(), std::size_t{4});
-    QCOMPARE(s.clients.size(), std::size_t{12});
-    QCOMPARE(s.faults.size(), std::size_t{4});
+    QCOMPARE(s.clients.size(), std::size_t{13});
+    QCOMPARE(s.faults.size(), std::size_t{7});
+    for (std::size_t f = 0; f < s.faults.size(); ++f) QCOMPARE(s.faults[f].benign, f >= 4);
     QCOMPARE(s.faults[0].kind, FaultKind::LatencyDrift);
     QCOMPARE(s.faults[0].target, std::string("chat-72b-3"));
     QCOMPARE(s.faults[1].kind, FaultKind::Recover);

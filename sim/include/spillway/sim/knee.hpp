@@ -20,6 +20,9 @@ struct KneeOptions {
   double p99Ratio = 1.8;                    // knee rule (seed 003)
   double errorRate = 0.01;
   bool protection = true;
+  // Seed 003 calibrates capacity per degrade level: by default the primary path alone (its
+  // overflow is an error, not a backup's answer); true keeps the scenario's degrade chain.
+  bool degrade = false;
 };
 
 struct KneeStep {
@@ -28,9 +31,12 @@ struct KneeStep {
   Micros ran = 0;               // simulated time of the step
   bool stable = false;          // settled before maxStep
   double p99Ms = 0, p50Ms = 0;  // end-to-end, answered requests, measured part
-  Ratio errors;                 // failed originals ÷ finished originals, measured part
-  double throughput = 0;        // answered within SLO per second, measured part
-  double utilization = 0;       // busy slots ÷ slots, mean over the measured part
+  // Failed originals (and those unanswered past their timeout at the end) ÷ finished
+  // originals (and those), measured part.
+  Ratio errors;
+  std::uint64_t backlog = 0, overdue = 0;  // unanswered at the end; ... past their timeout
+  double throughput = 0;                   // answered within SLO per second, measured part
+  double utilization = 0;                  // busy slots ÷ slots, mean over the measured part
 };
 
 struct KneeResult {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "spillway/block_class.hpp"
 #include "spillway/events.hpp"
 #include "spillway/sim/scenario.hpp"
 
@@ -70,7 +71,8 @@ struct FaultReport {
   std::string target;    // as written
   std::string instance;  // one row per affected instance
   Micros start = 0, end = 0;
-  bool ended = false;  // false: still active at the end of the run
+  bool ended = false;   // false: still active at the end of the run
+  bool benign = false;  // normal jitter: not in TTD, MTTR or interception
   bool detected = false, restored = false;
   Micros ttd = kForever, mttr = kForever, fromTrip = kForever, recoveryLag = kForever;
   bool intercepted = true;
@@ -100,8 +102,12 @@ struct RunReport {
   // The same over originals started while an injected fault was active (the seed's "during
   // downstream failures").
   Ratio availabilityInFault, coreAvailabilityInFault;
-  Ratio falsePositive;  // blocked-but-would-succeed ÷ blocked (ground truth)
-  Ratio interception;   // intercepted faults ÷ injected instance faults
+  // 误伤 (docs/kpis.md): would-succeed blocks in false-trip episodes and in recovery lag ÷ all
+  // breaker blocks; its two parts; the collateral share of correct trips, beside it.
+  Ratio falsePositive, fpFalseTrip, fpRecoveryLag, collateral;
+  BlockTally blocks;
+  std::optional<double> falseTripsPerHour;  // episodes opened without a real fault
+  Ratio interception;                       // intercepted faults ÷ injected instance faults
   std::uint64_t opens = 0, wouldOpens = 0;
   std::array<std::uint64_t, kRejectReasonCount> rejectedBy{};
   std::uint64_t queueFull = 0;

@@ -139,6 +139,9 @@ struct FaultSpec {
   double value = 1;            // multiplier, probability or remaining capacity share
   Micros delay = 0;            // for Delay
   int status = 503;            // for Errors
+  // Normal jitter (a blip, a burst, a GC pause): applied like any fault, but not a real fault
+  // for the KPIs — a breaker that trips on it has false-tripped (docs/kpis.md).
+  bool benign = false;
 };
 
 enum class Routing : std::uint8_t { LeastOutstanding, RoundRobin, Weighted };

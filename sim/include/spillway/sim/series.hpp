@@ -33,8 +33,8 @@ struct InstanceTick {
   double faultMultiplier = 1;     // latency multiplier of active faults
   bool faulted = false;           // an injected fault is active
   bool unhealthy = false;         // over the trip thresholds or queue full (ground truth)
-  // Breaker blocks in this tick whose outcome is known, and of those the ones that would have
-  // succeeded (ground truth): the false-positive rate over time.
+  // Breaker blocks in this tick, and of those the would-succeed false-trip and recovery-lag
+  // blocks (docs/kpis.md): the false-positive rate (误伤) over time.
   std::uint32_t blockedJudged = 0, blockedWouldSucceed = 0;
 };
 

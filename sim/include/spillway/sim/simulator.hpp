@@ -58,6 +58,10 @@ class Simulator {
   Micros endTime() const;  // duration + drain: the latest the run can last
   bool finished() const;
   std::uint64_t originals() const;  // original requests started so far
+  // Original requests not answered yet, and of those the ones waiting longer than their
+  // client's deadline (or per-try timeout when it has none): an overload's growing backlog.
+  std::uint64_t unanswered() const;
+  std::uint64_t overdue() const;
   std::uint64_t eventsProcessed() const;
 
   const Engine& engine() const;
