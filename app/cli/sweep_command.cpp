@@ -146,6 +146,11 @@ SweepResult runWithProgress(std::vector<SweepCandidate> candidates,
   return runSweep(std::move(candidates), incidents, opt);
 }
 
+std::optional<double> pct(std::optional<double> share) {
+  if (!share) return std::nullopt;
+  return *share * 100;
+}
+
 std::string num(std::optional<double> v, int decimals, const char* unit) {
   if (!v) return "n/a";
   char buf[48];
@@ -155,7 +160,7 @@ std::string num(std::optional<double> v, int decimals, const char* unit) {
 
 nlohmann::json scoreJson(const SweepScore& s) {
   nlohmann::json j;
-  j["fp_rate"] = s.fpRate();
+  j["fp_rate"] = s.fpRateOrNa() ? nlohmann::json(*s.fpRateOrNa()) : nlohmann::json(nullptr);
   j["ttd_mean_s"] = s.meanTtdSeconds() ? nlohmann::json(*s.meanTtdSeconds()) : nlohmann::json();
   j["mttr_mean_s"] = s.meanMttrSeconds() ? nlohmann::json(*s.meanMttrSeconds()) : nlohmann::json();
   j["availability"] = s.availability();
@@ -191,7 +196,7 @@ void printTable(const SweepResult& r, std::size_t top) {
     const SweepScore& s = r.scores[i];
     std::printf("%-5zu %-6s", i, r.pareto[i] ? "*" : "");
     for (const auto& [k, v] : r.candidates[i].values) std::printf(" %16.4g", v);
-    std::printf(" %8s %9s %9s %8s %7u\n", num(s.fpRate() * 100, 2, "%").c_str(),
+    std::printf(" %8s %9s %9s %8s %7u\n", num(pct(s.fpRateOrNa()), 2, "%").c_str(),
                 num(s.meanTtdSeconds(), 1, "s").c_str(), num(s.meanMttrSeconds(), 1, "s").c_str(),
                 num(s.availability() * 100, 2, "%").c_str(), s.faults - s.detected);
   }
@@ -366,14 +371,14 @@ int runCompare(const QStringList& args) {
           std::printf(
               "%-28.28s %-24.24s %8s %9s %9s %8s %7u %8llu\n",
               qPrintable(names[static_cast<int>(k)]), inc.name().c_str(),
-              num(s.fpRate() * 100, 2, "%").c_str(), num(s.meanTtdSeconds(), 1, "s").c_str(),
+              num(pct(s.fpRateOrNa()), 2, "%").c_str(), num(s.meanTtdSeconds(), 1, "s").c_str(),
               num(s.meanMttrSeconds(), 1, "s").c_str(), num(s.availability() * 100, 2, "%").c_str(),
               s.faults - s.detected, static_cast<unsigned long long>(s.rejected));
       }
       if (!p.isSet("json") && incidents.size() > 1)
         std::printf("%-28.28s %-24s %8s %9s %9s %8s %7u %8llu\n",
                     qPrintable(names[static_cast<int>(k)]), "(all)",
-                    num(total.fpRate() * 100, 2, "%").c_str(),
+                    num(pct(total.fpRateOrNa()), 2, "%").c_str(),
                     num(total.meanTtdSeconds(), 1, "s").c_str(),
                     num(total.meanMttrSeconds(), 1, "s").c_str(),
                     num(total.availability() * 100, 2, "%").c_str(), total.faults - total.detected,

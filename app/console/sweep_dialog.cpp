@@ -388,8 +388,10 @@ void SweepDialog::showResult() {
     int col = 0;
     for (const auto& [key, v] : r.candidates[i].values)
       table_->setItem(row, col++, new NumItem(QString::number(v, 'g', 4), v));
-    table_->setItem(row, col++,
-                    new NumItem(QString::number(s.fpRate() * 100, 'f', 2) + " %", s.fpRate()));
+    const auto fp = s.fpRateOrNa();  // n/a: the candidate blocked nothing
+    table_->setItem(
+        row, col++,
+        new NumItem(fp ? QString::number(*fp * 100, 'f', 2) + " %" : tr("n/a"), s.fpRate()));
     table_->setItem(row, col++,
                     new NumItem(seconds(s.meanTtdSeconds()), s.meanTtdSeconds().value_or(1e18)));
     table_->setItem(row, col++,

@@ -289,6 +289,11 @@ double SweepScore::fpRate() const {
   return verdicts ? static_cast<double>(falsePositives) / static_cast<double>(verdicts) : 0.0;
 }
 
+std::optional<double> SweepScore::fpRateOrNa() const {
+  if (!verdicts) return std::nullopt;
+  return fpRate();
+}
+
 std::optional<double> SweepScore::meanTtdSeconds() const {
   if (!faults) return std::nullopt;
   return static_cast<double>(ttdSum) / faults / 1e6;
@@ -418,7 +423,7 @@ namespace {
 std::optional<double> metric(const SweepScore& s, Target::Metric m) {
   switch (m) {
     case Target::Metric::Fp:
-      return s.fpRate();
+      return s.fpRateOrNa();
     case Target::Metric::Ttd:
       return s.meanTtdSeconds();
     case Target::Metric::Mttr:
@@ -435,7 +440,8 @@ std::optional<double> metric(const SweepScore& s, Target::Metric m) {
 
 bool meets(const SweepScore& s, const Target& t) {
   const auto v = metric(s, t.metric);
-  if (!v) return t.metric != Target::Metric::Mttr;  // no fault restored: MTTR undefined → fails
+  // No fault restored: MTTR undefined; nothing blocked: FP n/a (kpis.md) — both fail.
+  if (!v) return t.metric != Target::Metric::Mttr && t.metric != Target::Metric::Fp;
   return t.atMost ? *v <= t.value + 1e-12 : *v >= t.value - 1e-12;
 }
 

@@ -87,8 +87,11 @@ struct SweepScore {
   Micros ttdSum = 0, mttrSum = 0;  // a missed fault counts its whole length (never caught)
   Micros ttdMax = 0;
   void add(const ReplayKpis& k);
-  // Blocked calls that would have succeeded ÷ blocked calls judged; 0 when none was blocked.
+  // Blocked calls that would have succeeded ÷ blocked calls judged; 0 when none was blocked
+  // (for plots and ordering). fpRateOrNa: n/a then — a candidate that blocks nothing has not
+  // shown it avoids harm, and never meets an `fp` target.
   double fpRate() const;
+  std::optional<double> fpRateOrNa() const;
   std::optional<double> meanTtdSeconds() const;   // nullopt without faults
   std::optional<double> meanMttrSeconds() const;  // over restored faults
   // Calls answered: recorded successes the policy did not block ÷ all calls.

@@ -243,7 +243,9 @@ void TstConsoleLibrary::sweepGridMatchesReplayIncident() {
   QTableWidget* t = d->resultsTable();
   for (int row = 0; row < t->rowCount(); ++row) {
     const auto i = t->item(row, 0)->data(Qt::UserRole + 1).toULongLong();
-    QCOMPARE(t->item(row, 2)->text(), QString::number(r->scores[i].fpRate() * 100, 'f', 2) + " %");
+    const auto fp = r->scores[i].fpRateOrNa();
+    QCOMPARE(t->item(row, 2)->text(),
+             fp ? QString::number(*fp * 100, 'f', 2) + " %" : QStringLiteral("n/a"));
   }
   // Clicking a row loads its candidate into the editor (and the what-if replays it).
   t->sortItems(2, Qt::DescendingOrder);

@@ -89,6 +89,7 @@ class TstSweep : public QObject {
   void sweepEqualsSingleReplays();
   void cancelStops();
   void calibrateChoosesOrExplains();
+  void blockingNothingNeverMeetsFp();
   void targets_data();
   void targets();
 };
@@ -261,6 +262,27 @@ void TstSweep::calibrateChoosesOrExplains() {
   for (const std::string& f : c.findings)
     named = named || f.find("ttd<=1ms: cannot be met by any candidate (best ") == 0;
   QVERIFY2(named, c.findings.empty() ? "" : c.findings.back().c_str());
+}
+
+// A candidate that blocks nothing has an FP rate of n/a, not 0: it has not shown that it avoids
+// harm (it never acts), so it never meets an `fp` target — the one that blocks and stays
+// under the target is chosen, even with a slower detection.
+void TstSweep::blockingNothingNeverMeetsFp() {
+  SweepResult r;
+  SweepScore idle = point(0, 1, 0.9);
+  idle.verdicts = 0;
+  idle.falsePositives = 0;
+  r.scores = {idle, point(0.02, 20, 0.95)};
+  r.candidates.resize(2);
+  r.pareto = {true, true};
+  QVERIFY(!idle.fpRateOrNa().has_value());
+  QCOMPARE(idle.fpRate(), 0.0);  // for plots and ordering only
+  QVERIFY(!meets(idle, parseTargets("fp<=0.03", "t")[0]));
+  QVERIFY(meets(r.scores[1], parseTargets("fp<=0.03", "t")[0]));
+  const Calibration c = calibrate(r, parseTargets("fp<=0.03", "t"));
+  QVERIFY(c.chosen.has_value());
+  QCOMPARE(*c.chosen, std::size_t{1});
+  QCOMPARE(formatMetric(idle, Target::Metric::Fp), std::string("n/a"));
 }
 
 void TstSweep::targets_data() {
