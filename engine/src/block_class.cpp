@@ -45,7 +45,8 @@ void BlockClassifier::addFault(InstanceId id, Micros start, Micros end) {
   if (end <= start || (end != kForever && end - start < rules_.minFault)) return;
   std::vector<Interval>& f = at(id).faults;
   f.push_back({start, end});
-  std::sort(f.begin(), f.end(), [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  std::sort(f.begin(), f.end(),
+            [](const Interval& a, const Interval& b) { return a.start < b.start; });
   std::vector<Interval> merged;
   for (const Interval& i : f) {
     if (!merged.empty() && i.start <= merged.back().end)

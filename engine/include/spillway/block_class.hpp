@@ -31,8 +31,8 @@ struct GroundTruthRules {
 struct BlockTally {
   std::array<std::uint64_t, kBlockClassCount> blocks{};        // by class
   std::array<std::uint64_t, kBlockClassCount> wouldSucceed{};  // of which would have succeeded
-  std::uint64_t episodes = 0;           // OPENs from full traffic
-  std::uint64_t falseTripEpisodes = 0;  // ... of which without a real fault
+  std::uint64_t episodes = 0;                                  // OPENs from full traffic
+  std::uint64_t falseTripEpisodes = 0;                         // ... of which without a real fault
   std::uint64_t total() const { return blocks[0] + blocks[1] + blocks[2]; }
   std::uint64_t avoidable() const {
     return wouldSucceed[static_cast<int>(BlockClass::FalseTrip)] +

@@ -56,7 +56,8 @@ void TstBlockClass::classes_data() {
   QTest::addColumn<qint64>("at");
   QTest::addColumn<int>("expected");
   QTest::newRow("during the fault") << qint64(seconds(120)) << int(BlockClass::Collateral);
-  QTest::newRow("at the fault's last µs") << qint64(seconds(160) - 1) << int(BlockClass::Collateral);
+  QTest::newRow("at the fault's last µs")
+      << qint64(seconds(160) - 1) << int(BlockClass::Collateral);
   QTest::newRow("at the fault's end") << qint64(seconds(160)) << int(BlockClass::RecoveryLag);
   QTest::newRow("ramp after the fault") << qint64(seconds(195)) << int(BlockClass::RecoveryLag);
 }
@@ -81,7 +82,7 @@ void TstBlockClass::classes() {
 }
 
 void TstBlockClass::shortAndBenignFaultsAreNotReal() {
-  BlockClassifier c;  // minFault 10 s
+  BlockClassifier c;                          // minFault 10 s
   c.addFault(0, seconds(100), seconds(105));  // a 5 s blip
   c.addFault(1, seconds(100), seconds(110));  // exactly the window: real
   QVERIFY(!c.realFaultAt(0, seconds(102)));
