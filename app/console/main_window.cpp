@@ -60,6 +60,7 @@ QString value(const std::optional<double>& v, const std::string& unit) {
   if (unit == "s") return QString::number(*v, 'f', 1) + " s";
   if (unit == "ms") return QString::number(*v, 'f', 0) + " ms";
   if (unit == "count") return QString::number(*v, 'f', 0);
+  if (unit == "/h") return QString::number(*v, 'f', 1) + " /h";
   return QString::number(*v, 'f', 2) + "×";
 }
 
