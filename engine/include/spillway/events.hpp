@@ -53,6 +53,19 @@ struct Event {
   Micros sustained = 0;  // for trips: how long the condition held
 };
 
+// A transition event with the rates left at 0 (tests, emulated dialects).
+inline Event transitionEvent(Micros ts, InstanceId id, BreakerState from, BreakerState to,
+                             Reason reason = Reason::Manual) {
+  Event e;
+  e.ts = ts;
+  e.instance = id;
+  e.kind = EventKind::Transition;
+  e.from = from;
+  e.to = to;
+  e.reason = reason;
+  return e;
+}
+
 std::string_view stateName(BreakerState s);
 std::string_view reasonName(Reason r);
 std::string_view eventKindName(EventKind k);

@@ -118,13 +118,7 @@ void DialectCluster::transition(InstanceId id, BreakerState to, Reason reason, M
   since_[id] = at;
   states_[id] = to;
   if (to == BreakerState::Open) ++counters_[id].opens;
-  Event e;
-  e.ts = at;
-  e.instance = id;
-  e.kind = EventKind::Transition;
-  e.from = from;
-  e.to = to;
-  e.reason = reason;
+  Event e = transitionEvent(at, id, from, to, reason);
   e.errorRate = errorRate;
   e.slowRate = slowRate;
   e.calls = calls;

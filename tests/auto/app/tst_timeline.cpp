@@ -18,14 +18,7 @@ Q_DECLARE_METATYPE(std::vector<spillway::view::StateBand>)
 namespace {
 
 Event transition(Micros ts, BreakerState from, BreakerState to, Reason why, InstanceId id = 0) {
-  Event e;
-  e.ts = ts;
-  e.instance = id;
-  e.kind = EventKind::Transition;
-  e.from = from;
-  e.to = to;
-  e.reason = why;
-  return e;
+  return transitionEvent(ts, id, from, to, why);
 }
 
 Event rampComplete(Micros ts, InstanceId id = 0) {

@@ -9,13 +9,7 @@ using namespace spillway;
 namespace {
 
 Event transition(InstanceId id, Micros at, BreakerState from, BreakerState to) {
-  Event e;
-  e.ts = at;
-  e.instance = id;
-  e.kind = EventKind::Transition;
-  e.from = from;
-  e.to = to;
-  return e;
+  return transitionEvent(at, id, from, to);
 }
 
 Event rampComplete(InstanceId id, Micros at) {
