@@ -83,6 +83,7 @@ void Simulator::Impl::beginOriginal(std::uint32_t ri, double carried) {
   r.start = now;
   r.attempts = 0;
   r.primaryFailed = false;
+  r.degraded = false;
   r.inFault = activeFaults > 0;
   r.inTokens = carried + (cs.inputTokens.median > 0
                               ? cl.draws.lognormal(cs.inputTokens.median, cs.inputTokens.sigma)
@@ -219,14 +220,20 @@ void Simulator::Impl::finish(std::uint32_t ri, End e) {
     ++cl.rep.availability.num;
     ++cl.tick.available;
   }
+  if (!groupTick.empty()) {
+    ++groupTick[cl.model].finished;
+    groupTick[cl.model].available += available;
+  }
   ++cl.rep.availability.den;
   if (r.inFault) {
     ++cl.rep.availabilityInFault.den;
     if (available) ++cl.rep.availabilityInFault.num;
   }
-  if (r.primaryFailed) {
-    ++cl.rep.degradeSuccess.den;
-    if (available) ++cl.rep.degradeSuccess.num;
+  // Degradation is the chain (kpis.md); a retry or re-pick within the group is its own row.
+  Ratio& route = r.degraded ? cl.rep.degradeSuccess : cl.rep.reroutedSuccess;
+  if (r.primaryFailed || r.degraded) {
+    ++route.den;
+    if (available) ++route.num;
   }
   const SessionSpec& ss = cl.spec->sessions;
   if (r.turnsLeft > 0) {

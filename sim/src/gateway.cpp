@@ -46,6 +46,7 @@ void Simulator::Impl::dispatch(std::uint32_t ri) {
         // follow the lock there; the chain below finds one that can hold it.
         const bool fits = trim == 0 || router->config().contextOverflow == ContextOverflow::Trim;
         if (fits && tryModel(ri, static_cast<std::uint32_t>(lock->route), trim)) {
+          r.degraded = true;
           if (trim) ++cl.rep.trimmed;
           return;
         }
@@ -121,6 +122,7 @@ void Simulator::Impl::degrade(std::uint32_t ri, std::int32_t locked) {
   Request& r = requests[ri];
   ClientState& cl = clients[r.client];
   r.primaryFailed = true;
+  r.degraded = true;
   const bool mayUseBackups = cl.critical || router->config().nonCriticalBackups;
   if (mayUseBackups && locked != DegradeLock::kCache && locked != DegradeLock::kStatic) {
     router->plan(cl.model, cl.tags, static_cast<std::uint32_t>(r.inTokens), plan_);

@@ -110,6 +110,17 @@ void limitReasonsJson(const std::array<std::uint64_t, 5>& counts, ordered_json& 
     into[std::string(limitReasonName(static_cast<LimitReason>(i)))] = counts[i];
 }
 
+std::string withN(const std::optional<Micros>& d, std::uint64_t n) {
+  return dur(d) + " (n=" + std::to_string(n) + ")";
+}
+
+// "5m40s, 16m58s (n=3)": mean and worst onset → availability back, over the faults.
+std::string restoration(const RunReport& r) {
+  if (!r.serviceRestored) return "n/a";
+  return dur(r.meanServiceRestoration) + ", " + dur(r.worstServiceRestoration) +
+         " (n=" + std::to_string(r.serviceRestored) + ")";
+}
+
 // "3 (4.5/h)": false-trip episodes and their rate per hour of traffic.
 std::string falseTrips(const RunReport& r) {
   if (!r.falseTripsPerHour) return "n/a";
@@ -138,6 +149,7 @@ ordered_json runJson(const RunReport& r) {
   k["availability_during_faults"] = ratioJson(r.availabilityInFault);
   k["core_availability_during_faults"] = ratioJson(r.coreAvailabilityInFault);
   k["degrade_success_rate"] = ratioJson(r.degradeSuccess);
+  k["rerouted_within_group_success"] = ratioJson(r.reroutedSuccess);
   k["false_positive_rate"] = ratioJson(r.falsePositive);
   k["false_positive_parts"] = {{"false_trip", ratioJson(r.fpFalseTrip)},
                                {"recovery_lag", ratioJson(r.fpRecoveryLag)}};
@@ -156,6 +168,11 @@ ordered_json runJson(const RunReport& r) {
   k["ttd_s"] = durationJson(r.meanTtd);
   k["mttr_s"] = durationJson(r.meanMttr);
   k["mttr_from_trip_s"] = durationJson(r.meanFromTrip);
+  k["self_healing_s"] = durationJson(r.meanSelfHealing);
+  k["self_healing_n"] = r.selfHealed;
+  k["service_restoration_s"] = durationJson(r.meanServiceRestoration);
+  k["service_restoration_n"] = r.serviceRestored;
+  k["service_restoration_worst_s"] = durationJson(r.worstServiceRestoration);
   const bool anyAnswer = r.ends[static_cast<int>(End::Success)] > 0;
   k["p50_ms"] = anyAnswer ? ordered_json(r.p50Ms) : ordered_json(nullptr);
   k["p99_ms"] = anyAnswer ? ordered_json(r.p99Ms) : ordered_json(nullptr);
@@ -197,6 +214,7 @@ ordered_json runJson(const RunReport& r) {
     cj["availability"] = ratioJson(c.availability);
     cj["availability_during_faults"] = ratioJson(c.availabilityInFault);
     cj["degrade_success_rate"] = ratioJson(c.degradeSuccess);
+    cj["rerouted_within_group_success"] = ratioJson(c.reroutedSuccess);
     cj["attempts"] = c.attempts;
     cj["retries"] = c.retries;
     cj["retries_denied_by_budget"] = c.retriesDenied;
@@ -265,6 +283,8 @@ ordered_json runJson(const RunReport& r) {
     fj["start_s"] = f.start / 1e6;
     fj["end_s"] = f.ended ? ordered_json(f.end / 1e6) : ordered_json(nullptr);
     fj["benign"] = f.benign;
+    fj["self_ending"] = f.selfEnding;
+    fj["service_restoration_s"] = durationJson(f.serviceRestoration);
     fj["detected"] = f.detected;
     fj["restored"] = f.restored;
     fj["ttd_s"] = durationJson(f.ttd);
@@ -289,11 +309,12 @@ struct SeedFigures {
   const char* degrade = "";
   const char* interception = "";
   const char* fp = "";
-  const char* mttr = "";
+  const char* restoration = "";  // the seeds' "MTTR": onset → service back (kpis.md)
+  const char* selfHealing = "";
 };
 SeedFigures seedFigures(const std::string& scenario) {
   if (scenario.rfind("seed-000", 0) == 0)
-    return {"", "<40 % -> ~92 %", "~97 %", "~95 %", "<= ~3 %", "~15 min -> ~90 s"};
+    return {"", "<40 % -> ~92 %", "~97 %", "~95 %", "<= ~3 %", "~15 min -> ~90 s", "~90 s"};
   if (scenario.rfind("seed-001", 0) == 0)
     return {"SLA 71 % -> 99.97 %", "", "", "", "", "4.2 -> 0.4 min"};
   if (scenario.rfind("seed-002", 0) == 0) return {"87.2 % -> 99.95 %", "", "", "", "", ""};
@@ -333,6 +354,7 @@ std::string reportTable(const RunReport& r) {
   row(os, "availability during faults", pctN(r.availabilityInFault));
   row(os, "core availability during faults", pctN(r.coreAvailabilityInFault));
   row(os, "degrade success rate", pctN(r.degradeSuccess));
+  row(os, "re-routed within group (answered)", pctN(r.reroutedSuccess));
   row(os, "fault interception rate", pctN(r.interception));
   row(os, "false-positive rate (误伤)", pctN(r.falsePositive));
   row(os, "  false trips / recovery lag", pct(r.fpFalseTrip) + " / " + pct(r.fpRecoveryLag));
@@ -341,6 +363,8 @@ std::string reportTable(const RunReport& r) {
   row(os, "TTD (mean)", dur(r.meanTtd));
   row(os, "MTTR (mean, from onset)", dur(r.meanMttr));
   row(os, "MTTR (mean, from trip)", dur(r.meanFromTrip));
+  row(os, "self-healing time (trip -> full)", withN(r.meanSelfHealing, r.selfHealed));
+  row(os, "service restoration (mean, worst)", restoration(r));
   row(os, "retry amplification (instances)", ratioX(r.retryAmplification));
   row(os, "tries per request (callers)", ratioX(r.triesPerRequest));
   row(os, "latency p50 / p99 (answered)", ms(r.p50Ms) + " / " + ms(r.p99Ms));
@@ -432,15 +456,19 @@ std::string compareTable(const RunReport& b, const RunReport& p) {
   row(os, "availability during faults", pct(b.availabilityInFault), pct(p.availabilityInFault));
   row(os, "core availability during faults", pct(b.coreAvailabilityInFault),
       pct(p.coreAvailabilityInFault), seed.core);
-  row(os, "degrade success rate", pct(b.degradeSuccess), pct(p.degradeSuccess), seed.degrade);
+  row(os, "degrade success rate", pctN(b.degradeSuccess), pctN(p.degradeSuccess), seed.degrade);
+  row(os, "re-routed within group (answered)", pctN(b.reroutedSuccess), pctN(p.reroutedSuccess));
   row(os, "fault interception rate", pctN(b.interception), pctN(p.interception), seed.interception);
   row(os, "false-positive rate (误伤)", pct(b.falsePositive), pctN(p.falsePositive), seed.fp);
   row(os, "  false trips / recovery lag", "", pct(p.fpFalseTrip) + " / " + pct(p.fpRecoveryLag));
   row(os, "collateral share (correct trips)", pct(b.collateral), pctN(p.collateral));
   row(os, "false trips", falseTrips(b), falseTrips(p));
   row(os, "TTD (mean)", dur(b.meanTtd), dur(p.meanTtd));
-  row(os, "MTTR (mean, from onset)", dur(b.meanMttr), dur(p.meanMttr), seed.mttr);
+  row(os, "MTTR (mean, from onset)", dur(b.meanMttr), dur(p.meanMttr));
   row(os, "MTTR (mean, from trip)", dur(b.meanFromTrip), dur(p.meanFromTrip));
+  row(os, "self-healing time (trip -> full)", "n/a", withN(p.meanSelfHealing, p.selfHealed),
+      seed.selfHealing);
+  row(os, "service restoration (mean, worst)", restoration(b), restoration(p), seed.restoration);
   row(os, "retry amplification (instances)", ratioX(b.retryAmplification),
       ratioX(p.retryAmplification));
   row(os, "tries per request (callers)", ratioX(b.triesPerRequest), ratioX(p.triesPerRequest));
@@ -484,7 +512,8 @@ std::string compareJson(const RunReport& b, const RunReport& p, int indent) {
   if (*s.degrade) sf["degrade_success_rate"] = s.degrade;
   if (*s.interception) sf["fault_interception_rate"] = s.interception;
   if (*s.fp) sf["false_positive_rate"] = s.fp;
-  if (*s.mttr) sf["mttr"] = s.mttr;
+  if (*s.restoration) sf["service_restoration"] = s.restoration;
+  if (*s.selfHealing) sf["self_healing"] = s.selfHealing;
   j["seed_figures"] = sf;
   return j.dump(indent);
 }

@@ -3,6 +3,43 @@
 
 namespace spillway::sim {
 
+// Fault onset → the faulted group's callers' availability, rolling over one breaker window,
+// back within 5 points of its level in the minute before the onset and staying there for a
+// minute (kpis.md). nullopt: no answers before the onset, or not back by the end of the run.
+std::optional<Micros> Simulator::Impl::serviceRestoration(const Interval& iv) const {
+  if (groupHistory.empty() || sc.tick <= 0) return std::nullopt;
+  const std::vector<GroupTick>& h = groupHistory[inst[iv.instance].model];
+  const auto rows = static_cast<std::int64_t>(h.size());
+  const std::int64_t onset = iv.start / sc.tick;  // row k covers [k, k + 1) ticks
+  const std::int64_t minute = std::max<std::int64_t>(1, seconds(60) / sc.tick);
+  const std::int64_t window = std::max<std::int64_t>(1, sc.policy.breaker.window.length / sc.tick);
+  std::uint64_t fin = 0, ok = 0;
+  for (std::int64_t k = std::max<std::int64_t>(0, onset - minute); k < std::min(onset, rows); ++k) {
+    fin += h[static_cast<std::size_t>(k)].finished;
+    ok += h[static_cast<std::size_t>(k)].available;
+  }
+  if (fin == 0) return std::nullopt;
+  const double level = static_cast<double>(ok) / static_cast<double>(fin) - 0.05;
+  std::uint64_t wf = 0, wa = 0;  // the rolling window, over rows since the onset only
+  std::int64_t goodSince = -1;
+  for (std::int64_t k = onset; k < rows; ++k) {
+    wf += h[static_cast<std::size_t>(k)].finished;
+    wa += h[static_cast<std::size_t>(k)].available;
+    if (k - window >= onset) {
+      wf -= h[static_cast<std::size_t>(k - window)].finished;
+      wa -= h[static_cast<std::size_t>(k - window)].available;
+    }
+    const bool good = wf > 0 && static_cast<double>(wa) / static_cast<double>(wf) >= level;
+    if (!good) {
+      goodSince = -1;
+      continue;
+    }
+    if (goodSince < 0) goodSince = k;
+    if (k - goodSince >= minute) return std::max<Micros>(0, (goodSince + 1) * sc.tick - iv.start);
+  }
+  return std::nullopt;
+}
+
 RunReport Simulator::Impl::report() const {
   RunReport rep;
   rep.scenario = sc.name;
@@ -26,6 +63,8 @@ RunReport Simulator::Impl::report() const {
     rep.availability.den += c.availability.den;
     rep.degradeSuccess.num += c.degradeSuccess.num;
     rep.degradeSuccess.den += c.degradeSuccess.den;
+    rep.reroutedSuccess.num += c.reroutedSuccess.num;
+    rep.reroutedSuccess.den += c.reroutedSuccess.den;
     rep.availabilityInFault.num += c.availabilityInFault.num;
     rep.availabilityInFault.den += c.availabilityInFault.den;
     if (c.criticality == Criticality::Core) {
@@ -96,7 +135,7 @@ RunReport Simulator::Impl::report() const {
     rep.queueFull += ir.queueFull;
     rep.instances.push_back(std::move(ir));
   }
-  Micros ttdSum = 0, mttrSum = 0, tripSum = 0;
+  Micros ttdSum = 0, mttrSum = 0, tripSum = 0, selfSum = 0, restoreSum = 0;
   int ttdN = 0, mttrN = 0;
   for (const Interval& iv : intervals) {
     const FaultSpec& fs = sc.faults[iv.fault];
@@ -106,6 +145,8 @@ RunReport Simulator::Impl::report() const {
     fr.instance = instanceNames[iv.instance];
     fr.start = iv.start;
     fr.benign = fs.benign;
+    fr.selfEnding = !iv.byHand && iv.end != kForever;
+    if (!fs.benign) fr.serviceRestoration = serviceRestoration(iv);
     fr.ended = iv.end != kForever && iv.end <= now;
     fr.end = iv.end == kForever ? now : std::min(iv.end, now);
     if (iv.start > now) continue;  // not reached yet
@@ -134,6 +175,16 @@ RunReport Simulator::Impl::report() const {
       mttrSum += s.mttr;
       tripSum += s.fromTrip;
       ++mttrN;
+      if (fr.selfEnding) {
+        selfSum += s.fromTrip;
+        ++rep.selfHealed;
+      }
+    }
+    if (fr.serviceRestoration) {
+      restoreSum += *fr.serviceRestoration;
+      rep.worstServiceRestoration =
+          std::max(rep.worstServiceRestoration.value_or(0), *fr.serviceRestoration);
+      ++rep.serviceRestored;
     }
     ++rep.interception.den;
     if (fr.intercepted) ++rep.interception.num;
@@ -144,6 +195,9 @@ RunReport Simulator::Impl::report() const {
     rep.meanMttr = mttrSum / mttrN;
     rep.meanFromTrip = tripSum / mttrN;
   }
+  if (rep.selfHealed) rep.meanSelfHealing = selfSum / static_cast<Micros>(rep.selfHealed);
+  if (rep.serviceRestored)
+    rep.meanServiceRestoration = restoreSum / static_cast<Micros>(rep.serviceRestored);
   return rep;
 }
 

@@ -139,14 +139,25 @@ void Simulator::Impl::buildFaults() {
     if (fs.kind != FaultKind::Recover) continue;
     for (std::uint32_t i : targets(fs.target))
       for (Interval& iv : intervals)
-        if (iv.instance == i && iv.start < fs.at && iv.end > fs.at) iv.end = fs.at;
+        if (iv.instance == i && iv.start < fs.at && iv.end > fs.at) {
+          iv.end = fs.at;
+          iv.byHand = true;
+        }
   }
+  bool anyReal = false;
   for (std::uint32_t k = 0; k < intervals.size(); ++k) {
     const Interval& iv = intervals[k];
-    if (!sc.faults[iv.fault].benign) blocks.addFault(inst[iv.instance].eid, iv.start, iv.end);
+    if (!sc.faults[iv.fault].benign) {
+      blocks.addFault(inst[iv.instance].eid, iv.start, iv.end);
+      anyReal = true;
+    }
     inst[iv.instance].intervals.push_back(k);
     agenda.push(iv.start, kPrioEdge, kEdge, iv.instance);
     if (iv.end != kForever) agenda.push(iv.end, kPrioEdge, kEdge, iv.instance);
+  }
+  if (anyReal) {
+    groupHistory.resize(models.size());
+    groupTick.resize(models.size());
   }
 }
 

@@ -116,6 +116,7 @@ struct alignas(64) Request {
   bool lockedRoute = false;     // the current attempt follows a degrade lock
   bool sessionLocked = false;   // a degrade lock was taken for this session (may have expired)
   bool thinking = false;        // answered; the session's next turn is not asked yet
+  bool degraded = false;        // went down the degrade chain (backup, cache, static, fast-fail)
 };
 static_assert(sizeof(Request) == 128, "a hot and a cold cache line");
 static_assert(offsetof(Request, inTokens) == 64, "the hot fields fill the first line");
@@ -136,9 +137,16 @@ struct QueueEntry {
 struct Interval {
   std::uint32_t fault = 0, instance = 0;
   Micros start = 0, end = kForever;
+  bool byHand = false;  // ended by a `recover` (a manual fix), not by itself
   bool spread = false;
   std::uint32_t spreadTo = kNone;
   Micros spreadAt = 0;
+};
+
+// Answers of one model group's callers in one tick: the service's availability over time,
+// for the service restoration time (kpis.md).
+struct GroupTick {
+  std::uint32_t finished = 0, available = 0;
 };
 
 // The combined effect of the faults active on an instance at one moment.
@@ -434,6 +442,11 @@ struct Simulator::Impl {
   std::uint64_t unanswered(bool overdueOnly) const;
 
   RunReport report() const;
+  std::optional<Micros> serviceRestoration(const Interval& iv) const;
+
+  // Per model group, per tick; kept only when the scenario has real faults.
+  std::vector<std::vector<GroupTick>> groupHistory;
+  std::vector<GroupTick> groupTick;
 };
 
 }  // namespace spillway::sim

@@ -77,6 +77,10 @@ void Simulator::Impl::onTick() {
     cl.tick = ClientTick{};
     cl.tick.client = id;
   }
+  for (std::size_t m = 0; m < groupTick.size(); ++m) {
+    groupHistory[m].push_back(groupTick[m]);
+    groupTick[m] = GroupTick{};
+  }
   lastTick = now;
   if ((now >= sc.duration && live == 0) || now >= endTime()) {
     done = true;

@@ -193,6 +193,8 @@ const KpiDef kKpis[] = {
      [](const sim::RunReport& r) { return r.coreAvailabilityInFault.value(); }},
     {"degrade success rate", "share", true,
      [](const sim::RunReport& r) { return r.degradeSuccess.value(); }},
+    {"re-routed within group (answered)", "share", true,
+     [](const sim::RunReport& r) { return r.reroutedSuccess.value(); }},
     {"false-positive rate (误伤)", "share", false,
      [](const sim::RunReport& r) { return r.falsePositive.value(); }},
     {"  of which false trips", "share", false,

@@ -149,6 +149,7 @@ class TstSimFaults : public QObject {
   void groundTruthReplayReuse();
   void groundTruthIndependentOfPolicy();
   void benignBlipIsAFalseTrip();
+  void serviceRestorationOfAnOutage();
 
  private:
   Run baseline_;
@@ -350,6 +351,10 @@ void TstSimFaults::recoverEqualsDuration() {
                                   "  - {type: recover, target: m-1, at: 40s}\n"),
                               j2);
   QVERIFY(a == b);
+  // The same but for how the fault ended: by itself (a duration) or by hand (a recover).
+  const std::string self = "\"self_ending\": true", byHand = "\"self_ending\": false";
+  QVERIFY(j1.find(self) != std::string::npos && j2.find(byHand) != std::string::npos);
+  j1.replace(j1.find(self), self.size(), byHand);
   QCOMPARE(j1, j2);
   // And it is not the fault-free run (the fault did something).
   std::string j0;
@@ -640,6 +645,35 @@ faults:
   QCOMPARE(real.collateral.num, std::uint64_t{0});  // every call failed during the fault
   QVERIFY(real.fpRecoveryLag.num > 0);
   QCOMPARE(real.falsePositive.num, real.fpRecoveryLag.num);
+}
+
+// One instance, no protection, an outage from 60 s to 120 s: its caller's availability is back
+// once the first full window (10 s) after the outage is clean — 60 to 72 s after the onset —
+// and it stays there. The outage ended by itself; a recover would have ended it by hand.
+void TstSimFaults::serviceRestorationOfAnOutage() {
+  auto run = [](const char* fault) {
+    return simulateRig(std::string(R"(duration: 300s
+seed: 45
+models: [{name: m, instances: 1, slots: 8, service: {base: 100ms, sigma: 0}}]
+clients: [{name: c, model: m, rate: 20, timeout: 2s}]
+faults:
+)") + fault,
+                       false)
+        .report;
+  };
+  const RunReport r = run("  - {type: outage, target: m-1, at: 60s, duration: 60s}\n");
+  QCOMPARE(r.serviceRestored, std::uint64_t{1});
+  const Micros t = *r.faults[0].serviceRestoration;
+  QVERIFY2(t >= seconds(60) && t <= seconds(72), qPrintable(QString::number(t / 1e6)));
+  QVERIFY(r.faults[0].selfEnding);
+  const RunReport byHand =
+      run("  - {type: outage, target: m-1, at: 60s}\n  - {type: recover, target: m-1, at: 120s}\n");
+  QVERIFY(!byHand.faults[0].selfEnding);
+  QCOMPARE(*byHand.faults[0].serviceRestoration, t);
+  // Never back: an outage to the end of the run.
+  const RunReport never = run("  - {type: outage, target: m-1, at: 60s}\n");
+  QCOMPARE(never.serviceRestored, std::uint64_t{0});
+  QVERIFY(!never.faults[0].serviceRestoration.has_value());
 }
 
 QTEST_GUILESS_MAIN(TstSimFaults)

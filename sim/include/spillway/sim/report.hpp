@@ -33,7 +33,9 @@ struct ClientReport {
   std::array<std::uint64_t, kEndCount> ends{};
   Ratio availability;          // answered within SLO ÷ originals
   Ratio availabilityInFault;   // ... of originals started while an injected fault was active
-  Ratio degradeSuccess;        // of originals whose first route failed: answered within SLO
+  Ratio degradeSuccess;        // of originals that went down the degrade chain: within SLO
+  Ratio reroutedSuccess;       // of originals whose primary failed or blocked a try, and that
+                               // stayed in their group (retry, re-pick): within SLO
   std::uint64_t attempts = 0;  // sent to instances
   std::uint64_t tries = 0;     // every try the caller made, including ones that never left it
   std::uint64_t retries = 0;
@@ -71,8 +73,11 @@ struct FaultReport {
   std::string target;    // as written
   std::string instance;  // one row per affected instance
   Micros start = 0, end = 0;
-  bool ended = false;   // false: still active at the end of the run
-  bool benign = false;  // normal jitter: not in TTD, MTTR or interception
+  bool ended = false;       // false: still active at the end of the run
+  bool benign = false;      // normal jitter: not in TTD, MTTR or interception
+  bool selfEnding = false;  // ended by itself (not by a `recover`, not still active)
+  // Onset → the faulted group's callers' availability back to its level (kpis.md).
+  std::optional<Micros> serviceRestoration;
   bool detected = false, restored = false;
   Micros ttd = kForever, mttr = kForever, fromTrip = kForever, recoveryLag = kForever;
   bool intercepted = true;
@@ -98,7 +103,7 @@ struct RunReport {
   std::uint64_t attempts = 0;       // sent to instances
   Ratio retryAmplification;         // attempts sent to instances ÷ originals
   Ratio triesPerRequest;  // every try the callers made (incl. local failures) ÷ originals
-  Ratio availability, coreAvailability, degradeSuccess;
+  Ratio availability, coreAvailability, degradeSuccess, reroutedSuccess;
   // The same over originals started while an injected fault was active (the seed's "during
   // downstream failures").
   Ratio availabilityInFault, coreAvailabilityInFault;
@@ -115,6 +120,10 @@ struct RunReport {
   std::uint64_t events = 0;    // discrete events processed
   double p50Ms = 0, p99Ms = 0;
   std::optional<Micros> meanTtd, meanMttr, meanFromTrip;
+  // Self-healing: trip → full traffic, over restored faults that ended by themselves; service
+  // restoration: over faults whose callers' availability came back. With their n.
+  std::optional<Micros> meanSelfHealing, meanServiceRestoration, worstServiceRestoration;
+  std::uint64_t selfHealed = 0, serviceRestored = 0;
   std::array<std::uint64_t, 5> limitedBy{};       // by LimitReason
   std::array<std::uint64_t, 3> degradeRejects{};  // fast_fail, static, no_backup
   std::array<std::uint64_t, 3> answeredBy{};      // primary, backup, cache
