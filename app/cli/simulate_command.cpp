@@ -20,6 +20,7 @@
 #include "spillway/policy_yaml.hpp"
 #include "spillway/sim/report.hpp"
 #include "spillway/sim/scenario_yaml.hpp"
+#include "spillway/sim/seeds.hpp"
 #include "spillway/sim/simulator.hpp"
 
 namespace spillway::cli {
@@ -133,6 +134,10 @@ int runSimulate(const QStringList& args) {
   p.addOption({"seed", "override the scenario's seed", "N"});
   p.addOption({"policy", "use this policy file instead of the scenario's", "P.yaml"});
   p.addOption({"compare", "run twice, protection off (baseline) and on, side by side"});
+  p.addOption({"seeds",
+               "run N seeds (the scenario's, +1, …), baseline and protected, on every core: each "
+               "KPI as mean and 95 % interval",
+               "N"});
   p.addOption({"no-protection", "run the baseline only (breakers watch, never block)"});
   p.addOption({"duration", "override the scenario's duration (e.g. 5m)", "D"});
   p.addOption({"out", "write report.json, events.jsonl, series-*.csv here", "DIR"});
@@ -194,6 +199,18 @@ int runSimulate(const QStringList& args) {
       }
     }
     if (p.isSet("serve-metrics")) return serveMetrics(p, sc);
+    if (p.isSet("seeds")) {
+      bool ok = false;
+      const uint n = p.value("seeds").toUInt(&ok);
+      if (!ok || n < 2 || n > 1000) throw InputError("--seeds", 0, "", "expected 2 … 1000");
+      for (const char* opt : {"out", "save-incident", "no-protection"})
+        if (p.isSet(opt)) throw InputError(std::string("--") + opt, 0, "", "not with --seeds");
+      const sim::SeedRuns runs = sim::runSeeds(sc, n);
+      std::fputs(
+          (p.isSet("json") ? sim::seedsJson(runs, sc) + "\n" : sim::seedsTable(runs, sc)).c_str(),
+          stdout);
+      return kOk;
+    }
     for (const char* opt : {"speed", "metrics-allow-remote"})
       if (p.isSet(opt))
         throw InputError(std::string("--") + opt, 0, "", "only with --serve-metrics");

@@ -287,6 +287,12 @@ void TstCliSimulate::inputErrors_data() {
   QTest::addColumn<QStringList>("args");
   QTest::addColumn<QString>("stderrContains");  // {tmp} is the temporary directory
   QTest::addColumn<QByteArray>("file");         // written to {tmp}/bad.yaml first, if any
+  QTest::newRow("one seed is an anecdote")
+      << QStringList{"simulate", "--seeds", "1"} << "--seeds: expected 2" << QByteArray();
+  QTest::newRow("seeds without a number")
+      << QStringList{"simulate", "--seeds", "ten"} << "--seeds: expected 2" << QByteArray();
+  QTest::newRow("seeds and out") << QStringList{"simulate", "--seeds", "3", "--out", "{tmp}/x"}
+                                 << "--out: not with --seeds" << QByteArray();
   QTest::newRow("scenario error with line")
       << QStringList{"simulate", "{tmp}/bad.yaml"} << "{tmp}/bad.yaml:3: clients[0].rate: "
       << QByteArray(

@@ -1,0 +1,33 @@
+#pragma once
+// KPIs over several seeds (docs/kpis.md, "Reporting"): one seed is an anecdote. A scenario runs
+// with seeds s, s+1, …, s+n−1, baseline and protected, on every core; each KPI is reported as
+// its mean and a 95 % interval (Student's t over the seeds where it is defined).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "spillway/sim/report.hpp"
+#include "spillway/sim/scenario.hpp"
+
+namespace spillway::sim {
+
+struct SeedRuns {
+  std::vector<RunReport> baseline, protectedRuns;  // by seed index
+};
+
+// The reports are in seed order whatever the number of threads (0 = every core): the same
+// bytes for the same scenario and n.
+SeedRuns runSeeds(const Scenario& scenario, std::uint32_t n, unsigned threads = 0);
+
+struct SeedInterval {
+  double mean = 0, lo = 0, hi = 0;
+  std::uint32_t n = 0;  // seeds where the KPI is defined (a rate over nothing is not)
+};
+// nullopt when no value; one value: an interval of zero width around it.
+std::optional<SeedInterval> seedInterval(const std::vector<double>& values);
+
+std::string seedsTable(const SeedRuns& runs, const Scenario& scenario);
+std::string seedsJson(const SeedRuns& runs, const Scenario& scenario, int indent = 2);
+
+}  // namespace spillway::sim

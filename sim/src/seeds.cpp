@@ -1,0 +1,198 @@
+#include "spillway/sim/seeds.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <boost/math/distributions/students_t.hpp>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <sstream>
+#include <thread>
+
+#include "spillway/sim/simulator.hpp"
+
+namespace spillway::sim {
+namespace {
+
+struct SeedKpi {
+  const char* name;
+  const char* key;    // JSON
+  const char* unit;   // "share", "s", "/h", "x"
+  bool higherIsBetter;
+  std::optional<double> (*get)(const RunReport&);
+  std::optional<double> seed000;  // the seed document's figure, protected
+};
+
+std::optional<double> secondsOf(const std::optional<Micros>& d) {
+  if (!d) return std::nullopt;
+  return static_cast<double>(*d) / 1e6;
+}
+
+const SeedKpi kKpis[] = {
+    {"availability (within SLO)", "availability", "share", true,
+     [](const RunReport& r) { return r.availability.value(); }, std::nullopt},
+    {"core availability during faults", "core_availability_during_faults", "share", true,
+     [](const RunReport& r) { return r.coreAvailabilityInFault.value(); }, 0.92},
+    {"degrade success rate", "degrade_success_rate", "share", true,
+     [](const RunReport& r) { return r.degradeSuccess.value(); }, 0.97},
+    {"fault interception rate", "fault_interception_rate", "share", true,
+     [](const RunReport& r) { return r.interception.value(); }, 0.95},
+    {"false-positive rate (误伤)", "false_positive_rate", "share", false,
+     [](const RunReport& r) { return r.falsePositive.value(); }, 0.03},
+    {"collateral share", "collateral_share", "share", false,
+     [](const RunReport& r) { return r.collateral.value(); }, std::nullopt},
+    {"false trips per hour", "false_trips_per_hour", "/h", false,
+     [](const RunReport& r) { return r.falseTripsPerHour; }, std::nullopt},
+    {"TTD (mean)", "ttd_s", "s", false, [](const RunReport& r) { return secondsOf(r.meanTtd); },
+     std::nullopt},
+    {"self-healing time", "self_healing_s", "s", false,
+     [](const RunReport& r) { return secondsOf(r.meanSelfHealing); }, 90.0},
+    {"service restoration (worst)", "service_restoration_worst_s", "s", false,
+     [](const RunReport& r) { return secondsOf(r.worstServiceRestoration); }, 90.0},
+    {"retry amplification", "retry_amplification", "x", false,
+     [](const RunReport& r) { return r.retryAmplification.value(); }, std::nullopt},
+};
+
+std::optional<SeedInterval> over(const std::vector<RunReport>& runs, const SeedKpi& k) {
+  std::vector<double> v;
+  for (const RunReport& r : runs)
+    if (const auto x = k.get(r)) v.push_back(*x);
+  auto i = seedInterval(v);
+  if (i && std::string_view(k.unit) == "share") {  // a share's interval stays within [0, 1]
+    i->lo = std::max(0.0, i->lo);
+    i->hi = std::min(1.0, i->hi);
+  }
+  return i;
+}
+
+std::string fmt(double v, const char* unit) {
+  char buf[48];
+  const std::string u = unit;
+  if (u == "share")
+    std::snprintf(buf, sizeof buf, "%.1f %%", v * 100);
+  else if (u == "s")
+    std::snprintf(buf, sizeof buf, "%.0f s", v);
+  else if (u == "/h")
+    std::snprintf(buf, sizeof buf, "%.1f/h", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.2fx", v);
+  return buf;
+}
+
+std::string cell(const std::optional<SeedInterval>& i, const char* unit) {
+  if (!i) return "n/a";
+  return fmt(i->mean, unit) + " [" + fmt(i->lo, unit) + ", " + fmt(i->hi, unit) + "]";
+}
+
+// Where the seed's figure lies against the protected interval.
+std::string verdict(const std::optional<SeedInterval>& i, const SeedKpi& k, double seed) {
+  if (!i) return "n/a";
+  if (seed >= i->lo && seed <= i->hi) return "inside";
+  const bool above = i->lo > seed;  // the whole interval is above the seed's figure
+  return above == k.higherIsBetter ? "better" : "worse";
+}
+
+bool isSeed000(const Scenario& sc) {
+  return sc.name.rfind("seed-000", 0) == 0;
+}
+
+}  // namespace
+
+SeedRuns runSeeds(const Scenario& scenario, std::uint32_t n, unsigned threads) {
+  std::vector<Scenario> scs(n, scenario);
+  for (std::uint32_t i = 0; i < n; ++i) scs[i].seed = scenario.seed + i;
+  SeedRuns out;
+  out.baseline.resize(n);
+  out.protectedRuns.resize(n);
+  std::atomic<std::uint32_t> next{0};
+  auto work = [&] {
+    for (std::uint32_t job; (job = next.fetch_add(1)) < 2 * n;) {
+      const std::uint32_t i = job / 2;
+      SimOptions opt;
+      opt.protection = job % 2 == 1;
+      (opt.protection ? out.protectedRuns : out.baseline)[i] = simulate(scs[i], opt);
+    }
+  };
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min<unsigned>(threads, 2 * n);
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  return out;
+}
+
+std::optional<SeedInterval> seedInterval(const std::vector<double>& values) {
+  if (values.empty()) return std::nullopt;
+  SeedInterval i;
+  i.n = static_cast<std::uint32_t>(values.size());
+  for (double v : values) i.mean += v;
+  i.mean /= static_cast<double>(i.n);
+  if (i.n == 1) {
+    i.lo = i.hi = i.mean;
+    return i;
+  }
+  double ss = 0;
+  for (double v : values) ss += (v - i.mean) * (v - i.mean);
+  const double sd = std::sqrt(ss / static_cast<double>(i.n - 1));
+  const boost::math::students_t t(static_cast<double>(i.n - 1));
+  const double half =
+      boost::math::quantile(boost::math::complement(t, 0.025)) * sd / std::sqrt(double(i.n));
+  i.lo = i.mean - half;
+  i.hi = i.mean + half;
+  return i;
+}
+
+std::string seedsTable(const SeedRuns& runs, const Scenario& sc) {
+  std::ostringstream os;
+  const std::size_t n = runs.protectedRuns.size();
+  os << "Scenario " << sc.name << ", seeds " << sc.seed << " … " << sc.seed + n - 1 << " (" << n
+     << "): mean [95 % interval]\n\n";
+  char buf[400];
+  std::snprintf(buf, sizeof buf, "  %-34s %-30s %-30s %-8s %s\n", "KPI", "baseline (off)",
+                "protected (on)", "seed", "seed vs interval");
+  os << buf;
+  for (const SeedKpi& k : kKpis) {
+    const auto b = over(runs.baseline, k), p = over(runs.protectedRuns, k);
+    std::string seed, where;
+    if (isSeed000(sc) && k.seed000) {
+      seed = fmt(*k.seed000, k.unit);
+      where = verdict(p, k, *k.seed000);
+    }
+    // The KPI names hold one CJK pair (two columns, six bytes): pad by what the eye sees.
+    const std::string name = k.name;
+    const int extra = name.find("误伤") != std::string::npos ? 2 : 0;
+    std::snprintf(buf, sizeof buf, "  %-*s %-30s %-30s %-8s %s\n", 34 + extra, k.name,
+                  cell(b, k.unit).c_str(), cell(p, k.unit).c_str(), seed.c_str(), where.c_str());
+    os << buf;
+  }
+  os << "\n(interval: Student's t over the seeds where the KPI is defined; a rate over nothing is "
+        "n/a\n and is left out. \"better\"/\"worse\": the whole interval is on that side of the "
+        "seed's figure.)\n";
+  return os.str();
+}
+
+std::string seedsJson(const SeedRuns& runs, const Scenario& sc, int indent) {
+  nlohmann::ordered_json j;
+  j["scenario"] = sc.name;
+  j["first_seed"] = sc.seed;
+  j["seeds"] = runs.protectedRuns.size();
+  auto side = [](const std::vector<RunReport>& rs) {
+    nlohmann::ordered_json o;
+    for (const SeedKpi& k : kKpis) {
+      const auto i = over(rs, k);
+      o[k.key] = i ? nlohmann::ordered_json{{"mean", i->mean},
+                                            {"lo", i->lo},
+                                            {"hi", i->hi},
+                                            {"n", i->n}}
+                   : nlohmann::ordered_json(nullptr);
+    }
+    return o;
+  };
+  j["baseline"] = side(runs.baseline);
+  j["protected"] = side(runs.protectedRuns);
+  return j.dump(indent);
+}
+
+}  // namespace spillway::sim
