@@ -17,8 +17,8 @@ namespace {
 
 struct SeedKpi {
   const char* name;
-  const char* key;    // JSON
-  const char* unit;   // "share", "s", "/h", "x"
+  const char* key;   // JSON
+  const char* unit;  // "share", "s", "/h", "x"
   bool higherIsBetter;
   std::optional<double> (*get)(const RunReport&);
   std::optional<double> seed000;  // the seed document's figure, protected
@@ -182,11 +182,9 @@ std::string seedsJson(const SeedRuns& runs, const Scenario& sc, int indent) {
     nlohmann::ordered_json o;
     for (const SeedKpi& k : kKpis) {
       const auto i = over(rs, k);
-      o[k.key] = i ? nlohmann::ordered_json{{"mean", i->mean},
-                                            {"lo", i->lo},
-                                            {"hi", i->hi},
-                                            {"n", i->n}}
-                   : nlohmann::ordered_json(nullptr);
+      o[k.key] =
+          i ? nlohmann::ordered_json{{"mean", i->mean}, {"lo", i->lo}, {"hi", i->hi}, {"n", i->n}}
+            : nlohmann::ordered_json(nullptr);
     }
     return o;
   };

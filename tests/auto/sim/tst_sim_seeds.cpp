@@ -68,7 +68,7 @@ void TstSimSeeds::intervalCoversTheKnownAvailability() {
   const auto i = seedInterval(avail);
   QVERIFY2(i->lo <= 0.9 && 0.9 <= i->hi,
            qPrintable(QStringLiteral("[%1, %2]").arg(i->lo).arg(i->hi)));
-  QVERIFY(i->hi - i->lo > 0);      // ~2 400 requests a run: a spread of ~0.6 points
+  QVERIFY(i->hi - i->lo > 0);  // ~2 400 requests a run: a spread of ~0.6 points
   QVERIFY(i->hi - i->lo < 0.02);
   QVERIFY(QString::fromStdString(seedsTable(runs, sc)).contains("availability (within SLO)"));
 }
