@@ -256,6 +256,8 @@ void Simulator::Impl::deliver(std::uint32_t ri) {
   if (res != Result::Ok) {
     ++in.tick.failures;
     ++in.rep.failures;
+  } else if (latency > clients[r.client].slo) {
+    ++in.tick.slowOverSlo;  // the spread judge's "slow": the client's bar, not the policy's
   }
   r.token = 0;
   attemptEnded(ri, res);

@@ -445,6 +445,18 @@ std::string reportTable(const RunReport& r) {
   return os.str();
 }
 
+Ratio pairedInterception(const RunReport& baseline, const RunReport& protectedRun) {
+  Ratio r;
+  const std::size_t n = std::min(baseline.faults.size(), protectedRun.faults.size());
+  for (std::size_t i = 0; i < n; ++i) {
+    const FaultReport& b = baseline.faults[i];
+    if (b.benign || b.intercepted) continue;  // did not spread without protection
+    ++r.den;
+    r.num += protectedRun.faults[i].intercepted;
+  }
+  return r;
+}
+
 std::string compareTable(const RunReport& b, const RunReport& p) {
   std::ostringstream os;
   const SeedFigures seed = seedFigures(p.scenario);
@@ -458,7 +470,11 @@ std::string compareTable(const RunReport& b, const RunReport& p) {
       pct(p.coreAvailabilityInFault), seed.core);
   row(os, "degrade success rate", pctN(b.degradeSuccess), pctN(p.degradeSuccess), seed.degrade);
   row(os, "re-routed within group (answered)", pctN(b.reroutedSuccess), pctN(p.reroutedSuccess));
-  row(os, "fault interception rate", pctN(b.interception), pctN(p.interception), seed.interception);
+  // Interception is judged on the faults that spread in this paired baseline (kpis.md).
+  const Ratio spread{b.interception.den - b.interception.num, b.interception.den};
+  row(os, "fault interception rate",
+      std::to_string(spread.num) + " of " + std::to_string(spread.den) + " spread",
+      pctN(pairedInterception(b, p)), seed.interception);
   row(os, "false-positive rate (误伤)", pct(b.falsePositive), pctN(p.falsePositive), seed.fp);
   row(os, "  false trips / recovery lag", "", pct(p.fpFalseTrip) + " / " + pct(p.fpRecoveryLag));
   row(os, "collateral share (correct trips)", pct(b.collateral), pctN(p.collateral));
@@ -505,6 +521,7 @@ std::string compareJson(const RunReport& b, const RunReport& p, int indent) {
   ordered_json j;
   j["baseline"] = runJson(b);
   j["protected"] = runJson(p);
+  j["fault_interception_rate"] = ratioJson(pairedInterception(b, p));
   const SeedFigures s = seedFigures(p.scenario);
   ordered_json sf;
   if (*s.availability) sf["availability"] = s.availability;

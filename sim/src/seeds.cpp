@@ -36,8 +36,8 @@ const SeedKpi kKpis[] = {
      [](const RunReport& r) { return r.coreAvailabilityInFault.value(); }, 0.92},
     {"degrade success rate", "degrade_success_rate", "share", true,
      [](const RunReport& r) { return r.degradeSuccess.value(); }, 0.97},
-    {"fault interception rate", "fault_interception_rate", "share", true,
-     [](const RunReport& r) { return r.interception.value(); }, 0.95},
+    {"fault interception rate (paired)", "fault_interception_rate", "share", true,
+     [](const RunReport& r) { return r.pairedInterception.value(); }, 0.95},
     {"false-positive rate (误伤)", "false_positive_rate", "share", false,
      [](const RunReport& r) { return r.falsePositive.value(); }, 0.03},
     {"collateral share", "collateral_share", "share", false,
@@ -120,6 +120,10 @@ SeedRuns runSeeds(const Scenario& scenario, std::uint32_t n, unsigned threads) {
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
   work();
   for (std::thread& t : pool) t.join();
+  for (std::uint32_t i = 0; i < n; ++i) {
+    out.protectedRuns[i].pairedInterception =
+        pairedInterception(out.baseline[i], out.protectedRuns[i]);
+  }
   return out;
 }
 

@@ -159,6 +159,7 @@ struct Effect {
 
 struct TickCounters {
   std::uint32_t responses = 0, failures = 0, rejected = 0, queueFull = 0, overflow = 0;
+  std::uint32_t slowOverSlo = 0;  // answered, but later than the caller's SLO
   bool queueFullSeen = false, overflowSeen = false;
 };
 
@@ -174,7 +175,15 @@ struct Instance {
   Stream rng, gt;
   TickCounters tick;
   bool unhealthy = false;
-  bool realFault = false;                           // a non-benign injected fault is active
+  bool realFault = false;  // a non-benign injected fault is active
+  // The spread judge's time-bounded window: the last `window` ticks' answers, and how many
+  // ticks in a row the instance has been unhealthy.
+  struct Health {
+    std::uint32_t calls = 0, failures = 0, slow = 0;
+    bool pressure = false;  // queue full or the gateway budget turned traffic away
+  };
+  std::vector<Health> healthRing;
+  std::uint32_t unhealthyRun = 0;
   std::uint64_t judgedBefore = 0, wouldBefore = 0;  // block tally at the last tick
   // The ground truth's FIFO replay (replayFifo) depends only on the running jobs, the queue
   // and the faults in force; every change to those bumps `fifoEpoch`. While an open breaker
@@ -436,6 +445,9 @@ struct Simulator::Impl {
   Micros endTime() const { return sc.duration + sc.drain; }
 
   bool ownFaultRecent(const Instance& in, Micros t, Micros grace) const;
+  std::size_t healthWindowTicks() const;
+  bool judgeHealth(Instance& in, std::size_t window, std::uint64_t tickNo);
+  std::uint64_t lastTickNo = 0;
 
   bool runUntil(Micros t);
 

@@ -8,21 +8,18 @@ void Simulator::Impl::onTick() {
   engine.advanceAll(now);
   const Micros grace = sc.policy.breaker.window.length;
   std::vector<std::uint32_t> spreading;  // healthy (unfaulted) instances that are unhealthy
+  const std::size_t window = healthWindowTicks();
+  const std::uint64_t tickNo = lastTickNo++;
   for (std::uint32_t i = 0; i < inst.size(); ++i) {
     Instance& in = inst[i];
     const Breaker& b = engine.breaker(in.eid);
-    const BreakerConfig& cfg = b.config();
-    std::uint32_t calls;
-    double errorRate, slowRate;
-    b.decisionRates(calls, errorRate, slowRate);
-    const bool overThresholds =
-        calls >= cfg.minCalls && (errorRate > cfg.trip.errorRate || slowRate > cfg.trip.slowRate);
-    // A full gateway budget in front of the instance counts like its own queue being full.
-    in.unhealthy = overThresholds || in.tick.queueFullSeen || in.tick.overflowSeen;
+    in.unhealthy = judgeHealth(in, window, tickNo);
+    in.unhealthyRun = in.unhealthy ? in.unhealthyRun + 1 : 0;
     if (in.unhealthy) in.rep.unhealthyTime += now - lastTick;
     // A spread target has no injected fault of its own, active or ended within the grace
-    // period (an instance recovering from its own fault is not a victim of another).
-    if (in.unhealthy && !ownFaultRecent(in, now, grace)) spreading.push_back(i);
+    // period (an instance recovering from its own fault is not a victim of another), and has
+    // been unhealthy for a whole window (a blip is not a spread).
+    if (in.unhealthyRun >= window && !ownFaultRecent(in, now, grace)) spreading.push_back(i);
     if (opt.series) {
       const BreakerSnapshot s = b.snapshot(now);
       InstanceTick row;
@@ -88,6 +85,40 @@ void Simulator::Impl::onTick() {
     return;
   }
   agenda.push(now + sc.tick, kPrioTick, kTick, 0);
+}
+
+std::size_t Simulator::Impl::healthWindowTicks() const {
+  return static_cast<std::size_t>(
+      std::max<Micros>(1, sc.policy.breaker.window.length / std::max<Micros>(1, sc.tick)));
+}
+
+// Ground-truth health, the same for every policy under test (kpis.md, interception): over the
+// last window of ticks (time-bounded, unlike a count window that can hold minutes of a lightly
+// used backup), at least the scenario policy's min_calls answers and an error share or a share
+// answered later than the caller's SLO over its trip thresholds; or traffic turned away by a
+// full queue or gateway budget in at least half the window's ticks (one full tick is a blip).
+bool Simulator::Impl::judgeHealth(Instance& in, std::size_t window, std::uint64_t tickNo) {
+  if (in.healthRing.size() != window) in.healthRing.assign(window, Instance::Health{});
+  Instance::Health& slot = in.healthRing[tickNo % window];
+  slot.calls = in.tick.responses;
+  slot.failures = in.tick.failures;
+  slot.slow = in.tick.slowOverSlo;
+  slot.pressure = in.tick.queueFullSeen || in.tick.overflowSeen;
+  std::uint64_t calls = 0, failures = 0, slow = 0;
+  std::size_t pressed = 0;
+  for (const Instance::Health& h : in.healthRing) {
+    calls += h.calls;
+    failures += h.failures;
+    slow += h.slow;
+    pressed += h.pressure;
+  }
+  const bool pressure = 2 * pressed >= window;
+  const TripConfig& trip = sc.policy.breaker.trip;
+  const auto n = static_cast<double>(calls);
+  const bool over = calls >= sc.policy.breaker.minCalls && calls > 0 &&
+                    (static_cast<double>(failures) / n > trip.errorRate ||
+                     static_cast<double>(slow) / n > trip.slowRate);
+  return over || pressure;
 }
 
 bool Simulator::Impl::ownFaultRecent(const Instance& in, Micros t, Micros grace) const {

@@ -150,6 +150,8 @@ class TstSimFaults : public QObject {
   void groundTruthIndependentOfPolicy();
   void benignBlipIsAFalseTrip();
   void serviceRestorationOfAnOutage();
+  void interceptionPaired_data();
+  void interceptionPaired();
 
  private:
   Run baseline_;
@@ -674,6 +676,48 @@ faults:
   const RunReport never = run("  - {type: outage, target: m-1, at: 60s}\n");
   QCOMPARE(never.serviceRestored, std::uint64_t{0});
   QVERIFY(!never.faults[0].serviceRestoration.has_value());
+}
+
+// Interception is judged on the faults that spread in the paired baseline. A cascade: m-1 drifts
+// to 50× slow over a minute, its calls hold the group's gateway budget of 16, and it turns
+// away m-2's traffic too — m-2, healthy, is unhealthy for well over a window without
+// protection; with the breaker m-1 is cut off, the budget frees and m-2 stays healthy. The
+// same fault without a shared budget does not spread: interception is n/a, not 100 %.
+void TstSimFaults::interceptionPaired_data() {
+  QTest::addColumn<QString>("budget");
+  QTest::addColumn<bool>("cascade");
+  QTest::newRow("shared budget: a cascade") << ", max_requests: 16" << true;
+  QTest::newRow("no shared budget: no spread") << "" << false;
+}
+
+void TstSimFaults::interceptionPaired() {
+  QFETCH(QString, budget);
+  QFETCH(bool, cascade);
+  const std::string yaml = R"(duration: 180s
+seed: 46
+routing: round_robin
+policy: {breaker: {slow: {absolute: 500ms}, min_calls: 5}}
+models: [{name: m, instances: 2, slots: 4, queue: 64)" +
+                           budget.toStdString() +
+                           R"(, service: {base: 100ms, sigma: 0.1}}]
+clients: [{name: c, model: m, rate: 20, timeout: 5s}]
+faults:
+  - {type: latency_drift, target: m-1, at: 30s, duration: 100s, ramp: 60s, multiplier: 50}
+)";
+  const RunReport base = simulateRig(yaml, false).report, prot = simulateRig(yaml, true).report;
+  const Ratio paired = pairedInterception(base, prot);
+  if (!cascade) {
+    QVERIFY(base.faults[0].intercepted);
+    QCOMPARE(paired.den, std::uint64_t{0});
+    QVERIFY(!paired.value().has_value());
+    return;
+  }
+  QVERIFY(!base.faults[0].intercepted);
+  QCOMPARE(base.faults[0].spreadTo, std::string("m-2"));
+  QVERIFY(prot.faults[0].detected);
+  QVERIFY(prot.faults[0].intercepted);
+  QCOMPARE(paired.den, std::uint64_t{1});
+  QCOMPARE(paired.num, std::uint64_t{1});
 }
 
 QTEST_GUILESS_MAIN(TstSimFaults)

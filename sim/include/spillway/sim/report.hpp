@@ -112,7 +112,8 @@ struct RunReport {
   Ratio falsePositive, fpFalseTrip, fpRecoveryLag, collateral;
   BlockTally blocks;
   std::optional<double> falseTripsPerHour;  // episodes opened without a real fault
-  Ratio interception;                       // intercepted faults ÷ injected instance faults
+  Ratio interception;        // fault rows that did not spread in this run ÷ fault rows
+  Ratio pairedInterception;  // set by runSeeds: see pairedInterception()
   std::uint64_t opens = 0, wouldOpens = 0;
   std::array<std::uint64_t, kRejectReasonCount> rejectedBy{};
   std::uint64_t queueFull = 0;
@@ -140,6 +141,10 @@ struct RunReport {
 // JSON (docs/scenario.md "Report") and a human table.
 std::string reportJson(const RunReport& r, int indent = 2);
 std::string reportTable(const RunReport& r);
+// Of the faults that spread in the baseline (same scenario and seed, no protection), the share
+// that did not spread with protection; n/a (den 0) when nothing spread (kpis.md).
+Ratio pairedInterception(const RunReport& baseline, const RunReport& protectedRun);
+
 // Baseline (protection off) next to protected, with the seed's published figures.
 std::string compareTable(const RunReport& baseline, const RunReport& protectedRun);
 std::string compareJson(const RunReport& baseline, const RunReport& protectedRun, int indent = 2);
