@@ -433,7 +433,7 @@ std::string reportTable(const RunReport& r) {
     row(os, "fault (instance, kind, start)", "TTD / MTTR", "intercepted", "spread to");
     for (const FaultReport& f : r.faults)
       row(os, f.instance + " " + std::string(faultKindName(f.kind)) + " @" + dur(f.start),
-          dur(f.ttd) + " / " + dur(f.mttr),
+          f.benign ? std::string("- / -") : dur(f.ttd) + " / " + dur(f.mttr),
           f.benign        ? "benign"
           : f.intercepted ? "yes"
                           : "no",

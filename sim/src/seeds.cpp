@@ -167,9 +167,11 @@ std::string seedsTable(const SeedRuns& runs, const Scenario& sc) {
     // The KPI names hold one CJK pair (two columns, six bytes): pad by what the eye sees.
     const std::string name = k.name;
     const int extra = name.find("误伤") != std::string::npos ? 2 : 0;
-    std::snprintf(buf, sizeof buf, "  %-*s %-30s %-30s %-8s %s\n", 34 + extra, k.name,
+    std::snprintf(buf, sizeof buf, "  %-*s %-30s %-30s %-8s %s", 34 + extra, k.name,
                   cell(b, k.unit).c_str(), cell(p, k.unit).c_str(), seed.c_str(), where.c_str());
-    os << buf;
+    std::string line = buf;
+    while (!line.empty() && line.back() == ' ') line.pop_back();  // noise in a diff
+    os << line << '\n';
   }
   os << "\n(interval: Student's t over the seeds where the KPI is defined; a rate over nothing is "
         "n/a\n and is left out. \"better\"/\"worse\": the whole interval is on that side of the "
