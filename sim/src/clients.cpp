@@ -221,8 +221,13 @@ void Simulator::Impl::finish(std::uint32_t ri, End e) {
     ++cl.tick.available;
   }
   if (!groupTick.empty()) {
-    ++groupTick[cl.model].finished;
-    groupTick[cl.model].available += available;
+    GroupTick& g = groupTick[cl.model];
+    ++g.finished;
+    g.available += available;
+    if (cl.critical) {
+      ++g.coreFinished;
+      g.coreAvailable += available;
+    }
   }
   ++cl.rep.availability.den;
   if (r.inFault) {

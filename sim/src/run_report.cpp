@@ -40,6 +40,56 @@ std::optional<Micros> Simulator::Impl::serviceRestoration(const Interval& iv) co
   return std::nullopt;
 }
 
+// Spread to the service (kpis.md, interception): the group's core callers lose more
+// availability than the faulted capacity explains — rolling over one window, below their level
+// in the minute before the onset by more than the share of the group's instances with a real
+// fault (and 5 points), for a whole window, during the fault plus one window. When it first
+// held, or nullopt.
+std::optional<Micros> Simulator::Impl::serviceSpreadAt(const Interval& iv) const {
+  if (groupHistory.empty() || sc.tick <= 0) return std::nullopt;
+  const std::uint32_t m = inst[iv.instance].model;
+  const std::vector<GroupTick>& h = groupHistory[m];
+  const auto rows = static_cast<std::int64_t>(h.size());
+  const std::int64_t onset = iv.start / sc.tick;
+  const std::int64_t minute = std::max<std::int64_t>(1, seconds(60) / sc.tick);
+  const std::int64_t window = std::max<std::int64_t>(1, sc.policy.breaker.window.length / sc.tick);
+  const std::int64_t last =
+      iv.end == kForever ? rows : std::min(rows, iv.end / sc.tick + window + 1);
+  std::uint64_t fin = 0, ok = 0;
+  for (std::int64_t k = std::max<std::int64_t>(0, onset - minute); k < std::min(onset, rows); ++k) {
+    fin += h[static_cast<std::size_t>(k)].coreFinished;
+    ok += h[static_cast<std::size_t>(k)].coreAvailable;
+  }
+  if (fin == 0) return std::nullopt;
+  std::size_t faulted = 0;
+  const std::vector<std::uint32_t>& members = models[m].instances;
+  for (std::uint32_t i : members)
+    for (std::uint32_t k : inst[i].intervals) {
+      const Interval& o = intervals[k];
+      if (!sc.faults[o.fault].benign && o.start < iv.end && iv.start < o.end) {
+        ++faulted;
+        break;
+      }
+    }
+  const double explained = static_cast<double>(faulted) / static_cast<double>(members.size());
+  const double floor = static_cast<double>(ok) / static_cast<double>(fin) - explained - 0.05;
+  if (floor <= 0) return std::nullopt;  // the faulted capacity explains losing everything
+  std::uint64_t wf = 0, wa = 0;
+  std::int64_t below = 0;
+  for (std::int64_t k = onset; k < last; ++k) {
+    wf += h[static_cast<std::size_t>(k)].coreFinished;
+    wa += h[static_cast<std::size_t>(k)].coreAvailable;
+    if (k - window >= onset) {
+      wf -= h[static_cast<std::size_t>(k - window)].coreFinished;
+      wa -= h[static_cast<std::size_t>(k - window)].coreAvailable;
+    }
+    const bool lost = wf > 0 && static_cast<double>(wa) / static_cast<double>(wf) < floor;
+    below = lost ? below + 1 : 0;
+    if (below >= window) return (k + 1) * sc.tick;
+  }
+  return std::nullopt;
+}
+
 RunReport Simulator::Impl::report() const {
   RunReport rep;
   rep.scenario = sc.name;
@@ -162,6 +212,12 @@ RunReport Simulator::Impl::report() const {
     if (iv.spread) {
       fr.spreadTo = instanceNames[iv.spreadTo];
       fr.spreadAt = iv.spreadAt;
+    } else if (!fs.benign) {
+      if (const auto at = serviceSpreadAt(iv)) {
+        fr.intercepted = false;
+        fr.spreadTo = "service (core availability)";
+        fr.spreadAt = *at;
+      }
     }
     if (fr.benign) {
       rep.faults.push_back(std::move(fr));

@@ -147,6 +147,7 @@ struct Interval {
 // for the service restoration time (kpis.md).
 struct GroupTick {
   std::uint32_t finished = 0, available = 0;
+  std::uint32_t coreFinished = 0, coreAvailable = 0;  // of the core callers
 };
 
 // The combined effect of the faults active on an instance at one moment.
@@ -455,6 +456,7 @@ struct Simulator::Impl {
 
   RunReport report() const;
   std::optional<Micros> serviceRestoration(const Interval& iv) const;
+  std::optional<Micros> serviceSpreadAt(const Interval& iv) const;
 
   // Per model group, per tick; kept only when the scenario has real faults.
   std::vector<std::vector<GroupTick>> groupHistory;

@@ -180,21 +180,27 @@ class TstPrometheusLive : public QObject {
     std::vector<std::pair<QString, qint64>> verdicts;  // instance, ms since the simulation began
     QByteArray pending, all;
     QJsonObject summary;
+    auto readLines = [&] {
+      const QByteArray got = listen.readAllStandardOutput();
+      all += got;
+      pending += got;
+      for (qsizetype nl; (nl = pending.indexOf('\n')) >= 0; pending.remove(0, nl + 1)) {
+        const QJsonObject o = QJsonDocument::fromJson(pending.left(nl)).object();
+        if (o["event"].toString() == "would_open")
+          verdicts.emplace_back(o["instance"].toString(), sinceSim.elapsed());
+        if (o["summary"].toBool()) summary = o;
+      }
+    };
     const bool finished = QTest::qWaitFor(
         [&] {
-          const QByteArray got = listen.readAllStandardOutput();
-          all += got;
-          pending += got;
-          for (qsizetype nl; (nl = pending.indexOf('\n')) >= 0; pending.remove(0, nl + 1)) {
-            const QJsonObject o = QJsonDocument::fromJson(pending.left(nl)).object();
-            if (o["event"].toString() == "would_open")
-              verdicts.emplace_back(o["instance"].toString(), sinceSim.elapsed());
-            if (o["summary"].toBool()) summary = o;
-          }
+          readLines();
           return !summary.isEmpty() || listen.state() == QProcess::NotRunning;
         },
         30000);
     listen.waitForFinished(5000);
+    // The process may end between a read and the state check: its last lines (the summary)
+    // are still in the pipe.
+    readLines();
     const QByteArray err = listen.readAllStandardError();
     QVERIFY2(finished, err.constData());
 

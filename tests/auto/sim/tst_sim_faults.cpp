@@ -152,6 +152,7 @@ class TstSimFaults : public QObject {
   void serviceRestorationOfAnOutage();
   void interceptionPaired_data();
   void interceptionPaired();
+  void spreadToTheService();
 
  private:
   Run baseline_;
@@ -716,6 +717,33 @@ faults:
   QCOMPARE(base.faults[0].spreadTo, std::string("m-2"));
   QVERIFY(prot.faults[0].detected);
   QVERIFY(prot.faults[0].intercepted);
+  QCOMPARE(paired.den, std::uint64_t{1});
+  QCOMPARE(paired.num, std::uint64_t{1});
+}
+
+// Spread to the service: m-1 hangs, its calls hold the core caller's pool of 10 connections
+// for the 2 s timeout, and calls meant for the healthy m-2 fail at once for want of a
+// connection. Losing half the group explains at most half the availability; the caller loses
+// far more, for far longer than a window — the fault spread to the service, though no other
+// instance turned unhealthy. With the breaker (no sustain: a hang shows only as timeouts, 2 s
+// late) m-1 is cut off within a window and the pool frees.
+void TstSimFaults::spreadToTheService() {
+  const std::string yaml = R"(duration: 120s
+seed: 47
+routing: round_robin
+policy: {breaker: {min_calls: 5, trip: {sustain: 0s}}}
+models: [{name: m, instances: 2, slots: 16, service: {base: 100ms, sigma: 0.1}}]
+clients: [{name: c, model: m, criticality: core, rate: 20, timeout: 2s, concurrency: 10}]
+faults:
+  - {type: hang, target: m-1, at: 60s, duration: 40s}
+)";
+  const RunReport base = simulateRig(yaml, false).report, prot = simulateRig(yaml, true).report;
+  QVERIFY(!base.faults[0].intercepted);
+  QCOMPARE(base.faults[0].spreadTo, std::string("service (core availability)"));
+  QVERIFY(base.faults[0].spreadAt > seconds(60) && base.faults[0].spreadAt < seconds(90));
+  QVERIFY(prot.faults[0].detected);
+  QVERIFY(prot.faults[0].intercepted);
+  const Ratio paired = pairedInterception(base, prot);
   QCOMPARE(paired.den, std::uint64_t{1});
   QCOMPARE(paired.num, std::uint64_t{1});
 }
