@@ -2,6 +2,24 @@
 #include "simulator_impl.hpp"
 
 namespace spillway::sim {
+namespace {
+
+// The availability (`ok` ÷ `finished` counters) over the `minute` rows before `onset`: the
+// level a fault is measured against. nullopt without answers.
+std::optional<double> minuteBefore(const std::vector<GroupTick>& h, std::int64_t onset,
+                                   std::int64_t minute, std::uint32_t GroupTick::*finished,
+                                   std::uint32_t GroupTick::*ok) {
+  std::uint64_t fin = 0, good = 0;
+  const auto rows = static_cast<std::int64_t>(h.size());
+  for (std::int64_t k = std::max<std::int64_t>(0, onset - minute); k < std::min(onset, rows); ++k) {
+    fin += h[static_cast<std::size_t>(k)].*finished;
+    good += h[static_cast<std::size_t>(k)].*ok;
+  }
+  if (fin == 0) return std::nullopt;
+  return static_cast<double>(good) / static_cast<double>(fin);
+}
+
+}  // namespace
 
 // Fault onset → the faulted group's callers' availability, rolling over one breaker window,
 // back within 5 points of its level in the minute before the onset and staying there for a
@@ -13,13 +31,9 @@ std::optional<Micros> Simulator::Impl::serviceRestoration(const Interval& iv) co
   const std::int64_t onset = iv.start / sc.tick;  // row k covers [k, k + 1) ticks
   const std::int64_t minute = std::max<std::int64_t>(1, seconds(60) / sc.tick);
   const std::int64_t window = std::max<std::int64_t>(1, sc.policy.breaker.window.length / sc.tick);
-  std::uint64_t fin = 0, ok = 0;
-  for (std::int64_t k = std::max<std::int64_t>(0, onset - minute); k < std::min(onset, rows); ++k) {
-    fin += h[static_cast<std::size_t>(k)].finished;
-    ok += h[static_cast<std::size_t>(k)].available;
-  }
-  if (fin == 0) return std::nullopt;
-  const double level = static_cast<double>(ok) / static_cast<double>(fin) - 0.05;
+  const auto before = minuteBefore(h, onset, minute, &GroupTick::finished, &GroupTick::available);
+  if (!before) return std::nullopt;
+  const double level = *before - 0.05;
   std::uint64_t wf = 0, wa = 0;  // the rolling window, over rows since the onset only
   std::int64_t goodSince = -1;
   for (std::int64_t k = onset; k < rows; ++k) {
@@ -55,12 +69,9 @@ std::optional<Micros> Simulator::Impl::serviceSpreadAt(const Interval& iv) const
   const std::int64_t window = std::max<std::int64_t>(1, sc.policy.breaker.window.length / sc.tick);
   const std::int64_t last =
       iv.end == kForever ? rows : std::min(rows, iv.end / sc.tick + window + 1);
-  std::uint64_t fin = 0, ok = 0;
-  for (std::int64_t k = std::max<std::int64_t>(0, onset - minute); k < std::min(onset, rows); ++k) {
-    fin += h[static_cast<std::size_t>(k)].coreFinished;
-    ok += h[static_cast<std::size_t>(k)].coreAvailable;
-  }
-  if (fin == 0) return std::nullopt;
+  const auto before =
+      minuteBefore(h, onset, minute, &GroupTick::coreFinished, &GroupTick::coreAvailable);
+  if (!before) return std::nullopt;
   std::size_t faulted = 0;
   const std::vector<std::uint32_t>& members = models[m].instances;
   for (std::uint32_t i : members)
@@ -72,7 +83,7 @@ std::optional<Micros> Simulator::Impl::serviceSpreadAt(const Interval& iv) const
       }
     }
   const double explained = static_cast<double>(faulted) / static_cast<double>(members.size());
-  const double floor = static_cast<double>(ok) / static_cast<double>(fin) - explained - 0.05;
+  const double floor = *before - explained - 0.05;
   if (floor <= 0) return std::nullopt;  // the faulted capacity explains losing everything
   std::uint64_t wf = 0, wa = 0;
   std::int64_t below = 0;
