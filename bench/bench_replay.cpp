@@ -4,7 +4,7 @@
 //
 //   BM_ParseOnly/file    JsonlReader::openFile + next(): read + parse
 //   BM_ParseOnly/memory  JsonlReader::fromMemory + next(): parse without the file reads
-//   BM_DecideOnly        Replayer::feed/finish + Calibrator over pre-parsed records
+//   BM_DecideOnly        Replayer::feed/finish + the KPIs (block classes) over pre-parsed records
 //   BM_ReplayEndToEnd    what `spillway-cli replay --trace T --out O` does: read, parse,
 //                        decide, write the transitions JSONL (replay_command.cpp)
 //
@@ -22,7 +22,7 @@
 #include <string>
 #include <vector>
 
-#include "spillway/calibration.hpp"
+#include "spillway/dialect_replay.hpp"
 #include "spillway/event_format.hpp"
 #include "spillway/policy_yaml.hpp"
 #include "spillway/replay.hpp"
@@ -153,8 +153,6 @@ void BM_DecideOnly(benchmark::State& state) {
   std::uint64_t n = 0, events = 0;
   for (auto _ : state) {
     Replayer replayer(defaultPolicy(), ReplayOptions{}, nullptr);
-    Calibrator calibrator(defaultPolicy().calibration);
-    Micros nextTick = kNever;
     CallRecord rec;
     for (const Slim& s : recs) {
       rec.ts = s.ts;
@@ -164,12 +162,9 @@ void BM_DecideOnly(benchmark::State& state) {
       rec.instance = names[s.instance];
       rec.model = models[s.instance];
       replayer.feed(rec);
-      if (rec.ts >= nextTick) {
-        nextTick = rec.ts + kMicrosPerSecond;
-        benchmark::DoNotOptimize(calibrator.observe(rec.ts, replayer.engine()));
-      }
     }
     replayer.finish();
+    benchmark::DoNotOptimize(nativeReplayKpis(replayer));
     n += replayer.fed();
     events = replayer.events().size();
   }
@@ -196,17 +191,10 @@ void BM_ReplayEndToEnd(benchmark::State& state) {
     JsonlEventWriter writer(out);
     Replayer replayer(defaultPolicy(), ReplayOptions{}, &writer);
     writer.setEngine(&replayer.engine());
-    Calibrator calibrator(defaultPolicy().calibration);
     CallRecord rec;
-    Micros nextTick = kNever;
-    while (reader->next(rec)) {
-      replayer.feed(rec);
-      if (rec.ts >= nextTick) {
-        nextTick = rec.ts + kMicrosPerSecond;
-        benchmark::DoNotOptimize(calibrator.observe(rec.ts, replayer.engine()));
-      }
-    }
+    while (reader->next(rec)) replayer.feed(rec);
     replayer.finish();
+    benchmark::DoNotOptimize(nativeReplayKpis(replayer));
     std::fclose(out);
     n += replayer.fed();
     events = replayer.events().size();

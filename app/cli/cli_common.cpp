@@ -68,4 +68,47 @@ std::string humanDuration(Micros d) {
   return buf;
 }
 
+namespace {
+
+nlohmann::json shareOrNull(std::optional<double> v) {
+  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
+}
+
+std::string pctOrNa(std::optional<double> v) {
+  if (!v) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f %%", *v * 100);
+  return buf;
+}
+
+}  // namespace
+
+void putBlockFigures(nlohmann::json& j, const BlockTally& b, std::optional<double> perHour) {
+  j["false_positive_rate"] = shareOrNull(b.falsePositiveRate());
+  j["false_positive_parts"] = {{"false_trip", shareOrNull(b.partRate(BlockClass::FalseTrip))},
+                               {"recovery_lag", shareOrNull(b.partRate(BlockClass::RecoveryLag))}};
+  j["collateral_share"] = shareOrNull(b.collateralShare());
+  j["false_trips"] = b.falseTripEpisodes;
+  j["false_trips_per_hour"] = shareOrNull(perHour);
+  nlohmann::json bc;
+  for (int c = 0; c < kBlockClassCount; ++c)
+    bc[std::string(blockClassName(static_cast<BlockClass>(c)))] = {
+        {"blocks", b.blocks[c]}, {"would_succeed", b.wouldSucceed[c]}};
+  j["blocks_by_class"] = bc;
+}
+
+std::string fpSummary(const BlockTally& b) {
+  if (b.total() == 0) return "n/a (nothing blocked)";
+  return pctOrNa(b.falsePositiveRate()) + " (false trip " +
+         pctOrNa(b.partRate(BlockClass::FalseTrip)) + ", recovery lag " +
+         pctOrNa(b.partRate(BlockClass::RecoveryLag)) + "; collateral " +
+         pctOrNa(b.collateralShare()) + "; " + std::to_string(b.total()) + " blocks)";
+}
+
+std::optional<Micros> parseSlo(const QString& text) {
+  const auto d = parseDuration(text.toStdString());
+  if (!d || *d <= 0) return std::nullopt;
+  return d;
+}
+
 }  // namespace spillway::cli

@@ -2,9 +2,13 @@
 // Shared by spillway-cli subcommands: exit codes, built-in resources, policy loading.
 #include <QStringList>
 
+#include <nlohmann/json.hpp>
+
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "spillway/block_class.hpp"
 #include "spillway/policy.hpp"
 #include "spillway/sim/scenario.hpp"
 
@@ -33,6 +37,15 @@ Policy loadPolicy(const std::string& path);
 
 // Formats a duration for tables: "18.2s", "1m32s", "inf", "n/a".
 std::string humanDuration(Micros d);
+
+// A replay's 误伤 figures (docs/kpis.md) under simulate's JSON keys: false_positive_rate,
+// false_positive_parts, collateral_share, false_trips, false_trips_per_hour, blocks_by_class.
+void putBlockFigures(nlohmann::json& j, const BlockTally& b, std::optional<double> perHour);
+// "4.2 % (false trip 1.0 %, recovery lag 3.2 %; collateral 60.0 %; 500 blocks)", or "n/a
+// (nothing blocked)".
+std::string fpSummary(const BlockTally& b);
+// `--slo`: a duration > 0 such as 5s or 800ms; nullopt when it is not one.
+std::optional<Micros> parseSlo(const QString& text);
 
 // A built-in scenario by name (seed-000 …) or a scenario file. Throws InputError.
 sim::Scenario loadScenario(const std::string& nameOrPath);

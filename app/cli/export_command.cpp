@@ -99,8 +99,8 @@ nlohmann::json kpisJson(const ReplayKpis& k) {
   j["engine"] = k.engine;
   j["records"] = k.records;
   j["rejected"] = k.rejected;
-  j["false_positives"] = k.falsePositives;
-  j["fp_rate"] = k.fpRate() ? nlohmann::json(*k.fpRate()) : nlohmann::json(nullptr);
+  putBlockFigures(j, k.blocks, k.falseTripsPerHour());
+  j["faults_from_recording"] = k.faultsFromRecording;
   j["opens"] = k.opens;
   j["admitted_share"] =
       k.records ? 1.0 - static_cast<double>(k.rejected) / static_cast<double>(k.records) : 1.0;
@@ -122,7 +122,7 @@ nlohmann::json kpisJson(const ReplayKpis& k) {
                   {"group", i.group},
                   {"records", i.stats.records},
                   {"rejected", i.counters.rejected},
-                  {"false_positives", i.counters.blockedWouldSucceed},
+                  {"blocked_would_succeed", i.counters.blockedWouldSucceed},
                   {"opens", i.counters.opens}});
   j["instances"] = is;
   return j;
@@ -145,10 +145,17 @@ void printTable(std::FILE* o, const std::string& target, const ReplayKpis& n, co
     row("  from trip", humanDuration(a.score.fromTrip), humanDuration(b.score.fromTrip));
   }
   auto fp = [](const ReplayKpis& k) {
-    return pct(k.fpRate()) + " (n=" + std::to_string(k.verdicts) + ")";
+    return pct(k.fpRate()) + " (n=" + std::to_string(k.blocked()) + ")";
   };
-  row("false-positive rate", fp(n), fp(t));
-  row("good calls blocked", std::to_string(n.falsePositives), std::to_string(t.falsePositives));
+  auto part = [](const ReplayKpis& k, BlockClass c) { return pct(k.blocks.partRate(c)); };
+  row("误伤 (false-positive rate)", fp(n), fp(t));
+  row("  false trip", part(n, BlockClass::FalseTrip), part(t, BlockClass::FalseTrip));
+  row("  recovery lag", part(n, BlockClass::RecoveryLag), part(t, BlockClass::RecoveryLag));
+  row("collateral share", pct(n.blocks.collateralShare()), pct(t.blocks.collateralShare()));
+  row("false trips", std::to_string(n.blocks.falseTripEpisodes),
+      std::to_string(t.blocks.falseTripEpisodes));
+  row("good calls blocked", std::to_string(n.blockedWouldSucceed),
+      std::to_string(t.blockedWouldSucceed));
   row("calls blocked", std::to_string(n.rejected), std::to_string(t.rejected));
   auto adm = [](const ReplayKpis& k) {
     return pct(k.records ? 1.0 - static_cast<double>(k.rejected) / static_cast<double>(k.records)

@@ -18,15 +18,11 @@
 #include "spillway/kpi.hpp"
 #include "spillway/library/library.hpp"
 #include "spillway/replay.hpp"
+#include "spillway/sweep.hpp"
 #include "spillway/telemetry.hpp"
 
 namespace spillway::cli {
 namespace {
-
-std::optional<double> rate(std::uint64_t num, std::uint64_t den) {
-  if (den == 0) return std::nullopt;
-  return static_cast<double>(num) / static_cast<double>(den);
-}
 
 std::string pct(std::optional<double> r) {
   if (!r) return "n/a";
@@ -38,6 +34,156 @@ std::string pct(std::optional<double> r) {
 nlohmann::json msOrNull(Micros d) {
   if (d == kForever) return nullptr;
   return static_cast<double>(d) / 1000.0;
+}
+
+// Where the calls come from; reopened to replay a recalibration proposal over the same calls.
+struct Input {
+  std::string tracePath, incident;
+  std::unique_ptr<library::Library> lib;  // outlives the sources streaming from it
+  std::string sampleText;                 // the built-in sample, read once
+  bool skip = false;
+  bool rereadable() const { return tracePath != "-"; }
+  std::unique_ptr<formats::RecordSource> open() {
+    if (lib) return lib->open(incident);
+    if (!sampleText.empty())
+      return formats::sourceFromMemory(formats::Format::Jsonl, "seed000-sample.jsonl (built-in)",
+                                       sampleText, formats::ImportOptions{skip, {}});
+    return formats::openSource(formats::Format::Jsonl, tracePath, formats::ImportOptions{skip, {}});
+  }
+};
+
+nlohmann::json instanceJson(const Replayer& replayer, const InstanceKpis& k, InstanceId id,
+                            const BreakerSnapshot& s) {
+  const BreakerCounters& c = s.counters;
+  nlohmann::json j;
+  j["instance"] = k.name;
+  j["model"] = k.group;
+  j["records"] = replayer.instanceStats(id).records;
+  j["recorded_succeeded"] = replayer.instanceStats(id).recordedSucceeded;
+  j["admitted"] = c.admitted;
+  j["rejected"] = c.rejected;
+  nlohmann::json by;
+  for (int r = 1; r < kRejectReasonCount; ++r)
+    by[std::string(rejectReasonName(static_cast<RejectReason>(r)))] = c.rejectedBy[r];
+  j["rejected_by"] = by;
+  j["blocked_would_succeed"] = c.blockedWouldSucceed;
+  putBlockFigures(j, k.blocks, std::nullopt);
+  j["opens"] = c.opens;
+  j["would_opens"] = c.wouldOpens;
+  nlohmann::json tis;
+  for (int st = 0; st < kStateCount; ++st)
+    tis[std::string(stateName(static_cast<BreakerState>(st)))] =
+        static_cast<double>(c.timeIn[st]) / 1000.0;
+  j["time_in_state_ms"] = tis;
+  j["final_state"] = std::string(stateName(s.state));
+  j["baseline_p99_ms"] =
+      s.baselineLearned ? nlohmann::json(s.baselineP99 / 1000.0) : nlohmann::json(nullptr);
+  j["slow_threshold_ms"] = msOrNull(s.slowThreshold);
+  return j;
+}
+
+// The per-instance table; returns the instances' JSON.
+nlohmann::json printInstances(const Replayer& replayer, const ReplayKpis& k) {
+  const Engine& eng = replayer.engine();
+  std::printf("%-18s %-12s %8s %5s %9s %9s %9s %8s %8s %7s  %-9s\n", "instance", "model", "records",
+              "opens", "closed", "open", "half-open", "rejected", "good blk", "误伤", "state");
+  nlohmann::json jinst = nlohmann::json::array();
+  for (InstanceId id = 0; id < eng.size(); ++id) {
+    const BreakerSnapshot s = eng.breaker(id).snapshot(replayer.lastTime());
+    const BreakerCounters& c = s.counters;
+    auto tin = [&](BreakerState st) { return c.timeIn[static_cast<int>(st)]; };
+    std::printf(
+        "%-18s %-12s %8llu %5llu %9s %9s %9s %8llu %8llu %7s  %-9s\n", eng.name(id).c_str(),
+        eng.model(id).c_str(), static_cast<unsigned long long>(replayer.instanceStats(id).records),
+        static_cast<unsigned long long>(c.opens), humanDuration(tin(BreakerState::Closed)).c_str(),
+        humanDuration(tin(BreakerState::Open)).c_str(),
+        humanDuration(tin(BreakerState::HalfOpen)).c_str(),
+        static_cast<unsigned long long>(c.rejected),
+        static_cast<unsigned long long>(c.blockedWouldSucceed),
+        pct(k.instances[id].blocks.falsePositiveRate()).c_str(),
+        std::string(stateName(s.state)).c_str());
+    jinst.push_back(instanceJson(replayer, k.instances[id], id, s));
+  }
+  return jinst;
+}
+
+// The real faults and their scores; returns their JSON.
+nlohmann::json printFaults(const ReplayKpis& k) {
+  nlohmann::json jfaults = nlohmann::json::array();
+  if (k.faults.empty()) return jfaults;
+  std::printf("\n%-18s %-18s %8s %8s %10s %13s\n", "fault on", "kind", "TTD", "MTTR", "from trip",
+              "recovery lag");
+  for (const FaultKpis& f : k.faults) {
+    nlohmann::json jf;
+    jf["instance"] = f.fault.instance;
+    jf["kind"] = f.fault.kind;
+    if (!f.found) {
+      std::printf("%-18s %-18s  (instance not in the trace)\n", f.fault.instance.c_str(),
+                  f.fault.kind.c_str());
+      jf["error"] = "instance not in the trace";
+      jfaults.push_back(jf);
+      continue;
+    }
+    const FaultScore& s = f.score;
+    std::printf("%-18s %-18s %8s %8s %10s %13s\n", f.fault.instance.c_str(), f.fault.kind.c_str(),
+                humanDuration(s.ttd).c_str(), humanDuration(s.mttr).c_str(),
+                humanDuration(s.fromTrip).c_str(), humanDuration(s.recoveryLag).c_str());
+    jf["start_ms"] = static_cast<double>(f.fault.start) / 1000.0;
+    jf["end_ms"] = static_cast<double>(f.fault.end) / 1000.0;
+    jf["detected"] = s.detected;
+    jf["restored"] = s.restored;
+    jf["ttd_ms"] = msOrNull(s.ttd);
+    jf["mttr_ms"] = msOrNull(s.mttr);
+    jf["from_trip_ms"] = msOrNull(s.fromTrip);
+    jf["recovery_lag_ms"] = msOrNull(s.recoveryLag);
+    jfaults.push_back(jf);
+  }
+  return jfaults;
+}
+
+// Seed 000's loop over this replay: a proposal from the worst review period, replayed over the
+// same calls before it is shown, withheld when it would delay or miss a real fault.
+nlohmann::json recalibrate(const Replayer& replayer, const ReplayKpis& before,
+                           const std::vector<NamedFault>& faults, const ReplayOptions& opt,
+                           Input& input) {
+  const Policy& policy = replayer.engine().policy();
+  std::vector<PeriodTally> periods;
+  replayer.truth().classify(before.realFaults, replayer.events(), policy.calibration.period,
+                            &periods);
+  const auto prop =
+      proposeRecalibration(periods, before.blocks, policy.breaker, policy.calibration);
+  if (!prop) return nullptr;
+  nlohmann::json j;
+  j["period_start_ms"] = static_cast<double>(prop->period.start) / 1000.0;
+  j["part"] = std::string(blockClassName(prop->part));
+  j["reason"] = prop->reason;
+  j["change"] = prop->change;
+  std::printf("\nrecalibration: %s\n  proposal: %s\n", prop->reason.c_str(), prop->change.c_str());
+  if (!input.rereadable()) {
+    std::printf("  WITHHELD: not replayed (the trace came from stdin)\n");
+    j["withheld"] = true;
+    j["findings"] = {"not replayed: the trace came from stdin"};
+    return j;
+  }
+  auto src = input.open();
+  const IncidentTrace trace =
+      IncidentTrace::read([&](CallRecord& r) { return src->next(r); }, src->source(), faults);
+  Policy proposed = policy;
+  proposed.breaker = prop->proposed;
+  const ReplayKpis after = replayIncident(proposed, trace, opt.seed, opt.truth);
+  const ProposalCheck check = checkProposal(before, after);
+  std::printf("  replayed: 误伤 %s -> %s, false trips %llu -> %llu\n", pct(before.fpRate()).c_str(),
+              pct(after.fpRate()).c_str(),
+              static_cast<unsigned long long>(before.blocks.falseTripEpisodes),
+              static_cast<unsigned long long>(after.blocks.falseTripEpisodes));
+  for (const std::string& f : check.findings) std::printf("    %s\n", f.c_str());
+  std::printf("  %s\n", check.withheld ? "WITHHELD: it would delay or miss a real fault"
+                                       : "detection kept: worth trying");
+  j["withheld"] = check.withheld;
+  j["findings"] = check.findings;
+  j["fp_before"] = before.fpRate() ? nlohmann::json(*before.fpRate()) : nlohmann::json(nullptr);
+  j["fp_after"] = after.fpRate() ? nlohmann::json(*after.fpRate()) : nlohmann::json(nullptr);
+  return j;
 }
 
 }  // namespace
@@ -59,6 +205,10 @@ int runReplay(const QStringList& args) {
                "How far out of start-time order records may arrive (default 10s).", "duration",
                "10s"});
   p.addOption({"seed", "Seed for probe sampling (default 1).", "N", "1"});
+  p.addOption({"slo",
+               "The clients' SLO latency: a blocked call the recording answered within it "
+               "would have succeeded (docs/kpis.md; default 5s).",
+               "D", "5s"});
   p.addOption({"incident",
                "Replay an incident from the library (docs/library.md) instead of a trace; its "
                "annotations are the fault ground truth unless --faults is given.",
@@ -102,13 +252,20 @@ int runReplay(const QStringList& args) {
     }
   }
 
+  {
+    const auto slo = parseSlo(p.value("slo"));
+    if (!slo) {
+      std::fprintf(stderr, "replay: --slo: expected a duration > 0 such as 5s or 800ms\n");
+      return kInputError;
+    }
+    opt.truth.slo = *slo;
+  }
+
   std::FILE* out = nullptr;
   std::unique_ptr<char[]> outBuf;
   int rc = kOk;
   try {
     Policy policy = loadPolicy(p.value("policy").toStdString());
-    const CalibrationConfig calCfg = policy.calibration;
-    const double errTh = policy.breaker.trip.errorRate, slowTh = policy.breaker.trip.slowRate;
 
     std::vector<NamedFault> faults;
     if (p.isSet("faults")) {
@@ -119,31 +276,25 @@ int runReplay(const QStringList& args) {
                                      "seed000-sample.faults.jsonl (built-in)");
     }
 
-    // The library (when replaying an incident) must outlive the reader streaming from it.
-    std::unique_ptr<library::Library> lib;
-    std::unique_ptr<formats::RecordSource> reader;
-    std::string sampleText;
-    const bool skip = p.isSet("skip-bad-lines");
+    Input input;
+    input.tracePath = tracePath;
+    input.incident = incident;
+    input.skip = p.isSet("skip-bad-lines");
     if (!incident.empty()) {
       const std::string lp =
           p.isSet("library") ? p.value("library").toStdString() : library::defaultLibraryPath();
-      lib = std::make_unique<library::Library>(lp, library::OpenOptions{.mustExist = true});
-      reader = lib->open(incident);
+      input.lib = std::make_unique<library::Library>(lp, library::OpenOptions{.mustExist = true});
       if (!p.isSet("faults")) {
-        for (const library::Annotation& a : lib->annotations(incident))
+        for (const library::Annotation& a : input.lib->annotations(incident))
           faults.push_back({a.instance, a.start, a.end, a.kind});
       }
     } else if (builtin) {
-      sampleText = readWhole(kSampleTrace, input_limits::kWholeTrace, "trace");
-      reader = formats::sourceFromMemory(formats::Format::Jsonl, "seed000-sample.jsonl (built-in)",
-                                         sampleText, formats::ImportOptions{skip, {}});
+      input.sampleText = readWhole(kSampleTrace, input_limits::kWholeTrace, "trace");
       std::fprintf(stderr,
                    "replay: built-in seed-000 sample trace (4 instances, 15 min; chat-72b-3 "
                    "leaks GPU memory from 05:24 to 05:30 UTC)\n");
-    } else {
-      reader =
-          formats::openSource(formats::Format::Jsonl, tracePath, formats::ImportOptions{skip, {}});
     }
+    std::unique_ptr<formats::RecordSource> reader = input.open();
     if (p.isSet("out")) {
       const std::string op = p.value("out").toStdString();
       out = op == "-" ? stdout : std::fopen(op.c_str(), "w");
@@ -154,29 +305,14 @@ int runReplay(const QStringList& args) {
     JsonlEventWriter writer(out);
     Replayer replayer(std::move(policy), opt, &writer);
     writer.setEngine(&replayer.engine());
-    Calibrator calibrator(calCfg);
-    std::vector<CalibrationProposal> proposals;
 
     CallRecord rec;
-    Micros nextTick = kNever;
     formats::AggregateSample sample;
     // Aggregate incidents (e.g. Prometheus) feed counts per interval instead of calls.
-    while (reader->aggregates() && reader->nextAggregate(sample)) {
+    while (reader->aggregates() && reader->nextAggregate(sample))
       replayer.feedAggregate(sample.instance, sample.model, sample.end, sample.calls,
                              sample.failures, sample.slow);
-      if (sample.end >= nextTick) {
-        nextTick = sample.end + kMicrosPerSecond;
-        if (auto prop = calibrator.observe(sample.end, replayer.engine()))
-          proposals.push_back(*prop);
-      }
-    }
-    while (reader->next(rec)) {
-      replayer.feed(rec);
-      if (rec.ts >= nextTick) {  // the calibration loop looks once per replayed second
-        nextTick = rec.ts + kMicrosPerSecond;
-        if (auto prop = calibrator.observe(rec.ts, replayer.engine())) proposals.push_back(*prop);
-      }
-    }
+    while (reader->next(rec)) replayer.feed(rec);
     replayer.finish();
     if (out && out != stdout)
       std::fclose(out);
@@ -185,133 +321,45 @@ int runReplay(const QStringList& args) {
     out = nullptr;
 
     const Engine& eng = replayer.engine();
-    const Micros end = replayer.lastTime();
-
-    // Per-instance table.
+    const ReplayKpis k = nativeReplayKpis(replayer, faults);
     std::printf("Replay of %s under policy '%s': %llu records", reader->source().c_str(),
                 eng.policy().name.c_str(), static_cast<unsigned long long>(replayer.fed()));
     if (reader->skipped())
       std::printf(", %llu bad lines skipped", static_cast<unsigned long long>(reader->skipped()));
     if (replayer.late())
       std::printf(", %llu late", static_cast<unsigned long long>(replayer.late()));
-    std::printf("\n\n");
-    std::printf("%-18s %-12s %8s %5s %9s %9s %9s %8s %6s %7s  %-9s\n", "instance", "model",
-                "records", "opens", "closed", "open", "half-open", "rejected", "FP", "FP rate",
-                "state");
-    nlohmann::json jinst = nlohmann::json::array();
-    std::uint64_t totRej = 0, totFp = 0, totVerdicts = 0;
-    for (InstanceId id = 0; id < eng.size(); ++id) {
-      const BreakerSnapshot s = eng.breaker(id).snapshot(end);
-      const BreakerCounters& c = s.counters;
-      const auto fpRate = rate(c.blockedWouldSucceed, c.verdicts);
-      totRej += c.rejected;
-      totFp += c.blockedWouldSucceed;
-      totVerdicts += c.verdicts;
-      auto tin = [&](BreakerState st) { return c.timeIn[static_cast<int>(st)]; };
-      std::printf("%-18s %-12s %8llu %5llu %9s %9s %9s %8llu %6llu %7s  %-9s\n",
-                  eng.name(id).c_str(), eng.model(id).c_str(),
-                  static_cast<unsigned long long>(replayer.instanceStats(id).records),
-                  static_cast<unsigned long long>(c.opens),
-                  humanDuration(tin(BreakerState::Closed)).c_str(),
-                  humanDuration(tin(BreakerState::Open)).c_str(),
-                  humanDuration(tin(BreakerState::HalfOpen)).c_str(),
-                  static_cast<unsigned long long>(c.rejected),
-                  static_cast<unsigned long long>(c.blockedWouldSucceed), pct(fpRate).c_str(),
-                  std::string(stateName(s.state)).c_str());
-      nlohmann::json j;
-      j["instance"] = eng.name(id);
-      j["model"] = eng.model(id);
-      j["records"] = replayer.instanceStats(id).records;
-      j["recorded_succeeded"] = replayer.instanceStats(id).recordedSucceeded;
-      j["admitted"] = c.admitted;
-      j["rejected"] = c.rejected;
-      nlohmann::json by;
-      for (int r = 1; r < kRejectReasonCount; ++r)
-        by[std::string(rejectReasonName(static_cast<RejectReason>(r)))] = c.rejectedBy[r];
-      j["rejected_by"] = by;
-      j["false_positives"] = c.blockedWouldSucceed;
-      j["fp_rate"] = fpRate ? nlohmann::json(*fpRate) : nlohmann::json(nullptr);
-      j["opens"] = c.opens;
-      j["would_opens"] = c.wouldOpens;
-      nlohmann::json tis;
-      for (int st = 0; st < kStateCount; ++st)
-        tis[std::string(stateName(static_cast<BreakerState>(st)))] =
-            static_cast<double>(c.timeIn[st]) / 1000.0;
-      j["time_in_state_ms"] = tis;
-      j["final_state"] = std::string(stateName(s.state));
-      j["baseline_p99_ms"] =
-          s.baselineLearned ? nlohmann::json(s.baselineP99 / 1000.0) : nlohmann::json(nullptr);
-      j["slow_threshold_ms"] = msOrNull(s.slowThreshold);
-      jinst.push_back(j);
-    }
-    const auto totFpRate = rate(totFp, totVerdicts);
-    std::printf(
-        "\nBlocked by breakers: %llu; would have succeeded: %llu; false-positive rate %s "
-        "(n=%llu)\n",
-        static_cast<unsigned long long>(totRej), static_cast<unsigned long long>(totFp),
-        pct(totFpRate).c_str(), static_cast<unsigned long long>(totVerdicts));
-
-    // Fault scores.
-    nlohmann::json jfaults = nlohmann::json::array();
-    if (!faults.empty()) {
-      std::printf("\n%-18s %-14s %8s %8s %10s %13s\n", "fault on", "kind", "TTD", "MTTR",
-                  "from trip", "recovery lag");
-      for (const NamedFault& f : faults) {
-        nlohmann::json jf;
-        jf["instance"] = f.instance;
-        jf["kind"] = f.kind;
-        const auto id = eng.find(f.instance);
-        if (!id) {
-          std::printf("%-18s %-14s  (instance not in the trace)\n", f.instance.c_str(),
-                      f.kind.c_str());
-          jf["error"] = "instance not in the trace";
-          jfaults.push_back(jf);
-          continue;
-        }
-        const FaultInterval fi{*id, f.start, f.end, f.kind};
-        const FaultScore s = scoreFault(fi, replayer.events());
-        std::printf("%-18s %-14s %8s %8s %10s %13s\n", f.instance.c_str(), fi.kind.c_str(),
-                    humanDuration(s.ttd).c_str(), humanDuration(s.mttr).c_str(),
-                    humanDuration(s.fromTrip).c_str(), humanDuration(s.recoveryLag).c_str());
-        jf["detected"] = s.detected;
-        jf["restored"] = s.restored;
-        jf["ttd_ms"] = msOrNull(s.ttd);
-        jf["mttr_ms"] = msOrNull(s.mttr);
-        jf["from_trip_ms"] = msOrNull(s.fromTrip);
-        jf["recovery_lag_ms"] = msOrNull(s.recoveryLag);
-        jfaults.push_back(jf);
-      }
-    }
-    nlohmann::json jprops = nlohmann::json::array();
-    for (const auto& prop : proposals) {
-      std::printf("\ncalibration: %s\n", prop.reason.c_str());
-      jprops.push_back({{"at_ms", static_cast<double>(prop.at) / 1000.0},
-                        {"fp_rate", prop.fpRate},
-                        {"reason", prop.reason},
-                        {"error_rate", prop.proposed.trip.errorRate},
-                        {"slow_rate", prop.proposed.trip.slowRate},
-                        {"sustain_ms", static_cast<double>(prop.proposed.trip.sustain) / 1000.0}});
-    }
+    std::printf("; SLO %s\n\n", formatDuration(opt.truth.slo).c_str());
+    const nlohmann::json jinst = printInstances(replayer, k);
+    std::printf("\nBlocked by breakers: %llu (%llu answered within the SLO in the recording)\n",
+                static_cast<unsigned long long>(k.rejected),
+                static_cast<unsigned long long>(k.blockedWouldSucceed));
+    std::printf("误伤 (false-positive rate): %s\n", fpSummary(k.blocks).c_str());
+    std::printf("false trips: %llu (%.1f/h); real faults %s\n",
+                static_cast<unsigned long long>(k.blocks.falseTripEpisodes),
+                k.falseTripsPerHour().value_or(0),
+                k.faultsFromRecording ? "read from the recording (no annotations)"
+                                      : "from the annotations");
+    const nlohmann::json jfaults = printFaults(k);
+    const nlohmann::json jprop = recalibrate(replayer, k, faults, opt, input);
     for (const auto& m : reader->skippedMessages())
       std::fprintf(stderr, "skipped: %s\n", m.c_str());
-    (void)errTh;
-    (void)slowTh;
 
     if (p.isSet("report")) {
       nlohmann::json rep;
       rep["trace"] = reader->source();
       rep["policy"] = eng.policy().name;
+      rep["slo_ms"] = static_cast<double>(opt.truth.slo) / 1000.0;
       rep["records"] = replayer.fed();
       rep["skipped_lines"] = reader->skipped();
       rep["late_records"] = replayer.late();
       rep["instances"] = jinst;
-      rep["totals"] = {
-          {"rejected", totRej},
-          {"false_positives", totFp},
-          {"verdicts", totVerdicts},
-          {"fp_rate", totFpRate ? nlohmann::json(*totFpRate) : nlohmann::json(nullptr)}};
+      nlohmann::json tot = {{"rejected", k.rejected},
+                            {"blocked_would_succeed", k.blockedWouldSucceed},
+                            {"faults_from_recording", k.faultsFromRecording}};
+      putBlockFigures(tot, k.blocks, k.falseTripsPerHour());
+      rep["totals"] = tot;
       rep["faults"] = jfaults;
-      rep["calibration"] = jprops;
+      rep["recalibration"] = jprop;
       const std::string rp = p.value("report").toStdString();
       std::ofstream f(rp);
       if (!f) throw InputError(rp, 0, "", "cannot write");

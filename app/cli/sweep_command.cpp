@@ -32,6 +32,10 @@ void addIncidentOptions(QCommandLineParser& p) {
   p.addOption({"incident", "An incident from the library. Repeatable.", "NAME"});
   p.addOption(
       {"library", "The incident library (default $XDG_DATA_HOME/spillway/library.db).", "FILE"});
+  p.addOption({"slo",
+               "The clients' SLO latency: a blocked call the recording answered within it "
+               "would have succeeded (docs/kpis.md; default 5s).",
+               "D", "5s"});
 }
 
 std::string faultsPathFor(const std::string& trace) {
@@ -132,6 +136,9 @@ SweepResult runWithProgress(std::vector<SweepCandidate> candidates,
   SweepRunOptions opt;
   opt.threads = p.value("threads").toUInt();
   opt.seed = p.value("seed").toULongLong();
+  const auto slo = parseSlo(p.value("slo"));
+  if (!slo) throw InputError("--slo", 0, "", "expected a duration > 0 such as 5s or 800ms");
+  opt.truth.slo = *slo;
   std::size_t calls = 0;
   for (const IncidentTrace& i : incidents) calls += i.calls().size();
   std::fprintf(stderr, "sweep: %zu candidates × %zu incidents (%zu calls)\n", candidates.size(),
@@ -161,13 +168,14 @@ std::string num(std::optional<double> v, int decimals, const char* unit) {
 nlohmann::json scoreJson(const SweepScore& s) {
   nlohmann::json j;
   j["fp_rate"] = s.fpRateOrNa() ? nlohmann::json(*s.fpRateOrNa()) : nlohmann::json(nullptr);
+  putBlockFigures(j, s.blocks, s.falseTripsPerHour());
   j["ttd_mean_s"] = s.meanTtdSeconds() ? nlohmann::json(*s.meanTtdSeconds()) : nlohmann::json();
   j["mttr_mean_s"] = s.meanMttrSeconds() ? nlohmann::json(*s.meanMttrSeconds()) : nlohmann::json();
   j["availability"] = s.availability();
   j["faults"] = s.faults;
   j["missed"] = s.faults - s.detected;
   j["rejected"] = s.rejected;
-  j["false_positives"] = s.falsePositives;
+  j["blocked_would_succeed"] = s.blockedWouldSucceed;
   j["records"] = s.records;
   return j;
 }
@@ -185,18 +193,21 @@ void printTable(const SweepResult& r, std::size_t top) {
   });
   std::size_t front = 0;
   for (bool f : r.pareto) front += f;
-  std::printf("%zu candidates, %zu on the Pareto front (FP rate, TTD, availability)\n\n",
+  std::printf("%zu candidates, %zu on the Pareto front (误伤, TTD, availability)\n\n",
               r.candidates.size(), front);
   std::printf("%-5s %-6s", "#", "front");
   if (!r.candidates.empty())
     for (const auto& [k, v] : r.candidates.front().values) std::printf(" %16s", k.c_str());
-  std::printf(" %8s %9s %9s %8s %7s\n", "FP", "TTD", "MTTR", "avail", "missed");
+  std::printf(" %8s %8s %8s %9s %9s %8s %7s\n", "误伤", "f.trip/h", "collat", "TTD", "MTTR",
+              "avail", "missed");
   for (std::size_t n = 0; n < order.size() && n < top; ++n) {
     const std::size_t i = order[n];
     const SweepScore& s = r.scores[i];
     std::printf("%-5zu %-6s", i, r.pareto[i] ? "*" : "");
     for (const auto& [k, v] : r.candidates[i].values) std::printf(" %16.4g", v);
-    std::printf(" %8s %9s %9s %8s %7u\n", num(pct(s.fpRateOrNa()), 2, "%").c_str(),
+    std::printf(" %8s %8s %8s %9s %9s %8s %7u\n", num(pct(s.fpRateOrNa()), 2, "%").c_str(),
+                num(s.falseTripsPerHour(), 2, "").c_str(),
+                num(pct(s.blocks.collateralShare()), 1, "%").c_str(),
                 num(s.meanTtdSeconds(), 1, "s").c_str(), num(s.meanMttrSeconds(), 1, "s").c_str(),
                 num(s.availability() * 100, 2, "%").c_str(), s.faults - s.detected);
   }
@@ -209,12 +220,14 @@ void writeCsv(const SweepResult& r, const std::string& path) {
   out << "candidate,pareto";
   if (!r.candidates.empty())
     for (const auto& [k, v] : r.candidates.front().values) out << ',' << k;
-  out << ",fp_rate,ttd_mean_s,mttr_mean_s,availability,faults,missed,rejected\n";
+  out << ",fp_rate,false_trips_per_h,collateral_share,ttd_mean_s,mttr_mean_s,availability,faults,"
+         "missed,rejected\n";
   for (std::size_t i = 0; i < r.candidates.size(); ++i) {
     const SweepScore& s = r.scores[i];
     out << i << ',' << (r.pareto[i] ? 1 : 0);
     for (const auto& [k, v] : r.candidates[i].values) out << ',' << v;
-    out << ',' << s.fpRate() << ',';
+    out << ',' << s.fpRate() << ',' << s.falseTripsPerHour().value_or(0) << ','
+        << s.blocks.collateralShare().value_or(0) << ',';
     if (s.meanTtdSeconds()) out << *s.meanTtdSeconds();
     out << ',';
     if (s.meanMttrSeconds()) out << *s.meanMttrSeconds();
@@ -239,7 +252,7 @@ int runSweepLike(const QStringList& args, bool calibrateMode) {
   if (calibrateMode) {
     p.addOption({"target",
                  "Targets, e.g. 'fp<=0.03,ttd<=30s' (fp, ttd, mttr, availability, "
-                 "missed).",
+                 "missed, false_trips per hour, collateral).",
                  "T", "fp<=0.03,ttd<=30s"});
     p.addOption({"out", "Write the chosen policy (YAML) here.", "P.yaml"});
   } else {

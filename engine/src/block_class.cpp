@@ -29,6 +29,8 @@ BlockTally& BlockTally::operator+=(const BlockTally& o) {
   }
   episodes += o.episodes;
   falseTripEpisodes += o.falseTripEpisodes;
+  falseTripsByRule[0] += o.falseTripsByRule[0];
+  falseTripsByRule[1] += o.falseTripsByRule[1];
   return *this;
 }
 
@@ -83,7 +85,11 @@ void BlockClassifier::onEvent(const Event& e) {
   p.episodeStart = e.ts;
   ++total_.episodes;
   const Interval* i = lastStarted(p, e.ts);
-  if (!i || (e.ts >= i->end && i->end + rules_.lateTrip <= e.ts)) ++total_.falseTripEpisodes;
+  if (!i || (e.ts >= i->end && i->end + rules_.lateTrip <= e.ts)) {
+    ++total_.falseTripEpisodes;
+    total_.falseTripsByRule[0] += e.reason == Reason::ErrorRate || e.reason == Reason::ErrorAndSlow;
+    total_.falseTripsByRule[1] += e.reason == Reason::SlowRate || e.reason == Reason::ErrorAndSlow;
+  }
 }
 
 BlockClass BlockClassifier::classify(InstanceId id, Micros t) const {

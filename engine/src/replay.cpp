@@ -5,7 +5,10 @@
 namespace spillway {
 
 Replayer::Replayer(Policy policy, ReplayOptions options, EventSink* sink)
-    : tee_(events_, sink), engine_(std::move(policy), options.seed, &tee_), options_(options) {}
+    : tee_(events_, sink),
+      engine_(std::move(policy), options.seed, &tee_),
+      options_(options),
+      truth_(options.truth) {}
 
 void Replayer::feed(const CallRecord& rec) {
   const InstanceId id = engine_.addInstance(rec.instance, rec.model);
@@ -58,10 +61,8 @@ void Replayer::admit(const Pending& p) {
   Breaker& b = engine_.breaker(p.id);
   ReplayInstanceStats& st = stats_[p.id];
   ++st.records;
-  // "Succeeded in the recording": a non-failure answer that was not slow by the breaker's
-  // own measure at that moment.
-  const Verdict v = classify(b.config().classify, p.status, p.outcome);
-  const bool succeeded = v != Verdict::Failure && p.latency <= b.slowThreshold();
+  const bool succeeded = truth_.wouldSucceed(p.status, p.outcome, p.latency);
+  truth_.onCall(p.id, p.ts, succeeded);
   st.recordedSucceeded += succeeded;
   const Decision d = b.admit(p.ts);
   if (d.admitted) {
@@ -69,6 +70,7 @@ void Replayer::admit(const Pending& p) {
         Completion{p.ts + p.latency, p.seq, p.id, p.latency, p.status, p.outcome, d.probe});
   } else {
     b.noteBlocked(succeeded);
+    truth_.onBlock(p.id, p.ts, succeeded);
   }
   last_ = std::max(last_, p.ts);
 }

@@ -253,9 +253,11 @@ IncidentTrace IncidentTrace::read(const std::function<bool(CallRecord&)>& next, 
   return t;
 }
 
-ReplayKpis replayIncident(const Policy& policy, const IncidentTrace& incident, std::uint64_t seed) {
+ReplayKpis replayIncident(const Policy& policy, const IncidentTrace& incident, std::uint64_t seed,
+                          const ReplayTruthOptions& truth) {
   ReplayOptions opt;
   opt.seed = seed;
+  opt.truth = truth;
   Replayer replayer(policy, opt);
   for (const CallRecord& c : incident.calls()) replayer.feed(c);
   replayer.finish();
@@ -267,8 +269,9 @@ ReplayKpis replayIncident(const Policy& policy, const IncidentTrace& incident, s
 void SweepScore::add(const ReplayKpis& k) {
   records += k.records;
   rejected += k.rejected;
-  falsePositives += k.falsePositives;
-  verdicts += k.verdicts;
+  blockedWouldSucceed += k.blockedWouldSucceed;
+  blocks += k.blocks;
+  if (k.first != kNever) traffic += k.last - k.first;
   for (const InstanceKpis& i : k.instances) succeeded += i.stats.recordedSucceeded;
   for (const FaultKpis& f : k.faults) {
     if (!f.found) continue;
@@ -286,12 +289,11 @@ void SweepScore::add(const ReplayKpis& k) {
 }
 
 double SweepScore::fpRate() const {
-  return verdicts ? static_cast<double>(falsePositives) / static_cast<double>(verdicts) : 0.0;
+  return blocks.falsePositiveRate().value_or(0.0);
 }
 
 std::optional<double> SweepScore::fpRateOrNa() const {
-  if (!verdicts) return std::nullopt;
-  return fpRate();
+  return blocks.falsePositiveRate();
 }
 
 std::optional<double> SweepScore::meanTtdSeconds() const {
@@ -306,7 +308,7 @@ std::optional<double> SweepScore::meanMttrSeconds() const {
 
 double SweepScore::availability() const {
   if (!records) return 0;
-  const double served = static_cast<double>(succeeded) - static_cast<double>(falsePositives);
+  const double served = static_cast<double>(succeeded) - static_cast<double>(blockedWouldSucceed);
   return std::max(0.0, served) / static_cast<double>(records);
 }
 
@@ -347,7 +349,7 @@ SweepResult runSweep(std::vector<SweepCandidate> candidates,
       if (i >= total) return;
       SweepScore s;  // each candidate's replays are independent of scheduling: deterministic
       for (const IncidentTrace& inc : incidents)
-        s.add(replayIncident(r.candidates[i].policy, inc, options.seed));
+        s.add(replayIncident(r.candidates[i].policy, inc, options.seed, options.truth));
       r.scores[i] = s;
       const std::size_t d = done.fetch_add(1) + 1;
       if (options.progress) options.progress(d, total);
@@ -390,10 +392,15 @@ std::vector<Target> parseTargets(std::string_view text, const std::string& sourc
       t.metric = Target::Metric::Availability;
     } else if (metric == "missed") {
       t.metric = Target::Metric::Missed;
+    } else if (metric == "false_trips") {
+      t.metric = Target::Metric::FalseTrips;
+    } else if (metric == "collateral") {
+      t.metric = Target::Metric::Collateral;
     } else {
-      throw InputError(
-          source, 0, t.text,
-          "unknown metric '" + metric + "' (expected fp, ttd, mttr, availability, missed)");
+      throw InputError(source, 0, t.text,
+                       "unknown metric '" + metric +
+                           "' (expected fp, ttd, mttr, availability, missed, false_trips, "
+                           "collateral)");
     }
     if ((t.metric == Target::Metric::Availability) == t.atMost)
       throw InputError(source, 0, t.text,
@@ -432,6 +439,10 @@ std::optional<double> metric(const SweepScore& s, Target::Metric m) {
       return s.availability();
     case Target::Metric::Missed:
       return static_cast<double>(s.faults - s.detected);
+    case Target::Metric::FalseTrips:
+      return s.falseTripsPerHour();
+    case Target::Metric::Collateral:
+      return s.blocks.collateralShare();
   }
   return std::nullopt;
 }
@@ -440,7 +451,8 @@ std::optional<double> metric(const SweepScore& s, Target::Metric m) {
 
 bool meets(const SweepScore& s, const Target& t) {
   const auto v = metric(s, t.metric);
-  // No fault restored: MTTR undefined; nothing blocked: FP n/a (kpis.md) — both fail.
+  // No fault restored: MTTR undefined; nothing blocked: FP n/a (kpis.md) — both fail. Nothing
+  // blocked meets a collateral bound: there was no collateral.
   if (!v) return t.metric != Target::Metric::Mttr && t.metric != Target::Metric::Fp;
   return t.atMost ? *v <= t.value + 1e-12 : *v >= t.value - 1e-12;
 }
@@ -453,6 +465,7 @@ std::string formatMetric(const SweepScore& s, Target::Metric m) {
   switch (m) {
     case Target::Metric::Fp:
     case Target::Metric::Availability:
+    case Target::Metric::Collateral:
       o << std::fixed << std::setprecision(2) << *v * 100 << " %";
       break;
     case Target::Metric::Ttd:
@@ -461,6 +474,9 @@ std::string formatMetric(const SweepScore& s, Target::Metric m) {
       break;
     case Target::Metric::Missed:
       o << static_cast<long>(*v);
+      break;
+    case Target::Metric::FalseTrips:
+      o << std::fixed << std::setprecision(2) << *v << " /h";
       break;
   }
   return o.str();

@@ -142,7 +142,7 @@ void ReplayTimelineBuilder::admitted(std::vector<Pending>& batch) {
       grow(a.latencyMs, k + 1);
       const bool failure = classify(b.config().classify, p.status, p.outcome) == Verdict::Failure;
       const bool slow = p.latency > b.slowThreshold();
-      succeeded[j] = !failure && !slow;
+      succeeded[j] = replayer_.truth().wouldSucceed(p.status, p.outcome, p.latency);
       a.calls[k] += 1;
       a.failures[k] += failure;
       a.slow[k] += slow;
@@ -166,7 +166,7 @@ void ReplayTimelineBuilder::admitted(std::vector<Pending>& batch) {
       });
       for (std::size_t j = 0; j < rejected; ++j) blocked[order[j]] = true;
     }
-    // False positives: blocked calls that succeeded in the recording (the Replayer's rule),
+    // Good calls blocked: answered within the SLO in the recording (the Replayer's rule),
     // then any blocked one should the threshold have moved within the feed.
     std::vector<bool> fp(n, false);
     std::uint64_t left = fps;

@@ -33,6 +33,9 @@ struct BlockTally {
   std::array<std::uint64_t, kBlockClassCount> wouldSucceed{};  // of which would have succeeded
   std::uint64_t episodes = 0;                                  // OPENs from full traffic
   std::uint64_t falseTripEpisodes = 0;                         // ... of which without a real fault
+  // False-trip episodes by the rule that tripped: [error rate, slow rate] (both for a trip on
+  // both), so recalibration relaxes the rule that misfired.
+  std::array<std::uint64_t, 2> falseTripsByRule{};
   std::uint64_t total() const { return blocks[0] + blocks[1] + blocks[2]; }
   std::uint64_t avoidable() const {
     return wouldSucceed[static_cast<int>(BlockClass::FalseTrip)] +

@@ -1,34 +1,43 @@
 #pragma once
-// Seed 000's closed loop: when the false-positive rate over a period exceeds the target,
-// propose a less sensitive threshold set — and say why.
+// Seed 000's closed loop ("误伤过高就回调阈值"), acting on the parts of 误伤 (docs/kpis.md):
+// false trips → the trip rule that misfired and its sustain; recovery lag → open duration and
+// ramp; collateral → nothing (relaxing the rule would only delay detection). A proposal is
+// replayed before it is shown (checkProposal) and withheld when it would delay the detection
+// of a real fault by more than 10 % or miss one.
 #include <optional>
 #include <string>
+#include <vector>
 
-#include "spillway/engine.hpp"
+#include "spillway/dialect_replay.hpp"
+#include "spillway/policy.hpp"
+#include "spillway/replay_truth.hpp"
 
 namespace spillway {
 
 struct CalibrationProposal {
-  Micros at = 0;
-  double fpRate = 0;
-  std::uint64_t blocked = 0;       // blocked requests with a verdict in the period
-  std::uint64_t wouldSucceed = 0;  // of which would have succeeded
+  PeriodTally period;  // the review period judged: the worst one above the target
+  BlockClass part = BlockClass::FalseTrip;  // the part acted on
   BreakerConfig proposed;
-  std::string reason;
+  std::string change;  // "trip.slow_rate 0.40 -> 0.45, trip.sustain 3s -> 5s"
+  std::string reason;  // why, with the period's figures
 };
 
-class Calibrator {
- public:
-  explicit Calibrator(const CalibrationConfig& cfg) : cfg_(cfg) {}
+// The review period with the highest 误伤 above cfg.fpTarget among those with at least
+// cfg.minBlocked blocks, and the change its larger avoidable part calls for; nullopt when no
+// period is over the target. `whole` names the trip rule behind the false trips.
+std::optional<CalibrationProposal> proposeRecalibration(const std::vector<PeriodTally>& periods,
+                                                        const BlockTally& whole,
+                                                        const BreakerConfig& current,
+                                                        const CalibrationConfig& cfg);
 
-  // Call as time passes (e.g. once per simulated second). Returns a proposal at the end of a
-  // period whose FP rate is above the target with enough blocked requests to judge.
-  std::optional<CalibrationProposal> observe(Micros now, const Engine& engine);
-
- private:
-  CalibrationConfig cfg_;
-  Micros periodStart_ = kNever;
-  EngineTotals atStart_;
+struct ProposalCheck {
+  bool withheld = false;
+  std::vector<std::string> findings;  // per real fault: "chat-72b-3: TTD 2m34s -> 2m40s (+4 %)"
 };
+
+// The guard: the same recording replayed under the current policy (`before`) and the proposal
+// (`after`); withheld when a real fault detected before is missed after, or detected more than
+// 10 % later.
+ProposalCheck checkProposal(const ReplayKpis& before, const ReplayKpis& after);
 
 }  // namespace spillway

@@ -21,6 +21,7 @@ namespace spillway {
 
 struct DialectReplayOptions {
   Micros reorderWindow = seconds(10);  // as ReplayOptions::reorderWindow
+  ReplayTruthOptions truth;
 };
 
 // A known fault, by instance name (ids differ between engines).
@@ -29,6 +30,7 @@ struct NamedFault {
   Micros start = 0;
   Micros end = 0;
   std::string kind;
+  bool benign = false;  // a known benign event (a blip, a burst): not a real fault
 };
 
 struct InstanceKpis {
@@ -37,6 +39,7 @@ struct InstanceKpis {
   ReplayInstanceStats stats;  // records, recordedSucceeded
   BreakerCounters counters;   // admitted, rejected, verdicts, FP, opens, timeIn, ...
   BreakerState finalState = BreakerState::Closed;
+  BlockTally blocks;  // this instance's blocks by class
 };
 
 struct FaultKpis {
@@ -51,10 +54,20 @@ struct ReplayKpis {
   Micros first = kNever, last = kNever;
   std::vector<InstanceKpis> instances;
   std::vector<FaultKpis> faults;
-  std::uint64_t rejected = 0, falsePositives = 0, verdicts = 0, opens = 0;
-  std::optional<double> fpRate() const {
-    if (verdicts == 0) return std::nullopt;
-    return static_cast<double>(falsePositives) / static_cast<double>(verdicts);
+  std::uint64_t rejected = 0, opens = 0;
+  // Every breaker block by class against the real faults (docs/kpis.md): the annotations, or
+  // without any, the faults read from the recording (faultsFromRecording).
+  BlockTally blocks;
+  bool faultsFromRecording = false;
+  std::vector<TruthFault> realFaults;
+  // Blocks of any class that the recording answered within the SLO (availability's loss).
+  std::uint64_t blockedWouldSucceed = 0;
+  // The headline 误伤: avoidable (false-trip + recovery-lag) would-succeed blocks ÷ all blocks.
+  std::optional<double> fpRate() const { return blocks.falsePositiveRate(); }
+  std::uint64_t falsePositives() const { return blocks.avoidable(); }
+  std::uint64_t blocked() const { return blocks.total(); }
+  std::optional<double> falseTripsPerHour() const {
+    return first == kNever ? std::nullopt : blocks.falseTripsPerHour(last - first);
   }
 };
 
@@ -113,6 +126,7 @@ class DialectReplayer {
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> inflight_;
   std::vector<std::vector<Pending>> waiting_;  // per instance: callers awaiting a verdict
   std::vector<ReplayInstanceStats> stats_;
+  ReplayGroundTruth truth_;
   std::uint64_t seq_ = 0, late_ = 0, fed_ = 0;
   Micros maxTs_ = kNever, lastAdmit_ = kNever, first_ = kNever, last_ = kNever;
 };

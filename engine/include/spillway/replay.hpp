@@ -1,8 +1,9 @@
 #pragma once
 // Replay: recorded calls go through the engine in time order — admit at the call's start, the
 // outcome at start + latency. A replay cannot change what happened: a call the replayed breaker
-// rejects is counted as rejected (and as a false positive when it succeeded in the recording)
-// and its outcome is not fed to the windows, as in production it would not have been sent.
+// rejects is counted as rejected, judged against the recording by ReplayGroundTruth (the
+// client's SLO, never the policy), and its outcome is not fed to the windows, as in production
+// it would not have been sent.
 #include <deque>
 #include <queue>
 #include <string>
@@ -10,6 +11,7 @@
 
 #include "spillway/engine.hpp"
 #include "spillway/kpi.hpp"
+#include "spillway/replay_truth.hpp"
 #include "spillway/telemetry.hpp"
 
 namespace spillway {
@@ -19,11 +21,12 @@ struct ReplayOptions {
   // completion); later ones are counted as late and applied at the current time.
   Micros reorderWindow = seconds(10);
   std::uint64_t seed = 1;
+  ReplayTruthOptions truth;
 };
 
 struct ReplayInstanceStats {
-  std::uint64_t records = 0;  // calls in the recording
-  std::uint64_t recordedSucceeded = 0;
+  std::uint64_t records = 0;            // calls in the recording
+  std::uint64_t recordedSucceeded = 0;  // answered within the SLO (ReplayGroundTruth)
 };
 
 class Replayer {
@@ -44,6 +47,7 @@ class Replayer {
   const Engine& engine() const { return engine_; }
   const std::vector<Event>& events() const { return events_; }
   const ReplayInstanceStats& instanceStats(InstanceId id) const { return stats_[id]; }
+  const ReplayGroundTruth& truth() const { return truth_; }
   std::uint64_t late() const { return late_; }
   std::uint64_t fed() const { return fed_; }
   Micros firstTime() const { return first_; }
@@ -89,6 +93,7 @@ class Replayer {
   Tee tee_;
   Engine engine_;
   ReplayOptions options_;
+  ReplayGroundTruth truth_;
   std::deque<Pending> pending_;  // sorted by (ts, seq); appends are the common case
   std::priority_queue<Completion, std::vector<Completion>, std::greater<>> inflight_;
   std::vector<ReplayInstanceStats> stats_;

@@ -77,21 +77,24 @@ class IncidentTrace {
 
 // One policy on one incident, as native replay scores it.
 ReplayKpis replayIncident(const Policy& policy, const IncidentTrace& incident,
-                          std::uint64_t seed = 1);
+                          std::uint64_t seed = 1, const ReplayTruthOptions& truth = {});
 
 // ---- scores -------------------------------------------------------------------------------
 
 struct SweepScore {
-  std::uint64_t records = 0, succeeded = 0, rejected = 0, falsePositives = 0, verdicts = 0;
+  std::uint64_t records = 0, succeeded = 0, rejected = 0, blockedWouldSucceed = 0;
+  BlockTally blocks;   // every breaker block by class (docs/kpis.md)
+  Micros traffic = 0;  // the incidents' spans, for false trips per hour
   std::uint32_t faults = 0, detected = 0, restored = 0;
   Micros ttdSum = 0, mttrSum = 0;  // a missed fault counts its whole length (never caught)
   Micros ttdMax = 0;
   void add(const ReplayKpis& k);
-  // Blocked calls that would have succeeded ÷ blocked calls judged; 0 when none was blocked
+  // The headline 误伤 (avoidable would-succeed blocks ÷ all blocks); 0 when none was blocked
   // (for plots and ordering). fpRateOrNa: n/a then — a candidate that blocks nothing has not
   // shown it avoids harm, and never meets an `fp` target.
   double fpRate() const;
   std::optional<double> fpRateOrNa() const;
+  std::optional<double> falseTripsPerHour() const { return blocks.falseTripsPerHour(traffic); }
   std::optional<double> meanTtdSeconds() const;   // nullopt without faults
   std::optional<double> meanMttrSeconds() const;  // over restored faults
   // Calls answered: recorded successes the policy did not block ÷ all calls.
@@ -108,6 +111,7 @@ struct SweepResult {
 struct SweepRunOptions {
   unsigned threads = 0;  // 0 = every core
   std::uint64_t seed = 1;
+  ReplayTruthOptions truth;  // the SLO and fault rules every candidate is judged by
   std::function<void(std::size_t done, std::size_t total)> progress;  // from worker threads
   const std::atomic<bool>* cancel = nullptr;
 };
@@ -121,13 +125,15 @@ std::vector<bool> paretoFront(const std::vector<SweepScore>& scores);
 // ---- calibration --------------------------------------------------------------------------
 
 struct Target {
-  enum class Metric { Fp, Ttd, Mttr, Availability, Missed } metric;
-  bool atMost = true;  // "<=" (fp, ttd, mttr, missed) or ">=" (availability)
+  enum class Metric { Fp, Ttd, Mttr, Availability, Missed, FalseTrips, Collateral } metric;
+  bool atMost = true;  // "<=" (all but availability) or ">=" (availability)
   double value = 0;    // share, seconds or a count
   std::string text;    // as written, for messages
 };
 
-// "fp<=0.03,ttd<=30s,mttr<=2m,availability>=0.99,missed<=0". Throws InputError on a bad term.
+// "fp<=0.03,ttd<=30s,mttr<=2m,availability>=0.99,missed<=0,false_trips<=0.5,collateral<=0.5"
+// (false_trips per hour of traffic, collateral a share of blocks). Throws InputError on a bad
+// term.
 std::vector<Target> parseTargets(std::string_view text, const std::string& source);
 bool meets(const SweepScore& s, const Target& t);
 std::string formatMetric(const SweepScore& s, Target::Metric m);

@@ -18,7 +18,7 @@ class DialectReplayer::Tee final : public EventSink {
 };
 
 DialectReplayer::DialectReplayer(DialectCluster& dialect, DialectReplayOptions options)
-    : d_(dialect), options_(options), previousSink_(dialect.sink()) {
+    : d_(dialect), options_(options), previousSink_(dialect.sink()), truth_(options.truth) {
   tee_ = std::make_unique<Tee>(events_, previousSink_);
   d_.setSink(tee_.get());
 }
@@ -68,11 +68,12 @@ void DialectReplayer::releaseWaiters(InstanceId id, Micros at) {
 
 void DialectReplayer::admit(const Pending& p, Micros at, bool retry) {
   ReplayInstanceStats& st = stats_[p.id];
-  const bool succeeded = d_.succeeded(p.status, p.outcome, p.latency);
+  const bool would = truth_.wouldSucceed(p.status, p.outcome, p.latency);
   if (!retry) {
     ++st.records;
-    st.recordedSucceeded += succeeded;
-    d_.observe(p.id, p.ts, succeeded);
+    st.recordedSucceeded += would;
+    truth_.onCall(p.id, p.ts, would);
+    d_.observe(p.id, p.ts, d_.succeeded(p.status, p.outcome, p.latency));
   }
   const DialectDecision dec = d_.admit(p.id, at);
   switch (dec.kind) {
@@ -87,7 +88,8 @@ void DialectReplayer::admit(const Pending& p, Micros at, bool retry) {
       break;
     }
     case Admission::Reject:
-      d_.noteBlocked(p.id, succeeded);
+      d_.noteBlocked(p.id, would);
+      truth_.onBlock(p.id, at, would);
       break;
     case Admission::Wait:
       waiting_[p.id].push_back(p);
@@ -111,8 +113,11 @@ void DialectReplayer::finish() {
   completeUntil(kForever);
   // Callers still waiting when the trace ends never ran: count them as blocked.
   for (InstanceId id = 0; id < waiting_.size(); ++id) {
-    for (const Pending& p : waiting_[id])
-      d_.noteBlocked(id, d_.succeeded(p.status, p.outcome, p.latency));
+    for (const Pending& p : waiting_[id]) {
+      const bool would = truth_.wouldSucceed(p.status, p.outcome, p.latency);
+      d_.noteBlocked(id, would);
+      truth_.onBlock(id, p.ts, would);
+    }
     waiting_[id].clear();
   }
   if (last_ != kNever) d_.finish(last_);
@@ -120,10 +125,12 @@ void DialectReplayer::finish() {
 
 namespace {
 
+using FindInstance = std::function<std::optional<InstanceId>(const std::string&)>;
+
 void scoreFaults(ReplayKpis& k, const std::vector<NamedFault>& faults,
-                 const std::vector<Event>& events,
-                 const std::function<std::optional<InstanceId>(const std::string&)>& find) {
+                 const std::vector<Event>& events, const FindInstance& find) {
   for (const NamedFault& f : faults) {
+    if (f.benign) continue;  // not a real fault: nothing to detect
     FaultKpis fk;
     fk.fault = f;
     if (const auto id = find(f.instance)) {
@@ -139,11 +146,35 @@ void scoreFaults(ReplayKpis& k, const std::vector<NamedFault>& faults,
   }
 }
 
+// Block classes against the annotated faults, or without annotations the recording's own.
+void judgeBlocks(ReplayKpis& k, const ReplayGroundTruth& truth,
+                 const std::vector<NamedFault>& faults, const std::vector<Event>& events,
+                 const FindInstance& find) {
+  k.faultsFromRecording = faults.empty();
+  if (k.faultsFromRecording) {
+    // Scored like annotations, so TTD and the recalibration guard see what was judged real.
+    k.realFaults = truth.recordedFaults();
+    for (const TruthFault& f : k.realFaults) {
+      FaultKpis fk;
+      fk.fault = {k.instances[f.instance].name, f.start, f.end, "from the recording", false};
+      fk.found = true;
+      fk.score = scoreFault({f.instance, f.start, f.end, fk.fault.kind}, events);
+      k.faults.push_back(std::move(fk));
+    }
+  } else {
+    for (const NamedFault& f : faults)
+      if (!f.benign)
+        if (const auto id = find(f.instance)) k.realFaults.push_back({*id, f.start, f.end});
+  }
+  const BlockClassifier c = truth.classify(k.realFaults, events);
+  k.blocks = c.tally();
+  for (InstanceId id = 0; id < k.instances.size(); ++id) k.instances[id].blocks = c.tallyOf(id);
+}
+
 void total(ReplayKpis& k) {
   for (const InstanceKpis& i : k.instances) {
     k.rejected += i.counters.rejected;
-    k.falsePositives += i.counters.blockedWouldSucceed;
-    k.verdicts += i.counters.verdicts;
+    k.blockedWouldSucceed += i.counters.blockedWouldSucceed;
     k.opens += i.counters.opens;
   }
 }
@@ -167,7 +198,9 @@ ReplayKpis DialectReplayer::kpis(const std::vector<NamedFault>& faults) const {
     k.instances.push_back(std::move(i));
   }
   total(k);
-  scoreFaults(k, faults, events_, [&](const std::string& n) { return d_.find(n); });
+  const FindInstance find = [&](const std::string& n) { return d_.find(n); };
+  scoreFaults(k, faults, events_, find);
+  judgeBlocks(k, truth_, faults, events_, find);
   return k;
 }
 
@@ -202,7 +235,9 @@ ReplayKpis nativeReplayKpis(const Replayer& replayer, const std::vector<NamedFau
     k.instances.push_back(std::move(i));
   }
   total(k);
-  scoreFaults(k, faults, replayer.events(), [&](const std::string& n) { return eng.find(n); });
+  const FindInstance find = [&](const std::string& n) { return eng.find(n); };
+  scoreFaults(k, faults, replayer.events(), find);
+  judgeBlocks(k, replayer.truth(), faults, replayer.events(), find);
   return k;
 }
 

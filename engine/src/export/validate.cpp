@@ -188,18 +188,19 @@ std::vector<std::string> nameGaps(const ExportResult& x, const std::string& inci
               " native");
     }
   }
-  // Good calls blocked: the false-positive rate and count.
+  // Good calls blocked that a better policy could have let through: the 误伤 rate and count.
   const auto nfp = n.fpRate(), tfp = t.fpRate();
   const double nv = nfp.value_or(0), tv = tfp.value_or(0);
-  if (t.falsePositives > n.falsePositives && tv > nv + 0.01)
+  const std::uint64_t tn = t.falsePositives(), nn = n.falsePositives();
+  if (tn > nn && tv > nv + 0.01)
     say(cause(x, {Topic::Sustain, Topic::Threshold, Topic::HalfOpen}),
-        "on " + incident + " it blocks more calls that would have succeeded: FP rate " +
-            pctText(tfp) + " (" + std::to_string(t.falsePositives) + " good calls) vs " +
-            pctText(nfp) + " (" + std::to_string(n.falsePositives) + ") native");
-  else if (n.falsePositives > t.falsePositives && nv > tv + 0.01)
-    say("", "on " + incident + " it blocks fewer calls that would have succeeded: FP rate " +
-                pctText(tfp) + " (" + std::to_string(t.falsePositives) + ") vs " + pctText(nfp) +
-                " (" + std::to_string(n.falsePositives) + ") native");
+        "on " + incident + " it blocks more calls that would have succeeded: 误伤 " + pctText(tfp) +
+            " (" + std::to_string(tn) + " good calls) vs " + pctText(nfp) + " (" +
+            std::to_string(nn) + ") native");
+  else if (nn > tn && nv > tv + 0.01)
+    say("", "on " + incident + " it blocks fewer calls that would have succeeded: 误伤 " +
+                pctText(tfp) + " (" + std::to_string(tn) + ") vs " + pctText(nfp) + " (" +
+                std::to_string(nn) + ") native");
   const auto bigger = [](std::uint64_t a, std::uint64_t b) {
     return a > b + 20 && static_cast<double>(a) > 1.25 * static_cast<double>(b);
   };
@@ -209,7 +210,7 @@ std::vector<std::string> nameGaps(const ExportResult& x, const std::string& inci
         "on " + incident + " it blocks " + std::to_string(t.rejected) + " calls vs " +
             std::to_string(n.rejected) + " native");
   // Opens on instances without an annotated fault (only when faults are annotated).
-  if (!n.faults.empty()) {
+  if (!n.faults.empty() && !n.faultsFromRecording) {
     for (const InstanceKpis& ti : t.instances) {
       const bool faulty = std::any_of(n.faults.begin(), n.faults.end(), [&](const FaultKpis& f) {
         return f.fault.instance == ti.name;
@@ -269,7 +270,9 @@ std::vector<Requirement> parseRequirements(std::string_view spec) {
                                                             {"from_trip", Metric::FromTrip},
                                                             {"recovery_lag", Metric::RecoveryLag},
                                                             {"blocked", Metric::Blocked},
-                                                            {"opens", Metric::Opens}};
+                                                            {"opens", Metric::Opens},
+                                                            {"false_trips", Metric::FalseTrips},
+                                                            {"collateral", Metric::Collateral}};
     bool known = false;
     for (const auto& [nm, m] : kNames)
       if (name == nm) {
@@ -279,18 +282,20 @@ std::vector<Requirement> parseRequirements(std::string_view spec) {
     if (!known)
       throw InputError(
           "--require", 0, term,
-          "unknown metric '" + name + "' (fp, ttd, mttr, from_trip, recovery_lag, blocked, opens)");
+          "unknown metric '" + name +
+              "' (fp, ttd, mttr, from_trip, recovery_lag, blocked, opens, false_trips, "
+              "collateral)");
     if (value.empty()) throw InputError("--require", 0, term, "value is missing");
     switch (r.metric) {
-      case Metric::Fp: {
+      case Metric::Fp:
+      case Metric::Collateral: {
         char* end = nullptr;
         double v = std::strtod(value.c_str(), &end);
         const std::string rest = end ? std::string(end) : "";
         if (end == value.c_str() || (!rest.empty() && rest != "%"))
           throw InputError("--require", 0, term, "expected a share (0.03) or a percentage (3%)");
         if (rest == "%") v /= 100;
-        if (v < 0 || v > 1)
-          throw InputError("--require", 0, term, "a false-positive rate is between 0 and 1");
+        if (v < 0 || v > 1) throw InputError("--require", 0, term, "a share is between 0 and 1");
         r.value = v;
         break;
       }
@@ -302,6 +307,15 @@ std::vector<Requirement> parseRequirements(std::string_view spec) {
         if (!d || *d < 0)
           throw InputError("--require", 0, term, "expected a duration with a unit (30s, 2m)");
         r.value = static_cast<double>(*d);
+        break;
+      }
+      case Metric::FalseTrips: {
+        char* end = nullptr;
+        const double v = std::strtod(value.c_str(), &end);
+        const std::string rest = end ? std::string(end) : "";
+        if (end == value.c_str() || (!rest.empty() && rest != "/h") || v < 0)
+          throw InputError("--require", 0, term, "expected false trips per hour (0.5 or 0.5/h)");
+        r.value = v;
         break;
       }
       case Metric::Blocked:
@@ -324,7 +338,11 @@ std::string formatMetric(Metric m, double v) {
   char buf[32];
   switch (m) {
     case Metric::Fp:
+    case Metric::Collateral:
       std::snprintf(buf, sizeof buf, "%.1f%%", v * 100);
+      return buf;
+    case Metric::FalseTrips:
+      std::snprintf(buf, sizeof buf, "%.2f/h", v);
       return buf;
     case Metric::Ttd:
     case Metric::Mttr:
@@ -367,6 +385,12 @@ std::vector<RequirementResult> checkRequirements(const std::vector<Requirement>&
             consider(*k.fpRate(), inc);
           else
             consider(0, inc + " (nothing blocked)");
+          break;
+        case Metric::Collateral:
+          consider(k.blocks.collateralShare().value_or(0), inc);
+          break;
+        case Metric::FalseTrips:
+          consider(k.falseTripsPerHour().value_or(0), inc);
           break;
         case Metric::Blocked:
           consider(static_cast<double>(k.rejected), inc);

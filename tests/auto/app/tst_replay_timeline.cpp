@@ -113,7 +113,12 @@ void TstReplayTimeline::exactCountsPerSecond() {
     QCOMPARE(a.throughput[k], 4.0 - blocked);
   }
   QCOMPARE(v.kpis.rejected, std::uint64_t{20});
-  QCOMPARE(v.kpis.falsePositives, std::uint64_t{20});
+  QCOMPARE(v.kpis.blockedWouldSucceed, std::uint64_t{20});
+  // One bad second is a blip, not a real fault: the trip is a false trip, every block avoidable.
+  QVERIFY(v.kpis.faultsFromRecording);
+  QVERIFY(v.kpis.realFaults.empty());
+  QCOMPARE(v.kpis.falsePositives(), std::uint64_t{20});
+  QCOMPARE(v.kpis.blocks.falseTripEpisodes, std::uint64_t{1});
   // p99 of the recorded latencies: b's second 3 holds the 2 s call.
   QCOMPARE(b.p99Ms[3], 2000.0);
   QCOMPARE(b.p99Ms[4], 40.0);
@@ -205,7 +210,7 @@ void TstReplayTimeline::sampleMatchesPlainReplayer() {
       calls += it.calls[i];
     }
   QCOMPARE(blocked, static_cast<double>(k.rejected));
-  QCOMPARE(fp, static_cast<double>(k.falsePositives));
+  QCOMPARE(fp, static_cast<double>(k.blockedWouldSucceed));
   QCOMPARE(calls, static_cast<double>(k.records));
   // The leaking instance holds OPEN bands; its blocks fall inside non-CLOSED bands.
   const InstanceTimeline& leak = named(v, "chat-72b-3");

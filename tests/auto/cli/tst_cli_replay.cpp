@@ -9,12 +9,12 @@
 // gpu-2:
 //   0, 200, 400, 600: 503 (50 ms) → failures at 50..650. At 650 the window holds 4 calls, 4
 //     failed > 0.5 × 4: CLOSED→OPEN error_rate (calls 4, rate 1.0), open 5 s, until 5650.
-//   2000 (200) and 3000 (503) are rejected; the first would have succeeded (a false positive).
+//   2000 (200) and 3000 (503) are rejected; the first would have succeeded.
 //   6000 (503): the open period is over: OPEN→HALF_OPEN stamped 5650 (window still holds the
 //     4 failures of second 0: calls 4, rate 1.0); the call is a probe and fails at 6050:
 //     HALF_OPEN→OPEN probe_failed (calls 5, rate 1.0), second consecutive open: 10 s, until
 //     16050.
-//   8000 (200), 16010 (200) rejected, both false positives. At 16010 the window (seconds
+//   8000 (200), 16010 (200) rejected, both would have succeeded. At 16010 the window (seconds
 //     7-16) no longer holds any call.
 //   17000, 17200 (200, 100 ms): OPEN→HALF_OPEN stamped 16050 (calls 0); two good probes at
 //     17100 and 17300: HALF_OPEN→CLOSED probe_streak at 17300 (calls 2, both good), ramp off so
@@ -23,12 +23,15 @@
 //     50 ms (good at 18100). At 19700 the decision window since the close holds 4 calls, 3
 //     slow > 0.5 × 4, none failed: CLOSED→OPEN slow_rate (slow rate 0.75), third consecutive
 //     open: 20 s, until 39700.
-//   25000 (200) rejected: false positive.
+//   25000 (200) rejected: would have succeeded.
 // gpu-1: 10 calls, one 503 among its first four and one 404 (ignored): never more than half
 //   failed, so no event. Its last call (45000, RFC 3339 with +08:00) ends at 45040, the end of
 //   the replay, where gpu-2's open period is over: OPEN→HALF_OPEN stamped 39700 (calls 0).
 //
-// So gpu-2 has 3 opens, 5 rejected calls of which 4 would have succeeded; it spent
+// With --slo 1s (a call answered later than 1 s would not have succeeded) gpu-2 has 3 opens,
+// 5 rejected calls of which 4 would have succeeded: 2000, 3000 (fails anyway), 8000 and 16010
+// fall in the annotated fault (collateral), 25000 in the episode opened 2.7 s after it ended
+// (its late detection: recovery lag). 误伤 = 1 of 5, collateral 3 of 5. It spent
 // 650 + 2400 = 3050 ms CLOSED, 5000 + 10000 + 20000 = 35000 ms OPEN and
 // 400 + 1250 + 5340 = 6990 ms HALF_OPEN. Fault "error_burst" 0-17000 on gpu-2: detected at
 // 650 (TTD 650), full traffic again at 17300 (MTTR 17300, 16650 from the trip, 300 after the
@@ -182,10 +185,16 @@ void TstCliReplay::builtinSample() {
           .size());
   QCOMPARE(QString::number(records), lines);
   QVERIFY2(out.contains(QStringLiteral(": %1 records").arg(lines)), qPrintable(out));
-  QVERIFY2(out.contains(QStringLiteral("Blocked by breakers: %1; would have succeeded: %2;")
+  QVERIFY2(out.contains(QStringLiteral("Blocked by breakers: %1 (%2 answered within the SLO")
                             .arg(rejected)
                             .arg(fp)),
            qPrintable(out));
+  // The leak's blocks are collateral and recovery lag, never a false trip (no false trip).
+  QVERIFY2(out.contains(QLatin1String("false trips: 0 ")), qPrintable(out));
+  // The loop asks for a faster return, not a less sensitive trip, and shows it replayed.
+  QVERIFY2(out.contains(QLatin1String("proposal: open.duration")), qPrintable(out));
+  QVERIFY2(!out.contains(QLatin1String("trip.slow_rate")), qPrintable(out));
+  QVERIFY2(out.contains(QLatin1String("chat-72b-3: TTD ")), qPrintable(out));
 
   // The fault line of the leaking instance, with a finite time to detect.
   static const QRegularExpression faultRe(
@@ -211,26 +220,45 @@ void TstCliReplay::reportTotals() {
   double rejected = 0, fp = 0, records = 0;
   for (const QJsonValue& v : inst) {
     const QJsonObject o = v.toObject();
-    QVERIFY(o["rejected"].isDouble() && o["false_positives"].isDouble());
+    QVERIFY(o["rejected"].isDouble() && o["blocked_would_succeed"].isDouble());
     rejected += o["rejected"].toDouble();
-    fp += o["false_positives"].toDouble();
+    fp += o["blocked_would_succeed"].toDouble();
     records += o["records"].toDouble();
     // rejected_by breaks rejected down by reason.
     double by = 0;
     for (const QJsonValue& n : o["rejected_by"].toObject()) by += n.toDouble();
     QCOMPARE(by, o["rejected"].toDouble());
-    // In a replay every blocked call has a verdict: the FP rate is FP ÷ rejected.
-    if (o["rejected"].toDouble() == 0)
-      QVERIFY(o["fp_rate"].isNull());
+    // Every block is in exactly one class; 误伤 = avoidable would-succeed blocks ÷ blocks.
+    const QJsonObject bc = o["blocks_by_class"].toObject();
+    double blocks = 0, would = 0;
+    for (const QJsonValue& c : bc) {
+      blocks += c.toObject()["blocks"].toDouble();
+      would += c.toObject()["would_succeed"].toDouble();
+    }
+    QCOMPARE(blocks, o["rejected"].toDouble());
+    QCOMPARE(would, o["blocked_would_succeed"].toDouble());
+    const double avoidable = bc["false_trip"].toObject()["would_succeed"].toDouble() +
+                             bc["recovery_lag"].toObject()["would_succeed"].toDouble();
+    if (blocks == 0)
+      QVERIFY(o["false_positive_rate"].isNull());
     else
-      QCOMPARE(o["fp_rate"].toDouble(), o["false_positives"].toDouble() / o["rejected"].toDouble());
+      QCOMPARE(o["false_positive_rate"].toDouble(), avoidable / blocks);
   }
   const QJsonObject tot = rep["totals"].toObject();
   QCOMPARE(tot["rejected"].toDouble(), rejected);
-  QCOMPARE(tot["false_positives"].toDouble(), fp);
-  QCOMPARE(tot["verdicts"].toDouble(), rejected);
+  QCOMPARE(tot["blocked_would_succeed"].toDouble(), fp);
   QVERIFY(rejected > 0);  // the sample's leak does trip the default policy
-  QCOMPARE(tot["fp_rate"].toDouble(), fp / rejected);
+  const QJsonObject bc = tot["blocks_by_class"].toObject();
+  QVERIFY(bc["collateral"].toObject()["blocks"].toDouble() > 0);
+  QCOMPARE(bc["false_trip"].toObject()["blocks"].toDouble(), 0.0);
+  QCOMPARE(tot["false_positive_rate"].toDouble(),
+           bc["recovery_lag"].toObject()["would_succeed"].toDouble() / rejected);
+  // The recalibration proposal was replayed: before/after 误伤 and a kept detection.
+  const QJsonObject prop = rep["recalibration"].toObject();
+  QCOMPARE(prop["part"].toString(), QStringLiteral("recovery_lag"));
+  QVERIFY(!prop["withheld"].toBool());
+  QCOMPARE(prop["fp_before"].toDouble(), tot["false_positive_rate"].toDouble());
+  QVERIFY(prop["fp_after"].toDouble() < prop["fp_before"].toDouble());
   QCOMPARE(rep["records"].toDouble(), records);
 
   // The fault: detected, with a finite TTD inside the fault interval (06:24 - 06:30).
@@ -297,8 +325,9 @@ void TstCliReplay::transitionsChain() {
 void TstCliReplay::goldenTinyTrace() {
   const QString out = tmp_.filePath("tiny-transitions.jsonl");
   const QString report = tmp_.filePath("tiny-report.json");
-  const Run r = cli({"replay", "--trace", data("tiny.jsonl"), "--policy", data("tiny-policy.yaml"),
-                     "--faults", data("tiny.faults.jsonl"), "--out", out, "--report", report});
+  const Run r =
+      cli({"replay", "--trace", data("tiny.jsonl"), "--policy", data("tiny-policy.yaml"),
+           "--faults", data("tiny.faults.jsonl"), "--slo", "1s", "--out", out, "--report", report});
   QVERIFY2(r.code == 0, qPrintable(diag(r)));
 
   // Transitions: the 8 events reasoned out at the top of this file, compared as JSON values.
@@ -329,9 +358,16 @@ void TstCliReplay::goldenTinyTrace() {
   QCOMPARE(g2["admitted"].toInt(), 12);
   QCOMPARE(g2["rejected"].toInt(), 5);
   QCOMPARE(g2["rejected_by"].toObject()["breaker_open"].toInt(), 5);
-  QCOMPARE(g2["false_positives"].toInt(), 4);
-  QCOMPARE(g2["fp_rate"].toDouble(), 0.8);
-  // 200s no slower than 1 s: starts 2000, 8000, 16010, 17000, 17200, 18050, 25000.
+  QCOMPARE(g2["blocked_would_succeed"].toInt(), 4);
+  const QJsonObject bc = g2["blocks_by_class"].toObject();
+  QCOMPARE(bc["collateral"].toObject()["blocks"].toInt(), 4);
+  QCOMPARE(bc["collateral"].toObject()["would_succeed"].toInt(), 3);
+  QCOMPARE(bc["recovery_lag"].toObject()["blocks"].toInt(), 1);
+  QCOMPARE(bc["recovery_lag"].toObject()["would_succeed"].toInt(), 1);
+  QCOMPARE(bc["false_trip"].toObject()["blocks"].toInt(), 0);
+  QCOMPARE(g2["false_positive_rate"].toDouble(), 0.2);
+  QCOMPARE(g2["collateral_share"].toDouble(), 0.6);
+  // 200s answered within the 1 s SLO: starts 2000, 8000, 16010, 17000, 17200, 18050, 25000.
   QCOMPARE(g2["recorded_succeeded"].toInt(), 7);
   QCOMPARE(g2["opens"].toInt(), 3);
   QCOMPARE(g2["final_state"].toString(), QStringLiteral("HALF_OPEN"));
@@ -343,13 +379,14 @@ void TstCliReplay::goldenTinyTrace() {
   QCOMPARE(g1["records"].toInt(), 10);
   QCOMPARE(g1["rejected"].toInt(), 0);
   QCOMPARE(g1["opens"].toInt(), 0);
-  QVERIFY(g1["fp_rate"].isNull());
+  QVERIFY(g1["false_positive_rate"].isNull());
   QCOMPARE(g1["time_in_state_ms"].toObject()["CLOSED"].toDouble(), 44940.0);  // 100 → 45040
   QCOMPARE(g1["final_state"].toString(), QStringLiteral("CLOSED"));
   const QJsonObject tot = rep["totals"].toObject();
   QCOMPARE(tot["rejected"].toInt(), 5);
-  QCOMPARE(tot["false_positives"].toInt(), 4);
-  QCOMPARE(tot["verdicts"].toInt(), 5);
+  QCOMPARE(tot["blocked_would_succeed"].toInt(), 4);
+  QCOMPARE(tot["false_trips"].toInt(), 0);
+  QVERIFY(!tot["faults_from_recording"].toBool());
 
   const QJsonArray faults = rep["faults"].toArray();
   QCOMPARE(faults.size(), 1);
@@ -363,9 +400,12 @@ void TstCliReplay::goldenTinyTrace() {
 
   // The console table agrees.
   const QString text = QString::fromUtf8(r.out);
-  QVERIFY2(text.contains(QLatin1String("under policy 'tiny': 27 records\n")), qPrintable(text));
-  QVERIFY2(text.contains(QLatin1String("Blocked by breakers: 5; would have succeeded: 4; "
-                                       "false-positive rate 80.0% (n=5)")),
+  QVERIFY2(text.contains(QLatin1String("under policy 'tiny': 27 records; SLO 1s\n")),
+           qPrintable(text));
+  QVERIFY2(text.contains(QLatin1String("Blocked by breakers: 5 (4 answered within the SLO")),
+           qPrintable(text));
+  QVERIFY2(text.contains(QString::fromUtf8("误伤 (false-positive rate): 20.0 % (false trip 0.0 %, "
+                                           "recovery lag 20.0 %; collateral 60.0 %; 5 blocks)")),
            qPrintable(text));
 }
 
@@ -432,7 +472,7 @@ void TstCliReplay::skipBadLines() {
       cli({"replay", "--trace", data("malformed.jsonl"), "--skip-bad-lines", "--report", report});
   QVERIFY2(r.code == 0, qPrintable(diag(r)));
   // 4 lines, the 3rd bad: 3 records replayed, 1 line skipped, and its message on stderr.
-  QVERIFY2(r.out.contains(": 3 records, 1 bad lines skipped\n"), qPrintable(diag(r)));
+  QVERIFY2(r.out.contains(": 3 records, 1 bad lines skipped; SLO 5s\n"), qPrintable(diag(r)));
   QVERIFY2(
       r.err.contains(QString("skipped: " + data("malformed.jsonl") + ":3: latency_ms: ").toUtf8()),
       qPrintable(diag(r)));

@@ -1,6 +1,6 @@
 // The breaker state machine at its boundaries: trip rule (strict thresholds, min_calls,
 // sustain), OPEN/HALF_OPEN/ramp recovery, backoff and its decay, modes, the P99 baseline and
-// its freezes, clock regressions, aggregate samples, FP accounting, KPI scoring, calibration.
+// its freezes, clock regressions, aggregate samples, FP accounting, KPI scoring.
 // Time is simulated throughout.
 #include <QtTest>
 
@@ -11,7 +11,6 @@
 #include <vector>
 
 #include "spillway/breaker.hpp"
-#include "spillway/calibration.hpp"
 #include "spillway/engine.hpp"
 #include "spillway/kpi.hpp"
 
@@ -220,8 +219,6 @@ class TstBreaker : public QObject {
   void engineFpRate();
   void scoreFault_data();
   void scoreFault();
-  void calibrator_data();
-  void calibrator();
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1775,74 +1772,6 @@ void TstBreaker::scoreFault() {
   QCOMPARE(s.fromTrip, restored ? restoredAt - firstOpen : kForever);
   QCOMPARE(s.recoveryLag, restored ? restoredAt - f.end : kForever);
   if (restored) QCOMPARE(s.restoredAt, restoredAt);
-}
-
-void TstBreaker::calibrator_data() {
-  QTest::addColumn<bool>("slowTrip");
-  QTest::addColumn<int>("blocked");
-  QTest::addColumn<int>("fp");
-  QTest::addColumn<bool>("proposes");
-  // fp_target 5 %, min_blocked 20.
-  QTest::newRow("slow FP 10% with 20 blocked") << true << 20 << 2 << true;
-  QTest::newRow("19 blocked: too few to judge") << true << 19 << 19 << false;
-  QTest::newRow("exactly at target 1/20") << true << 20 << 1 << false;
-  QTest::newRow("just above target 3/40") << true << 40 << 3 << true;
-  QTest::newRow("no FP") << true << 30 << 0 << false;
-  QTest::newRow("error-trip FP relaxes error_rate") << false << 20 << 10 << true;
-}
-
-void TstBreaker::calibrator() {
-  QFETCH(bool, slowTrip);
-  QFETCH(int, blocked);
-  QFETCH(int, fp);
-  QFETCH(bool, proposes);
-  Policy p;
-  p.breaker = explicitConfig();
-  p.breaker.trip.sustain = 0;
-  p.breaker.slow.absolute = millis(500);
-  p.calibration.fpTarget = 0.05;
-  p.calibration.period = seconds(300);
-  p.calibration.minBlocked = 20;
-  p.calibration.rateStep = 0.05;
-  p.calibration.sustainStep = seconds(2);
-  Engine e(p, 3);
-  const InstanceId id = e.addInstance("chat-1", "chat");
-  Calibrator cal(p.calibration);
-  QVERIFY(!cal.observe(0, e).has_value());
-  Breaker& b = e.breaker(id);
-  for (int i = 0; i < 20; ++i)
-    slowTrip ? b.record(seconds(1), seconds(1), 200, Outcome::Ok)
-             : b.record(seconds(1), millis(10), 500, Outcome::Ok);
-  QCOMPARE(b.state(), BreakerState::Open);
-  for (int i = 0; i < blocked; ++i) {
-    QVERIFY(!e.admit(id, seconds(2) + millis(i)).admitted);
-    e.noteBlocked(id, i < fp);
-  }
-  QVERIFY(!cal.observe(p.calibration.period - 1, e).has_value());  // period not over yet
-  const auto prop = cal.observe(p.calibration.period, e);
-  QCOMPARE(prop.has_value(), proposes);
-  if (proposes) {
-    QCOMPARE(prop->at, p.calibration.period);
-    QCOMPARE(prop->blocked, static_cast<std::uint64_t>(blocked));
-    QCOMPARE(prop->wouldSucceed, static_cast<std::uint64_t>(fp));
-    QCOMPARE(prop->fpRate, static_cast<double>(fp) / blocked);
-    const TripConfig& was = p.breaker.trip;
-    const TripConfig& now = prop->proposed.trip;
-    QCOMPARE(now.sustain, was.sustain + p.calibration.sustainStep);
-    if (slowTrip) {
-      QCOMPARE(now.slowRate, std::min(0.95, was.slowRate + p.calibration.rateStep));
-      QCOMPARE(now.errorRate, was.errorRate);
-      QVERIFY(QString::fromStdString(prop->reason).contains("slow_rate"));
-    } else {
-      QCOMPARE(now.errorRate, std::min(0.95, was.errorRate + p.calibration.rateStep));
-      QCOMPARE(now.slowRate, was.slowRate);
-      QVERIFY(QString::fromStdString(prop->reason).contains("error_rate"));
-    }
-    QCOMPARE(prop->proposed.minCalls, p.breaker.minCalls);
-    QCOMPARE(prop->proposed.open.duration, p.breaker.open.duration);
-  }
-  // The next period judges only its own blocks: none, so nothing to propose.
-  QVERIFY(!cal.observe(2 * p.calibration.period, e).has_value());
 }
 
 QTEST_GUILESS_MAIN(TstBreaker)

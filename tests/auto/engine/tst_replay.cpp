@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "spillway/dialect_replay.hpp"
 #include "spillway/policy.hpp"
 #include "spillway/replay.hpp"
 
@@ -141,6 +142,7 @@ class TstReplay : public QObject {
  private slots:
   void rejectedOutcomeIsNotFed();
   void completionBeforeAdmissionAtSameInstant();
+  void falsePositives_data();
   void falsePositives();
   void outOfOrderWithinWindow();
   void late_data();
@@ -202,36 +204,61 @@ void TstReplay::completionBeforeAdmissionAtSameInstant() {
   QCOMPARE(c.blockedWouldSucceed, 1u);
 }
 
+void TstReplay::falsePositives_data() {
+  QTest::addColumn<qint64>("sloMs");
+  QTest::addColumn<qint64>("slowMs");  // the policy's slow threshold: plays no part
+  QTest::addColumn<int>("wouldSucceed");
+  QTest::newRow("slo 5s") << qint64(5000) << qint64(1000) << 4;
+  QTest::newRow("slo 5s, slow 100ms") << qint64(5000) << qint64(100) << 4;
+  QTest::newRow("slo 1s") << qint64(1000) << qint64(1000) << 3;
+  QTest::newRow("slo 1s, slow 3s") << qint64(1000) << qint64(3000) << 3;
+  QTest::newRow("slo 999ms") << qint64(999) << qint64(1000) << 2;
+}
+
 void TstReplay::falsePositives() {
   // r1-r4 open the breaker at 310 (see rejectedTrace) until 5310; everything below starts
-  // while it is open and is rejected. "Succeeded in the recording" = not a failure by the
-  // policy's classification and not slower than the slow threshold (1 s here).
+  // while it is open and is rejected. "Would have succeeded" = not a failure by the reference
+  // classification and answered within the client's SLO — never the policy's slow threshold.
+  QFETCH(qint64, sloMs);
+  QFETCH(qint64, slowMs);
+  QFETCH(int, wouldSucceed);
   std::vector<CallRecord> t;
   for (int i = 0; i < 4; ++i) t.push_back(call(i * 100, 10, 503));
-  t.push_back(call(1000, 50, 200));      // succeeded: FP
-  t.push_back(call(1100, 2000, 200));    // answered, but slow: not a success
+  t.push_back(call(1000, 50, 200));      // succeeded
+  t.push_back(call(1100, 2000, 200));    // answered in 2 s: within a 5 s SLO only
   t.push_back(call(1200, 20, 503));      // failure
   t.push_back(call(1300, 5, 429));       // failure by default classification
   t.push_back(call(1400, 30000, 0));     // timeout
-  t.push_back(call(1500, 999, 200));     // just under the threshold: FP
-  t.push_back(call(1600, 1000, 200));    // at the threshold is not slow: FP
+  t.push_back(call(1500, 999, 200));     // within a 999 ms SLO
+  t.push_back(call(1600, 1000, 200));    // at a 1 s SLO is within it
   t.push_back(call(1700, 10, 200, kB));  // another instance, never blocked
-  Replayer r(tinyPolicy(), ReplayOptions{});
+  Policy policy = tinyPolicy();
+  policy.breaker.slow.absolute = millis(slowMs);
+  ReplayOptions opt;
+  opt.truth.slo = millis(sloMs);
+  Replayer r(policy, opt);
   for (const CallRecord& c : t) r.feed(c);
   r.finish();
   const BreakerCounters& a = r.engine().breaker(0).counters();
   QCOMPARE(a.rejected, 7u);
   QCOMPARE(a.verdicts, 7u);
-  QCOMPARE(a.blockedWouldSucceed, 3u);
-  QCOMPARE(a.fpByTrip[0], 3u);  // attributed to the error-rate trip
+  QCOMPARE(a.blockedWouldSucceed, std::uint64_t(wouldSucceed));
+  QCOMPARE(a.fpByTrip[0], std::uint64_t(wouldSucceed));  // attributed to the error-rate trip
   QCOMPARE(a.fpByTrip[1], 0u);
-  QCOMPARE(r.instanceStats(0).recordedSucceeded, 3u);
+  QCOMPARE(r.instanceStats(0).recordedSucceeded, std::uint64_t(wouldSucceed));
   QCOMPARE(r.engine().breaker(1).counters().verdicts, 0u);
   const EngineTotals tot = r.engine().totals();
   QCOMPARE(tot.rejected, 7u);
-  QCOMPARE(tot.blockedWouldSucceed, 3u);
-  QVERIFY(tot.fpRate().has_value());
-  QCOMPARE(*tot.fpRate(), 3.0 / 7.0);
+  QCOMPARE(tot.blockedWouldSucceed, std::uint64_t(wouldSucceed));
+  // Four failures in one second are a blip, not a real fault: the trip is a false trip and
+  // every would-succeed block is avoidable.
+  const ReplayKpis k = nativeReplayKpis(r);
+  QVERIFY(k.faultsFromRecording);
+  QVERIFY(k.realFaults.empty());
+  QCOMPARE(k.blocks.falseTripEpisodes, 1u);
+  QCOMPARE(k.blocks.blocks[int(BlockClass::FalseTrip)], 7u);
+  QCOMPARE(k.falsePositives(), std::uint64_t(wouldSucceed));
+  QCOMPARE(*k.fpRate(), wouldSucceed / 7.0);
 }
 
 void TstReplay::outOfOrderWithinWindow() {
@@ -283,7 +310,7 @@ void TstReplay::outOfOrderWithinWindow() {
     maxSeen = std::max(maxSeen, c.ts);
   }
   QVERIFY(expectLate > 0);
-  Replayer unrepaired(tinyPolicy(), ReplayOptions{0, 1});
+  Replayer unrepaired(tinyPolicy(), ReplayOptions{0, 1, {}});
   for (const CallRecord& c : byEnd) unrepaired.feed(c);
   unrepaired.finish();
   QCOMPARE(unrepaired.late(), expectLate);
@@ -313,7 +340,7 @@ void TstReplay::late() {
   QFETCH(int, windowMs);
   QFETCH(QList<int>, startsMs);
   QFETCH(int, late);
-  Replayer r(tinyPolicy(), ReplayOptions{millis(windowMs), 1});
+  Replayer r(tinyPolicy(), ReplayOptions{millis(windowMs), 1, {}});
   for (int s : startsMs) r.feed(call(s, 1, 200));
   QCOMPARE(r.late(), std::uint64_t(late));
   r.finish();
@@ -355,8 +382,8 @@ Policy noisyPolicy() {
 
 void TstReplay::deterministic() {
   const std::vector<CallRecord> trace = noisyTrace();
-  const std::vector<Event> first = replay(trace, noisyPolicy(), {seconds(10), 7});
-  const std::vector<Event> second = replay(trace, noisyPolicy(), {seconds(10), 7});
+  const std::vector<Event> first = replay(trace, noisyPolicy(), {seconds(10), 7, {}});
+  const std::vector<Event> second = replay(trace, noisyPolicy(), {seconds(10), 7, {}});
   // The trace does exercise the breaker: opens on b and c, probes, ramps.
   int opens = 0, ramps = 0;
   for (const Event& e : first) {
@@ -368,7 +395,7 @@ void TstReplay::deterministic() {
   const QString d = eventsDiff(first, second);
   QVERIFY2(d.isEmpty(), qPrintable(d));
   // The seed matters (jittered open periods and probe draws differ) ...
-  const std::vector<Event> other = replay(trace, noisyPolicy(), {seconds(10), 8});
+  const std::vector<Event> other = replay(trace, noisyPolicy(), {seconds(10), 8, {}});
   QVERIFY(!eventsDiff(first, other).isEmpty());
   // ... and so the first comparison was not trivially true.
 }
@@ -379,7 +406,7 @@ void TstReplay::pendingBufferDrains() {
   // admissions, outcomes and events happen while feeding, not at finish().
   const Micros step = 500;
   const std::uint64_t maxPending = seconds(1) / step + 1;
-  Replayer r(tinyPolicy(), ReplayOptions{seconds(1), 1});
+  Replayer r(tinyPolicy(), ReplayOptions{seconds(1), 1, {}});
   std::uint64_t worst = 0;
   std::size_t eventsHalfway = 0;
   std::uint64_t recordedHalfway = 0;

@@ -55,20 +55,23 @@ Policy basePolicy() {
 
 bool sameScore(const SweepScore& a, const SweepScore& b) {
   return a.records == b.records && a.succeeded == b.succeeded && a.rejected == b.rejected &&
-         a.falsePositives == b.falsePositives && a.verdicts == b.verdicts && a.faults == b.faults &&
+         a.blockedWouldSucceed == b.blockedWouldSucceed && a.blocks.blocks == b.blocks.blocks &&
+         a.blocks.wouldSucceed == b.blocks.wouldSucceed && a.faults == b.faults &&
          a.detected == b.detected && a.restored == b.restored && a.ttdSum == b.ttdSum &&
          a.mttrSum == b.mttrSum;
 }
 
 SweepScore point(double fp, double ttdS, double avail) {
   SweepScore s;
-  s.verdicts = 1000;
-  s.falsePositives = static_cast<std::uint64_t>(fp * 1000);
+  // fp as false-trip blocks that would have succeeded, the rest collateral.
+  s.blocks.blocks = {1000, 0, 0};
+  s.blocks.wouldSucceed = {static_cast<std::uint64_t>(fp * 1000), 0, 0};
+  s.blockedWouldSucceed = s.blocks.avoidable();
   s.faults = 1;
   s.detected = 1;
   s.ttdSum = static_cast<Micros>(ttdS * 1e6);
   s.records = 1000;
-  s.succeeded = static_cast<std::uint64_t>(avail * 1000) + s.falsePositives;
+  s.succeeded = static_cast<std::uint64_t>(avail * 1000) + s.blockedWouldSucceed;
   return s;
 }
 
@@ -270,8 +273,8 @@ void TstSweep::calibrateChoosesOrExplains() {
 void TstSweep::blockingNothingNeverMeetsFp() {
   SweepResult r;
   SweepScore idle = point(0, 1, 0.9);
-  idle.verdicts = 0;
-  idle.falsePositives = 0;
+  idle.blocks = {};
+  idle.blockedWouldSucceed = 0;
   r.scores = {idle, point(0.02, 20, 0.95)};
   r.candidates.resize(2);
   r.pareto = {true, true};

@@ -43,7 +43,17 @@ std::vector<std::string> nameGaps(const ExportResult& exported, const std::strin
 
 // ---- --require -------------------------------------------------------------------------------
 
-enum class Metric : std::uint8_t { Fp, Ttd, Mttr, FromTrip, RecoveryLag, Blocked, Opens };
+enum class Metric : std::uint8_t {
+  Fp,
+  Ttd,
+  Mttr,
+  FromTrip,
+  RecoveryLag,
+  Blocked,
+  Opens,
+  FalseTrips,  // false-trip episodes per hour of traffic
+  Collateral,  // would-succeed blocks during real faults ÷ all blocks
+};
 enum class Op : std::uint8_t { Le, Lt, Ge, Gt };
 
 struct Requirement {
