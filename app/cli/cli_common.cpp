@@ -68,6 +68,15 @@ std::string humanDuration(Micros d) {
   return buf;
 }
 
+void usePolicy(sim::Scenario& sc, Policy pol) {
+  if (pol.models.empty() && !pol.degrade.enabled && !pol.limits.any() && !pol.limits.adaptive) {
+    pol.models = sc.policy.models;
+    pol.degrade = sc.policy.degrade;
+    pol.limits = sc.policy.limits;
+  }
+  sc.policy = std::move(pol);
+}
+
 namespace {
 
 nlohmann::json shareOrNull(std::optional<double> v) {

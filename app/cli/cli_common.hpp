@@ -34,6 +34,9 @@ int reportUncaught(const QString& command);
 
 // `path` empty → the built-in default policy. Throws InputError.
 Policy loadPolicy(const std::string& path);
+// `--policy` on a scenario: a breaker-only policy (no models, degrade or limits sections)
+// keeps the scenario's degradation and limits — it tunes detection on the same system.
+void usePolicy(sim::Scenario& sc, Policy policy);
 
 // Formats a duration for tables: "18.2s", "1m32s", "inf", "n/a".
 std::string humanDuration(Micros d);

@@ -176,17 +176,7 @@ int runSimulate(const QStringList& args) {
       sc.seed = p.value("seed").toULongLong(&ok);
       if (!ok) throw InputError("--seed", 0, "", "expected a whole number");
     }
-    if (p.isSet("policy")) {
-      // A breaker-only policy (no models, degrade or limits sections) keeps the scenario's
-      // degradation and limits: it tunes detection on the same system.
-      Policy pol = loadPolicyFile(p.value("policy").toStdString());
-      if (pol.models.empty() && !pol.degrade.enabled && !pol.limits.any() && !pol.limits.adaptive) {
-        pol.models = sc.policy.models;
-        pol.degrade = sc.policy.degrade;
-        pol.limits = sc.policy.limits;
-      }
-      sc.policy = std::move(pol);
-    }
+    if (p.isSet("policy")) usePolicy(sc, loadPolicyFile(p.value("policy").toStdString()));
     if (p.isSet("duration")) {
       const auto d = parseDuration(p.value("duration").toStdString());
       if (!d || *d <= 0) throw InputError("--duration", 0, "", "expected a duration like 5m");

@@ -19,6 +19,7 @@
 #include "spillway/library/library.hpp"
 #include "spillway/policy_params.hpp"
 #include "spillway/policy_yaml.hpp"
+#include "spillway/sim/sweep_scenario.hpp"
 #include "spillway/sweep.hpp"
 
 namespace spillway::cli {
@@ -130,19 +131,53 @@ SweepSpec loadSpace(const QCommandLineParser& p) {
   return spec;
 }
 
-SweepResult runWithProgress(std::vector<SweepCandidate> candidates,
-                            const std::vector<IncidentTrace>& incidents,
+ReplayTruthOptions truthOptions(const QCommandLineParser& p) {
+  const auto slo = parseSlo(p.value("slo"));
+  if (!slo) throw InputError("--slo", 0, "", "expected a duration > 0 such as 5s or 800ms");
+  ReplayTruthOptions t;
+  t.slo = *slo;
+  return t;
+}
+
+// What each candidate is scored on: a simulated scenario (--scenario) or recorded incidents.
+struct Bench {
+  std::optional<sim::Scenario> scenario;
+  std::uint32_t simSeeds = 3;
+  std::vector<IncidentTrace> incidents;
+};
+
+Bench loadBench(const QCommandLineParser& p) {
+  Bench b;
+  if (!p.isSet("scenario")) {
+    b.incidents = loadIncidents(p);
+    return b;
+  }
+  if (p.isSet("trace") || p.isSet("incident"))
+    throw InputError("--scenario", 0, "", "give --scenario or --trace/--incident, not both");
+  b.scenario = loadScenario(p.value("scenario").toStdString());
+  if (p.isSet("policy")) usePolicy(*b.scenario, loadPolicy(p.value("policy").toStdString()));
+  bool ok = false;
+  b.simSeeds = p.value("sim-seeds").toUInt(&ok);
+  if (!ok || b.simSeeds == 0 || b.simSeeds > 100)
+    throw InputError("--sim-seeds", 0, "", "expected a whole number from 1 to 100");
+  return b;
+}
+
+SweepResult runWithProgress(std::vector<SweepCandidate> candidates, const Bench& bench,
                             const QCommandLineParser& p) {
   SweepRunOptions opt;
   opt.threads = p.value("threads").toUInt();
   opt.seed = p.value("seed").toULongLong();
-  const auto slo = parseSlo(p.value("slo"));
-  if (!slo) throw InputError("--slo", 0, "", "expected a duration > 0 such as 5s or 800ms");
-  opt.truth.slo = *slo;
+  opt.truth = truthOptions(p);
   std::size_t calls = 0;
-  for (const IncidentTrace& i : incidents) calls += i.calls().size();
-  std::fprintf(stderr, "sweep: %zu candidates × %zu incidents (%zu calls)\n", candidates.size(),
-               incidents.size(), calls);
+  for (const IncidentTrace& i : bench.incidents) calls += i.calls().size();
+  if (bench.scenario)
+    std::fprintf(stderr, "sweep: %zu candidates × %s (%u seeds from %llu)\n", candidates.size(),
+                 bench.scenario->name.c_str(), bench.simSeeds,
+                 static_cast<unsigned long long>(bench.scenario->seed));
+  else
+    std::fprintf(stderr, "sweep: %zu candidates × %zu incidents (%zu calls)\n", candidates.size(),
+                 bench.incidents.size(), calls);
   std::atomic<std::size_t> shown{0};
   opt.progress = [&](std::size_t done, std::size_t total) {
     const std::size_t pct = done * 100 / total;
@@ -150,7 +185,10 @@ SweepResult runWithProgress(std::vector<SweepCandidate> candidates,
     if (pct >= prev + 10 && shown.compare_exchange_strong(prev, pct))
       std::fprintf(stderr, "sweep: %zu %%\n", pct);
   };
-  return runSweep(std::move(candidates), incidents, opt);
+  if (bench.scenario)
+    return runSweep(std::move(candidates), sim::scenarioScorer(*bench.scenario, bench.simSeeds),
+                    opt);
+  return runSweep(std::move(candidates), bench.incidents, opt);
 }
 
 std::optional<double> pct(std::optional<double> share) {
@@ -247,6 +285,12 @@ int runSweepLike(const QStringList& args, bool calibrateMode) {
             "the results and the Pareto front of FP rate, TTD and availability.");
   p.addHelpOption();
   addIncidentOptions(p);
+  p.addOption({"scenario",
+               "Score each candidate on a simulated scenario (built-in name or YAML file) "
+               "instead of recorded incidents; --policy then replaces the scenario's breaker.",
+               "NAME"});
+  p.addOption(
+      {"sim-seeds", "With --scenario: runs per candidate, seeds from the scenario's.", "N", "3"});
   addSpaceOptions(p);
   p.addOption({"json", "Print JSON instead of the table."});
   if (calibrateMode) {
@@ -268,13 +312,14 @@ int runSweepLike(const QStringList& args, bool calibrateMode) {
     return kOk;
   }
   try {
-    const Policy base = loadPolicy(p.value("policy").toStdString());
+    const Bench bench = loadBench(p);
+    const Policy base =
+        bench.scenario ? bench.scenario->policy : loadPolicy(p.value("policy").toStdString());
     const SweepSpec spec = loadSpace(p);
     const std::vector<Target> targets =
         calibrateMode ? parseTargets(p.value("target").toStdString(), "--target")
                       : std::vector<Target>{};
-    const std::vector<IncidentTrace> incidents = loadIncidents(p);
-    const SweepResult r = runWithProgress(expandSweep(base, spec), incidents, p);
+    const SweepResult r = runWithProgress(expandSweep(base, spec), bench, p);
     if (!calibrateMode) {
       if (p.isSet("csv")) writeCsv(r, p.value("csv").toStdString());
       if (p.isSet("json")) {
@@ -365,6 +410,7 @@ int runCompare(const QStringList& args) {
       policies.push_back(loadPolicy(n == "default" ? "" : n.toStdString()));
     const std::vector<IncidentTrace> incidents = loadIncidents(p);
     const std::uint64_t seed = p.value("seed").toULongLong();
+    const ReplayTruthOptions truth = truthOptions(p);
     nlohmann::json j = nlohmann::json::array();
     if (!p.isSet("json"))
       std::printf("%-28s %-24s %8s %9s %9s %8s %7s %8s\n", "policy", "incident", "FP", "TTD",
@@ -372,7 +418,7 @@ int runCompare(const QStringList& args) {
     for (std::size_t k = 0; k < policies.size(); ++k) {
       SweepScore total;
       for (const IncidentTrace& inc : incidents) {
-        const ReplayKpis kpis = replayIncident(policies[k], inc, seed);
+        const ReplayKpis kpis = replayIncident(policies[k], inc, seed, truth);
         SweepScore s;
         s.add(kpis);
         total.add(kpis);

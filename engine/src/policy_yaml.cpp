@@ -1,5 +1,7 @@
 #include "spillway/policy_yaml.hpp"
 
+#include <charconv>
+
 #include <yaml-cpp/yaml.h>
 
 #include "spillway/input_limits.hpp"
@@ -257,6 +259,14 @@ std::string dur(Micros d) {
   return d == 0 ? std::string("off") : formatDuration(d);
 }
 
+// The shortest text that reads back as the same double: 0.3, not 0.29999999999999999 (a
+// fixed precision of 17 digits round-trips but shows binary noise to the SRE).
+std::string shortest(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
 void emitBreaker(YAML::Emitter& e, const BreakerConfig& b) {
   e << YAML::BeginMap;
   const char* modes[] = {"normal", "metrics_only", "disabled", "forced_open"};
@@ -268,8 +278,8 @@ void emitBreaker(YAML::Emitter& e, const BreakerConfig& b) {
   e << YAML::Key << "calls" << YAML::Value << b.window.calls << YAML::EndMap;
   e << YAML::Key << "min_calls" << YAML::Value << b.minCalls;
   e << YAML::Key << "trip" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "error_rate" << YAML::Value << b.trip.errorRate;
-  e << YAML::Key << "slow_rate" << YAML::Value << b.trip.slowRate;
+  e << YAML::Key << "error_rate" << YAML::Value << shortest(b.trip.errorRate);
+  e << YAML::Key << "slow_rate" << YAML::Value << shortest(b.trip.slowRate);
   e << YAML::Key << "sustain" << YAML::Value << formatDuration(b.trip.sustain) << YAML::EndMap;
   e << YAML::Key << "classify" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "failure_statuses" << YAML::Value << YAML::Flow << YAML::BeginSeq;
@@ -293,7 +303,7 @@ void emitBreaker(YAML::Emitter& e, const BreakerConfig& b) {
   e << YAML::Key << "reset" << YAML::Value << (b.classify.resetIsFailure ? "failure" : "success");
   e << YAML::EndMap;
   e << YAML::Key << "slow" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "k" << YAML::Value << b.slow.k;
+  e << YAML::Key << "k" << YAML::Value << shortest(b.slow.k);
   e << YAML::Key << "floor" << YAML::Value << formatDuration(b.slow.floor);
   e << YAML::Key << "absolute" << YAML::Value << dur(b.slow.absolute);
   e << YAML::Key << "initial_baseline" << YAML::Value << dur(b.slow.initialBaseline);
@@ -301,19 +311,19 @@ void emitBreaker(YAML::Emitter& e, const BreakerConfig& b) {
   e << YAML::Key << "baseline" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "horizon" << YAML::Value << formatDuration(b.baseline.horizon);
   e << YAML::Key << "min_calls" << YAML::Value << b.baseline.minCalls;
-  e << YAML::Key << "freeze_error_rate" << YAML::Value << b.baseline.freezeErrorRate;
-  e << YAML::Key << "freeze_slow_rate" << YAML::Value << b.baseline.freezeSlowRate;
-  e << YAML::Key << "freeze_drift_ratio" << YAML::Value << b.baseline.freezeDriftRatio;
+  e << YAML::Key << "freeze_error_rate" << YAML::Value << shortest(b.baseline.freezeErrorRate);
+  e << YAML::Key << "freeze_slow_rate" << YAML::Value << shortest(b.baseline.freezeSlowRate);
+  e << YAML::Key << "freeze_drift_ratio" << YAML::Value << shortest(b.baseline.freezeDriftRatio);
   e << YAML::EndMap;
   e << YAML::Key << "open" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "duration" << YAML::Value << formatDuration(b.open.duration);
-  e << YAML::Key << "backoff_multiplier" << YAML::Value << b.open.backoffMultiplier;
+  e << YAML::Key << "backoff_multiplier" << YAML::Value << shortest(b.open.backoffMultiplier);
   e << YAML::Key << "max_duration" << YAML::Value << formatDuration(b.open.maxDuration);
-  e << YAML::Key << "jitter" << YAML::Value << b.open.jitter;
+  e << YAML::Key << "jitter" << YAML::Value << shortest(b.open.jitter);
   e << YAML::Key << "decay_after" << YAML::Value << formatDuration(b.open.decayAfter);
   e << YAML::EndMap;
   e << YAML::Key << "half_open" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "probe_share" << YAML::Value << b.halfOpen.probeShare;
+  e << YAML::Key << "probe_share" << YAML::Value << shortest(b.halfOpen.probeShare);
   e << YAML::Key << "success_streak" << YAML::Value << b.halfOpen.successStreak << YAML::EndMap;
   e << YAML::Key << "ramp" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "duration" << YAML::Value << dur(b.ramp.duration);
@@ -371,10 +381,10 @@ std::string policyToYaml(const Policy& p) {
   e << YAML::Key << "breaker" << YAML::Value;
   emitBreaker(e, p.breaker);
   e << YAML::Key << "calibration" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "fp_target" << YAML::Value << p.calibration.fpTarget;
+  e << YAML::Key << "fp_target" << YAML::Value << shortest(p.calibration.fpTarget);
   e << YAML::Key << "period" << YAML::Value << formatDuration(p.calibration.period);
   e << YAML::Key << "min_blocked" << YAML::Value << p.calibration.minBlocked;
-  e << YAML::Key << "rate_step" << YAML::Value << p.calibration.rateStep;
+  e << YAML::Key << "rate_step" << YAML::Value << shortest(p.calibration.rateStep);
   e << YAML::Key << "sustain_step" << YAML::Value << formatDuration(p.calibration.sustainStep);
   e << YAML::EndMap;
   if (!p.modelOverrides.empty() || !p.instanceOverrides.empty()) {

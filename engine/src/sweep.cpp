@@ -288,6 +288,21 @@ void SweepScore::add(const ReplayKpis& k) {
   }
 }
 
+void SweepScore::add(const SweepScore& o) {
+  records += o.records;
+  succeeded += o.succeeded;
+  rejected += o.rejected;
+  blockedWouldSucceed += o.blockedWouldSucceed;
+  blocks += o.blocks;
+  traffic += o.traffic;
+  faults += o.faults;
+  detected += o.detected;
+  restored += o.restored;
+  ttdSum += o.ttdSum;
+  mttrSum += o.mttrSum;
+  ttdMax = std::max(ttdMax, o.ttdMax);
+}
+
 double SweepScore::fpRate() const {
   return blocks.falsePositiveRate().value_or(0.0);
 }
@@ -334,6 +349,19 @@ std::vector<bool> paretoFront(const std::vector<SweepScore>& scores) {
 
 SweepResult runSweep(std::vector<SweepCandidate> candidates,
                      const std::vector<IncidentTrace>& incidents, const SweepRunOptions& options) {
+  return runSweep(
+      std::move(candidates),
+      [&](const Policy& policy) {
+        SweepScore s;
+        for (const IncidentTrace& inc : incidents)
+          s.add(replayIncident(policy, inc, options.seed, options.truth));
+        return s;
+      },
+      options);
+}
+
+SweepResult runSweep(std::vector<SweepCandidate> candidates, const CandidateScorer& score,
+                     const SweepRunOptions& options) {
   SweepResult r;
   r.candidates = std::move(candidates);
   r.scores.assign(r.candidates.size(), SweepScore{});
@@ -347,10 +375,8 @@ SweepResult runSweep(std::vector<SweepCandidate> candidates,
       if (options.cancel && options.cancel->load(std::memory_order_relaxed)) return;
       const std::size_t i = next.fetch_add(1);
       if (i >= total) return;
-      SweepScore s;  // each candidate's replays are independent of scheduling: deterministic
-      for (const IncidentTrace& inc : incidents)
-        s.add(replayIncident(r.candidates[i].policy, inc, options.seed, options.truth));
-      r.scores[i] = s;
+      // Each candidate's score is independent of scheduling: deterministic.
+      r.scores[i] = score(r.candidates[i].policy);
       const std::size_t d = done.fetch_add(1) + 1;
       if (options.progress) options.progress(d, total);
     }
@@ -482,7 +508,13 @@ std::string formatMetric(const SweepScore& s, Target::Metric m) {
   return o.str();
 }
 
-Calibration calibrate(const SweepResult& sweep, const std::vector<Target>& targets) {
+Calibration calibrate(const SweepResult& sweep, const std::vector<Target>& given) {
+  // Detection is never traded away (seed 000's loop): unless the targets bound `missed`
+  // themselves, a candidate that misses a real fault does not qualify.
+  std::vector<Target> targets = given;
+  if (std::none_of(given.begin(), given.end(),
+                   [](const Target& t) { return t.metric == Target::Metric::Missed; }))
+    targets.push_back({Target::Metric::Missed, true, 0, "missed<=0 (implied)"});
   Calibration c;
   auto better = [&](std::size_t a, std::size_t b) {  // a strictly preferred over b
     const SweepScore &x = sweep.scores[a], &y = sweep.scores[b];

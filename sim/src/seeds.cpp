@@ -59,10 +59,8 @@ std::optional<SeedInterval> over(const std::vector<RunReport>& runs, const SeedK
   for (const RunReport& r : runs)
     if (const auto x = k.get(r)) v.push_back(*x);
   auto i = seedInterval(v);
-  if (i && std::string_view(k.unit) == "share") {  // a share's interval stays within [0, 1]
-    i->lo = std::max(0.0, i->lo);
-    i->hi = std::min(1.0, i->hi);
-  }
+  if (i) i->lo = std::max(0.0, i->lo);  // shares, times and rates are never negative
+  if (i && std::string_view(k.unit) == "share") i->hi = std::min(1.0, i->hi);
   return i;
 }
 

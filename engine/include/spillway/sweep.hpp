@@ -89,6 +89,7 @@ struct SweepScore {
   Micros ttdSum = 0, mttrSum = 0;  // a missed fault counts its whole length (never caught)
   Micros ttdMax = 0;
   void add(const ReplayKpis& k);
+  void add(const SweepScore& o);  // another incident's or run's score
   // The headline 误伤 (avoidable would-succeed blocks ÷ all blocks); 0 when none was blocked
   // (for plots and ordering). fpRateOrNa: n/a then — a candidate that blocks nothing has not
   // shown it avoids harm, and never meets an `fp` target.
@@ -116,6 +117,13 @@ struct SweepRunOptions {
   const std::atomic<bool>* cancel = nullptr;
 };
 
+// Scores one candidate policy (replays of incidents, simulated runs); called from the worker
+// threads, so it must not share mutable state between calls.
+using CandidateScorer = std::function<SweepScore(const Policy&)>;
+
+SweepResult runSweep(std::vector<SweepCandidate> candidates, const CandidateScorer& score,
+                     const SweepRunOptions& options);
+// Every candidate replayed over the incidents (options.seed, options.truth).
 SweepResult runSweep(std::vector<SweepCandidate> candidates,
                      const std::vector<IncidentTrace>& incidents, const SweepRunOptions& options);
 
@@ -143,9 +151,10 @@ struct Calibration {
   std::vector<std::string> findings;  // why: which targets bind, which cannot be met
 };
 
-// Among candidates meeting every target: the lowest TTD, then the lowest FP rate, then the
-// highest availability. None: for each target, whether any candidate meets it alone and what
-// the best candidate meeting all the others achieves on it.
+// Among candidates meeting every target — and `missed<=0` unless a target bounds missed
+// faults itself — the lowest TTD, then the lowest FP rate, then the highest availability. None: for
+// each target, whether any candidate meets it alone and what the best candidate meeting all the
+// others achieves on it.
 Calibration calibrate(const SweepResult& sweep, const std::vector<Target>& targets);
 
 }  // namespace spillway

@@ -93,6 +93,7 @@ class TstSweep : public QObject {
   void cancelStops();
   void calibrateChoosesOrExplains();
   void blockingNothingNeverMeetsFp();
+  void calibrationNeverTradesDetection();
   void targets_data();
   void targets();
 };
@@ -319,6 +320,26 @@ void TstSweep::targets() {
   } catch (const InputError& e) {
     QVERIFY2(!error.isEmpty() && QString(e.what()).contains(error), e.what());
   }
+}
+
+// Seed 000's loop never trades detection away: a faster candidate that misses a real fault
+// is not chosen unless the targets themselves allow missed faults.
+void TstSweep::calibrationNeverTradesDetection() {
+  SweepResult r;
+  SweepScore misses = point(0.01, 5, 0.99);
+  misses.faults = 2;
+  misses.detected = 1;
+  SweepScore catches = point(0.02, 20, 0.98);
+  r.scores = {misses, catches};
+  r.candidates.resize(2);
+  r.pareto = {true, true};
+  const Calibration c = calibrate(r, parseTargets("fp<=0.03,ttd<=30s", "t"));
+  QVERIFY(c.chosen.has_value());
+  QCOMPARE(*c.chosen, std::size_t{1});
+  QCOMPARE(c.findings.back(), std::string("missed<=0 (implied): 0 — met"));
+  const Calibration allowed = calibrate(r, parseTargets("fp<=0.03,ttd<=30s,missed<=1", "t"));
+  QCOMPARE(*allowed.chosen, std::size_t{0});
+  QCOMPARE(allowed.findings.size(), std::size_t{3});
 }
 
 QTEST_GUILESS_MAIN(TstSweep)

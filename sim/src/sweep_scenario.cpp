@@ -1,0 +1,43 @@
+#include "spillway/sim/sweep_scenario.hpp"
+
+#include <algorithm>
+
+#include "spillway/sim/simulator.hpp"
+
+namespace spillway::sim {
+
+SweepScore scoreRun(const RunReport& r) {
+  SweepScore s;
+  s.records = r.availability.den;
+  s.succeeded = r.availability.num;  // already net of what the breakers turned away
+  s.blocks = r.blocks;
+  s.traffic = r.simulated;
+  for (const FaultReport& f : r.faults) {
+    if (f.benign) continue;
+    ++s.faults;
+    const Micros ttd = f.detected ? f.ttd : std::max<Micros>(0, f.end - f.start);
+    s.detected += f.detected;
+    s.ttdSum += ttd;
+    s.ttdMax = std::max(s.ttdMax, ttd);
+    if (f.restored) {
+      ++s.restored;
+      s.mttrSum += f.mttr;
+    }
+  }
+  return s;
+}
+
+CandidateScorer scenarioScorer(const Scenario& scenario, std::uint32_t seeds) {
+  return [scenario, seeds](const Policy& policy) {
+    Scenario sc = scenario;
+    sc.policy = policy;
+    SweepScore total;
+    for (std::uint32_t k = 0; k < std::max<std::uint32_t>(seeds, 1); ++k) {
+      sc.seed = scenario.seed + k;
+      total.add(scoreRun(simulate(sc)));
+    }
+    return total;
+  };
+}
+
+}  // namespace spillway::sim
