@@ -269,8 +269,12 @@ void TstConsoleLibrary::sweepGridMatchesReplayIncident() {
   QCOMPARE(chosen.count(), 1);
   QCOMPARE(e->control("trip.sustain")->value(), r->candidates[other].values[1].second);
   QVERIFY(waitRun());
-  // Calibration: a reachable target picks a candidate; an impossible one says why.
-  QVERIFY(d->calibrateTargets("fp<=1,ttd<=100000s"));
+  // Calibration: a reachable target picks a candidate; an impossible one says why. The
+  // operator's mark above is a "fault" no breaker sees: missed faults must be allowed, or the
+  // implied missed<=0 rules every candidate out.
+  QVERIFY(!d->calibrateTargets("fp<=1,ttd<=100000s"));
+  QVERIFY2(d->calibrationText().contains("missed<=0 (implied)"), qPrintable(d->calibrationText()));
+  QVERIFY(d->calibrateTargets("fp<=1,ttd<=100000s,missed<=1"));
   QVERIFY2(d->calibrationText().startsWith("Chosen:"), qPrintable(d->calibrationText()));
   QVERIFY(waitRun());
   QVERIFY(!d->calibrateTargets("ttd<=1ms"));
