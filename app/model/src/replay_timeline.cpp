@@ -334,18 +334,26 @@ struct ReplayKpiDef {
 };
 
 const ReplayKpiDef kReplayKpis[] = {
-    {"availability (recorded successes not blocked)", "share", true,
+    {"availability (answered within SLO, not blocked)", "share", true,
      [](const ReplayKpis& k) -> std::optional<double> {
        if (!k.records) return std::nullopt;
        return score(k).availability();
      }},
-    {"false-positive rate", "share", false, [](const ReplayKpis& k) { return k.fpRate(); }},
+    {"false-positive rate (误伤)", "share", false, [](const ReplayKpis& k) { return k.fpRate(); }},
+    {"  of which false trips", "share", false,
+     [](const ReplayKpis& k) { return k.blocks.partRate(BlockClass::FalseTrip); }},
+    {"  of which recovery lag", "share", false,
+     [](const ReplayKpis& k) { return k.blocks.partRate(BlockClass::RecoveryLag); }},
+    {"collateral share (correct trips)", "share", false,
+     [](const ReplayKpis& k) { return k.blocks.collateralShare(); }},
+    {"false trips per hour", "/h", false,
+     [](const ReplayKpis& k) { return k.falseTripsPerHour(); }},
     {"blocked calls", "share", false,
      [](const ReplayKpis& k) -> std::optional<double> {
        if (!k.records) return std::nullopt;
        return static_cast<double>(k.rejected) / static_cast<double>(k.records);
      }},
-    {"fault interception rate", "share", true,
+    {"real faults detected", "share", true,
      [](const ReplayKpis& k) -> std::optional<double> {
        const SweepScore s = score(k);
        if (!s.faults) return std::nullopt;
