@@ -446,6 +446,9 @@ struct Simulator::Impl {
   Micros endTime() const { return sc.duration + sc.drain; }
 
   bool ownFaultRecent(const Instance& in, Micros t, Micros grace) const;
+  // Whether a fault on model group `from` can load model group `to`: the same group, or one
+  // that takes its degraded traffic.
+  bool reaches(std::uint32_t from, std::uint32_t to) const;
   std::size_t healthWindowTicks() const;
   bool judgeHealth(Instance& in, std::size_t window, std::uint64_t tickNo);
   std::uint64_t lastTickNo = 0;

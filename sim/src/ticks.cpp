@@ -1,6 +1,8 @@
 // Once per tick: series rows, ground-truth health of every instance, fault interception.
 #include "simulator_impl.hpp"
 
+#include <algorithm>
+
 namespace spillway::sim {
 
 // ---- ticks -------------------------------------------------------------------------------
@@ -57,8 +59,14 @@ void Simulator::Impl::onTick() {
     for (Interval& iv : intervals) {
       if (iv.spread || now < iv.start) continue;
       if (iv.end != kForever && now > iv.end + grace) continue;
+      // Only a victim this fault's traffic reaches counts for it (kpis.md): its own group
+      // (retries, re-picks) or a model that takes the group's degraded load.
+      const auto victim = std::find_if(spreading.begin(), spreading.end(), [&](std::uint32_t v) {
+        return reaches(inst[iv.instance].model, inst[v].model);
+      });
+      if (victim == spreading.end()) continue;
       iv.spread = true;
-      iv.spreadTo = spreading.front();
+      iv.spreadTo = *victim;
       iv.spreadAt = now;
     }
   }
@@ -97,6 +105,13 @@ std::size_t Simulator::Impl::healthWindowTicks() const {
 // used backup), at least the scenario policy's min_calls answers and an error share or a share
 // answered later than the caller's SLO over its trip thresholds; or traffic turned away by a
 // full queue or gateway budget in at least half the window's ticks (one full tick is a blip).
+bool Simulator::Impl::reaches(std::uint32_t from, std::uint32_t to) const {
+  if (from == to) return true;
+  if (!router) return false;
+  const auto& c = router->candidates(from);
+  return std::find(c.begin(), c.end(), to) != c.end();
+}
+
 bool Simulator::Impl::judgeHealth(Instance& in, std::size_t window, std::uint64_t tickNo) {
   if (in.healthRing.size() != window) in.healthRing.assign(window, Instance::Health{});
   Instance::Health& slot = in.healthRing[tickNo % window];

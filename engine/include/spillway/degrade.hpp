@@ -61,6 +61,9 @@ class DegradeRouter {
   // within the allowed drop, and the context fits (or is trimmed, per policy).
   void plan(ModelId primary, TagMask tags, std::uint32_t context, std::vector<RouteStep>& out);
 
+  // Every model that may take `primary`'s degraded load (before per-request checks).
+  const std::vector<ModelId>& candidates(ModelId primary) const { return chains_[primary]; }
+
   // Nothing could answer: what now.
   LastResort lastResort(bool critical, bool cacheHit) const;
 

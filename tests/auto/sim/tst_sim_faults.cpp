@@ -153,6 +153,7 @@ class TstSimFaults : public QObject {
   void interceptionPaired_data();
   void interceptionPaired();
   void spreadToTheService();
+  void spreadIsAttributed();
 
  private:
   Run baseline_;
@@ -746,6 +747,34 @@ faults:
   const Ratio paired = pairedInterception(base, prot);
   QCOMPARE(paired.den, std::uint64_t{1});
   QCOMPARE(paired.num, std::uint64_t{1});
+}
+
+// Spread is attributed to the fault whose traffic reaches the victim (kpis.md): group n is
+// overloaded by its own caller the whole run (queue full: unhealthy, no fault of its own), but
+// nothing of m's reaches it — no shared caller, no degrade — so m-1's drift did not spread.
+void TstSimFaults::spreadIsAttributed() {
+  const std::string yaml = R"(duration: 180s
+seed: 46
+routing: round_robin
+policy: {breaker: {slow: {absolute: 500ms}, min_calls: 5}}
+models:
+  - {name: m, instances: 2, slots: 4, queue: 64, service: {base: 100ms, sigma: 0.1}}
+  - {name: n, instances: 1, slots: 2, queue: 4, service: {base: 1s, sigma: 0.1}}
+clients:
+  - {name: c, model: m, rate: 20, timeout: 5s}
+  - {name: d, model: n, rate: 10, timeout: 5s}
+faults:
+  - {type: latency_drift, target: m-1, at: 30s, duration: 100s, ramp: 60s, multiplier: 50}
+)";
+  const RunReport base = simulateRig(yaml, false).report;
+  QCOMPARE(base.faults.size(), std::size_t{1});
+  const InstanceReport* n1 = nullptr;
+  for (const InstanceReport& i : base.instances)
+    if (i.name == "n-1") n1 = &i;
+  QVERIFY(n1);
+  QVERIFY(n1->unhealthyTime > seconds(100));  // the bystander really is unhealthy
+  QVERIFY2(base.faults[0].intercepted, base.faults[0].spreadTo.c_str());
+  QVERIFY(base.faults[0].spreadTo.empty());
 }
 
 QTEST_GUILESS_MAIN(TstSimFaults)
