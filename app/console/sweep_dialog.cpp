@@ -375,8 +375,8 @@ void SweepDialog::showResult() {
   QStringList headers;
   if (!r.candidates.empty())
     for (const auto& [key, v] : r.candidates.front().values) headers << QString::fromStdString(key);
-  headers << tr("FP rate") << tr("mean TTD") << tr("mean MTTR") << tr("availability")
-          << tr("missed") << tr("front");
+  headers << tr("误伤") << tr("mean TTD") << tr("mean MTTR") << tr("availability") << tr("missed")
+          << tr("front");
   table_->setSortingEnabled(false);
   table_->clear();
   table_->setColumnCount(headers.size());
@@ -416,7 +416,7 @@ void SweepDialog::showResult() {
   drawPareto();
 }
 
-// FP rate against mean TTD, coloured by availability; the front circled, the chosen one marked.
+// 误伤 against mean TTD, coloured by availability; the front circled, the chosen one marked.
 void SweepDialog::drawPareto() {
   plot_->clearPlottables();
   plot_->clearItems();
@@ -434,7 +434,7 @@ void SweepDialog::drawPareto() {
   gradient.setLevelCount(50);
   scale->setGradient(gradient);
   QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
-  x->setLabel(tr("false-positive rate (%)"));
+  x->setLabel(tr("误伤, false-positive rate (%)"));
   y->setLabel(tr("mean TTD (s)"));
   points_.clear();
   if (!result_ || result_->candidates.empty()) {

@@ -83,12 +83,14 @@ void BlockClassifier::onEvent(const Event& e) {
   if (!opens || p.inEpisode) return;
   p.inEpisode = true;
   p.episodeStart = e.ts;
-  ++total_.episodes;
   const Interval* i = lastStarted(p, e.ts);
-  if (!i || (e.ts >= i->end && i->end + rules_.lateTrip <= e.ts)) {
-    ++total_.falseTripEpisodes;
-    total_.falseTripsByRule[0] += e.reason == Reason::ErrorRate || e.reason == Reason::ErrorAndSlow;
-    total_.falseTripsByRule[1] += e.reason == Reason::SlowRate || e.reason == Reason::ErrorAndSlow;
+  const bool falseTrip = !i || (e.ts >= i->end && i->end + rules_.lateTrip <= e.ts);
+  for (BlockTally* t : {&total_, &p.blocks}) {
+    ++t->episodes;
+    if (!falseTrip) continue;
+    ++t->falseTripEpisodes;
+    t->falseTripsByRule[0] += e.reason == Reason::ErrorRate || e.reason == Reason::ErrorAndSlow;
+    t->falseTripsByRule[1] += e.reason == Reason::SlowRate || e.reason == Reason::ErrorAndSlow;
   }
 }
 

@@ -41,6 +41,11 @@ std::vector<NamedFault> parseFaultAnnotations(std::string_view text, const std::
     f.end = time("end");
     if (f.end < f.start) throw InputError(source, lineNo, "end", "is before start");
     if (j.contains("kind") && j["kind"].is_string()) f.kind = j["kind"].get<std::string>();
+    if (j.contains("benign")) {
+      if (!j["benign"].is_boolean())
+        throw InputError(source, lineNo, "benign", "expected true or false");
+      f.benign = j["benign"].get<bool>();
+    }
     out.push_back(std::move(f));
   }
   return out;

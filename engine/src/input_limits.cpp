@@ -5,9 +5,15 @@
 #include <cstdio>
 #include <cstring>
 
+#include <simdjson.h>
+
 #include "spillway/input_error.hpp"
 
 namespace spillway {
+
+bool isText(std::string_view s) {
+  return simdjson::validate_utf8(s.data(), s.size());
+}
 
 std::string formatByteLimit(std::size_t bytes) {
   using namespace input_limits;

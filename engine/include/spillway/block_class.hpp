@@ -72,7 +72,7 @@ class BlockClassifier {
 
   bool realFaultAt(InstanceId id, Micros at) const;
   const BlockTally& tally() const { return total_; }
-  // One instance's blocks (episodes are counted in the total only).
+  // One instance's blocks and episodes.
   BlockTally tallyOf(InstanceId id) const;
   const GroundTruthRules& rules() const { return rules_; }
 

@@ -27,6 +27,11 @@ inline constexpr std::size_t kWholeTrace = 256 * kMiB;
 inline constexpr std::size_t kLine = 8 * kMiB;
 }  // namespace input_limits
 
+// Valid UTF-8: what a name or other text read from a file may hold, so that writing it back
+// (YAML, JSON, a gateway's config) yields text that reads again (the YAML emitter's quoting
+// rules misjudge invalid bytes).
+bool isText(std::string_view s);
+
 // "256 KiB", "8 MiB".
 std::string formatByteLimit(std::size_t bytes);
 

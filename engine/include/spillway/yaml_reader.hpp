@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "spillway/input_error.hpp"
+#include "spillway/input_limits.hpp"
 #include "spillway/policy.hpp"
 #include "spillway/time.hpp"
 
@@ -58,7 +59,7 @@ class YamlReader {
   // The name of a mapping key. YAML allows a list or a mapping as a key (`? [a]`); no Spillway
   // file uses one, so it is a named error here rather than a YAML::TypedBadConversion later.
   std::string keyOf(const YAML::Node& key, const std::string& path) const {
-    if (key.IsScalar()) return key.Scalar();
+    if (key.IsScalar()) return text(key, path);
     YAML::Emitter e;
     e << YAML::Flow << key;
     std::string shown = e.good() ? std::string(e.c_str()) : std::string("?");
@@ -89,7 +90,15 @@ class YamlReader {
 
   std::string scalar(const YAML::Node& n, const std::string& key) const {
     if (!n.IsScalar()) fail(n.Mark(), key, "expected a single value");
-    return n.Scalar();
+    return text(n, key);
+  }
+
+  // A scalar as text: valid UTF-8. Names are written back (policyToYaml, exports), and bytes
+  // that are not text do not survive the trip.
+  std::string text(const YAML::Node& n, const std::string& key) const {
+    const std::string& s = n.Scalar();
+    if (!isText(s)) fail(n.Mark(), key, "not text: invalid UTF-8");
+    return s;
   }
 
   double number(const YAML::Node& n, const std::string& key, double lo, double hi, bool loOpen,

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "spillway/dialect_replay.hpp"
+#include "spillway/fault_annotations.hpp"
 #include "spillway/policy.hpp"
 #include "spillway/replay.hpp"
 
@@ -144,6 +145,8 @@ class TstReplay : public QObject {
   void completionBeforeAdmissionAtSameInstant();
   void falsePositives_data();
   void falsePositives();
+  void blockClassesFromAnnotations_data();
+  void blockClassesFromAnnotations();
   void outOfOrderWithinWindow();
   void late_data();
   void late();
@@ -259,6 +262,42 @@ void TstReplay::falsePositives() {
   QCOMPARE(k.blocks.blocks[int(BlockClass::FalseTrip)], 7u);
   QCOMPARE(k.falsePositives(), std::uint64_t(wouldSucceed));
   QCOMPARE(*k.fpRate(), wouldSucceed / 7.0);
+}
+
+void TstReplay::blockClassesFromAnnotations_data() {
+  QTest::addColumn<QByteArray>("annotation");
+  QTest::addColumn<int>("falseTrips");
+  QTest::addColumn<int>("collateral");
+  const QByteArray real = R"({"instance":"a","start":1764480000000,"end":1764480020000})";
+  QTest::newRow("a real fault: correct trip, collateral") << real << 0 << 7;
+  QTest::newRow("marked benign: a false trip")
+      << QByteArray(R"({"instance":"a","start":1764480000000,"end":1764480020000,"benign":true})")
+      << 1 << 0;
+  QTest::newRow("shorter than a window: a false trip")
+      << QByteArray(R"({"instance":"a","start":1764480000000,"end":1764480005000})") << 1 << 0;
+}
+
+// The same trip (r1-r4 fail, seven calls blocked while open) judged against annotations: a
+// real fault makes its blocks collateral; a benign or too short one makes the trip false.
+void TstReplay::blockClassesFromAnnotations() {
+  QFETCH(QByteArray, annotation);
+  QFETCH(int, falseTrips);
+  QFETCH(int, collateral);
+  const std::vector<NamedFault> faults =
+      parseFaultAnnotations(annotation.toStdString(), "faults.jsonl");
+  Replayer r(tinyPolicy(), ReplayOptions{});
+  for (int i = 0; i < 4; ++i) r.feed(call(i * 100, 10, 503));
+  for (int i = 0; i < 7; ++i) r.feed(call(1000 + i * 100, 10, 200));
+  r.finish();
+  const ReplayKpis k = nativeReplayKpis(r, faults);
+  QVERIFY(!k.faultsFromRecording);
+  QCOMPARE(k.blocks.total(), 7u);
+  QCOMPARE(k.blocks.falseTripEpisodes, std::uint64_t(falseTrips));
+  QCOMPARE(k.instances.at(0).blocks.falseTripEpisodes, std::uint64_t(falseTrips));
+  QCOMPARE(k.blocks.blocks[int(BlockClass::Collateral)], std::uint64_t(collateral));
+  QCOMPARE(k.falsePositives(), std::uint64_t(7 - collateral));
+  // A benign fault is not scored for TTD: nothing real to detect.
+  QCOMPARE(k.faults.size(), std::size_t(faults.front().benign ? 0 : 1));
 }
 
 void TstReplay::outOfOrderWithinWindow() {
