@@ -36,6 +36,9 @@ struct ConsoleOption {
 constexpr ConsoleOption kOptions[] = {
     {"screenshot", "FILE", "render the window to FILE (PNG) after the run and\nexit"},
     {"theme", "THEME", "desktop, light or dark (remembered)"},
+    {"seeds", "N",
+     "run the scenario under N seeds too (1-20) and show\n"
+     "each KPI with its 95 % interval"},
     {"library", "FILE",
      "the incident library (default: the last one\n"
      "opened, else $XDG_DATA_HOME/spillway/library.db)"},
@@ -195,6 +198,16 @@ int main(int argc, char** argv) {
     }
     w.setTheme(t == "dark" ? Theme::Dark : t == "light" ? Theme::Light : Theme::System);
   }
+  if (p.isSet("seeds")) {
+    bool ok = false;
+    const int n = p.value("seeds").toInt(&ok);
+    if (!ok || n < 1 || n > 20) {
+      std::fprintf(stderr, "spillway: --seeds: expected a whole number from 1 to 20, got '%s'\n",
+                   qPrintable(p.value("seeds")));
+      return 2;
+    }
+    w.setSeeds(n);
+  }
   // Screenshots (docs, tests) are taken at one known size, whatever the last session left.
   if (p.isSet("screenshot")) w.resize(1500, 950);
   w.show();
@@ -339,7 +352,10 @@ int main(int argc, char** argv) {
     QTimer::singleShot(30000, &w, [&w, file, save] { QApplication::exit(save(&w, file) ? 0 : 1); });
   } else if (p.isSet("screenshot")) {
     const QString file = p.value("screenshot");
-    QObject::connect(&w, &spillway::console::MainWindow::runShown, &w, [&w, file, save] {
+    // With --seeds the picture waits for the intervals.
+    const auto shown = p.isSet("seeds") ? &spillway::console::MainWindow::intervalsShown
+                                        : &spillway::console::MainWindow::runShown;
+    QObject::connect(&w, shown, &w, [&w, file, save] {
       QTimer::singleShot(200, &w, [&w, file, save] { QApplication::exit(save(&w, file) ? 0 : 1); });
     });
   }

@@ -22,6 +22,7 @@
 #include <QScrollArea>
 #include <QSettings>
 #include <QSlider>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QStyleFactory>
@@ -30,6 +31,7 @@
 #include <QTimer>
 #include <QToolBar>
 #include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
 
 #include "cli_common.hpp"
 #include "export_dialog.hpp"
@@ -64,6 +66,13 @@ QString value(const std::optional<double>& v, const std::string& unit) {
   return QString::number(*v, 'f', 2) + "×";
 }
 
+// "98.8 %  [98.3 %, 99.3 %]": the shown run's value and the interval over the seeds.
+QString withInterval(const std::optional<double>& v, const std::optional<sim::SeedInterval>& i,
+                     const std::string& unit) {
+  if (!i) return value(v, unit);
+  return value(v, unit) + "  [" + value(i->lo, unit) + ", " + value(i->hi, unit) + "]";
+}
+
 // A delta with its sign; one that rounds to zero is "+0.0", never "-0.0".
 QString signedValue(double d, const std::string& unit) {
   QString text = value(d, unit);
@@ -92,6 +101,21 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   bar->addWidget(run_);
   bar->addWidget(cancel_);
   bar->addWidget(progress_);
+  seeds_ = new QSpinBox(this);
+  seeds_->setRange(1, 20);
+  seeds_->setPrefix(tr("seeds "));
+  seeds_->setToolTip(
+      tr("Run the scenario under this many seeds as well and show each KPI's mean and 95 % "
+         "interval (docs/kpis.md); the plots show the first seed"));
+  bar->addWidget(seeds_);
+  seedJob_ = new QFutureWatcher<sim::SeedRuns>(this);
+  connect(seedJob_, &QFutureWatcherBase::finished, this, [this] {
+    if (seedGeneration_ != runGeneration_ || !current_ || current_->replay) return;  // stale
+    seedRuns_ = std::make_shared<const sim::SeedRuns>(seedJob_->result());
+    fillKpis();
+    emit intervalsShown();
+  });
+  connect(seeds_, &QSpinBox::valueChanged, this, [this] { startSeeds(); });
 
   tiles_ = new InstanceTiles(this);
   tiles_->setOrder(view::TileOrder::Model);
@@ -121,6 +145,9 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   kpis_->setHorizontalHeaderLabels({tr("KPI"), tr("baseline (off)"), tr("protected (on)"),
                                     tr("Δ baseline"), tr("Δ previous policy")});
   kpis_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+  // The value columns fit their text (an interval is wider than a value); the name takes the rest.
+  for (int c = 1; c < 5; ++c)
+    kpis_->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
   kpis_->verticalHeader()->hide();
   kpis_->setEditTriggers(QAbstractItemView::NoEditTriggers);
 
@@ -571,7 +598,7 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
     progress_->setValue(100);
     tiles_->setRun(current_, true);  // keeps the focus and the hidden lanes
     redrawPlot();
-    fillKpis();
+    startSeeds();
     setCursorTime(cursor_);
     lastRoundTripMs_ = roundTrip_.elapsed();
     statusBar()->showMessage(tr("Re-run and redrawn in %1 ms").arg(lastRoundTripMs_));
@@ -607,7 +634,7 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
   tiles_->setSelected(focus);
   redrawPlot();
   scrubber_->setRange(0, static_cast<int>(current_->protectedRun.timeline.end() / 1000000));
-  fillKpis();
+  startSeeds();
   setCursorTime(at);
   if (current_->replay)
     statusBar()->showMessage(tr("%1: %L2 recorded calls replayed watching only and under '%3'")
@@ -718,19 +745,42 @@ void MainWindow::loadPolicy(const Policy& p) {
   whatIfTimer_->start();  // as an edit: one coalesced what-if
 }
 
+void MainWindow::setSeeds(int n) {
+  seeds_->setValue(n);
+}
+
+void MainWindow::startSeeds() {
+  ++runGeneration_;
+  seedRuns_.reset();
+  if (!current_) return;
+  fillKpis();
+  if (current_->replay || current_->live || seeds_->value() < 2) return;
+  sim::Scenario sc = scenarioData_;
+  sc.policy = policy_;
+  const auto n = static_cast<std::uint32_t>(seeds_->value());
+  seedGeneration_ = runGeneration_;
+  // A stale job runs to its end (a few seconds at most) and its result is dropped.
+  seedJob_->setFuture(QtConcurrent::run([sc, n] { return sim::runSeeds(sc, n); }));
+  statusBar()->showMessage(tr("Running %1 seeds for the KPI intervals…").arg(n));
+}
+
 void MainWindow::fillKpis() {
   const bool replay = current_->replay;
   const bool comparable = previous_ && previous_->replay == replay;
-  const auto rows =
-      replay
-          ? view::replayKpiRows(current_->protectedRun.replayKpis, &current_->baseline.replayKpis,
-                                comparable ? &previous_->protectedRun.replayKpis : nullptr)
-          : view::kpiRows(current_->protectedRun.report, &current_->baseline.report,
-                          comparable ? &previous_->protectedRun.report : nullptr);
-  kpis_->setHorizontalHeaderLabels({tr("KPI"), replay ? tr("recorded") : tr("baseline (off)"),
-                                    replay ? tr("under policy") : tr("protected (on)"),
-                                    replay ? tr("Δ recorded") : tr("Δ baseline"),
-                                    tr("Δ previous policy")});
+  auto rows = replay ? view::replayKpiRows(
+                           current_->protectedRun.replayKpis, &current_->baseline.replayKpis,
+                           comparable ? &previous_->protectedRun.replayKpis : nullptr)
+                     : view::kpiRows(current_->protectedRun.report, &current_->baseline.report,
+                                     comparable ? &previous_->protectedRun.report : nullptr);
+  if (!replay && seedRuns_) rows = view::withIntervals(std::move(rows), *seedRuns_);
+  const QString over =
+      !replay && seedRuns_
+          ? tr("  [95 %, %1 seeds]").arg(static_cast<qulonglong>(seedRuns_->protectedRuns.size()))
+          : QString();
+  kpis_->setHorizontalHeaderLabels(
+      {tr("KPI"), replay ? tr("recorded") : tr("baseline (off)") + over,
+       replay ? tr("under policy") : tr("protected (on)") + over,
+       replay ? tr("Δ recorded") : tr("Δ baseline"), tr("Δ previous policy")});
   kpis_->horizontalHeaderItem(1)->setToolTip(
       replay ? tr("The recording replayed with every breaker watching only") : QString());
   chart_->setRows(rows);
@@ -738,8 +788,9 @@ void MainWindow::fillKpis() {
   for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
     const view::KpiRow& r = rows[static_cast<std::size_t>(i)];
     kpis_->setItem(i, 0, new QTableWidgetItem(QString::fromStdString(r.name)));
-    kpis_->setItem(i, 1, new QTableWidgetItem(value(r.baseline, r.unit)));
-    kpis_->setItem(i, 2, new QTableWidgetItem(value(r.current, r.unit)));
+    kpis_->setItem(i, 1,
+                   new QTableWidgetItem(withInterval(r.baseline, r.baselineInterval, r.unit)));
+    kpis_->setItem(i, 2, new QTableWidgetItem(withInterval(r.current, r.currentInterval, r.unit)));
     const auto d = r.deltaBaseline();
     auto* delta = new QTableWidgetItem(d ? signedValue(*d, r.unit) : "n/a");
     if (d && *d != 0) {

@@ -3,6 +3,7 @@
 // progress and cancel), then walk the incident: instance tiles, synchronized timelines and
 // the KPI panel all follow one replay cursor (play / pause / step / speed / scrubber).
 #include <QElapsedTimer>
+#include <QFutureWatcher>
 #include <QMainWindow>
 
 #include <memory>
@@ -10,6 +11,7 @@
 #include "live_session.hpp"
 #include "replay_controller.hpp"
 #include "run_controller.hpp"
+#include "spillway/sim/seeds.hpp"
 
 class QCheckBox;
 class QComboBox;
@@ -18,6 +20,7 @@ class QMenu;
 class QProgressBar;
 class QPushButton;
 class QSlider;
+class QSpinBox;
 class QTableWidget;
 class QTimer;
 
@@ -92,12 +95,16 @@ class MainWindow : public QMainWindow {
   ScenarioPanel* scenarioPanel() const { return scenarioPanel_; }
   QStringList recentFiles() const;
   qint64 lastRoundTripMs() const { return lastRoundTripMs_; }
+  // Seeds per run in the KPI table (1: the shown run only; more: mean and 95 % interval).
+  void setSeeds(int n);
+  std::shared_ptr<const sim::SeedRuns> seedRuns() const { return seedRuns_; }
 
  signals:
   void runShown();   // a finished run is on screen
   void liveShown();  // a live snapshot is on screen
   void liveStarted(quint16 otlpPort);
   void liveCut(const QString& incident, qulonglong records);
+  void intervalsShown();  // the KPI table holds the intervals over the seeds
 
  protected:
   void keyPressEvent(QKeyEvent* e) override;
@@ -106,6 +113,7 @@ class MainWindow : public QMainWindow {
   void onFinished(std::shared_ptr<const Comparison> c);
   void startWhatIf();
   void fillKpis();
+  void startSeeds();  // after a simulated run: the same scenario and policy over more seeds
   void step(int ticks);
   void updateTimeLabel();
   void redrawPlot();
@@ -147,6 +155,12 @@ class MainWindow : public QMainWindow {
   QProgressBar* progress_;
   QSlider* scrubber_;
   QComboBox* speed_;
+  QSpinBox* seeds_;
+  // Seeds beyond the shown run (docs/kpis.md): computed off the UI thread after each simulated
+  // run; a newer run makes an older job's result stale (its generation no longer matches).
+  QFutureWatcher<sim::SeedRuns>* seedJob_;
+  std::shared_ptr<const sim::SeedRuns> seedRuns_;
+  std::uint64_t runGeneration_ = 0, seedGeneration_ = 0;
   QCheckBox* loop_;
   QLabel* time_;
   QTimer* playTimer_;

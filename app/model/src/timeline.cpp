@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
 
 namespace spillway::view {
 
@@ -252,6 +253,23 @@ std::vector<KpiRow> kpiRows(const sim::RunReport& current, const sim::RunReport*
   }
   rows.insert(rows.begin() + std::min<std::ptrdiff_t>(3, static_cast<std::ptrdiff_t>(rows.size())),
               perClient.begin(), perClient.end());
+  return rows;
+}
+
+std::vector<KpiRow> withIntervals(std::vector<KpiRow> rows, const sim::SeedRuns& runs) {
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> values;
+  for (std::size_t i = 0; i < runs.protectedRuns.size() && i < runs.baseline.size(); ++i)
+    for (const KpiRow& r : kpiRows(runs.protectedRuns[i], &runs.baseline[i], nullptr)) {
+      auto& [cur, base] = values[r.name];
+      if (r.current) cur.push_back(*r.current);
+      if (r.baseline) base.push_back(*r.baseline);
+    }
+  for (KpiRow& r : rows) {
+    const auto it = values.find(r.name);
+    if (it == values.end()) continue;
+    r.currentInterval = sim::seedInterval(it->second.first);
+    r.baselineInterval = sim::seedInterval(it->second.second);
+  }
   return rows;
 }
 

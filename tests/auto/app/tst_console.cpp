@@ -33,6 +33,7 @@ class TstConsole : public QObject {
   void screenshotOption();
   void policyChangeReRunsOnce();
   void policyTabOnTop();
+  void seedsGiveIntervals();
 };
 
 void TstConsole::runLandsOnScreen() {
@@ -191,6 +192,29 @@ void TstConsole::policyTabOnTop() {
     QVERIFY2(dock, other);
     QVERIFY2(dock->visibleRegion().isEmpty(), other);
   }
+}
+
+// Seeds > 1: the same scenario and policy run under more seeds off the UI thread, and the KPI
+// table shows each value with its 95 % interval; the intervals hold the seeds' means.
+void TstConsole::seedsGiveIntervals() {
+  MainWindow w;
+  w.show();
+  w.setSeeds(3);
+  QSignalSpy shown(&w, &MainWindow::runShown), intervals(&w, &MainWindow::intervalsShown);
+  QVERIFY(w.runScenario("seed-000"));
+  QVERIFY(shown.wait(60000));
+  QVERIFY(intervals.count() > 0 || intervals.wait(60000));
+  const auto runs = w.seedRuns();
+  QVERIFY(runs);
+  QCOMPARE(runs->protectedRuns.size(), std::size_t{3});
+  QCOMPARE(runs->protectedRuns[0].seed, w.current()->protectedRun.report.seed);
+  QVERIFY(runs->protectedRuns[1].seed != runs->protectedRuns[0].seed);
+  const QString avail = w.kpiTable()->item(0, 2)->text();
+  QVERIFY2(avail.contains(" [") && avail.endsWith("%]"), qPrintable(avail));
+  // Back to one seed: plain values again.
+  w.setSeeds(1);
+  QVERIFY(!w.seedRuns());
+  QVERIFY(!w.kpiTable()->item(0, 2)->text().contains("["));
 }
 
 QTEST_MAIN(TstConsole)

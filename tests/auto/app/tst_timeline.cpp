@@ -81,6 +81,7 @@ class TstTimeline : public QObject {
   void markersFromFaults();
   void scrubberLookups();
   void kpiDeltas();
+  void kpiIntervals();
   void slowThreshold_data();
   void slowThreshold();
   void displayOrders();
@@ -388,6 +389,40 @@ void TstTimeline::displayOrders() {
   for (std::size_t i = 1; i < byModel.size(); ++i)
     switches += insts[byModel[i - 1]].model != insts[byModel[i]].model;
   QCOMPARE(switches, 1);  // two models, each one block
+}
+
+// Intervals over seeds for the same rows, matched by name: each defined row gets one around
+// the seeds' mean, over as many seeds as define it; the first seed is the shown run.
+void TstTimeline::kpiIntervals() {
+  sim::Scenario sc = sim::loadScenarioFile(SPILLWAY_RESOURCES_DIR "/scenarios/seed-000.yaml");
+  sc.duration = seconds(1500);
+  const sim::SeedRuns runs = sim::runSeeds(sc, 4, 2);
+  const std::vector<KpiRow> rows =
+      withIntervals(kpiRows(runs.protectedRuns[0], &runs.baseline[0], nullptr), runs);
+  int withInterval = 0;
+  for (const KpiRow& row : rows) {
+    if (!row.current) continue;
+    QVERIFY2(row.currentInterval, row.name.c_str());
+    const sim::SeedInterval& i = *row.currentInterval;
+    QVERIFY(i.n >= 1 && i.n <= 4);
+    QVERIFY2(i.lo <= i.mean + 1e-12 && i.mean <= i.hi + 1e-12, row.name.c_str());
+    ++withInterval;
+  }
+  QVERIFY(withInterval >= 8);
+  auto find = [&](const std::string& name) -> const KpiRow& {
+    for (const KpiRow& r : rows)
+      if (r.name == name) return r;
+    throw std::runtime_error(name);
+  };
+  // Availability is defined on every seed, in both runs; the seeds differ, so the interval
+  // has a width.
+  const KpiRow& a = find("availability");
+  QCOMPARE(a.currentInterval->n, 4u);
+  QCOMPARE(a.baselineInterval->n, 4u);
+  QVERIFY(a.currentInterval->hi > a.currentInterval->lo);
+  double sum = 0;
+  for (const sim::RunReport& r : runs.protectedRuns) sum += *r.availability.value();
+  QVERIFY(std::abs(a.currentInterval->mean - sum / 4) < 1e-12);
 }
 
 QTEST_GUILESS_MAIN(TstTimeline)

@@ -11,6 +11,7 @@
 #include "spillway/events.hpp"
 #include "spillway/policy.hpp"
 #include "spillway/sim/report.hpp"
+#include "spillway/sim/seeds.hpp"
 #include "spillway/sim/series.hpp"
 
 namespace spillway::view {
@@ -114,11 +115,17 @@ struct KpiRow {
   bool higherIsBetter = true;
   bool perClient = false;  // one client's availability (listed core first after the totals)
   std::optional<double> current, baseline, previous;
+  // Over several seeds (withIntervals): mean and 95 % interval, protected and baseline.
+  std::optional<sim::SeedInterval> currentInterval, baselineInterval;
   std::optional<double> deltaBaseline() const;
   std::optional<double> deltaPrevious() const;
 };
 
 std::vector<KpiRow> kpiRows(const sim::RunReport& current, const sim::RunReport* baseline,
                             const sim::RunReport* previous);
+
+// The same rows' intervals over `runs` (docs/kpis.md: one seed is an anecdote), matched by row
+// name; a row no seed defines keeps none.
+std::vector<KpiRow> withIntervals(std::vector<KpiRow> rows, const sim::SeedRuns& runs);
 
 }  // namespace spillway::view
