@@ -190,8 +190,12 @@ int runExport(const QStringList& args) {
   p.addOption({"require",
                "Gate on the target's KPIs over the validation incidents (the worst one), e.g. "
                "'fp<=0.03,ttd<=30s,mttr<=120s'; metrics: fp, ttd, mttr, from_trip, "
-               "recovery_lag, blocked, opens.",
+               "recovery_lag, blocked, opens, false_trips (per hour), collateral.",
                "TERMS"});
+  p.addOption({"slo",
+               "The validation incidents' SLO latency: a blocked call the recording answered "
+               "within it would have succeeded (docs/kpis.md; default 5s).",
+               "D", "5s"});
   p.addOption({"out", "Write the configuration here (the report then goes to stdout).", "FILE"});
   p.addOption({"json", "Print the report (configuration, notes, validation) as JSON."});
   if (!p.parse(args)) {
@@ -239,8 +243,13 @@ int runExport(const QStringList& args) {
   std::FILE* rep = (toFile || json) ? stdout : stderr;  // the report's stream
   try {
     const Policy policy = loadPolicy(p.value("policy").toStdString());
+    const auto slo = parseSlo(p.value("slo"));
+    if (!slo) throw InputError("--slo", 0, "", "expected a duration > 0 such as 5s or 800ms");
     std::vector<Incident> incs;
-    for (const std::string& a : incidents) incs.push_back(loadIncident(a));
+    for (const std::string& a : incidents) {
+      incs.push_back(loadIncident(a));
+      incs.back().slo = *slo;
+    }
     // Native runs first: they supply the learned baselines and the instances to the exporter.
     std::vector<NativeRun> native;
     std::string names;

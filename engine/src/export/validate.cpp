@@ -14,6 +14,7 @@ NativeRun replayNative(const Policy& policy, const Incident& incident, std::uint
   auto reader = JsonlReader::fromMemory(incident.name, incident.text, false);
   ReplayOptions opt;
   opt.seed = seed;
+  opt.truth.slo = incident.slo;
   Replayer rep(policy, opt);
   CallRecord rec;
   NativeRun run;
@@ -55,8 +56,10 @@ ExportContext contextFrom(const std::vector<NativeRun>& runs, const std::string&
 ReplayKpis replayTarget(const ExportResult& exported, const Incident& incident,
                         std::uint64_t seed) {
   auto reader = JsonlReader::fromMemory(incident.name, incident.text, false);
+  DialectReplayOptions opt;
+  opt.truth.slo = incident.slo;
   return replayUnderDialect(exported.target, exported.text, exported.fileName, *reader,
-                            incident.faults, seed, {}, exported.select);
+                            incident.faults, seed, opt, exported.select);
 }
 
 // ---- gaps ------------------------------------------------------------------------------------

@@ -63,6 +63,31 @@ class TstCliExport : public QObject {
     QVERIFY(pass.out.contains("PASS"));
   }
 
+  // The new terms gate on the block classes; --slo is the incidents' bar for "would have
+  // succeeded": a tighter SLO leaves fewer avoidable blocks, never more.
+  void blockTermsAndSlo() {
+    const Run trips = cli({"export", "--target", "resilience4j", "--validate", "sample",
+                           "--require", "false_trips<=0,collateral<=1", "--out", "/dev/null"});
+    QCOMPARE(trips.code, 0);
+    QVERIFY2(trips.out.contains("ok   false_trips<=0 0.00/h"), trips.out.constData());
+    QVERIFY(trips.out.contains("ok   collateral<=1"));
+    const auto fp = [&](const char* slo) {
+      const Run r = cli(
+          {"export", "--target", "resilience4j", "--json", "--validate", "sample", "--slo", slo});
+      return QJsonDocument::fromJson(r.out)
+          .object()["validation"]
+          .toArray()
+          .at(0)
+          .toObject()["native"]
+          .toObject()["false_positive_rate"]
+          .toDouble();
+    };
+    QVERIFY(fp("1s") < fp("5s"));
+    const Run bad = cli({"export", "--target", "envoy", "--validate", "sample", "--slo", "soon"});
+    QCOMPARE(bad.code, 2);
+    QVERIFY(bad.err.contains("--slo"));
+  }
+
   void incidentFilesWithFaultAnnotations() {
     QTemporaryDir dir;
     QVERIFY(QFile::copy(SPILLWAY_RESOURCES_DIR "/traces/seed000-sample.jsonl",
