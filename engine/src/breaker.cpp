@@ -270,7 +270,18 @@ void Breaker::onSliceComplete(const CompletedSlice& s) {
     }
   }
   lastSliceFrozen_ = !healthy;
-  if (!healthy || s.samples() == 0) return;
+  if (!healthy) {
+    mergeable_ = 0;  // the slices still in the window may hold this one's onset
+    return;
+  }
+  if (s.samples() > 0 && s.slot >= 0) mergeable_ |= 1u << s.slot;
+}
+
+void Breaker::onSliceEvicted(const CompletedSlice& s) {
+  const std::uint32_t bit = 1u << s.slot;
+  if (!(mergeable_ & bit)) return;
+  mergeable_ &= ~bit;
+  const BaselineConfig& b = cfg_->baseline;
   // Forward decay: rather than shrinking every bin each slice, newer slices get a growing
   // weight; quantiles do not care about the common factor. Renormalize long before overflow.
   baselineWeight_ *= baselineStep_;

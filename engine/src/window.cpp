@@ -112,6 +112,19 @@ void SlidingStats::addSlices(LatencyHistogram& h) const {
 
 // Takes the slice's calls out of the window histogram and empties it. One bin at a time gives
 // the window the same state as subtracting the slice's histogram.
+CompletedSlice SlidingStats::evictedView(int slot) const {
+  const Slice& sl = slices_[static_cast<std::size_t>(slot)];
+  CompletedSlice v;
+  v.slot = slot;
+  if (sl.dense) {
+    v.hist = sl.hist.get();
+  } else {
+    v.bins = sl.bins.data();
+    v.binCount = static_cast<std::uint32_t>(sl.bins.size());
+  }
+  return v;
+}
+
 void SlidingStats::evictSlice(Slice& sl) {
   ++sliceGen_[static_cast<std::size_t>(&sl - slices_.data())];
   if (sl.dense) {

@@ -65,6 +65,7 @@ class Breaker {
   struct SliceHook {
     Breaker* self;
     void operator()(const CompletedSlice& s) const { self->onSliceComplete(s); }
+    void evicted(const CompletedSlice& s) const { self->onSliceEvicted(s); }
   };
   SliceHook sliceHook() { return SliceHook{this}; }
 
@@ -150,6 +151,7 @@ class Breaker {
   void afterOutcome(Micros now, bool probe, bool good, std::uint32_t n);
   void evaluateTrip(Micros now);
   void onSliceComplete(const CompletedSlice& s);
+  void onSliceEvicted(const CompletedSlice& s);
   bool windowP50Exceeds(double us);  // the window's P50 > us (the drift check)
   void transition(BreakerState to, Reason reason, Micros now, Micros openFor = 0,
                   Micros sustained = 0);
@@ -176,6 +178,11 @@ class Breaker {
   double baselineP50_ = 0;
   bool baselineLearned_ = false;
   bool lastSliceFrozen_ = false;
+  // Slices (by ring slot) that completed healthy and have seen no frozen slice since: the
+  // baseline takes them when they leave the window. A fault's first seconds look healthy
+  // until the window shows the drift (or the breaker trips); they are then dropped, not
+  // learned.
+  std::uint32_t mergeable_ = 0;
   Micros slowThreshold_ = kForever;
 
   BreakerState state_ = BreakerState::Closed;

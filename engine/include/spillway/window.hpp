@@ -43,6 +43,7 @@ struct CompletedSlice {
   const LatencyHistogram* hist = nullptr;
   const std::uint16_t* bins = nullptr;
   std::uint32_t binCount = 0;
+  int slot = -1;  // the slice's place in the window's ring (the same when it is evicted)
 
   std::uint32_t samples() const { return hist ? hist->total() : binCount; }
   LatencyHistogram histogram() const {  // a copy, either way
@@ -156,7 +157,8 @@ class SlidingStats {
   // any: a slice is flushed when it completes).
   void flushHead();
   void evictSlice(Slice& sl);
-  void addSlices(LatencyHistogram& h) const;  // every slice's calls (the whole window)
+  CompletedSlice evictedView(int slot) const;  // every call of the slice, flushed or not
+  void addSlices(LatencyHistogram& h) const;   // every slice's calls (the whole window)
 
   Micros width_;
   int n_;  // buckets in the window
@@ -235,6 +237,7 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
         done.binCount = static_cast<std::uint32_t>(sl.bins.size());
       }
     }
+    done.slot = headSlice_;
     onSlice(done);
   }
   // The new head's slot: idx mod n_, from the old one.
@@ -268,7 +271,14 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
     int sl = newSliceSlot - static_cast<int>(sCount - 1);
     if (sl < 0) sl += nSlices_;
     for (std::int64_t k = 0; k < sCount; ++k) {
-      if (windowHist_) evictSlice(slices_[sl]);
+      if (windowHist_) {
+        // A hook that wants the slices as they leave the window (the baseline learns a slice
+        // only once the whole window after it was seen, Breaker::onSliceEvicted) gets them
+        // before their latencies go.
+        if constexpr (requires(const CompletedSlice& c) { onSlice.evicted(c); })
+          onSlice.evicted(evictedView(sl));
+        evictSlice(slices_[sl]);
+      }
       if (++sl == nSlices_) sl = 0;
     }
     headSlice_ = newSliceSlot;
