@@ -147,11 +147,7 @@ nlohmann::json recalibrate(const Replayer& replayer, const ReplayKpis& before,
                            const std::vector<NamedFault>& faults, const ReplayOptions& opt,
                            Input& input) {
   const Policy& policy = replayer.engine().policy();
-  std::vector<PeriodTally> periods;
-  replayer.truth().classify(before.realFaults, replayer.events(), policy.calibration.period,
-                            &periods);
-  const auto prop =
-      proposeRecalibration(periods, before.blocks, policy.breaker, policy.calibration);
+  const auto prop = proposeRecalibration(replayer, before);
   if (!prop) return nullptr;
   nlohmann::json j;
   j["period_start_ms"] = static_cast<double>(prop->period.start) / 1000.0;

@@ -99,6 +99,15 @@ std::optional<CalibrationProposal> proposeRecalibration(const std::vector<Period
   return p;
 }
 
+std::optional<CalibrationProposal> proposeRecalibration(const Replayer& replayer,
+                                                        const ReplayKpis& kpis) {
+  const Policy& policy = replayer.engine().policy();
+  std::vector<PeriodTally> periods;
+  replayer.truth().classify(kpis.realFaults, replayer.events(), policy.calibration.period,
+                            &periods);
+  return proposeRecalibration(periods, kpis.blocks, policy.breaker, policy.calibration);
+}
+
 ProposalCheck checkProposal(const ReplayKpis& before, const ReplayKpis& after) {
   ProposalCheck c;
   for (std::size_t i = 0; i < before.faults.size() && i < after.faults.size(); ++i) {

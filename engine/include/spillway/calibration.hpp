@@ -10,6 +10,7 @@
 
 #include "spillway/dialect_replay.hpp"
 #include "spillway/policy.hpp"
+#include "spillway/replay.hpp"
 #include "spillway/replay_truth.hpp"
 
 namespace spillway {
@@ -29,6 +30,11 @@ std::optional<CalibrationProposal> proposeRecalibration(const std::vector<Period
                                                         const BlockTally& whole,
                                                         const BreakerConfig& current,
                                                         const CalibrationConfig& cfg);
+
+// The same over a finished native replay (`kpis` = nativeReplayKpis of it): its review periods
+// of the policy's calibration.period judged against the replay's real faults.
+std::optional<CalibrationProposal> proposeRecalibration(const Replayer& replayer,
+                                                        const ReplayKpis& kpis);
 
 struct ProposalCheck {
   bool withheld = false;

@@ -218,10 +218,7 @@ void TstRecalibration::relaxingPastARealFaultIsWithheld() {
   const ReplayKpis before = nativeReplayKpis(replayer, t.faults);
   QCOMPARE(before.blocks.falseTripEpisodes, 5u);
   QVERIFY(before.faults.at(0).score.detected);
-  std::vector<PeriodTally> periods;
-  replayer.truth().classify(before.realFaults, replayer.events(), policy.calibration.period,
-                            &periods);
-  const auto p = proposeRecalibration(periods, before.blocks, policy.breaker, policy.calibration);
+  const auto p = proposeRecalibration(replayer, before);
   QVERIFY(p.has_value());
   QCOMPARE(p->part, BlockClass::FalseTrip);
   QCOMPARE(p->period.start % policy.calibration.period, Micros{0});
@@ -266,10 +263,7 @@ void TstRecalibration::sampleNeverRelaxesTheTripDuringTheLeak() {
   QCOMPARE(before.faults[0].fault.instance, std::string("chat-72b-3"));
   QCOMPARE(before.blocks.falseTripEpisodes, 0u);
   QVERIFY(before.blocks.blocks[int(BlockClass::Collateral)] > 0);
-  std::vector<PeriodTally> periods;
-  replayer.truth().classify(before.realFaults, replayer.events(), policy.calibration.period,
-                            &periods);
-  const auto p = proposeRecalibration(periods, before.blocks, policy.breaker, policy.calibration);
+  const auto p = proposeRecalibration(replayer, before);
   QVERIFY(p.has_value());
   QCOMPARE(p->part, BlockClass::RecoveryLag);
   QCOMPARE(p->proposed.trip.slowRate, policy.breaker.trip.slowRate);
