@@ -114,10 +114,10 @@ std::string fpSummary(const BlockTally& b) {
          pctOrNa(b.collateralShare()) + "; " + std::to_string(b.total()) + " blocks)";
 }
 
-std::optional<Micros> parseSlo(const QString& text) {
-  const auto d = parseDuration(text.toStdString());
-  if (!d || *d <= 0) return std::nullopt;
-  return d;
+ReplayTruthOptions parseSlo(const QString& text) {
+  ReplayTruthOptions t;
+  parseSloSpec(text.toStdString(), "--slo", t);
+  return t;
 }
 
 }  // namespace spillway::cli

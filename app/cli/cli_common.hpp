@@ -10,6 +10,7 @@
 
 #include "spillway/block_class.hpp"
 #include "spillway/policy.hpp"
+#include "spillway/replay_truth.hpp"
 #include "spillway/sim/scenario.hpp"
 
 namespace spillway::cli {
@@ -47,8 +48,9 @@ void putBlockFigures(nlohmann::json& j, const BlockTally& b, std::optional<doubl
 // "4.2 % (false trip 1.0 %, recovery lag 3.2 %; collateral 60.0 %; 500 blocks)", or "n/a
 // (nothing blocked)".
 std::string fpSummary(const BlockTally& b);
-// `--slo`: a duration > 0 such as 5s or 800ms; nullopt when it is not one.
-std::optional<Micros> parseSlo(const QString& text);
+// `--slo`: "5s", or per tenant "code-assist=3s,report-gen=20s,5s" (a bare duration is the
+// default). Throws InputError naming --slo and the bad part.
+ReplayTruthOptions parseSlo(const QString& text);
 
 // A built-in scenario by name (seed-000 …) or a scenario file. Throws InputError.
 sim::Scenario loadScenario(const std::string& nameOrPath);

@@ -243,12 +243,11 @@ int runExport(const QStringList& args) {
   std::FILE* rep = (toFile || json) ? stdout : stderr;  // the report's stream
   try {
     const Policy policy = loadPolicy(p.value("policy").toStdString());
-    const auto slo = parseSlo(p.value("slo"));
-    if (!slo) throw InputError("--slo", 0, "", "expected a duration > 0 such as 5s or 800ms");
+    const ReplayTruthOptions truth = parseSlo(p.value("slo"));
     std::vector<Incident> incs;
     for (const std::string& a : incidents) {
       incs.push_back(loadIncident(a));
-      incs.back().slo = *slo;
+      incs.back().truth = truth;
     }
     // Native runs first: they supply the learned baselines and the instances to the exporter.
     std::vector<NativeRun> native;

@@ -203,7 +203,8 @@ int runReplay(const QStringList& args) {
   p.addOption({"seed", "Seed for probe sampling (default 1).", "N", "1"});
   p.addOption({"slo",
                "The clients' SLO latency: a blocked call the recording answered within it "
-               "would have succeeded (docs/kpis.md; default 5s).",
+               "would have succeeded (docs/kpis.md; default 5s; per tenant: "
+               "'code-assist=3s,report-gen=20s,5s').",
                "D", "5s"});
   p.addOption({"incident",
                "Replay an incident from the library (docs/library.md) instead of a trace; its "
@@ -248,13 +249,11 @@ int runReplay(const QStringList& args) {
     }
   }
 
-  {
-    const auto slo = parseSlo(p.value("slo"));
-    if (!slo) {
-      std::fprintf(stderr, "replay: --slo: expected a duration > 0 such as 5s or 800ms\n");
-      return kInputError;
-    }
-    opt.truth.slo = *slo;
+  try {
+    opt.truth = parseSlo(p.value("slo"));
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "replay: %s\n", e.what());
+    return kInputError;
   }
 
   std::FILE* out = nullptr;
@@ -324,7 +323,11 @@ int runReplay(const QStringList& args) {
       std::printf(", %llu bad lines skipped", static_cast<unsigned long long>(reader->skipped()));
     if (replayer.late())
       std::printf(", %llu late", static_cast<unsigned long long>(replayer.late()));
-    std::printf("; SLO %s\n\n", formatDuration(opt.truth.slo).c_str());
+    std::string slos;
+    for (const auto& [tenant, slo] : opt.truth.tenantSlo)
+      slos += (slos.empty() ? " (" : ", ") + tenant + " " + formatDuration(slo);
+    std::printf("; SLO %s%s\n\n", formatDuration(opt.truth.slo).c_str(),
+                slos.empty() ? "" : (slos + ")").c_str());
     const nlohmann::json jinst = printInstances(replayer, k);
     std::printf("\nBlocked by breakers: %llu (%llu answered within the SLO in the recording)\n",
                 static_cast<unsigned long long>(k.rejected),
@@ -345,6 +348,8 @@ int runReplay(const QStringList& args) {
       rep["trace"] = reader->source();
       rep["policy"] = eng.policy().name;
       rep["slo_ms"] = static_cast<double>(opt.truth.slo) / 1000.0;
+      for (const auto& [tenant, slo] : opt.truth.tenantSlo)
+        rep["tenant_slo_ms"][tenant] = static_cast<double>(slo) / 1000.0;
       rep["records"] = replayer.fed();
       rep["skipped_lines"] = reader->skipped();
       rep["late_records"] = replayer.late();

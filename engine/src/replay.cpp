@@ -15,7 +15,8 @@ void Replayer::feed(const CallRecord& rec) {
   if (id >= stats_.size()) stats_.resize(id + 1);
   ++fed_;
   if (first_ == kNever || rec.ts < first_) first_ = rec.ts;
-  Pending p{rec.ts, rec.latency, seq_++, id, rec.status, rec.outcome};
+  Pending p{
+      rec.ts, rec.latency, seq_++, id, rec.status, rec.outcome, options_.truth.sloFor(rec.tenant)};
   if (rec.ts < lastAdmit_) ++late_;  // beyond the reorder window: applied at "now"
   if (pending_.empty() || pending_.back().ts <= rec.ts) {
     pending_.push_back(p);
@@ -61,7 +62,7 @@ void Replayer::admit(const Pending& p) {
   Breaker& b = engine_.breaker(p.id);
   ReplayInstanceStats& st = stats_[p.id];
   ++st.records;
-  const bool succeeded = truth_.wouldSucceed(p.status, p.outcome, p.latency);
+  const bool succeeded = truth_.wouldSucceed(p.status, p.outcome, p.latency, p.slo);
   truth_.onCall(p.id, p.ts, succeeded);
   st.recordedSucceeded += succeeded;
   const Decision d = b.admit(p.ts);

@@ -2,14 +2,47 @@
 
 #include <algorithm>
 
+#include "spillway/input_error.hpp"
 #include "spillway/policy.hpp"
 
 namespace spillway {
 
-bool ReplayGroundTruth::wouldSucceed(int status, Outcome outcome, Micros latency) const {
+bool ReplayGroundTruth::wouldSucceed(int status, Outcome outcome, Micros latency,
+                                     Micros slo) const {
   static const ClassifyConfig reference;
-  return spillway::classify(reference, status, outcome) != Verdict::Failure &&
-         latency <= options_.slo;
+  return spillway::classify(reference, status, outcome) != Verdict::Failure && latency <= slo;
+}
+
+Micros ReplayTruthOptions::sloFor(std::string_view tenant) const {
+  for (const auto& [name, slo] : tenantSlo)
+    if (name == tenant) return slo;
+  return slo;
+}
+
+void parseSloSpec(std::string_view text, const std::string& source, ReplayTruthOptions& out) {
+  ReplayTruthOptions o = out;
+  o.tenantSlo.clear();
+  bool any = false;
+  std::size_t pos = 0;
+  while (pos <= text.size()) {
+    const std::size_t comma = std::min(text.find(',', pos), text.size());
+    const std::string_view part = text.substr(pos, comma - pos);
+    pos = comma + 1;
+    if (part.empty()) continue;
+    const std::size_t eq = part.find('=');
+    const std::string_view name = eq == std::string_view::npos ? "" : part.substr(0, eq);
+    const auto d = parseDuration(eq == std::string_view::npos ? part : part.substr(eq + 1));
+    if (!d || *d <= 0 || (eq != std::string_view::npos && name.empty()))
+      throw InputError(source, 0, std::string(part),
+                       "expected a duration > 0 (5s) or TENANT=DURATION (code-assist=3s)");
+    if (name.empty())
+      o.slo = *d;
+    else
+      o.tenantSlo.emplace_back(std::string(name), *d);
+    any = true;
+  }
+  if (!any) throw InputError(source, 0, "", "no SLO given");
+  out = std::move(o);
 }
 
 void ReplayGroundTruth::closeRun(InstanceId id, PerInstance& p,

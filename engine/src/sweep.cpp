@@ -247,7 +247,8 @@ IncidentTrace IncidentTrace::read(const std::function<bool(CallRecord&)>& next, 
     CallRecord keep = rec;  // only what replay reads; the rest would dangle
     keep.instance = t.intern(rec.instance);
     keep.model = t.intern(rec.model);
-    keep.tenant = keep.route = keep.session = {};
+    keep.tenant = t.intern(rec.tenant);  // its SLO (ReplayTruthOptions::tenantSlo)
+    keep.route = keep.session = {};
     t.calls_.push_back(keep);
   }
   return t;

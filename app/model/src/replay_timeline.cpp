@@ -64,7 +64,8 @@ void ReplayTimelineBuilder::feed(const CallRecord& rec) {
   const InstanceId id = *replayer_.engine().find(rec.instance);  // registered by feed()
   acc(id);
   // The Replayer's insertion rule: appended when in order, else after equal start times.
-  const Pending p{rec.ts, rec.latency, seq_++, id, rec.status, rec.outcome};
+  const Pending p{
+      rec.ts, rec.latency, seq_++, id, rec.status, rec.outcome, options_.truth.sloFor(rec.tenant)};
   if (pending_.empty() || pending_.back().ts <= rec.ts) {
     pending_.push_back(p);
   } else {
@@ -142,7 +143,7 @@ void ReplayTimelineBuilder::admitted(std::vector<Pending>& batch) {
       grow(a.latencyMs, k + 1);
       const bool failure = classify(b.config().classify, p.status, p.outcome) == Verdict::Failure;
       const bool slow = p.latency > b.slowThreshold();
-      succeeded[j] = replayer_.truth().wouldSucceed(p.status, p.outcome, p.latency);
+      succeeded[j] = replayer_.truth().wouldSucceed(p.status, p.outcome, p.latency, p.slo);
       a.calls[k] += 1;
       a.failures[k] += failure;
       a.slow[k] += slow;

@@ -99,6 +99,7 @@ class DialectReplayer {
     InstanceId id;
     int status;
     Outcome outcome;
+    Micros slo;  // its tenant's
   };
   struct Completion {
     Micros end;

@@ -61,6 +61,7 @@ class Replayer {
     InstanceId id;
     int status;
     Outcome outcome;
+    Micros slo;  // its tenant's
   };
   struct Completion {
     Micros end;

@@ -7,6 +7,9 @@
 // emulation are judged on one footing.
 #include <cstdint>
 #include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "spillway/block_class.hpp"
@@ -16,9 +19,12 @@
 namespace spillway {
 
 struct ReplayTruthOptions {
-  // The client's SLO latency: an answer later than this is not a success. One bar for every
-  // call (the recording's tenants are not mapped to SLOs); `replay --slo` sets it.
+  // The clients' SLO latency: an answer later than this is not a success. `slo` for every
+  // call, `tenantSlo` for the calls of a named tenant (the record's `tenant`); `--slo` sets
+  // both ("5s" or "code-assist=3s,report-gen=20s,5s").
   Micros slo = seconds(5);
+  std::vector<std::pair<std::string, Micros>> tenantSlo;
+  Micros sloFor(std::string_view tenant) const;
   GroundTruthRules rules;
   // The reference rule for faults read from a recording without annotations: 1 s slices; a
   // slice is bad when at least `badShare` of its calls failed or missed the SLO; bad slices
@@ -28,6 +34,10 @@ struct ReplayTruthOptions {
   double badShare = 0.5;
   std::uint32_t minCalls = 10;
 };
+
+// "5s", "code-assist=3s,report-gen=20s,5s": a bare duration is the default SLO, NAME=D a
+// tenant's. Throws InputError naming `source` and the bad part.
+void parseSloSpec(std::string_view text, const std::string& source, ReplayTruthOptions& out);
 
 // A real fault of one instance, [start, end).
 struct TruthFault {
@@ -47,7 +57,10 @@ class ReplayGroundTruth {
 
   // The policy-independent bar: a non-failure answer (default classification: 5xx, 429, no
   // answer, timeout, reset fail) within the SLO.
-  bool wouldSucceed(int status, Outcome outcome, Micros latency) const;
+  bool wouldSucceed(int status, Outcome outcome, Micros latency, Micros slo) const;
+  bool wouldSucceed(int status, Outcome outcome, Micros latency) const {
+    return wouldSucceed(status, outcome, latency, options_.slo);
+  }
   // Every recorded call once, in admit order (late records fold into the current slice).
   void onCall(InstanceId id, Micros ts, bool succeeded);
   void onBlock(InstanceId id, Micros ts, bool wouldSucceed);

@@ -35,7 +35,8 @@ void DialectReplayer::feed(const CallRecord& rec) {
   }
   ++fed_;
   if (first_ == kNever || rec.ts < first_) first_ = rec.ts;
-  Pending p{rec.ts, rec.latency, seq_++, id, rec.status, rec.outcome};
+  Pending p{
+      rec.ts, rec.latency, seq_++, id, rec.status, rec.outcome, options_.truth.sloFor(rec.tenant)};
   if (rec.ts < lastAdmit_) ++late_;  // beyond the reorder window: applied at "now"
   if (pending_.empty() || pending_.back().ts <= rec.ts) {
     pending_.push_back(p);
@@ -68,7 +69,7 @@ void DialectReplayer::releaseWaiters(InstanceId id, Micros at) {
 
 void DialectReplayer::admit(const Pending& p, Micros at, bool retry) {
   ReplayInstanceStats& st = stats_[p.id];
-  const bool would = truth_.wouldSucceed(p.status, p.outcome, p.latency);
+  const bool would = truth_.wouldSucceed(p.status, p.outcome, p.latency, p.slo);
   if (!retry) {
     ++st.records;
     st.recordedSucceeded += would;
@@ -114,7 +115,7 @@ void DialectReplayer::finish() {
   // Callers still waiting when the trace ends never ran: count them as blocked.
   for (InstanceId id = 0; id < waiting_.size(); ++id) {
     for (const Pending& p : waiting_[id]) {
-      const bool would = truth_.wouldSucceed(p.status, p.outcome, p.latency);
+      const bool would = truth_.wouldSucceed(p.status, p.outcome, p.latency, p.slo);
       d_.noteBlocked(id, would);
       truth_.onBlock(id, p.ts, would);
     }

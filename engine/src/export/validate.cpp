@@ -14,7 +14,7 @@ NativeRun replayNative(const Policy& policy, const Incident& incident, std::uint
   auto reader = JsonlReader::fromMemory(incident.name, incident.text, false);
   ReplayOptions opt;
   opt.seed = seed;
-  opt.truth.slo = incident.slo;
+  opt.truth = incident.truth;
   Replayer rep(policy, opt);
   CallRecord rec;
   NativeRun run;
@@ -57,7 +57,7 @@ ReplayKpis replayTarget(const ExportResult& exported, const Incident& incident,
                         std::uint64_t seed) {
   auto reader = JsonlReader::fromMemory(incident.name, incident.text, false);
   DialectReplayOptions opt;
-  opt.truth.slo = incident.slo;
+  opt.truth = incident.truth;
   return replayUnderDialect(exported.target, exported.text, exported.fileName, *reader,
                             incident.faults, seed, opt, exported.select);
 }

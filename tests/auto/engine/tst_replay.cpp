@@ -10,6 +10,7 @@
 
 #include "spillway/dialect_replay.hpp"
 #include "spillway/fault_annotations.hpp"
+#include "spillway/input_error.hpp"
 #include "spillway/policy.hpp"
 #include "spillway/replay.hpp"
 
@@ -147,6 +148,9 @@ class TstReplay : public QObject {
   void falsePositives();
   void blockClassesFromAnnotations_data();
   void blockClassesFromAnnotations();
+  void tenantSlos();
+  void sloSpec_data();
+  void sloSpec();
   void outOfOrderWithinWindow();
   void late_data();
   void late();
@@ -298,6 +302,56 @@ void TstReplay::blockClassesFromAnnotations() {
   QCOMPARE(k.falsePositives(), std::uint64_t(7 - collateral));
   // A benign fault is not scored for TTD: nothing real to detect.
   QCOMPARE(k.faults.size(), std::size_t(faults.front().benign ? 0 : 1));
+}
+
+// Each call is judged against its tenant's SLO: the same 2 s answer, blocked, would have
+// succeeded for a tenant with a 5 s SLO and not for one with 1 s.
+void TstReplay::tenantSlos() {
+  ReplayOptions opt;
+  parseSloSpec("strict=1s,5s", "--slo", opt.truth);
+  Replayer r(tinyPolicy(), opt);
+  for (int i = 0; i < 4; ++i) r.feed(call(i * 100, 10, 503));
+  const std::string strict = "strict", relaxed = "relaxed";
+  CallRecord a = call(1000, 2000, 200), b = call(1100, 2000, 200);
+  a.tenant = strict;
+  b.tenant = relaxed;  // no SLO of its own: the default
+  r.feed(a);
+  r.feed(b);
+  r.finish();
+  const BreakerCounters& c = r.engine().breaker(0).counters();
+  QCOMPARE(c.rejected, 2u);
+  QCOMPARE(c.blockedWouldSucceed, 1u);
+  QCOMPARE(opt.truth.sloFor("strict"), seconds(1));
+  QCOMPARE(opt.truth.sloFor("anyone"), seconds(5));
+}
+
+void TstReplay::sloSpec_data() {
+  QTest::addColumn<QString>("spec");
+  QTest::addColumn<bool>("ok");
+  QTest::addColumn<qint64>("defaultMs");
+  QTest::newRow("a duration") << "800ms" << true << qint64(800);
+  QTest::newRow("tenants and a default") << "a=3s,b=20s,4s" << true << qint64(4000);
+  QTest::newRow("tenants only: default kept") << "a=3s" << true << qint64(5000);
+  QTest::newRow("no unit") << "5" << false << qint64(0);
+  QTest::newRow("zero") << "0s" << false << qint64(0);
+  QTest::newRow("tenant without a name") << "=3s" << false << qint64(0);
+  QTest::newRow("empty") << "" << false << qint64(0);
+}
+
+void TstReplay::sloSpec() {
+  QFETCH(QString, spec);
+  QFETCH(bool, ok);
+  QFETCH(qint64, defaultMs);
+  ReplayTruthOptions t;
+  try {
+    parseSloSpec(spec.toStdString(), "--slo", t);
+    QVERIFY(ok);
+    QCOMPARE(t.slo, millis(defaultMs));
+  } catch (const InputError& e) {
+    QVERIFY2(!ok, e.what());
+    QVERIFY(std::string(e.what()).find("--slo") != std::string::npos);
+    QCOMPARE(t.slo, seconds(5));  // untouched on error
+  }
 }
 
 void TstReplay::outOfOrderWithinWindow() {

@@ -18,8 +18,8 @@ struct Incident {
   std::string name;  // shown in reports ("seed000-sample.jsonl")
   std::string text;
   std::vector<NamedFault> faults;
-  // Its clients' SLO: a blocked call answered within it would have succeeded (docs/kpis.md).
-  Micros slo = ReplayTruthOptions{}.slo;
+  // Its clients' SLOs: a blocked call answered within it would have succeeded (docs/kpis.md).
+  ReplayTruthOptions truth;
 };
 
 struct NativeRun {

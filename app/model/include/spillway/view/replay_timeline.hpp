@@ -47,6 +47,7 @@ class ReplayTimelineBuilder {
     InstanceId id;
     int status;
     Outcome outcome;
+    Micros slo;  // its tenant's
   };
   struct Acc {  // one instance's per-second accumulators
     std::vector<double> calls, failures, slow, blocked, fp;
