@@ -49,6 +49,13 @@ namespace {
 using namespace spillway;
 using namespace spillway::sim;
 
+SimOptions simOptions(bool protection, SeriesSink* series = nullptr) {
+  SimOptions o;
+  o.protection = protection;
+  o.series = series;
+  return o;
+}
+
 constexpr Micros kMinute = seconds(60);
 constexpr Micros kHour = seconds(3600);
 
@@ -161,7 +168,7 @@ void runScenario(benchmark::State& state, const Scenario& sc, bool protection,
   double rssAtSample = 0, rssEnd = 0;
   std::unique_ptr<Simulator> last;
   for (auto _ : state) {
-    auto sim = std::make_unique<Simulator>(sc, SimOptions{protection, nullptr, nullptr});
+    auto sim = std::make_unique<Simulator>(sc, simOptions(protection));
     if (sampleRssAt > 0) {
       sim->runUntil(sampleRssAt);
       rssAtSample = currentRssMiB();
@@ -235,7 +242,7 @@ void runSeed(benchmark::State& state, const char* file) {
   const Scenario& sc = seedScenario(file);
   const bool protection = state.range(0) != 0;
   runScenario(state, sc, protection);
-  const RunReport rep = simulate(sc, SimOptions{protection, nullptr, nullptr});
+  const RunReport rep = simulate(sc, simOptions(protection));
   std::uint64_t limited = 0;
   for (std::size_t k = 1; k < rep.limitedBy.size(); ++k) limited += rep.limitedBy[k];
   state.counters["limited"] = static_cast<double>(limited);
@@ -316,7 +323,7 @@ void BM_PlainQueue20x8_Check(benchmark::State& state) {
   s.seed = static_cast<std::uint64_t>(state.range(1));
   for (auto _ : state) {
     QueueStats stats(s.duration);
-    Simulator sim(s, SimOptions{true, nullptr, &stats});
+    Simulator sim(s, simOptions(true, &stats));
     sim.run();
     const double ticks = static_cast<double>(stats.ticks);
     const double lambda = static_cast<double>(sim.originals()) / (s.duration / 1e6);

@@ -58,6 +58,7 @@ sim::Scenario loadScenario(const std::string& nameOrPath);
 int runReplay(const QStringList& args);
 int runSimulate(const QStringList& args);
 int runKnee(const QStringList& args);
+int runDrill(const QStringList& args);           // drill_command.cpp
 int runImport(const QStringList& args);          // import_command.cpp
 int runLibrary(const QStringList& args);         // library_command.cpp
 int runSweepCommand(const QStringList& args);    // sweep_command.cpp

@@ -26,6 +26,11 @@ int runKnee(const QStringList& args) {
   p.addOption({"degrade",
                "keep the scenario's degrade chain: the capacity with backups, not of the "
                "primary path alone"});
+  p.addOption({"degrade-level",
+               "capacity at one degrade level: 0 primary, 1 + backups, 2 + cache (seed 003)", "L"});
+  p.addOption({"levels",
+               "one knee per degrade level (0, 1, 2) and the scale-out threshold each "
+               "implies"});
   p.addOption({"json", "print JSON instead of the table"});
   if (!p.parse(args)) {
     std::fprintf(stderr, "spillway-cli knee: %s\n", qPrintable(p.errorText()));
@@ -60,10 +65,41 @@ int runKnee(const QStringList& args) {
     }
     o.protection = !p.isSet("no-protection");
     o.degrade = p.isSet("degrade");
-    const sim::KneeResult r = sim::findKnee(sc, o, [](const sim::KneeStep& s) {
+    if (p.isSet("degrade-level")) {
+      bool ok = false;
+      o.level = p.value("degrade-level").toInt(&ok);
+      if (!ok || o.level < 0 || o.level >= sim::kDegradeLevels)
+        throw InputError("--degrade-level", 0, "", "expected 0, 1 or 2");
+    }
+    if (int(p.isSet("degrade")) + int(p.isSet("degrade-level")) + int(p.isSet("levels")) > 1)
+      throw InputError("--degrade", 0, "", "use one of --degrade, --degrade-level, --levels");
+    auto progress = [](const sim::KneeStep& s) {
       std::fprintf(stderr, "load %3.0f %%: p99 %.0f ms, %s\n", s.factor * 100, s.p99Ms,
                    s.stable ? "settled" : "did not settle");
-    });
+    };
+    auto checkLevel = [&](int level) {
+      sim::Scenario probe = sc;
+      try {
+        sim::applyDegradeLevel(probe, level);
+      } catch (const std::invalid_argument& e) {
+        throw InputError(p.isSet("levels") ? "--levels" : "--degrade-level", 0, "", e.what());
+      }
+    };
+    if (p.isSet("levels")) {
+      std::vector<sim::LevelKnee> levels;
+      for (int l = 0; l < sim::kDegradeLevels; ++l) checkLevel(l);
+      for (int l = 0; l < sim::kDegradeLevels; ++l) {
+        std::fprintf(stderr, "degrade level %s\n", sim::degradeLevelName(l));
+        o.level = l;
+        levels.push_back({l, sim::findKnee(sc, o, progress)});
+      }
+      std::fputs((p.isSet("json") ? sim::levelsJson(levels, o) + "\n" : sim::levelsTable(levels, o))
+                     .c_str(),
+                 stdout);
+      return kOk;
+    }
+    if (o.level >= 0) checkLevel(o.level);
+    const sim::KneeResult r = sim::findKnee(sc, o, progress);
     std::fputs((p.isSet("json") ? sim::kneeJson(r, o) + "\n" : sim::kneeTable(r, o)).c_str(),
                stdout);
     return kOk;

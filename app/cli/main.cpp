@@ -17,6 +17,7 @@ void usage(std::FILE* to) {
       "  simulate  run a scenario (built-in seed-000..003 or a file) and report its KPIs;\n"
       "            --serve-metrics ADDR runs it in real time with a Prometheus /metrics\n"
       "  knee      stepped load 30 %..300 %: find the capacity knee of a scenario\n"
+      "  drill     run a drill runbook (faults, traffic, expectations); exit 1 on a broken one\n"
       "  import    import telemetry (jsonl, csv, nginx, envoy, otlp, prometheus) into the library\n"
       "  library   list, show, export, annotate or delete incidents in the library; record,\n"
       "            record-info and cut live recordings\n"
@@ -64,6 +65,7 @@ int main(int argc, char** argv) {
     if (cmd == "replay") return spillway::cli::runReplay(args);
     if (cmd == "simulate") return spillway::cli::runSimulate(args);
     if (cmd == "knee") return spillway::cli::runKnee(args);
+    if (cmd == "drill") return spillway::cli::runDrill(args);
     if (cmd == "import") return spillway::cli::runImport(args);
     if (cmd == "library") return spillway::cli::runLibrary(args);
     if (cmd == "sweep") return spillway::cli::runSweepCommand(args);

@@ -18,6 +18,7 @@
 #include "spillway/input_limits.hpp"
 #include "spillway/library/library.hpp"
 #include "spillway/policy_yaml.hpp"
+#include "spillway/sim/modes.hpp"
 #include "spillway/sim/report.hpp"
 #include "spillway/sim/scenario_yaml.hpp"
 #include "spillway/sim/seeds.hpp"
@@ -138,6 +139,11 @@ int runSimulate(const QStringList& args) {
                "run N seeds (the scenario's, +1, …), baseline and protected, on every core: each "
                "KPI as mean and 95 % interval",
                "N"});
+  p.addOption({"modes",
+               "run these layers of defence side by side (seed 001's table): a comma list of "
+               "off, all, or limits, breaker, degrade joined by '+' — e.g. "
+               "limits,breaker+degrade,all; with --seeds N, each KPI as mean and 95 % interval",
+               "LIST"});
   p.addOption({"no-protection", "run the baseline only (breakers watch, never block)"});
   p.addOption({"duration", "override the scenario's duration (e.g. 5m)", "D"});
   p.addOption({"out", "write report.json, events.jsonl, series-*.csv here", "DIR"});
@@ -189,6 +195,27 @@ int runSimulate(const QStringList& args) {
       }
     }
     if (p.isSet("serve-metrics")) return serveMetrics(p, sc);
+    if (p.isSet("modes")) {
+      std::vector<sim::Mode> modes;
+      try {
+        modes = sim::parseModes(p.value("modes").toStdString());
+      } catch (const std::invalid_argument& e) {
+        throw InputError("--modes", 0, "", e.what());
+      }
+      uint n = 1;
+      if (p.isSet("seeds")) {
+        bool ok = false;
+        n = p.value("seeds").toUInt(&ok);
+        if (!ok || n < 1 || n > 1000) throw InputError("--seeds", 0, "", "expected 1 … 1000");
+      }
+      for (const char* opt : {"out", "save-incident", "no-protection", "compare"})
+        if (p.isSet(opt)) throw InputError(std::string("--") + opt, 0, "", "not with --modes");
+      const sim::ModeRuns runs = sim::runModes(sc, std::move(modes), n);
+      std::fputs(
+          (p.isSet("json") ? sim::modesJson(runs, sc) + "\n" : sim::modesTable(runs, sc)).c_str(),
+          stdout);
+      return kOk;
+    }
     if (p.isSet("seeds")) {
       bool ok = false;
       const uint n = p.value("seeds").toUInt(&ok);

@@ -71,12 +71,11 @@ Decision Breaker::reject(Micros now, RejectReason r) {
 Decision Breaker::admitSlow(Micros now) {
   switch (state_) {
     case BreakerState::Closed: {  // ramping back after recovery
-      const double share = rampShare(now);
-      if (share >= 1.0) {
-        finishRamp(rampEnd());
-      } else if (rng_.uniform() >= share) {
-        return reject(now, RejectReason::Ramp);
+      if (now >= rampEnd()) {
+        endRamp(rampEnd());
+        if (state_ != BreakerState::Closed) return reject(now, RejectReason::BreakerOpen);
       }
+      if (ramping_ && rng_.uniform() >= rampShare(now)) return reject(now, RejectReason::Ramp);
       ++counters_.admitted;
       ++inflight_;
       return Decision{};
@@ -107,7 +106,7 @@ Decision Breaker::admitSlow(Micros now) {
 void Breaker::afterOutcome(Micros now, bool probe, bool good, std::uint32_t n) {
   // A call admitted while ramping may end after the ramp did, with no admit or advance in
   // between: the ramp is over, so it must not be judged as a relapse (no sustain).
-  if (state_ == BreakerState::Closed && ramping_ && now >= rampEnd()) finishRamp(rampEnd());
+  if (state_ == BreakerState::Closed && ramping_ && now >= rampEnd()) endRamp(rampEnd());
   switch (state_) {
     case BreakerState::Closed:
     case BreakerState::MetricsOnly:
@@ -115,7 +114,9 @@ void Breaker::afterOutcome(Micros now, bool probe, bool good, std::uint32_t n) {
       break;
     case BreakerState::HalfOpen:
       if (!probe) break;  // started before the breaker opened: stats only
-      if (!good) {
+      if (!cfg_->halfOpen.release.empty()) {
+        gradeProbe(now, good, n);
+      } else if (!good) {
         open(now, Reason::ProbeFailed, 0);
       } else {
         streak_ += n;
@@ -132,8 +133,8 @@ void Breaker::evaluateTrip(Micros now) {
   decisionCounts(calls, failures, slow);
   const bool enough = calls >= cfg_->minCalls && calls > 0;
   const double c = calls;
-  const bool errOver = enough && failures > cfg_->trip.errorRate * c;
-  const bool slowOver = enough && slow > cfg_->trip.slowRate * c;
+  const bool errOver = enough && failures > errorThreshold() * c;
+  const bool slowOver = enough && slow > slowRateThreshold() * c;
   if (!errOver && !slowOver) {
     overSince_ = kNever;
     wouldOpenFired_ = false;
@@ -170,6 +171,71 @@ void Breaker::evaluateTrip(Micros now) {
   open(now, r, held);
 }
 
+double Breaker::errorThreshold() const {
+  const TripConfig& t = cfg_->trip;
+  double f = t.weight;
+  if (t.loadFactor.enabled) f *= t.loadFactor.min + (t.loadFactor.max - t.loadFactor.min) * load_;
+  return std::min(1.0, t.errorRate * f);
+}
+
+double Breaker::slowRateThreshold() const {
+  return std::min(1.0, cfg_->trip.slowRate * cfg_->trip.weight);
+}
+
+// Graded release: judge the probes so far against the rules (best first).
+void Breaker::gradeProbe(Micros now, bool good, std::uint32_t n) {
+  const HalfOpenConfig& h = cfg_->halfOpen;
+  probeN_ += n;
+  if (good) probeOk_ += n;
+  const double rate = static_cast<double>(probeOk_) / probeN_;
+  const ReleaseRule* best = nullptr;
+  for (const ReleaseRule& r : h.release) {
+    if (probeN_ >= r.probes && rate >= r.success) {
+      best = &r;
+      break;
+    }
+  }
+  if (best == &h.release.front()) return release(now, *best);
+  if (probeN_ >= h.maxProbes) {
+    if (best) return release(now, *best);
+    return open(now, Reason::ProbeFailed, 0);
+  }
+  // Reopen as soon as even a clean run of the remaining probes could not reach the last rule.
+  const double reachable = static_cast<double>(probeOk_ + (h.maxProbes - probeN_)) / h.maxProbes;
+  if (reachable < h.release.back().success) open(now, Reason::ProbeFailed, 0);
+}
+
+void Breaker::release(Micros now, const ReleaseRule& rule) {
+  rampFrom_ = rule.start;
+  rampCap_ = rule.cap;
+  close(now);
+}
+
+void Breaker::endRamp(Micros at) {
+  if (rampCap_ < 1.0) return endCappedRamp(at);
+  finishRamp(at);
+}
+
+// A release capped below full traffic is graded again on what the ramp admitted: the best
+// rule's rate lets it rise to 100 %, a lower rule holds it at the cap for another ramp period,
+// anything worse reopens.
+void Breaker::endCappedRamp(Micros at) {
+  std::uint32_t calls, failures, slow;
+  decisionCounts(calls, failures, slow);
+  const double bad = calls ? static_cast<double>(std::max(failures, slow)) / calls : 0.0;
+  const double goodShare = 1.0 - bad;
+  const std::vector<ReleaseRule>& rules = cfg_->halfOpen.release;
+  rampFrom_ = rampCap_;
+  rampStart_ = at;
+  if (calls >= rules.front().probes && goodShare >= rules.front().success) {
+    rampCap_ = 1.0;
+    return;
+  }
+  for (const ReleaseRule& r : rules)
+    if (calls >= r.probes && goodShare >= r.success) return;
+  open(at, Reason::RampRelapse, 0);
+}
+
 void Breaker::open(Micros now, Reason reason, Micros sustained) {
   ++attempts_;
   ++counters_.opens;
@@ -192,6 +258,7 @@ void Breaker::open(Micros now, Reason reason, Micros sustained) {
 
 void Breaker::toHalfOpen(Micros at) {
   streak_ = 0;
+  probeN_ = probeOk_ = 0;
   transition(BreakerState::HalfOpen, Reason::OpenElapsed, at);
 }
 
@@ -202,7 +269,11 @@ void Breaker::close(Micros now) {
   overSince_ = kNever;
   healthySince_ = now;
   rampStart_ = now;
-  ramping_ = cfg_->ramp.duration > 0 && cfg_->halfOpen.probeShare < 1.0;
+  if (cfg_->halfOpen.release.empty()) {
+    rampFrom_ = cfg_->halfOpen.probeShare;
+    rampCap_ = 1.0;
+  }
+  ramping_ = cfg_->ramp.duration > 0 && rampFrom_ < 1.0;
   if (!ramping_) finishRamp(now);
 }
 
@@ -219,14 +290,15 @@ Micros Breaker::rampEnd() const {
 
 double Breaker::rampShare(Micros now) const {
   if (cfg_->ramp.duration <= 0) return 1.0;
-  const double p0 = cfg_->halfOpen.probeShare;
+  const double p0 = rampFrom_;
   double f = static_cast<double>(now - rampStart_) / static_cast<double>(cfg_->ramp.duration);
   f = std::clamp(f, 0.0, 1.0);
   if (cfg_->ramp.shape == RampShape::Step) {
     const double n = std::max<std::uint32_t>(1, cfg_->ramp.steps);
     f = std::floor(f * n) / n;
   }
-  return f >= 1.0 ? 1.0 : p0 + (1.0 - p0) * f;
+  if (f >= 1.0) return rampCap_;
+  return p0 + (rampCap_ - p0) * f;
 }
 
 void Breaker::transition(BreakerState to, Reason reason, Micros now, Micros openFor,
@@ -289,6 +361,7 @@ void Breaker::onSliceEvicted(const CompletedSlice& s) {
     baseline_.scale(1.0 / baselineWeight_);
     baselineWeight_ = 1.0;
   }
+  if (cfg_->slow.spreadMax > 1.0) learnSpread(s);
   if (s.hist) {
     baseline_.mergeScaled(*s.hist, baselineWeight_);
   } else {
@@ -303,6 +376,24 @@ void Breaker::onSliceEvicted(const CompletedSlice& s) {
   }
 }
 
+// The spread of healthy slices' P99 (an exponentially weighted mean and variance with the
+// baseline's horizon) scales the slow threshold: a naturally noisy instance gets more room.
+void Breaker::learnSpread(const CompletedSlice& s) {
+  if (s.samples() < 20) return;  // a P99 over fewer calls is noise, not spread
+  const double p = s.histogram().quantile(0.99);
+  if (!spreadSeen_) {
+    spreadSeen_ = true;
+    spreadMean_ = p;
+  } else {
+    const double a = 1.0 - 1.0 / baselineStep_;
+    const double d = p - spreadMean_;
+    spreadMean_ += a * d;
+    spreadVar_ = (1.0 - a) * (spreadVar_ + a * d * d);
+  }
+  const double cv = spreadMean_ > 0 ? std::sqrt(spreadVar_) / spreadMean_ : 0.0;
+  latencyFactor_ = std::clamp(1.0 + cv, 1.0, cfg_->slow.spreadMax);
+}
+
 bool Breaker::windowP50Exceeds(double us) {
   return stats_.quantileExceeds(0.5, us);
 }
@@ -312,7 +403,8 @@ void Breaker::updateSlowThreshold() {
   if (s.absolute > 0) {
     slowThreshold_ = s.absolute;
   } else if (baselineLearned_) {
-    slowThreshold_ = std::max<Micros>(s.floor, static_cast<Micros>(s.k * baselineP99_));
+    slowThreshold_ =
+        std::max<Micros>(s.floor, static_cast<Micros>(s.k * baselineP99_ * latencyFactor_));
   } else if (s.initialBaseline > 0) {
     slowThreshold_ = std::max<Micros>(
         s.floor, static_cast<Micros>(s.k * static_cast<double>(s.initialBaseline)));
@@ -361,7 +453,7 @@ void Breaker::advance(Micros now) {
   now = clamp(now);
   stats_.advanceTo(now, sliceHook());
   if (state_ == BreakerState::Open && now >= openUntil_) toHalfOpen(openUntil_);
-  if (state_ == BreakerState::Closed && ramping_ && now >= rampEnd()) finishRamp(rampEnd());
+  if (state_ == BreakerState::Closed && ramping_ && now >= rampEnd()) endRamp(rampEnd());
 }
 
 void Breaker::force(BreakerState to, Micros now) {

@@ -104,7 +104,8 @@ void readDegrade(const YamlReader& r, const YAML::Node& n,
   r.requireMap(n, "degrade");
   r.checkKeys(n, "degrade",
               {"max_quality_drop", "context_overflow", "chains", "cache", "non_critical_backups",
-               "fast_fail_non_critical", "static_answer", "lock", "retry_budget"});
+               "fast_fail_non_critical", "static_answer", "lock", "retry_budget",
+               "prefer_cheaper_for", "simple_max_tokens"});
   d.enabled = true;
   if (auto v = n["max_quality_drop"])
     d.maxQualityDrop = r.number(v, "degrade.max_quality_drop", 0, 1, false);
@@ -149,6 +150,22 @@ void readDegrade(const YamlReader& r, const YAML::Node& n,
     if (auto v = l["ttl"]) d.lockTtl = r.duration(v, "degrade.lock.ttl", 1, false, true);
   }
   if (auto v = n["retry_budget"]) d.retryBudget = r.number(v, "degrade.retry_budget", 0, 1, false);
+  if (auto v = n["prefer_cheaper_for"]) {
+    const std::string key = "degrade.prefer_cheaper_for";
+    const std::vector<std::string> kinds =
+        v.IsSequence() ? words(r, v, key) : std::vector{r.scalar(v, key)};
+    for (std::size_t i = 0; i < kinds.size(); ++i) {
+      const YAML::Node& at = v.IsSequence() ? v[i] : v;
+      if (kinds[i] == "non_core")
+        d.cheaperForNonCore = true;
+      else if (kinds[i] == "simple")
+        d.cheaperForSimple = true;
+      else
+        r.fail(at.Mark(), key, "expected non_core or simple, got '" + kinds[i] + "'");
+    }
+  }
+  if (auto v = n["simple_max_tokens"])
+    d.simpleMaxTokens = r.count(v, "degrade.simple_max_tokens", 1, 10000000);
 }
 
 void readLimits(const YamlReader& r, const YAML::Node& n, LimitsConfig& l) {
@@ -216,6 +233,13 @@ void emitPolicySections(YAML::Emitter& e, const Policy& p) {
       << YAML::Value << d.lock << YAML::Key << "ttl" << YAML::Value << dur(d.lockTtl)
       << YAML::EndMap;
     e << YAML::Key << "retry_budget" << YAML::Value << d.retryBudget;
+    if (d.cheaperForNonCore || d.cheaperForSimple) {
+      std::vector<std::string> kinds;
+      if (d.cheaperForNonCore) kinds.emplace_back("non_core");
+      if (d.cheaperForSimple) kinds.emplace_back("simple");
+      e << YAML::Key << "prefer_cheaper_for" << YAML::Value << YAML::Flow << kinds;
+      e << YAML::Key << "simple_max_tokens" << YAML::Value << d.simpleMaxTokens;
+    }
     e << YAML::EndMap;
   }
   const LimitsConfig& l = p.limits;

@@ -22,7 +22,48 @@ class Reader : public YamlReader {
   using YamlReader::YamlReader;
   void breaker(const YAML::Node& n, const std::string& path, BreakerConfig& b) const;
   void calibration(const YAML::Node& n, const std::string& path, CalibrationConfig& c) const;
+
+ private:
+  void loadFactor(const YAML::Node& n, const std::string& p, LoadFactorConfig& l) const;
+  void release(const YAML::Node& n, const std::string& p, HalfOpenConfig& h) const;
 };
+
+void Reader::loadFactor(const YAML::Node& n, const std::string& p, LoadFactorConfig& l) const {
+  requireMap(n, p);
+  checkKeys(n, p, {"min", "max", "source"});
+  l.enabled = true;
+  if (auto v = n["min"]) l.min = number(v, join(p, "min"), 0, 10, true);
+  if (auto v = n["max"]) l.max = number(v, join(p, "max"), 0, 10, true);
+  if (l.max < l.min)
+    fail(keyMark(n, n["max"] ? "max" : "min"), join(p, n["max"] ? "max" : "min"),
+         "must not be below load_factor.min");
+  if (auto v = n["source"])
+    l.source =
+        choice<LoadSource>(v, join(p, "source"),
+                           {{"saturation", LoadSource::Saturation}, {"queue", LoadSource::Queue}});
+}
+
+void Reader::release(const YAML::Node& n, const std::string& p, HalfOpenConfig& h) const {
+  if (!n.IsSequence() || n.size() == 0)
+    fail(n.Mark(), p, "expected a list of rules such as [{success: 0.95, probes: 3, start: 0.05}]");
+  h.release.clear();
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    const std::string q = p + "[" + std::to_string(i) + "]";
+    const YAML::Node& m = n[i];
+    requireMap(m, q);
+    checkKeys(m, q, {"success", "probes", "start", "cap"});
+    ReleaseRule rule;
+    rule.success = number(need(m, "success", q), join(q, "success"), 0, 1, true);
+    rule.probes = count(need(m, "probes", q), join(q, "probes"), 1, 10000);
+    rule.start = number(need(m, "start", q), join(q, "start"), 0, 1, true);
+    if (auto v = m["cap"]) rule.cap = number(v, join(q, "cap"), 0, 1, true);
+    if (rule.cap < rule.start) fail(keyMark(m, "cap"), join(q, "cap"), "must not be below start");
+    if (!h.release.empty() && rule.success >= h.release.back().success)
+      fail(keyMark(m, "success"), join(q, "success"),
+           "rules go best first: success must be below the previous rule's");
+    h.release.push_back(rule);
+  }
+}
 
 void Reader::breaker(const YAML::Node& n, const std::string& path, BreakerConfig& b) const {
   requireMap(n, path);
@@ -60,10 +101,12 @@ void Reader::breaker(const YAML::Node& n, const std::string& path, BreakerConfig
   if (auto t = n["trip"]) {
     const std::string p = key("trip");
     requireMap(t, p);
-    checkKeys(t, p, {"error_rate", "slow_rate", "sustain"});
+    checkKeys(t, p, {"error_rate", "slow_rate", "sustain", "weight", "load_factor"});
     if (auto v = t["error_rate"]) b.trip.errorRate = number(v, join(p, "error_rate"), 0, 1, true);
     if (auto v = t["slow_rate"]) b.trip.slowRate = number(v, join(p, "slow_rate"), 0, 1, true);
     if (auto v = t["sustain"]) b.trip.sustain = duration(v, join(p, "sustain"), 0);
+    if (auto v = t["weight"]) b.trip.weight = number(v, join(p, "weight"), 0, 10, true);
+    if (auto v = t["load_factor"]) loadFactor(v, join(p, "load_factor"), b.trip.loadFactor);
   }
   if (auto c = n["classify"]) {
     const std::string p = key("classify");
@@ -98,7 +141,9 @@ void Reader::breaker(const YAML::Node& n, const std::string& path, BreakerConfig
   if (auto s = n["slow"]) {
     const std::string p = key("slow");
     requireMap(s, p);
-    checkKeys(s, p, {"k", "floor", "absolute", "initial_baseline"});
+    checkKeys(s, p, {"k", "floor", "absolute", "initial_baseline", "spread_max"});
+    if (auto v = s["spread_max"])
+      b.slow.spreadMax = number(v, join(p, "spread_max"), 1, 100, false);
     if (auto v = s["k"]) b.slow.k = number(v, join(p, "k"), 0, 100, true);
     if (auto v = s["floor"]) b.slow.floor = duration(v, join(p, "floor"), 0);
     if (auto v = s["absolute"]) b.slow.absolute = duration(v, join(p, "absolute"), 0, true);
@@ -141,7 +186,13 @@ void Reader::breaker(const YAML::Node& n, const std::string& path, BreakerConfig
   if (auto h = n["half_open"]) {
     const std::string p = key("half_open");
     requireMap(h, p);
-    checkKeys(h, p, {"probe_share", "success_streak"});
+    checkKeys(h, p, {"probe_share", "success_streak", "release", "max_probes"});
+    if (auto v = h["max_probes"]) b.halfOpen.maxProbes = count(v, join(p, "max_probes"), 1, 100000);
+    if (auto v = h["release"]) release(v, join(p, "release"), b.halfOpen);
+    for (std::size_t i = 0; i < b.halfOpen.release.size(); ++i)
+      if (b.halfOpen.release[i].probes > b.halfOpen.maxProbes)
+        fail(h["release"][i].Mark(), join(p, "release[" + std::to_string(i) + "].probes"),
+             "must not exceed half_open.max_probes");
     if (auto v = h["probe_share"])
       b.halfOpen.probeShare = number(v, join(p, "probe_share"), 0, 1, true);
     if (auto v = h["success_streak"])
@@ -280,7 +331,15 @@ void emitBreaker(YAML::Emitter& e, const BreakerConfig& b) {
   e << YAML::Key << "trip" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "error_rate" << YAML::Value << shortest(b.trip.errorRate);
   e << YAML::Key << "slow_rate" << YAML::Value << shortest(b.trip.slowRate);
-  e << YAML::Key << "sustain" << YAML::Value << formatDuration(b.trip.sustain) << YAML::EndMap;
+  e << YAML::Key << "sustain" << YAML::Value << formatDuration(b.trip.sustain);
+  // The keys below are written only when set, so that a policy without them reads as before.
+  if (b.trip.weight != 1.0) e << YAML::Key << "weight" << YAML::Value << shortest(b.trip.weight);
+  if (const LoadFactorConfig& l = b.trip.loadFactor; l.enabled)
+    e << YAML::Key << "load_factor" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key
+      << "min" << YAML::Value << shortest(l.min) << YAML::Key << "max" << YAML::Value
+      << shortest(l.max) << YAML::Key << "source" << YAML::Value
+      << (l.source == LoadSource::Queue ? "queue" : "saturation") << YAML::EndMap;
+  e << YAML::EndMap;
   e << YAML::Key << "classify" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "failure_statuses" << YAML::Value << YAML::Flow << YAML::BeginSeq;
   for (int cls = 1; cls <= 9; ++cls) {
@@ -307,6 +366,8 @@ void emitBreaker(YAML::Emitter& e, const BreakerConfig& b) {
   e << YAML::Key << "floor" << YAML::Value << formatDuration(b.slow.floor);
   e << YAML::Key << "absolute" << YAML::Value << dur(b.slow.absolute);
   e << YAML::Key << "initial_baseline" << YAML::Value << dur(b.slow.initialBaseline);
+  if (b.slow.spreadMax != 1.0)
+    e << YAML::Key << "spread_max" << YAML::Value << shortest(b.slow.spreadMax);
   e << YAML::EndMap;
   e << YAML::Key << "baseline" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "horizon" << YAML::Value << formatDuration(b.baseline.horizon);
@@ -324,7 +385,18 @@ void emitBreaker(YAML::Emitter& e, const BreakerConfig& b) {
   e << YAML::EndMap;
   e << YAML::Key << "half_open" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "probe_share" << YAML::Value << shortest(b.halfOpen.probeShare);
-  e << YAML::Key << "success_streak" << YAML::Value << b.halfOpen.successStreak << YAML::EndMap;
+  e << YAML::Key << "success_streak" << YAML::Value << b.halfOpen.successStreak;
+  if (!b.halfOpen.release.empty()) {
+    e << YAML::Key << "release" << YAML::Value << YAML::BeginSeq;
+    for (const ReleaseRule& r : b.halfOpen.release)
+      e << YAML::Flow << YAML::BeginMap << YAML::Key << "success" << YAML::Value
+        << shortest(r.success) << YAML::Key << "probes" << YAML::Value << r.probes << YAML::Key
+        << "start" << YAML::Value << shortest(r.start) << YAML::Key << "cap" << YAML::Value
+        << shortest(r.cap) << YAML::EndMap;
+    e << YAML::EndSeq;
+    e << YAML::Key << "max_probes" << YAML::Value << b.halfOpen.maxProbes;
+  }
+  e << YAML::EndMap;
   e << YAML::Key << "ramp" << YAML::Value << YAML::BeginMap;
   e << YAML::Key << "duration" << YAML::Value << dur(b.ramp.duration);
   e << YAML::Key << "shape" << YAML::Value

@@ -84,6 +84,9 @@ void Simulator::Impl::beginOriginal(std::uint32_t ri, double carried) {
   r.attempts = 0;
   r.primaryFailed = false;
   r.degraded = false;
+  r.deliberate = false;
+  r.quotaRefused = false;
+  r.costRouted = false;
   r.inFault = activeFaults > 0;
   r.inTokens = carried + (cs.inputTokens.median > 0
                               ? cl.draws.lognormal(cs.inputTokens.median, cs.inputTokens.sigma)
@@ -199,6 +202,8 @@ void Simulator::Impl::finish(std::uint32_t ri, End e) {
       ++cl.rep.answeredBy[kTierCache];
     } else if (r.model == cl.model) {
       ++cl.rep.answeredBy[kTierPrimary];
+    } else if (r.costRouted) {
+      ++costRoutedAnswers;  // by choice (cost routing), not a fallback
     } else {
       ++cl.rep.answeredBy[kTierBackup];
       if (degrading) {
@@ -230,6 +235,21 @@ void Simulator::Impl::finish(std::uint32_t ri, End e) {
     }
   }
   ++cl.rep.availability.den;
+  // SLA attainment over in-quota traffic (seed 001): a refusal by the tenant's own quota is
+  // the quota working, reported beside it, not an SLA miss.
+  if (e == End::Shed && r.quotaRefused) {
+    ++cl.rep.quotaRefused;
+  } else {
+    ++cl.rep.slaInQuota.den;
+    if (available) ++cl.rep.slaInQuota.num;
+  }
+  // Degrade switch (seed 003): the request really took the degraded path — a backup or cache
+  // answer, or a configured resort (static answer, fast-fail) — whatever its latency.
+  if (r.degraded) {
+    ++cl.rep.degradeSwitch.den;
+    const bool degradedAnswer = e == End::Success && r.model != cl.model && !r.costRouted;
+    if (degradedAnswer || r.deliberate) ++cl.rep.degradeSwitch.num;
+  }
   if (r.inFault) {
     ++cl.rep.availabilityInFault.den;
     if (available) ++cl.rep.availabilityInFault.num;

@@ -25,13 +25,14 @@ void Simulator::Impl::dispatch(std::uint32_t ri) {
     const LimitDecision d =
         limiter->admit(cl.limitKey, now, r.estTokens, cl.critical, gatewayLoad(), saturation());
     if (!d) {
-      ++limitedBy[static_cast<int>(d.reason)];
-      ++cl.rep.limited;
+      noteLimited(ri, d);
       return attemptEnded(ri, Result::Limited);
     }
     r.limitHeld = true;
   }
+  r.quotaRefused = false;
   r.lockedRoute = false;
+  r.costRouted = false;
   // A session never locked has nothing in the lock table: the lookup (a hash probe per
   // attempt) is skipped, with the same answer.
   if (degrading && r.sessionLocked) {
@@ -54,6 +55,7 @@ void Simulator::Impl::dispatch(std::uint32_t ri) {
       return degrade(ri, lock->route);
     }
   }
+  if (degrading && tryCheaper(ri)) return;
   if (tryModel(ri, cl.model, 0)) return;
   if (degrading) return degrade(ri, -3);
   attemptEnded(ri, lastFailure);
@@ -86,7 +88,7 @@ bool Simulator::Impl::tryModel(std::uint32_t ri, std::uint32_t m, std::uint32_t 
     const std::uint32_t i = mg.instances[k];
     Instance& in = inst[i];
     Decision d;
-    if (opt.protection) d = engine.admit(in.eid, now);
+    if (breakerLayer(opt)) d = engine.admit(in.eid, now);
     if (d.admitted) {
       r.probe = d.probe;
       r.model = m;
@@ -144,10 +146,12 @@ void Simulator::Impl::degrade(std::uint32_t ri, std::int32_t locked) {
       r.model = kNone;                  // answered by the cache, not a model
       return finish(ri, End::Success);  // a cached answer: usable, at once
     case LastResort::FastFail:
+      r.deliberate = true;
       ++cl.rep.fastFail;
       ++degradeRejects[0];
       break;
     case LastResort::Static:
+      r.deliberate = true;
       r.sessionLocked = true;
       router->lock(r.session, DegradeLock::kStatic, now);
       ++cl.rep.staticAnswers;
@@ -158,6 +162,65 @@ void Simulator::Impl::degrade(std::uint32_t ri, std::int32_t locked) {
       break;
   }
   attemptEnded(ri, Result::Rejected);
+}
+
+// A refusal by the limiter (seed 003's "限流又误杀了一部分正常请求"): a mis-kill when the
+// primary group had a free slot on an instance its breaker admits and the call would have
+// succeeded there (the breaker's ground truth, the client's SLO).
+void Simulator::Impl::noteLimited(std::uint32_t ri, const LimitDecision& d) {
+  Request& r = requests[ri];
+  ClientState& cl = clients[r.client];
+  ++limitedBy[static_cast<int>(d.reason)];
+  ++cl.rep.limited;
+  ++limitRefusals;
+  const int kind = d.reason == LimitReason::Shed ? 3 : static_cast<int>(d.scope);
+  r.quotaRefused = kind == 0;
+  if (capacityFree(cl.model, r)) {
+    ++misKills;
+    ++misKillBy[kind];
+  }
+}
+
+bool Simulator::Impl::capacityFree(std::uint32_t m, const Request& r) {
+  // Spare capacity: the instances the breakers admit have at least 10 % of their slots free
+  // (a free slot here and there under a saturated group is not room for more), and the call
+  // would have succeeded on the least busy of them.
+  std::uint32_t free = 0, slots = 0, best = kNone, bestFree = 0;
+  for (std::uint32_t i : models[m].instances) {
+    const Instance& in = inst[i];
+    const Breaker& b = engine.breaker(in.eid);
+    const BreakerState s = b.state();
+    const bool admits = s == BreakerState::MetricsOnly || s == BreakerState::Disabled ||
+                        (s == BreakerState::Closed && !b.ramping());
+    if (!admits) continue;
+    slots += in.slotsEff;
+    const std::uint32_t f =
+        in.busy < in.slotsEff && in.queue.size() == 0 ? in.slotsEff - in.busy : 0;
+    free += f;
+    if (f > bestFree) best = i, bestFree = f;
+  }
+  if (best == kNone || 10 * free < slots) return false;
+  return wouldSucceed(best, r, limitTruth);
+}
+
+// Cost routing (degrade.prefer_cheaper_for): a non-core or simple request goes to the
+// cheapest capability-matched model that is cheaper than its primary, if one admits it.
+bool Simulator::Impl::tryCheaper(std::uint32_t ri) {
+  Request& r = requests[ri];
+  ClientState& cl = clients[r.client];
+  const DegradeConfig& dc = router->config();
+  const bool simple = r.inTokens + r.outTokens <= dc.simpleMaxTokens;
+  if (!((dc.cheaperForNonCore && !cl.critical) || (dc.cheaperForSimple && simple))) return false;
+  router->plan(cl.model, cl.tags, static_cast<std::uint32_t>(r.inTokens), plan_);
+  const RouteStep* best = nullptr;
+  for (const RouteStep& step : plan_)
+    if (costPerToken[step.model] < costPerToken[cl.model] &&
+        (!best || costPerToken[step.model] < costPerToken[best->model]))
+      best = &step;
+  if (!best) return false;
+  const RouteStep step = *best;
+  r.costRouted = tryModel(ri, step.model, step.trimmedTo);
+  return r.costRouted;
 }
 
 // The context a backup can take (0 = all of it), as the plan would trim it.

@@ -134,9 +134,10 @@ void Simulator::Impl::send(std::uint32_t ri, std::uint32_t i) {
   // An HTTP answer with a 5xx status: whether it is a failure is the policy's `classify`.
   if (in.rng.bernoulli(ms.errorRate)) return answer(ri, now + ms.errorLatency, 500, Outcome::Ok);
   const double work = drawWork(in, r, in.rng);
-  if (in.busy < in.slotsEff && in.queue.size() == 0) return startJob(i, ri, r.token, work);
+  if (in.busy < in.slotsEff && in.queue.size() == 0)
+    return startJob(i, ri, r.token, work, r.inTokens + r.outTokens);
   if (!in.queue.full()) {
-    in.queue.push(QueueEntry{ri, r.token, r.deadline, work});
+    in.queue.push(QueueEntry{ri, r.token, r.deadline, work, r.inTokens + r.outTokens});
     ++in.fifoEpoch;
     armTimeout(ri);
     return;
@@ -172,20 +173,21 @@ void Simulator::Impl::hang(std::uint32_t ri, std::uint32_t i, Micros until) {
   ++in.busy;
   ++in.fifoEpoch;
   const std::uint32_t j = allocJob();
-  jobs[j] =
-      Job{i, kNone, 0, static_cast<std::uint32_t>(in.running.size()), std::min(until, endTime())};
+  jobs[j] = Job{
+      i, kNone, 0, static_cast<std::uint32_t>(in.running.size()), std::min(until, endTime()), now};
   in.running.push_back(j);
   agenda.push(jobs[j].finish, kPrioDone, kJobDone, j, kNone);
 }
 
-void Simulator::Impl::startJob(std::uint32_t i, std::uint32_t ri, std::uint32_t token,
-                               double work) {
+void Simulator::Impl::startJob(std::uint32_t i, std::uint32_t ri, std::uint32_t token, double work,
+                               double tokens) {
   Instance& in = inst[i];
   ++in.busy;
   ++in.fifoEpoch;
+  cost += costPerToken[in.model] * tokens;
   const Micros finish = now + serviceTime(in, work, in.busy, now);
   const std::uint32_t j = allocJob();
-  jobs[j] = Job{i, ri, token, static_cast<std::uint32_t>(in.running.size()), finish};
+  jobs[j] = Job{i, ri, token, static_cast<std::uint32_t>(in.running.size()), finish, now};
   in.running.push_back(j);
   // gen, aux: the request and the instance's breaker, to prefetch (simulator.cpp)
   agenda.push(finish, kPrioDone, kJobDone, j, ri, in.eid);
@@ -203,7 +205,12 @@ void Simulator::Impl::onJobDone(std::uint32_t j) {
   --in.busy;
   ++in.fifoEpoch;
   freeJobs.push_back(j);
-  if (job.request != kNone && requests[job.request].token == job.token) {
+  // Resource waste: slot time whose answer nobody takes (the caller gave up, or a hung call).
+  const auto held = static_cast<std::uint64_t>(now - job.start);
+  slotTime += held;
+  const bool taken = job.request != kNone && requests[job.request].token == job.token;
+  if (!taken) wastedSlotTime += held;
+  if (taken) {
     Request& r = requests[job.request];
     r.status = 200;
     r.outcome = Outcome::Ok;
@@ -220,9 +227,9 @@ void Simulator::Impl::startQueued(std::uint32_t i) {
     ++in.fifoEpoch;
     const bool alive = requests[e.request].token == e.token;
     if (alive) {
-      startJob(i, e.request, e.token, e.work);
+      startJob(i, e.request, e.token, e.work, e.tokens);
     } else if (serveAbandoned) {
-      startJob(i, kNone, 0, e.work);
+      startJob(i, kNone, 0, e.work, e.tokens);
     }
   }
 }
@@ -316,18 +323,18 @@ Micros Simulator::Impl::replayFifo(const Instance& in, const ModelSpec& ms) {
 // then the call's own service time. Success = no failure, within the caller's timeout and its
 // SLO latency — the client's bar, never the policy's slow threshold, so that every candidate
 // policy is judged by the same yardstick (docs/kpis.md).
-bool Simulator::Impl::wouldSucceed(std::uint32_t i, const Request& r) {
+bool Simulator::Impl::wouldSucceed(std::uint32_t i, const Request& r, Stream& draws) {
   Instance& in = inst[i];
   const ModelSpec& ms = *models[in.model].spec;
   const ClientSpec& cs = *clients[r.client].spec;
   if (!in.active.empty()) {
     const Effect fx = effectAt(in, now);
-    if (fx.outage || in.gt.bernoulli(fx.resetP) || in.gt.bernoulli(fx.throttleP) ||
-        in.gt.bernoulli(fx.errorP) || in.gt.bernoulli(fx.hangP))
+    if (fx.outage || draws.bernoulli(fx.resetP) || draws.bernoulli(fx.throttleP) ||
+        draws.bernoulli(fx.errorP) || draws.bernoulli(fx.hangP))
       return false;
   }
-  if (in.gt.bernoulli(ms.errorRate)) return false;
-  const double work = drawWork(in, r, in.gt);
+  if (draws.bernoulli(ms.errorRate)) return false;
+  const double work = drawWork(in, r, draws);
   if (in.slotsEff == 0) return false;  // no capacity left at all
   Micros start = now;
   std::uint32_t occupancy = in.busy + 1;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 #include "spillway/sim/simulator.hpp"
 
@@ -77,7 +79,10 @@ bool settled(const Chunk& last, const Chunk& prev, const KneeOptions& o) {
 KneeStep runStep(const Scenario& base, double factor, const KneeOptions& o) {
   Scenario sc = base;
   sc.faults.clear();
-  if (!o.degrade) sc.policy.degrade.enabled = false;
+  if (o.level >= 0)
+    applyDegradeLevel(sc, o.level);
+  else if (!o.degrade)
+    sc.policy.degrade.enabled = false;
   sc.duration = o.maxStep;
   sc.drain = 0;
   double offered = 0, slots = 0;
@@ -130,6 +135,29 @@ KneeStep runStep(const Scenario& base, double factor, const KneeOptions& o) {
 
 }  // namespace
 
+const char* degradeLevelName(int level) {
+  static const char* const names[kDegradeLevels] = {"primary", "backups", "backups+cache"};
+  return level >= 0 && level < kDegradeLevels ? names[level] : "?";
+}
+
+void applyDegradeLevel(Scenario& sc, int level) {
+  if (level < 0 || level >= kDegradeLevels)
+    throw std::invalid_argument("degrade level " + std::to_string(level) + ": expected 0 … " +
+                                std::to_string(kDegradeLevels - 1));
+  DegradeConfig& d = sc.policy.degrade;
+  if (level == 0) {
+    d.enabled = false;
+    return;
+  }
+  if (!d.enabled)
+    throw std::invalid_argument("degrade level " + std::to_string(level) +
+                                " needs a `degrade` section in the scenario's policy");
+  // The resorts that answer without capacity (static answer, fast-fail) are not capacity.
+  d.staticAnswer = false;
+  d.fastFailNonCritical = false;
+  d.cache = d.cache && level >= 2;
+}
+
 KneeResult findKnee(const Scenario& scenario, const KneeOptions& o,
                     const std::function<void(const KneeStep&)>& progress) {
   KneeResult r;
@@ -168,7 +196,10 @@ std::string kneeTable(const KneeResult& r, const KneeOptions& o) {
                   s.stable ? "yes" : "no", r.knee && *r.knee == i ? "   <- knee" : "");
     os << buf;
   }
-  os << "\n(" << (o.degrade ? "with the degrade chain" : "primary path, degrade off")
+  os << "\n("
+     << (o.level >= 0 ? std::string("degrade level ") + degradeLevelName(o.level)
+         : o.degrade  ? std::string("with the degrade chain")
+                      : std::string("primary path, degrade off"))
      << "; load in % of the scenario's base load; p50/p99 in ms, end to end; util in % of "
         "slots;\n backlog: requests unanswered at the step's end, those past their timeout counted "
         "as errors)\n";
@@ -187,7 +218,73 @@ std::string kneeTable(const KneeResult& r, const KneeOptions& o) {
   return os.str();
 }
 
+namespace {
+
+const KneeStep* safeStep(const KneeResult& r) {
+  if (!r.knee) return r.steps.empty() ? nullptr : &r.steps.back();
+  return *r.knee ? &r.steps[*r.knee - 1] : nullptr;
+}
+
+nlohmann::ordered_json kneeObject(const KneeResult& r, const KneeOptions& o);
+
+}  // namespace
+
+std::string levelsTable(const std::vector<LevelKnee>& levels, const KneeOptions& o) {
+  std::ostringstream os;
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "  %-16s %-12s %-12s %-12s %-14s %s\n", "degrade level", "knee",
+                "knee req/s", "safe req/s", "safe good/s", "scale out above");
+  os << buf;
+  for (const LevelKnee& l : levels) {
+    const KneeResult& r = l.result;
+    const KneeStep* safe = safeStep(r);
+    char knee[32] = "none", kneeRps[32] = "-", safeRps[32] = "-", good[32] = "-", scale[64] = "-";
+    if (r.knee) {
+      std::snprintf(knee, sizeof knee, "%.0f %%", r.steps[*r.knee].factor * 100);
+      std::snprintf(kneeRps, sizeof kneeRps, "%.1f", r.steps[*r.knee].offeredRps);
+    } else {
+      std::snprintf(knee, sizeof knee, "> %.0f %%", o.to * 100);
+    }
+    if (safe) {
+      std::snprintf(safeRps, sizeof safeRps, "%.1f", safe->offeredRps);
+      std::snprintf(good, sizeof good, "%.1f", safe->throughput);
+      std::snprintf(scale, sizeof scale, "%.1f req/s or %.0f %% slots", safe->offeredRps,
+                    safe->utilization * 100);
+    }
+    std::snprintf(buf, sizeof buf, "  %-16s %-12s %-12s %-12s %-14s %s\n",
+                  degradeLevelName(l.level), knee, kneeRps, safeRps, good, scale);
+    os << buf;
+  }
+  os << "\n(Each level: a knee search on fresh runs without faults. primary: degrade off; "
+        "backups: + the\n capability-matched backup models; backups+cache: + cached answers. "
+        "Safe: the last step below\n the knee; scale out before the offered load or the slot "
+        "utilization passes it.)\n";
+  return os.str();
+}
+
+std::string levelsJson(const std::vector<LevelKnee>& levels, const KneeOptions& o, int indent) {
+  auto arr = nlohmann::ordered_json::array();
+  for (const LevelKnee& l : levels) {
+    nlohmann::ordered_json j = kneeObject(l.result, o);
+    const KneeStep* safe = safeStep(l.result);
+    nlohmann::ordered_json out;
+    out["level"] = l.level;
+    out["name"] = degradeLevelName(l.level);
+    out["scale_out_above_rps"] = safe ? nlohmann::ordered_json(safe->offeredRps) : nullptr;
+    out["scale_out_above_utilization"] = safe ? nlohmann::ordered_json(safe->utilization) : nullptr;
+    out.update(j);
+    arr.push_back(out);
+  }
+  return nlohmann::ordered_json{{"levels", arr}}.dump(indent);
+}
+
 std::string kneeJson(const KneeResult& r, const KneeOptions& o, int indent) {
+  return kneeObject(r, o).dump(indent);
+}
+
+namespace {
+
+nlohmann::ordered_json kneeObject(const KneeResult& r, const KneeOptions& o) {
   nlohmann::ordered_json j;
   j["rule"] = {{"p99_ratio", o.p99Ratio}, {"error_rate", o.errorRate}};
   auto steps = nlohmann::ordered_json::array();
@@ -212,7 +309,9 @@ std::string kneeJson(const KneeResult& r, const KneeOptions& o, int indent) {
   j["knee_index"] = r.knee ? nlohmann::ordered_json(*r.knee) : nlohmann::ordered_json(nullptr);
   j["knee_factor"] =
       r.knee ? nlohmann::ordered_json(r.steps[*r.knee].factor) : nlohmann::ordered_json(nullptr);
-  return j.dump(indent);
+  return j;
 }
+
+}  // namespace
 
 }  // namespace spillway::sim

@@ -121,6 +121,13 @@ std::string restoration(const RunReport& r) {
          " (n=" + std::to_string(r.serviceRestored) + ")";
 }
 
+std::string cost(const std::optional<double>& c) {
+  if (!c) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", *c);
+  return buf;
+}
+
 // "3 (4.5/h)": false-trip episodes and their rate per hour of traffic.
 std::string falseTrips(const RunReport& r) {
   if (!r.falseTripsPerHour) return "n/a";
@@ -135,6 +142,7 @@ ordered_json runJson(const RunReport& r) {
   j["scenario"] = r.scenario;
   j["seed"] = r.seed;
   j["protection"] = r.protection;
+  j["mode"] = r.mode;
   j["simulated_s"] = static_cast<double>(r.simulated) / 1e6;
   j["events"] = r.events;
   j["originals"] = r.originals;
@@ -163,6 +171,19 @@ ordered_json runJson(const RunReport& r) {
         {"blocks", r.blocks.blocks[c]}, {"would_succeed", r.blocks.wouldSucceed[c]}};
   k["blocks_by_class"] = bc;
   k["fault_interception_rate"] = ratioJson(r.interception);
+  k["cascade_rate"] = ratioJson(r.cascade);
+  k["sla_attainment_in_quota"] = ratioJson(r.slaInQuota);
+  k["quota_refusals"] = r.quotaRefused;
+  k["resource_waste"] = ratioJson(r.waste);
+  k["limiter_mis_kill_rate"] = ratioJson(r.limiterMisKill);
+  k["limiter_mis_kills_by"] = {{"tenant_quota", r.misKillBy[0]},
+                               {"route", r.misKillBy[1]},
+                               {"model", r.misKillBy[2]},
+                               {"shed", r.misKillBy[3]}};
+  k["degrade_switch_rate"] = ratioJson(r.degradeSwitch);
+  k["cost_per_1k_requests"] = r.costPer1k ? ordered_json(*r.costPer1k) : ordered_json(nullptr);
+  k["cost_routed_answers"] = r.costRouted;
+  k["recovery_after_fault_s"] = durationJson(r.meanRecovery);
   k["retry_amplification"] = ratioJson(r.retryAmplification);
   k["tries_per_request"] = ratioJson(r.triesPerRequest);
   k["ttd_s"] = durationJson(r.meanTtd);
@@ -346,16 +367,24 @@ std::string reportJson(const RunReport& r, int indent) {
 std::string reportTable(const RunReport& r) {
   std::ostringstream os;
   os << "Scenario " << r.scenario << ", seed " << r.seed << ", protection "
-     << (r.protection ? "on" : "off") << ", " << dur(r.simulated) << " simulated, " << r.originals
-     << " requests, " << r.events << " events\n\n";
+     << (r.protection ? (r.mode == "all" ? "on" : "on (" + r.mode + ")") : "off") << ", "
+     << dur(r.simulated) << " simulated, " << r.originals << " requests, " << r.events
+     << " events\n\n";
   row(os, "KPI", "value");
   row(os, "availability (within SLO)", pctN(r.availability));
   row(os, "core availability", pctN(r.coreAvailability));
   row(os, "availability during faults", pctN(r.availabilityInFault));
   row(os, "core availability during faults", pctN(r.coreAvailabilityInFault));
+  row(os, "SLA attainment (in-quota traffic)", pctN(r.slaInQuota));
+  row(os, "  quota refusals (originals)", std::to_string(r.quotaRefused));
   row(os, "degrade success rate", pctN(r.degradeSuccess));
+  row(os, "degrade switch rate", pctN(r.degradeSwitch));
   row(os, "re-routed within group (answered)", pctN(r.reroutedSuccess));
+  row(os, "resource waste (slot time)", pctN(r.waste));
+  row(os, "limiter mis-kill rate", pctN(r.limiterMisKill));
+  row(os, "cost per 1k requests", cost(r.costPer1k));
   row(os, "fault interception rate", pctN(r.interception));
+  row(os, "cascade rate (faults that spread)", pctN(r.cascade));
   row(os, "false-positive rate (误伤)", pctN(r.falsePositive));
   row(os, "  false trips / recovery lag", pct(r.fpFalseTrip) + " / " + pct(r.fpRecoveryLag));
   row(os, "collateral share (correct trips)", pctN(r.collateral));
@@ -365,6 +394,7 @@ std::string reportTable(const RunReport& r) {
   row(os, "MTTR (mean, from trip)", dur(r.meanFromTrip));
   row(os, "self-healing time (trip -> full)", withN(r.meanSelfHealing, r.selfHealed));
   row(os, "service restoration (mean, worst)", restoration(r));
+  row(os, "recovery after the fault (mean)", dur(r.meanRecovery));
   row(os, "retry amplification (instances)", ratioX(r.retryAmplification));
   row(os, "tries per request (callers)", ratioX(r.triesPerRequest));
   row(os, "latency p50 / p99 (answered)", ms(r.p50Ms) + " / " + ms(r.p99Ms));
@@ -468,8 +498,16 @@ std::string compareTable(const RunReport& b, const RunReport& p) {
   row(os, "availability during faults", pct(b.availabilityInFault), pct(p.availabilityInFault));
   row(os, "core availability during faults", pct(b.coreAvailabilityInFault),
       pct(p.coreAvailabilityInFault), seed.core);
+  row(os, "SLA attainment (in-quota traffic)", pct(b.slaInQuota), pct(p.slaInQuota));
+  row(os, "  quota refusals (originals)", std::to_string(b.quotaRefused),
+      std::to_string(p.quotaRefused));
   row(os, "degrade success rate", pctN(b.degradeSuccess), pctN(p.degradeSuccess), seed.degrade);
+  row(os, "degrade switch rate", pctN(b.degradeSwitch), pctN(p.degradeSwitch));
   row(os, "re-routed within group (answered)", pctN(b.reroutedSuccess), pctN(p.reroutedSuccess));
+  row(os, "resource waste (slot time)", pct(b.waste), pct(p.waste));
+  row(os, "cascade rate (faults that spread)", pctN(b.cascade), pctN(p.cascade));
+  row(os, "limiter mis-kill rate", pctN(b.limiterMisKill), pctN(p.limiterMisKill));
+  row(os, "cost per 1k requests", cost(b.costPer1k), cost(p.costPer1k));
   // Interception is judged on the faults that spread in this paired baseline (kpis.md).
   const Ratio spread{b.interception.den - b.interception.num, b.interception.den};
   row(os, "fault interception rate",
@@ -485,6 +523,7 @@ std::string compareTable(const RunReport& b, const RunReport& p) {
   row(os, "self-healing time (trip -> full)", "n/a", withN(p.meanSelfHealing, p.selfHealed),
       seed.selfHealing);
   row(os, "service restoration (mean, worst)", restoration(b), restoration(p), seed.restoration);
+  row(os, "recovery after the fault (mean)", dur(b.meanRecovery), dur(p.meanRecovery));
   row(os, "retry amplification (instances)", ratioX(b.retryAmplification),
       ratioX(p.retryAmplification));
   row(os, "tries per request (callers)", ratioX(b.triesPerRequest), ratioX(p.triesPerRequest));

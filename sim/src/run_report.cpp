@@ -101,11 +101,23 @@ std::optional<Micros> Simulator::Impl::serviceSpreadAt(const Interval& iv) const
   return std::nullopt;
 }
 
+std::string modeName(const SimOptions& o) {
+  if (!o.protection) return "off";
+  const Layers& l = o.layers;
+  if (l == Layers{}) return "all";
+  std::string m;
+  for (const auto& [on, name] : {std::pair{l.limits, "limits"}, std::pair{l.breaker, "breaker"},
+                                 std::pair{l.degrade, "degrade"}})
+    if (on) m += (m.empty() ? "" : "+") + std::string(name);
+  return m.empty() ? "off" : m;
+}
+
 RunReport Simulator::Impl::report() const {
   RunReport rep;
   rep.scenario = sc.name;
   rep.seed = sc.seed;
   rep.protection = opt.protection;
+  rep.mode = modeName(opt);
   rep.simulated = now;
   rep.originals = originals;
   rep.inFlightAtEnd = live;
@@ -126,6 +138,11 @@ RunReport Simulator::Impl::report() const {
     rep.degradeSuccess.den += c.degradeSuccess.den;
     rep.reroutedSuccess.num += c.reroutedSuccess.num;
     rep.reroutedSuccess.den += c.reroutedSuccess.den;
+    rep.slaInQuota.num += c.slaInQuota.num;
+    rep.slaInQuota.den += c.slaInQuota.den;
+    rep.quotaRefused += c.quotaRefused;
+    rep.degradeSwitch.num += c.degradeSwitch.num;
+    rep.degradeSwitch.den += c.degradeSwitch.den;
     rep.availabilityInFault.num += c.availabilityInFault.num;
     rep.availabilityInFault.den += c.availabilityInFault.den;
     if (c.criticality == Criticality::Core) {
@@ -153,6 +170,11 @@ RunReport Simulator::Impl::report() const {
     rep.reroutes += c.reroutes;
   }
   rep.qualityDropShare = Ratio{drops, successes};
+  rep.waste = Ratio{wastedSlotTime, slotTime};
+  rep.limiterMisKill = Ratio{misKills, limitRefusals};
+  rep.misKillBy = misKillBy;
+  rep.costRouted = costRoutedAnswers;
+  if (costed && originals > 0) rep.costPer1k = cost / static_cast<double>(originals) * 1000.0;
   if (degrading) rep.locksTaken = router->counters().locksTaken;
   if (limiting) {
     for (std::uint32_t t = 0; t < limiter->size(LimitScope::Tenant); ++t) {
@@ -184,7 +206,7 @@ RunReport Simulator::Impl::report() const {
   rep.fpFalseTrip = Ratio{rep.blocks.part(BlockClass::FalseTrip), blocked};
   rep.fpRecoveryLag = Ratio{rep.blocks.part(BlockClass::RecoveryLag), blocked};
   rep.collateral = Ratio{rep.blocks.part(BlockClass::Collateral), blocked};
-  if (opt.protection) rep.falseTripsPerHour = rep.blocks.falseTripsPerHour(sc.duration);
+  if (breakerLayer(opt)) rep.falseTripsPerHour = rep.blocks.falseTripsPerHour(sc.duration);
   rep.opens = tot.opens;
   rep.wouldOpens = tot.wouldOpens;
   for (const Instance& in : inst) {
@@ -196,7 +218,7 @@ RunReport Simulator::Impl::report() const {
     rep.queueFull += ir.queueFull;
     rep.instances.push_back(std::move(ir));
   }
-  Micros ttdSum = 0, mttrSum = 0, tripSum = 0, selfSum = 0, restoreSum = 0;
+  Micros ttdSum = 0, mttrSum = 0, tripSum = 0, selfSum = 0, restoreSum = 0, recoverySum = 0;
   int ttdN = 0, mttrN = 0;
   for (const Interval& iv : intervals) {
     const FaultSpec& fs = sc.faults[iv.fault];
@@ -249,6 +271,7 @@ RunReport Simulator::Impl::report() const {
     }
     if (fr.serviceRestoration) {
       restoreSum += *fr.serviceRestoration;
+      recoverySum += std::max<Micros>(0, fr.start + *fr.serviceRestoration - fr.end);
       rep.worstServiceRestoration =
           std::max(rep.worstServiceRestoration.value_or(0), *fr.serviceRestoration);
       ++rep.serviceRestored;
@@ -257,14 +280,17 @@ RunReport Simulator::Impl::report() const {
     if (fr.intercepted) ++rep.interception.num;
     rep.faults.push_back(std::move(fr));
   }
+  rep.cascade = Ratio{rep.interception.den - rep.interception.num, rep.interception.den};
   if (ttdN) rep.meanTtd = ttdSum / ttdN;
   if (mttrN) {
     rep.meanMttr = mttrSum / mttrN;
     rep.meanFromTrip = tripSum / mttrN;
   }
   if (rep.selfHealed) rep.meanSelfHealing = selfSum / static_cast<Micros>(rep.selfHealed);
-  if (rep.serviceRestored)
+  if (rep.serviceRestored) {
     rep.meanServiceRestoration = restoreSum / static_cast<Micros>(rep.serviceRestored);
+    rep.meanRecovery = recoverySum / static_cast<Micros>(rep.serviceRestored);
+  }
   return rep;
 }
 

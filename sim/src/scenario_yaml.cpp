@@ -27,6 +27,8 @@ class ScenarioReader : public YamlReader {
       : YamlReader(std::move(source)), baseDir_(std::move(baseDir)) {}
 
   Scenario read(const YAML::Node& root) const;
+  std::vector<FaultSpec> faults(const YAML::Node& list, const std::string& path,
+                                const std::set<std::string>& names, Micros duration) const;
 
  private:
   static int line(const YAML::Node& n) { return n.Mark().is_null() ? 0 : n.Mark().line + 1; }
@@ -416,19 +418,7 @@ Scenario ScenarioReader::read(const YAML::Node& root) const {
     s.clients.push_back(std::move(c));
   }
 
-  if (auto faults = root["faults"]) {
-    requireSeq(faults, "faults");
-    for (std::size_t i = 0; i < faults.size(); ++i) {
-      const std::string p = "faults[" + std::to_string(i) + "]";
-      FaultSpec f = fault(faults[i], p);
-      if (!names.count(f.target))
-        fail(faults[i]["target"].Mark(), p + ".target",
-             "no instance or model named '" + f.target + "'");
-      if (f.at >= s.duration)
-        fail(faults[i]["at"].Mark(), p + ".at", "starts at or after the end of the scenario");
-      s.faults.push_back(std::move(f));
-    }
-  }
+  if (auto list = root["faults"]) s.faults = faults(list, "faults", names, s.duration);
   try {
     checkScenarioBudget(s);
   } catch (const InputError& e) {
@@ -446,7 +436,38 @@ Scenario ScenarioReader::read(const YAML::Node& root) const {
   return s;
 }
 
+std::vector<FaultSpec> ScenarioReader::faults(const YAML::Node& list, const std::string& path,
+                                              const std::set<std::string>& names,
+                                              Micros duration) const {
+  requireSeq(list, path);
+  std::vector<FaultSpec> out;
+  for (std::size_t i = 0; i < list.size(); ++i) {
+    const std::string p = path + "[" + std::to_string(i) + "]";
+    FaultSpec f = fault(list[i], p);
+    if (!names.count(f.target))
+      fail(list[i]["target"].Mark(), p + ".target",
+           "no instance or model named '" + f.target + "'");
+    if (f.at >= duration)
+      fail(list[i]["at"].Mark(), p + ".at", "starts at or after the end of the scenario");
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
 }  // namespace
+
+std::vector<FaultSpec> parseFaultsOf(std::string_view yamlText, const std::string& source,
+                                     const std::string& key, const Scenario& scenario) {
+  const YAML::Node root = loadYamlText(yamlText, source);
+  const YAML::Node list = root.IsMap() ? root[key] : YAML::Node();
+  if (!list) return {};
+  std::set<std::string> names;
+  for (const ModelSpec& m : scenario.models) {
+    names.insert(m.name);
+    for (const InstanceSpec& i : m.instances) names.insert(i.name);
+  }
+  return ScenarioReader(source, {}).faults(list, key, names, scenario.duration);
+}
 
 Scenario parseScenario(std::string_view yamlText, const std::string& source,
                        const std::string& baseDir) {

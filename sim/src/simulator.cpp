@@ -83,13 +83,22 @@ void Simulator::Impl::build() {
 
 void Simulator::Impl::buildDegradeAndLimits() {
   const Policy& p = sc.policy;
-  if (opt.protection && p.degrade.enabled) {
+  // Cost (seed 002): per 1k tokens from the models' profiles, charged in every mode.
+  costPerToken.assign(sc.models.size(), 0.0);
+  for (std::size_t m = 0; m < sc.models.size(); ++m) {
+    const auto it = p.models.find(sc.models[m].name);
+    if (it != p.models.end() && it->second.cost > 0) {
+      costPerToken[m] = it->second.cost / 1000.0;
+      costed = true;
+    }
+  }
+  if (opt.protection && opt.layers.degrade && p.degrade.enabled) {
     std::vector<std::string> names;
     for (const ModelSpec& m : sc.models) names.push_back(m.name);
     router.emplace(p, std::move(names));
     degrading = true;
   }
-  if (opt.protection && (p.limits.any() || p.limits.adaptive)) {
+  if (opt.protection && opt.layers.limits && (p.limits.any() || p.limits.adaptive)) {
     limiter.emplace(p.limits);
     limiting = true;
   }

@@ -117,6 +117,9 @@ struct alignas(64) Request {
   bool sessionLocked = false;   // a degrade lock was taken for this session (may have expired)
   bool thinking = false;        // answered; the session's next turn is not asked yet
   bool degraded = false;        // went down the degrade chain (backup, cache, static, fast-fail)
+  bool deliberate = false;      // the chain ended in a configured resort (static, fast-fail)
+  bool quotaRefused = false;    // the last try was refused by the tenant's quota
+  bool costRouted = false;      // the current attempt went to a cheaper model by choice
 };
 static_assert(sizeof(Request) == 128, "a hot and a cold cache line");
 static_assert(offsetof(Request, inTokens) == 64, "the hot fields fill the first line");
@@ -125,12 +128,14 @@ struct Job {
   std::uint32_t instance = 0, request = kNone, token = 0;
   std::uint32_t pos = 0;  // index in the instance's running list
   Micros finish = 0;
+  Micros start = 0;  // the slot was taken (resource waste: how long it was held)
 };
 
 struct QueueEntry {
   std::uint32_t request = 0, token = 0;
   Micros deadline = 0;
-  double work = 0;  // service time before batching, drift and delay (µs)
+  double work = 0;    // service time before batching, drift and delay (µs)
+  double tokens = 0;  // what serving it costs (input + output), paid when it starts
 };
 
 // One injected fault on one instance, [start, end).
@@ -285,9 +290,13 @@ class Tee final : public EventSink {
   BlockClassifier* blocks_;
 };
 
-inline Policy effectivePolicy(const Scenario& s, bool protection) {
+inline bool breakerLayer(const SimOptions& o) {
+  return o.protection && o.layers.breaker;
+}
+
+inline Policy effectivePolicy(const Scenario& s, const SimOptions& o) {
   Policy p = s.policy;
-  if (!protection) p.breaker.mode = BreakerMode::MetricsOnly;
+  if (!breakerLayer(o)) p.breaker.mode = BreakerMode::MetricsOnly;
   return p;
 }
 
@@ -307,6 +316,7 @@ struct Simulator::Impl {
   Engine engine;
   Agenda agenda;
   Stream gatewayRng;
+  Stream limitTruth;  // the limiter's ground truth draws (see misKills)
   std::vector<ModelGroup> models;
   std::vector<Instance> inst;
   std::vector<ClientState> clients;
@@ -335,13 +345,24 @@ struct Simulator::Impl {
   Result lastFailure = Result::Rejected;
   std::array<std::uint64_t, 5> limitedBy{};       // by LimitReason
   std::array<std::uint64_t, 3> degradeRejects{};  // fast_fail, static, no_backup
+  // Seed 001 / 002 / 003 figures: slot time held and wasted (µs), limiter mis-kills (with
+  // their own ground-truth stream, so the breaker's verdicts draw the same numbers as
+  // without limits), model cost, and per model group its cost per token and load.
+  std::uint64_t slotTime = 0, wastedSlotTime = 0;
+  std::uint64_t limitRefusals = 0, misKills = 0;
+  std::array<std::uint64_t, 4> misKillBy{};  // tenant quota, route, model, shed
+  double cost = 0;
+  bool costed = false;
+  std::vector<double> costPerToken;  // by model group
+  std::uint64_t costRoutedAnswers = 0;
 
   Impl(const Scenario& s, SimOptions o)
       : sc(s),
         opt(o),
         tee(o.events, &blocks),
-        engine(effectivePolicy(s, o.protection), s.seed, &tee),
-        gatewayRng(s.seed, "gateway") {
+        engine(effectivePolicy(s, o), s.seed, &tee),
+        gatewayRng(s.seed, "gateway"),
+        limitTruth(s.seed, "limiter-truth") {
     agenda.setPrefetch(&prefetchFor, this);  // Impl lives behind a pointer: `this` stays put
     build();
   }
@@ -416,7 +437,7 @@ struct Simulator::Impl {
 
   void hang(std::uint32_t ri, std::uint32_t i, Micros until);
 
-  void startJob(std::uint32_t i, std::uint32_t ri, std::uint32_t token, double work);
+  void startJob(std::uint32_t i, std::uint32_t ri, std::uint32_t token, double work, double tokens);
 
   void onJobDone(std::uint32_t j);
 
@@ -438,7 +459,12 @@ struct Simulator::Impl {
 
   void onNextTurn(std::uint32_t ri);
 
-  bool wouldSucceed(std::uint32_t i, const Request& r);
+  bool wouldSucceed(std::uint32_t i, const Request& r) { return wouldSucceed(i, r, inst[i].gt); }
+  bool wouldSucceed(std::uint32_t i, const Request& r, Stream& draws);
+  bool capacityFree(std::uint32_t m, const Request& r);
+  void noteLimited(std::uint32_t ri, const LimitDecision& d);
+  bool tryCheaper(std::uint32_t ri);
+  void updateLoads();
   Micros replayFifo(const Instance& in, const ModelSpec& ms);
 
   void onTick();

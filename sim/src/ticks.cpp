@@ -6,8 +6,31 @@
 namespace spillway::sim {
 
 // ---- ticks -------------------------------------------------------------------------------
+// The load each model group's breakers see (trip.load_factor): busy slots ÷ slots, or queued
+// calls ÷ queue places, over the whole group.
+void Simulator::Impl::updateLoads() {
+  for (const ModelGroup& mg : models) {
+    double busy = 0, slots = 0, queued = 0, places = 0;
+    for (std::uint32_t i : mg.instances) {
+      busy += inst[i].busy;
+      slots += inst[i].slotsEff;
+      queued += static_cast<double>(inst[i].queue.size());
+      places += static_cast<double>(inst[i].queue.bound());
+    }
+    for (std::uint32_t i : mg.instances) {
+      const LoadFactorConfig& lf = engine.breaker(inst[i].eid).config().trip.loadFactor;
+      if (!lf.enabled) continue;
+      const bool byQueue = lf.source == LoadSource::Queue;
+      const double load =
+          byQueue ? (places > 0 ? queued / places : 0) : (slots > 0 ? busy / slots : 1);
+      engine.setLoad(inst[i].eid, load);
+    }
+  }
+}
+
 void Simulator::Impl::onTick() {
   engine.advanceAll(now);
+  updateLoads();
   const Micros grace = sc.policy.breaker.window.length;
   std::vector<std::uint32_t> spreading;  // healthy (unfaulted) instances that are unhealthy
   const std::size_t window = healthWindowTicks();

@@ -806,6 +806,42 @@ std::vector<RunInfo> Library::runs(std::string_view name) {
   return out;
 }
 
+std::int64_t Library::saveDrillRun(const DrillRunInfo& run) {
+  requireWritable("save a drill run");
+  Stmt q(db_, path_,
+         "INSERT INTO drill_runs(runbook, revision, spillway_version, policy_yaml, result_json, "
+         "passed, created) VALUES(?,?,?,?,?,?,?)");
+  q.bind(1, run.runbook).bind(2, static_cast<std::int64_t>(run.revision));
+  q.bind(3, run.spillwayVersion).bind(4, run.policyYaml).bind(5, run.resultJson);
+  q.bind(6, static_cast<std::int64_t>(run.passed ? 1 : 0)).bind(7, nowUtc());
+  q.run();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+std::vector<DrillRunInfo> Library::drillRuns(std::string_view runbook) {
+  std::vector<DrillRunInfo> out;
+  if (schemaVersion() < 4) return out;  // opened read-only at an older schema: no drills yet
+  std::string sql =
+      "SELECT id, runbook, revision, spillway_version, policy_yaml, result_json, passed, created "
+      "FROM drill_runs";
+  sql += runbook.empty() ? " ORDER BY id" : " WHERE runbook=? ORDER BY id";
+  Stmt q(db_, path_, sql.c_str());
+  if (!runbook.empty()) q.bind(1, runbook);
+  while (q.step()) {
+    DrillRunInfo d;
+    d.id = q.i64(0);
+    d.runbook = std::string(q.text(1));
+    d.revision = static_cast<std::uint32_t>(q.i64(2));
+    d.spillwayVersion = std::string(q.text(3));
+    d.policyYaml = std::string(q.text(4));
+    d.resultJson = std::string(q.text(5));
+    d.passed = q.i64(6) != 0;
+    d.created = std::string(q.text(7));
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
 bool Library::deleteIncident(std::string_view name) {
   requireWritable("delete an incident");
   auto inc = incident(name);

@@ -129,6 +129,21 @@ CREATE TABLE rec_annotations(
 CREATE INDEX rec_annotations_time ON rec_annotations(recording_id, t1);
 )sql";
 
-inline constexpr const char* kMigrations[] = {nullptr, kSchemaV1, kSchemaV2, kSchemaV3};
+// v4: drill runs (docs/drills.md): each run of a runbook with its revision, the Spillway
+// version and policy it ran with, its KPIs and verdict — the console plots their trend.
+inline constexpr const char* kSchemaV4 = R"sql(
+CREATE TABLE drill_runs(
+  id INTEGER PRIMARY KEY,
+  runbook TEXT NOT NULL,
+  revision INTEGER NOT NULL,
+  spillway_version TEXT NOT NULL,
+  policy_yaml TEXT NOT NULL,
+  result_json TEXT NOT NULL,
+  passed INTEGER NOT NULL CHECK(passed IN (0, 1)),
+  created TEXT NOT NULL);
+CREATE INDEX drill_runs_runbook ON drill_runs(runbook, id);
+)sql";
+
+inline constexpr const char* kMigrations[] = {nullptr, kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4};
 
 }  // namespace spillway::library::detail

@@ -123,6 +123,15 @@ class Breaker {
   // Lets time pass without traffic (OPEN→HALF_OPEN, ramp completion, state timers).
   void advance(Micros now);
 
+  // The load of the instance's group, 0 … 1 (saturation or queue depth, per
+  // trip.load_factor.source), for the load-aware error threshold; the caller measures it.
+  void setLoad(double load) { load_ = load < 0 ? 0 : load > 1 ? 1 : load; }
+  // The thresholds the trip rule uses right now: rates × topology weight × load factor.
+  double errorThreshold() const;
+  double slowRateThreshold() const;
+  // 1 + the P99 spread of healthy slices, capped at slow.spread_max (1 when off).
+  double latencyFactor() const { return latencyFactor_; }
+
   // Operator / mode transitions: FORCED_OPEN, DISABLED, METRICS_ONLY, CLOSED (reset).
   void force(BreakerState to, Micros now);
 
@@ -159,6 +168,11 @@ class Breaker {
   void toHalfOpen(Micros at);
   void close(Micros now);
   void finishRamp(Micros at);
+  void endRamp(Micros at);
+  void endCappedRamp(Micros at);
+  void gradeProbe(Micros now, bool good, std::uint32_t n);
+  void release(Micros now, const ReleaseRule& rule);
+  void learnSpread(const CompletedSlice& s);
   double rampShare(Micros now) const;
   Micros rampEnd() const;
   void updateSlowThreshold();
@@ -196,6 +210,11 @@ class Breaker {
   Micros overSince_ = kNever;    // trip condition true since
   bool wouldOpenFired_ = false;  // METRICS_ONLY: one event per episode
   std::uint32_t streak_ = 0;
+  std::uint32_t probeN_ = 0, probeOk_ = 0;  // graded release: probes of this half-open
+  double rampFrom_ = 0, rampCap_ = 1;       // graded release: where the ramp starts and stops
+  double load_ = 0;
+  double latencyFactor_ = 1, spreadMean_ = 0, spreadVar_ = 0;
+  bool spreadSeen_ = false;
   int tripKind_ = 0;  // 0 error, 1 slow: what the current open was caused by
   std::uint64_t inflight_ = 0;
   BreakerCounters counters_;

@@ -47,6 +47,7 @@ class Engine {
     breakers_[id]->noteBlocked(wouldHaveSucceeded);
   }
   void advanceAll(Micros now);
+  void setLoad(InstanceId id, double load) { breakers_[id]->setLoad(load); }
   // Whether the breakers' window histograms follow every call (the default) or are built when
   // read — for runs that never plot them (SlidingStats::keepWindowHistogram). Applies to the
   // breakers there are and those added later.

@@ -26,10 +26,27 @@ struct WindowConfig {
   std::uint32_t calls = 100;  // size of a count-based window
 };
 
+enum class LoadSource : std::uint8_t { Saturation, Queue };
+
+// Load-aware error threshold (seed 001: "baseErrThreshold*loadFactor()", factor in [0.8, 1.5]
+// from CPU / queue depth). The factor goes linearly from `min` on an idle group to `max` on a
+// saturated one: under load, errors come from the load itself and tripping an instance throws
+// its share onto peers that are just as busy — the cascade the seed warns about — while an
+// idle group has room to absorb an early trip.
+struct LoadFactorConfig {
+  bool enabled = false;
+  double min = 0.8, max = 1.5;
+  LoadSource source = LoadSource::Saturation;
+};
+
 struct TripConfig {
   double errorRate = 0.5;       // trip when the window's error rate is strictly above this
   double slowRate = 0.4;        // ... or the slow-call rate is strictly above this
   Micros sustain = seconds(3);  // condition must hold this long (0 = trip at once)
+  // Topology weight (seed 001's get_topology_weight: core 1.2, edge 0.8): multiplies both
+  // rate thresholds; set it per service in a model override.
+  double weight = 1.0;
+  LoadFactorConfig loadFactor;
 };
 
 struct ClassifyConfig {
@@ -46,6 +63,10 @@ struct SlowConfig {
   Micros floor = millis(200);  // ... but never below this
   Micros absolute = 0;         // > 0: fixed threshold instead of the baseline rule
   Micros initialBaseline = 0;  // > 0: baseline to use until one is learned
+  // Latency factor (seed 001's latencyFactor(), "依据历史P99波动标准差动态缩放"): the
+  // threshold is further multiplied by 1 + the coefficient of variation of the healthy
+  // slices' P99, capped at this; 1 = off.
+  double spreadMax = 1.0;
 };
 
 struct BaselineConfig {
@@ -68,9 +89,23 @@ struct OpenConfig {
   Micros decayAfter = seconds(60);  // healthy (closed, not ramping) time that forgets one open
 };
 
+// Graded release (seed 001, 2.4): the probes' success rate decides how much traffic comes
+// back. A rule applies once at least `probes` probes ran and at least `success` of them
+// succeeded; the ramp then starts at `start` and rises to `cap`.
+struct ReleaseRule {
+  double success = 0.95;
+  std::uint32_t probes = 3;
+  double start = 0.05, cap = 1.0;
+};
+
 struct HalfOpenConfig {
   double probeShare = 0.1;
   std::uint32_t successStreak = 5;
+  // Empty: `success_streak` good probes close, the first bad one reopens. Otherwise the
+  // rules, best first; the best rule releases at once, the others only after `maxProbes`;
+  // below the last rule's rate (or once it can no longer be reached) the breaker reopens.
+  std::vector<ReleaseRule> release;
+  std::uint32_t maxProbes = 20;
 };
 
 struct RampConfig {
@@ -140,6 +175,12 @@ struct DegradeConfig {
   bool lock = true;                 // degrade lock: a degraded session stays degraded
   Micros lockTtl = seconds(300);
   double retryBudget = 0.2;  // gateway re-routes ≤ this share of live traffic
+  // Cost routing (seed 002: "轻量模型承接非核心和简单请求"): these requests go to the
+  // cheapest capability-matched model first, while the primary is healthy too; the primary
+  // takes them when that model cannot.
+  bool cheaperForNonCore = false;
+  bool cheaperForSimple = false;
+  std::uint32_t simpleMaxTokens = 500;  // "simple": input + expected output tokens at most this
 };
 
 // ---- limits (seed 001) --------------------------------------------------------------------

@@ -123,13 +123,46 @@ class TstLibrary : public QObject {
       v2.saveRun("tiny", "name: p\n", "{}", "[]");
       QVERIFY_THROWS_EXCEPTION(InputError, v2.recordings());  // no such table yet
     }
-    Library v3(path);
+    Library v3(path, OpenOptions{.schemaVersion = 3});
     QCOMPARE(v3.schemaVersion(), 3);
     QCOMPARE(v3.requireIncident("tiny").records, std::uint64_t(27));
     QCOMPARE(v3.runs("tiny").size(), std::size_t(1));
     QVERIFY(v3.recordings().empty());
     QCOMPARE(exportOf(v3, "tiny", dir.path().toStdString()),
              canonicalize(TEST_DATA_DIR "/tiny.jsonl"));
+  }
+
+  // v4 adds drill runs: a v3 library keeps everything and takes drill runs afterwards, in
+  // order, per runbook.
+  void migrationFromV3() {
+    QTemporaryDir dir;
+    const std::string path = dir.path().toStdString() + "/lib.db";
+    {
+      Library v3(path, OpenOptions{.schemaVersion = 3});
+      v3.importFile(TEST_DATA_DIR "/tiny.jsonl", formats::Format::Jsonl, {}, "tiny");
+      QVERIFY(v3.drillRuns().empty());  // no table yet: nothing, not an error
+    }
+    Library v4(path);
+    QCOMPARE(v4.schemaVersion(), 4);
+    QCOMPARE(v4.requireIncident("tiny").records, std::uint64_t(27));
+    DrillRunInfo a{0, "weekly-hang", 1, "0.9.0", "name: p\n", "{\"passed\":true}", "", true};
+    DrillRunInfo b = a;
+    b.revision = 2;
+    b.passed = false;
+    DrillRunInfo other = a;
+    other.runbook = "burst";
+    const std::int64_t ia = v4.saveDrillRun(a);
+    v4.saveDrillRun(other);
+    const std::int64_t ib = v4.saveDrillRun(b);
+    const auto runs = v4.drillRuns("weekly-hang");
+    QCOMPARE(runs.size(), std::size_t(2));
+    QCOMPARE(runs[0].id, ia);
+    QCOMPARE(runs[1].id, ib);
+    QCOMPARE(runs[1].revision, 2u);
+    QVERIFY(runs[0].passed && !runs[1].passed);
+    QCOMPARE(runs[0].resultJson, a.resultJson);
+    QVERIFY(!runs[0].created.empty());
+    QCOMPARE(v4.drillRuns().size(), std::size_t(3));
   }
 
   void foreignOrCorrupt_data() {
@@ -144,7 +177,7 @@ class TstLibrary : public QObject {
         << "not a Spillway library: an SQLite database of another application";
     QTest::newRow("newer schema") << "newer"
                                   << "the library has schema v99, newer than this Spillway "
-                                     "understands (v3): use a newer spillway-cli";
+                                     "understands (v4): use a newer spillway-cli";
     QTest::newRow("directory") << "dir"
                                << "is a directory, not a library file";
     QTest::newRow("missing") << "missing"

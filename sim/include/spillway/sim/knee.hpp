@@ -23,7 +23,17 @@ struct KneeOptions {
   // Seed 003 calibrates capacity per degrade level: by default the primary path alone (its
   // overflow is an error, not a backup's answer); true keeps the scenario's degrade chain.
   bool degrade = false;
+  // Capacity per degrade level (seed 003: "在不同降级等级下的容量基线"; seed 001's full /
+  // quantized / cached): 0 the primary path alone, 1 + the capability-matched backups,
+  // 2 + the cache. −1: `degrade` decides (false = 0, true = the chain as written).
+  int level = -1;
 };
+
+inline constexpr int kDegradeLevels = 3;
+const char* degradeLevelName(int level);  // "primary", "backups", "backups+cache"
+// The scenario's degrade section cut down to `level`; throws std::invalid_argument when a level
+// above 0 is asked of a scenario without one.
+void applyDegradeLevel(Scenario& scenario, int level);
 
 struct KneeStep {
   double factor = 0;
@@ -49,6 +59,15 @@ KneeResult findKnee(const Scenario& scenario, const KneeOptions& options,
                     const std::function<void(const KneeStep&)>& progress = {});
 
 std::string kneeTable(const KneeResult& r, const KneeOptions& o);
+
+// One knee per degrade level, and the elastic-scaling threshold each implies: scale out before
+// the offered load passes the last step below the knee (or its slot utilization).
+struct LevelKnee {
+  int level = 0;
+  KneeResult result;
+};
+std::string levelsTable(const std::vector<LevelKnee>& levels, const KneeOptions& o);
+std::string levelsJson(const std::vector<LevelKnee>& levels, const KneeOptions& o, int indent = 2);
 std::string kneeJson(const KneeResult& r, const KneeOptions& o, int indent = 2);
 
 }  // namespace spillway::sim

@@ -57,6 +57,9 @@ struct ClientReport {
   std::uint64_t fastFail = 0;       // non-critical tries failed fast (no matched backup)
   std::uint64_t staticAnswers = 0;  // "queued, retry later" answers
   std::uint64_t limited = 0;        // tries refused by the limiter
+  Ratio slaInQuota;                 // availability over originals not refused by their quota
+  std::uint64_t quotaRefused = 0;   // originals that ended refused by their tenant's quota
+  Ratio degradeSwitch;              // originals on the degrade chain that took a degraded path
 };
 
 struct TenantReport {
@@ -132,6 +135,22 @@ struct RunReport {
   Ratio qualityDropShare;                         // backup answers of lower quality ÷ successes
   std::uint64_t trimmed = 0, lockHits = 0, misroutes = 0, reroutes = 0, locksTaken = 0;
   bool degradeOn = false, limitsOn = false;
+  // Seed 001's three-mode table, seed 002's cost, seed 003's limiter and drill figures
+  // (docs/kpis.md). `mode`: off, limits, breaker+degrade, all, or another mix of layers.
+  std::string mode = "all";
+  Ratio slaInQuota;                // answered within SLO ÷ originals not refused by their quota
+  std::uint64_t quotaRefused = 0;  // originals that ended refused by their tenant's quota
+  Ratio waste;           // slot time held by calls whose answer nobody took ÷ all slot time (µs)
+  Ratio cascade;         // real fault rows that spread ÷ real fault rows (1 − interception)
+  Ratio limiterMisKill;  // limit refusals while capacity was free and the call would have
+                         // succeeded ÷ limit refusals
+  std::array<std::uint64_t, 4> misKillBy{};  // tenant quota, route, model, shed
+  Ratio degradeSwitch;              // originals on the degrade chain that took a degraded path
+  std::optional<double> costPer1k;  // model cost per 1k original requests (n/a: no costs)
+  std::uint64_t costRouted = 0;     // answers by a cheaper model chosen for cost
+  // Seed 001's "平均恢复耗时": the fault's end → its callers' availability back (0 when the
+  // service came back before the fault ended), mean over restored faults.
+  std::optional<Micros> meanRecovery;
   std::vector<TenantReport> tenants;
   std::vector<ClientReport> clients;
   std::vector<InstanceReport> instances;

@@ -2,6 +2,7 @@
 // Scenario files (YAML, docs/scenario.md). Every error names file:line: key.
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "spillway/input_error.hpp"
 #include "spillway/sim/scenario.hpp"
@@ -13,6 +14,12 @@ namespace spillway::sim {
 Scenario parseScenario(std::string_view yamlText, const std::string& source,
                        const std::string& baseDir = {});
 Scenario loadScenarioFile(const std::string& path);
+
+// The list under `key` of a YAML document (a drill runbook's `faults`) in the scenario file's
+// fault syntax, checked against `scenario`'s instances and duration. Errors name
+// `source`:line: key[i].field. An absent key gives no faults.
+std::vector<FaultSpec> parseFaultsOf(std::string_view yamlText, const std::string& source,
+                                     const std::string& key, const Scenario& scenario);
 
 // What one simulation may cost (docs/limits.md): a week of simulated time covers a weekly
 // cycle of diurnal load (the longest pattern a scenario describes); beyond that a run is a

@@ -28,6 +28,14 @@ class AttemptObserver {
                          Outcome outcome) = 0;
 };
 
+// The layers of defence that run (seed 001's three modes: limits only, breaker + degrade, all
+// three). A layer off is absent: no limiter; breakers that only watch (METRICS_ONLY); no
+// degrade chain.
+struct Layers {
+  bool limits = true, breaker = true, degrade = true;
+  bool operator==(const Layers&) const = default;
+};
+
 struct SimOptions {
   // false: the baseline — breakers only watch (METRICS_ONLY), the gateway forwards everything.
   bool protection = true;
@@ -38,6 +46,7 @@ struct SimOptions {
   // it depends on has changed. false recomputes it on every block: the same results, slower
   // (the tests compare the two).
   bool reuseReplay = true;
+  Layers layers;  // with protection: which layers run (last: aggregate initializers keep working)
 };
 
 class Simulator {
@@ -76,6 +85,9 @@ class Simulator {
  private:
   std::unique_ptr<Impl> d_;
 };
+
+// "off", "all", or the layers that run joined by '+' ("limits", "breaker+degrade").
+std::string modeName(const SimOptions& options);
 
 // Convenience: run a scenario to the end and report.
 RunReport simulate(const Scenario& scenario, SimOptions options = {});

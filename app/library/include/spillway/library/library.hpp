@@ -22,7 +22,7 @@ struct sqlite3;
 
 namespace spillway::library {
 
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 // $XDG_DATA_HOME/spillway/library.db, else ~/.local/share/spillway/library.db.
 std::string defaultLibraryPath();
@@ -67,6 +67,15 @@ struct SourceInfo {
 struct RunInfo {
   std::int64_t id = 0;
   std::string policyYaml, kpisJson, transitionsJson, created;
+};
+
+// One run of a drill runbook (docs/drills.md).
+struct DrillRunInfo {
+  std::int64_t id = 0;
+  std::string runbook;
+  std::uint32_t revision = 0;
+  std::string spillwayVersion, policyYaml, resultJson, created;
+  bool passed = false;
 };
 
 struct ImportResult {
@@ -127,6 +136,10 @@ class Library {
   std::int64_t saveRun(std::string_view incident, std::string_view policyYaml,
                        std::string_view kpisJson, std::string_view transitionsJson);
   std::vector<RunInfo> runs(std::string_view incident);
+
+  std::int64_t saveDrillRun(const DrillRunInfo& run);
+  // Runs of one runbook (all runbooks when empty), oldest first.
+  std::vector<DrillRunInfo> drillRuns(std::string_view runbook = {});
 
   // Writes the incident as canonical JSONL to `file` (not "-") atomically: into a temporary
   // file in the same directory, renamed over `file` once complete. A failure (a full disk, a

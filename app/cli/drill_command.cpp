@@ -1,0 +1,96 @@
+// `spillway-cli drill RUNBOOK`: runs a drill runbook against the simulator, checks its
+// expectations (exit 1 when one breaks) and keeps the result in the library (docs/drills.md).
+#include <QCommandLineParser>
+#include <QFile>
+
+#include <cstdio>
+#include <filesystem>
+
+#include "cli_common.hpp"
+#include "spillway/input_error.hpp"
+#include "spillway/input_limits.hpp"
+#include "spillway/library/library.hpp"
+#include "spillway/policy_yaml.hpp"
+#include "spillway/sim/runbook.hpp"
+
+namespace spillway::cli {
+namespace {
+
+sim::Runbook loadRunbook(const std::string& path) {
+  sim::RunbookLoaders loaders;
+  loaders.scenario = [](const std::string& ref, const std::string& baseDir) {
+    const bool builtin = ref.find('/') == std::string::npos &&
+                         QFile::exists(QString::fromStdString(kBuiltinScenarioDir + ref + ".yaml"));
+    if (builtin || baseDir.empty() || std::filesystem::path(ref).is_absolute())
+      return loadScenario(ref);
+    return loadScenario((std::filesystem::path(baseDir) / ref).string());
+  };
+  loaders.policy = [](const std::string& p) { return loadPolicyFile(p); };
+  const std::string text = readWhole(path, input_limits::kScenario, "runbook");
+  return sim::parseRunbook(text, path, std::filesystem::path(path).parent_path().string(), loaders);
+}
+
+}  // namespace
+
+int runDrill(const QStringList& args) {
+  QCommandLineParser p;
+  p.setApplicationDescription(
+      "Run a drill runbook (docs/drills.md): its scenario, faults and traffic in the simulator,\n"
+      "over its seeds; print each expectation against the measured KPI. Exit 0 when all hold,\n"
+      "1 when one breaks (or could not be measured), 2 on a bad runbook.");
+  p.addHelpOption();
+  p.addPositionalArgument("RUNBOOK", "runbook YAML file");
+  p.addOption({"seeds", "override the runbook's number of seeds", "N"});
+  p.addOption({"json", "print JSON instead of the table"});
+  p.addOption({"save", "keep the result in the incident library (the console plots the trend)"});
+  p.addOption(
+      {"library", "the incident library (default $XDG_DATA_HOME/spillway/library.db)", "FILE"});
+  if (!p.parse(args)) {
+    std::fprintf(stderr, "spillway-cli drill: %s\n", qPrintable(p.errorText()));
+    return kInputError;
+  }
+  if (p.isSet("help")) {
+    std::fputs(qPrintable(p.helpText()), stdout);
+    return kOk;
+  }
+  if (p.positionalArguments().size() != 1) {
+    std::fprintf(stderr, "spillway-cli drill: expected one RUNBOOK\n");
+    return kInputError;
+  }
+  try {
+    sim::Runbook rb = loadRunbook(p.positionalArguments().front().toStdString());
+    if (p.isSet("seeds")) {
+      bool ok = false;
+      rb.seeds = p.value("seeds").toUInt(&ok);
+      if (!ok || rb.seeds < 1 || rb.seeds > 100)
+        throw InputError("--seeds", 0, "", "expected 1 … 100");
+    }
+    const sim::DrillResult d = sim::runDrill(rb);
+    const std::string json = sim::drillJson(rb, d);
+    if (p.isSet("save")) {
+      const std::string lp =
+          p.isSet("library") ? p.value("library").toStdString() : library::defaultLibraryPath();
+      library::Library lib(lp);
+      library::DrillRunInfo run;
+      run.runbook = rb.name;
+      run.revision = rb.revision;
+      run.spillwayVersion = SPILLWAY_VERSION;
+      run.policyYaml = policyToYaml(rb.scenario.policy);
+      run.resultJson = sim::drillJson(rb, d, -1);
+      run.passed = d.passed;
+      const std::int64_t id = lib.saveDrillRun(run);
+      std::fprintf(stderr, "drill: saved as run %lld of '%s' in %s\n", static_cast<long long>(id),
+                   rb.name.c_str(), lp.c_str());
+    }
+    std::fputs((p.isSet("json") ? json + "\n" : sim::drillTable(rb, d)).c_str(), stdout);
+    return d.passed ? kOk : kFindings;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "%s\n", e.what());
+    return kInputError;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "spillway-cli drill: %s\n", e.what());
+    return kInputError;
+  }
+}
+
+}  // namespace spillway::cli

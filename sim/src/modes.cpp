@@ -1,0 +1,241 @@
+#include "spillway/sim/modes.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "spillway/sim/seeds.hpp"
+
+namespace spillway::sim {
+namespace {
+
+struct ModeKpi {
+  const char* name;
+  const char* key;   // JSON
+  const char* unit;  // "share", "s", "count", "cost"
+  std::optional<double> (*get)(const RunReport&);
+};
+
+std::optional<double> secondsOf(const std::optional<Micros>& d) {
+  if (!d) return std::nullopt;
+  return static_cast<double>(*d) / 1e6;
+}
+
+const ModeKpi kKpis[] = {
+    {"MTTR (service restoration)", "mttr_s", "s",
+     [](const RunReport& r) { return secondsOf(r.meanServiceRestoration); }},
+    {"SLA attainment (in-quota)", "sla_attainment_in_quota", "share",
+     [](const RunReport& r) { return r.slaInQuota.value(); }},
+    {"refused by tenant quota", "quota_refusals", "count",
+     [](const RunReport& r) { return std::optional<double>(static_cast<double>(r.quotaRefused)); }},
+    {"resource waste", "resource_waste", "share",
+     [](const RunReport& r) { return r.waste.value(); }},
+    {"cascade rate", "cascade_rate", "share", [](const RunReport& r) { return r.cascade.value(); }},
+    {"recovery after the fault", "recovery_after_fault_s", "s",
+     [](const RunReport& r) { return secondsOf(r.meanRecovery); }},
+    {"availability (within SLO)", "availability", "share",
+     [](const RunReport& r) { return r.availability.value(); }},
+    {"core availability in faults", "core_availability_during_faults", "share",
+     [](const RunReport& r) { return r.coreAvailabilityInFault.value(); }},
+    {"limiter mis-kill rate", "limiter_mis_kill_rate", "share",
+     [](const RunReport& r) { return r.limiterMisKill.value(); }},
+    {"degrade switch rate", "degrade_switch_rate", "share",
+     [](const RunReport& r) { return r.degradeSwitch.value(); }},
+    {"cost per 1k requests", "cost_per_1k_requests", "cost",
+     [](const RunReport& r) { return r.costPer1k; }},
+};
+
+// Seed 001's published table (its chapter 1: MTTR, SLA attainment, resource waste by mode) and
+// its 2.5 (cascade rate and recovery before → after): "before" is read as a gateway without
+// the breaker (off, or limits only), "after" as all three layers.
+std::optional<double> seedFigure(const std::string& scenario, const std::string& mode,
+                                 const std::string& key) {
+  if (scenario.rfind("seed-001", 0) != 0) return std::nullopt;
+  const bool before = mode == "limits" || mode == "off";
+  if (mode == "limits") {
+    if (key == "mttr_s") return 4.2 * 60;
+    if (key == "sla_attainment_in_quota") return 0.71;
+    if (key == "resource_waste") return 0.18;
+  } else if (mode == "breaker+degrade") {
+    if (key == "mttr_s") return 1.3 * 60;
+    if (key == "sla_attainment_in_quota") return 0.89;
+    if (key == "resource_waste") return 0.09;
+  } else if (mode == "all") {
+    if (key == "mttr_s") return 0.4 * 60;
+    if (key == "sla_attainment_in_quota") return 0.9997;
+    if (key == "resource_waste") return 0.032;
+  }
+  if (key == "cascade_rate" && (before || mode == "all")) return before ? 0.236 : 0.031;
+  if (key == "recovery_after_fault_s" && (before || mode == "all")) return before ? 42.0 : 5.8;
+  return std::nullopt;
+}
+
+std::optional<SeedInterval> over(const std::vector<RunReport>& runs, const ModeKpi& k) {
+  std::vector<double> v;
+  for (const RunReport& r : runs)
+    if (const auto x = k.get(r)) v.push_back(*x);
+  auto i = seedInterval(v);
+  if (i) i->lo = std::max(0.0, i->lo);
+  if (i && std::string_view(k.unit) == "share") i->hi = std::min(1.0, i->hi);
+  return i;
+}
+
+std::string fmt(double v, const char* unit) {
+  char buf[48];
+  const std::string u = unit;
+  if (u == "share")
+    std::snprintf(buf, sizeof buf, "%.1f %%", v * 100);
+  else if (u == "s")
+    std::snprintf(buf, sizeof buf, "%.0f s", v);
+  else if (u == "cost")
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  return buf;
+}
+
+std::string cell(const std::optional<SeedInterval>& i, const char* unit) {
+  if (!i) return "n/a";
+  if (i->n == 1) return fmt(i->mean, unit);
+  return fmt(i->mean, unit) + " [" + fmt(i->lo, unit) + ", " + fmt(i->hi, unit) + "]";
+}
+
+}  // namespace
+
+std::vector<Mode> parseModes(std::string_view list) {
+  std::vector<Mode> out;
+  std::size_t pos = 0;
+  while (pos <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', pos), list.size());
+    const std::string_view word = list.substr(pos, comma - pos);
+    Mode m;
+    if (word == "off") {
+      m.options.protection = false;
+    } else if (word != "all") {
+      m.options.layers = Layers{false, false, false};
+      std::size_t p = 0;
+      while (p <= word.size()) {
+        const std::size_t plus = std::min(word.find('+', p), word.size());
+        const std::string_view layer = word.substr(p, plus - p);
+        if (layer == "limits")
+          m.options.layers.limits = true;
+        else if (layer == "breaker")
+          m.options.layers.breaker = true;
+        else if (layer == "degrade")
+          m.options.layers.degrade = true;
+        else
+          throw std::invalid_argument("unknown mode '" + std::string(word) +
+                                      "': expected off, all, or limits, breaker, degrade joined "
+                                      "by '+'");
+        p = plus + 1;
+      }
+    }
+    m.name = modeName(m.options);
+    for (const Mode& seen : out)
+      if (seen.name == m.name) throw std::invalid_argument("mode '" + m.name + "' listed twice");
+    out.push_back(std::move(m));
+    pos = comma + 1;
+  }
+  return out;
+}
+
+ModeRuns runModes(const Scenario& scenario, std::vector<Mode> modes, std::uint32_t seeds,
+                  unsigned threads) {
+  std::vector<Scenario> scs(seeds, scenario);
+  for (std::uint32_t i = 0; i < seeds; ++i) scs[i].seed = scenario.seed + i;
+  ModeRuns out;
+  out.modes = std::move(modes);
+  out.runs.assign(out.modes.size(), std::vector<RunReport>(seeds));
+  const std::size_t jobs = out.modes.size() * seeds;
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t job; (job = next.fetch_add(1)) < jobs;) {
+      const std::size_t m = job / seeds, s = job % seeds;
+      out.runs[m][s] = simulate(scs[s], out.modes[m].options);
+    }
+  };
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = static_cast<unsigned>(std::min<std::size_t>(threads, jobs));
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  return out;
+}
+
+std::string modesTable(const ModeRuns& runs, const Scenario& sc) {
+  std::ostringstream os;
+  const std::size_t n = runs.runs.empty() ? 0 : runs.runs[0].size();
+  os << "Scenario " << sc.name << ", seeds " << sc.seed << " … " << sc.seed + n - 1 << " (" << n
+     << "), by mode" << (n > 1 ? ": mean [95 % interval]" : "") << "\n\n";
+  const int w = n > 1 ? 28 : 16;
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "  %-28s", "KPI");
+  std::string line = buf;
+  for (const Mode& m : runs.modes) {
+    std::snprintf(buf, sizeof buf, " %-*s", w, m.name.c_str());
+    line += buf;
+  }
+  os << line << '\n';
+  bool anySeed = false;
+  for (const ModeKpi& k : kKpis) {
+    std::snprintf(buf, sizeof buf, "  %-28s", k.name);
+    line = buf;
+    std::string seedLine;
+    for (std::size_t m = 0; m < runs.modes.size(); ++m) {
+      std::snprintf(buf, sizeof buf, " %-*s", w, cell(over(runs.runs[m], k), k.unit).c_str());
+      line += buf;
+      const auto f = seedFigure(sc.name, runs.modes[m].name, k.key);
+      std::snprintf(buf, sizeof buf, " %-*s", w, f ? fmt(*f, k.unit).c_str() : "");
+      seedLine += buf;
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    os << line << '\n';
+    while (!seedLine.empty() && seedLine.back() == ' ') seedLine.pop_back();
+    if (!seedLine.empty()) {
+      anySeed = true;
+      std::snprintf(buf, sizeof buf, "  %-28s", "  seed figure");
+      os << buf << seedLine << '\n';
+    }
+  }
+  os << "\n(MTTR: fault onset -> the callers' availability back; SLA attainment: within SLO over "
+        "originals\n not refused by their own tenant quota; resource waste: slot time held by "
+        "calls whose answer\n nobody took; cascade rate: faults that spread (docs/kpis.md).";
+  if (anySeed) os << "\n Seed figures: the seed document's published table for each mode.";
+  os << ")\n";
+  return os.str();
+}
+
+std::string modesJson(const ModeRuns& runs, const Scenario& sc, int indent) {
+  nlohmann::ordered_json j;
+  j["scenario"] = sc.name;
+  j["first_seed"] = sc.seed;
+  j["seeds"] = runs.runs.empty() ? 0 : runs.runs[0].size();
+  nlohmann::ordered_json modes = nlohmann::ordered_json::array();
+  for (std::size_t m = 0; m < runs.modes.size(); ++m) {
+    nlohmann::ordered_json o;
+    o["mode"] = runs.modes[m].name;
+    for (const ModeKpi& k : kKpis) {
+      const auto i = over(runs.runs[m], k);
+      nlohmann::ordered_json v =
+          i ? nlohmann::ordered_json{{"mean", i->mean}, {"lo", i->lo}, {"hi", i->hi}, {"n", i->n}}
+            : nlohmann::ordered_json(nullptr);
+      if (const auto f = seedFigure(sc.name, runs.modes[m].name, k.key)) {
+        if (v.is_null()) v = nlohmann::ordered_json::object();
+        v["seed_figure"] = *f;
+      }
+      o[k.key] = v;
+    }
+    modes.push_back(o);
+  }
+  j["modes"] = modes;
+  return j.dump(indent);
+}
+
+}  // namespace spillway::sim

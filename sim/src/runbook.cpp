@@ -1,0 +1,238 @@
+#include "spillway/sim/runbook.hpp"
+
+#include <yaml-cpp/yaml.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <sstream>
+
+#include "spillway/input_limits.hpp"
+#include "spillway/sim/scenario_yaml.hpp"
+#include "spillway/sim/seeds.hpp"
+#include "spillway/yaml_reader.hpp"
+
+namespace spillway::sim {
+namespace {
+
+class RunbookReader : public YamlReader {
+ public:
+  using YamlReader::YamlReader;
+
+  Expectation expectation(const YAML::Node& n, const std::string& path) const {
+    requireMap(n, path);
+    checkKeys(n, path, {"kpi", "min", "max"});
+    Expectation e;
+    e.line = n.Mark().is_null() ? 0 : n.Mark().line + 1;
+    const YAML::Node k = need(n, "kpi", path);
+    e.kpi = scalar(k, join(path, "kpi"));
+    const auto& known = drillKpis();
+    if (std::find(known.begin(), known.end(), e.kpi) == known.end())
+      fail(k.Mark(), join(path, "kpi"), "unknown KPI '" + e.kpi + "' (docs/drills.md lists them)");
+    if (auto v = n["min"]) e.min = number(v, join(path, "min"), -1e12, 1e12, false);
+    if (auto v = n["max"]) e.max = number(v, join(path, "max"), -1e12, 1e12, false);
+    if (!e.min && !e.max) fail(n.Mark(), path, "expected min, max or both");
+    if (e.min && e.max && *e.max < *e.min)
+      fail(keyMark(n, "max"), join(path, "max"), "must not be below min");
+    return e;
+  }
+};
+
+// A KPI's value in one run's JSON report: a rate's value, a number, or nothing (n/a).
+std::optional<double> kpiOf(const nlohmann::json& kpis, const std::string& key) {
+  const auto it = kpis.find(key);
+  if (it == kpis.end()) return std::nullopt;
+  if (it->is_number()) return it->get<double>();
+  if (it->is_object()) {
+    const auto v = it->find("value");
+    if (v != it->end() && v->is_number()) return v->get<double>();
+  }
+  return std::nullopt;
+}
+
+std::string show(const std::optional<double>& v) {
+  if (!v) return "n/a";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.4g", *v);
+  return buf;
+}
+
+}  // namespace
+
+const std::vector<std::string>& drillKpis() {
+  static const std::vector<std::string> keys = {
+      "availability",
+      "core_availability",
+      "availability_during_faults",
+      "core_availability_during_faults",
+      "sla_attainment_in_quota",
+      "degrade_success_rate",
+      "degrade_switch_rate",
+      "false_positive_rate",
+      "collateral_share",
+      "false_trips_per_hour",
+      "fault_interception_rate",
+      "cascade_rate",
+      "resource_waste",
+      "limiter_mis_kill_rate",
+      "cost_per_1k_requests",
+      "ttd_s",
+      "self_healing_s",
+      "service_restoration_s",
+      "service_restoration_worst_s",
+      "recovery_after_fault_s",
+      "retry_amplification",
+      "p99_ms",
+  };
+  return keys;
+}
+
+Runbook parseRunbook(std::string_view text, const std::string& source, const std::string& baseDir,
+                     const RunbookLoaders& loaders) {
+  checkInputSize(text, source, input_limits::kScenario, "runbook");
+  const YAML::Node root = loadYamlText(text, source);
+  const RunbookReader r(source);
+  if (!root || root.IsNull()) throw InputError(source, 0, "", "empty runbook");
+  r.requireMap(root, "runbook");
+  r.checkKeys(root, "",
+              {"version", "name", "revision", "description", "scenario", "policy", "mode", "seeds",
+               "traffic", "faults", "expect"});
+  if (r.count(r.need(root, "version", ""), "version", 1, 1) != 1)
+    throw InputError(source, 0, "version", "expected 1");
+  Runbook rb;
+  rb.source = source;
+  rb.name = r.text(r.need(root, "name", ""), "name");
+  if (rb.name.empty()) r.fail(root["name"].Mark(), "name", "must not be empty");
+  if (auto v = root["revision"]) rb.revision = r.count(v, "revision", 1, 1000000);
+  if (auto v = root["description"]) rb.description = r.text(v, "description");
+  const YAML::Node scenarioNode = r.need(root, "scenario", "");
+  rb.scenario = loaders.scenario(r.scalar(scenarioNode, "scenario"), baseDir);
+  if (auto v = root["policy"]) {
+    std::filesystem::path p = r.scalar(v, "policy");
+    if (p.is_relative() && !baseDir.empty()) p = std::filesystem::path(baseDir) / p;
+    const std::string name = rb.scenario.policy.name;
+    rb.scenario.policy = loaders.policy(p.string());
+    if (rb.scenario.policy.name.empty()) rb.scenario.policy.name = name;
+  }
+  if (auto v = root["mode"]) {
+    std::vector<Mode> m;
+    try {
+      m = parseModes(r.scalar(v, "mode"));
+    } catch (const std::invalid_argument& e) {
+      r.fail(v.Mark(), "mode", e.what());
+    }
+    if (m.size() != 1) r.fail(v.Mark(), "mode", "one mode per runbook");
+    rb.mode = m.front();
+  } else {
+    rb.mode = parseModes("all").front();
+  }
+  if (auto v = root["seeds"]) rb.seeds = r.count(v, "seeds", 1, 100);
+  if (auto t = root["traffic"]) {
+    r.requireMap(t, "traffic");
+    r.checkKeys(t, "traffic", {"scale", "duration"});
+    if (auto v = t["duration"]) {
+      rb.scenario.duration = r.duration(v, "traffic.duration", seconds(1), false, true);
+      std::erase_if(rb.scenario.faults,
+                    [&](const FaultSpec& f) { return f.at >= rb.scenario.duration; });
+    }
+    if (auto v = t["scale"]) {
+      const double k = r.number(v, "traffic.scale", 0, 100, true);
+      for (ClientSpec& c : rb.scenario.clients) c.rate *= k;
+    }
+  }
+  // The drill's faults replace the scenario's: a runbook says exactly what it injects.
+  if (root["faults"]) rb.scenario.faults = parseFaultsOf(text, source, "faults", rb.scenario);
+  try {
+    checkScenarioBudget(rb.scenario);
+  } catch (const InputError& e) {
+    r.fail(root["traffic"] ? root["traffic"].Mark() : scenarioNode.Mark(), "traffic", e.detail());
+  }
+  const YAML::Node expect = r.need(root, "expect", "");
+  if (!expect.IsSequence() || expect.size() == 0)
+    r.fail(expect.Mark(), "expect", "expected a list of {kpi, min, max}");
+  for (std::size_t i = 0; i < expect.size(); ++i)
+    rb.expectations.push_back(r.expectation(expect[i], "expect[" + std::to_string(i) + "]"));
+  return rb;
+}
+
+DrillResult runDrill(const Runbook& rb, unsigned threads) {
+  const ModeRuns runs = runModes(rb.scenario, {rb.mode}, rb.seeds, threads);
+  std::vector<nlohmann::json> reports;
+  for (const RunReport& run : runs.runs.front())
+    reports.push_back(nlohmann::json::parse(reportJson(run, -1))["kpis"]);
+  DrillResult out;
+  auto mean = [&](const std::string& key) -> std::optional<double> {
+    std::vector<double> v;
+    for (const nlohmann::json& k : reports)
+      if (const auto x = kpiOf(k, key)) v.push_back(*x);
+    if (const auto i = seedInterval(v)) return i->mean;
+    return std::nullopt;
+  };
+  for (const std::string& key : drillKpis()) out.kpis.emplace_back(key, mean(key));
+  out.passed = true;
+  for (const Expectation& e : rb.expectations) {
+    CheckResult c;
+    c.expectation = e;
+    c.measured = mean(e.kpi);
+    c.passed = c.measured && (!e.min || *c.measured >= *e.min) && (!e.max || *c.measured <= *e.max);
+    out.passed = out.passed && c.passed;
+    out.checks.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string drillTable(const Runbook& rb, const DrillResult& d) {
+  std::ostringstream os;
+  os << "Drill " << rb.name << " (revision " << rb.revision << "): scenario " << rb.scenario.name
+     << ", mode " << rb.mode.name << ", seeds " << rb.scenario.seed << " … "
+     << rb.scenario.seed + rb.seeds - 1 << "\n\n";
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "  %-34s %-22s %-12s %s\n", "expectation", "bound", "measured",
+                "result");
+  os << buf;
+  for (const CheckResult& c : d.checks) {
+    const Expectation& e = c.expectation;
+    std::string bound;
+    if (e.min) bound += ">= " + show(e.min);
+    if (e.min && e.max) bound += ", ";
+    if (e.max) bound += "<= " + show(e.max);
+    std::snprintf(buf, sizeof buf, "  %-34s %-22s %-12s %s\n", e.kpi.c_str(), bound.c_str(),
+                  show(c.measured).c_str(),
+                  c.passed ? "pass" : (c.measured ? "FAIL" : "FAIL (not measured)"));
+    os << buf;
+  }
+  os << "\n"
+     << (d.passed ? "PASSED" : "FAILED") << " (mean over the seeds; line numbers: " << rb.source
+     << ")\n";
+  return os.str();
+}
+
+std::string drillJson(const Runbook& rb, const DrillResult& d, int indent) {
+  nlohmann::ordered_json j;
+  j["runbook"] = rb.name;
+  j["revision"] = rb.revision;
+  j["scenario"] = rb.scenario.name;
+  j["mode"] = rb.mode.name;
+  j["first_seed"] = rb.scenario.seed;
+  j["seeds"] = rb.seeds;
+  j["passed"] = d.passed;
+  auto checks = nlohmann::ordered_json::array();
+  for (const CheckResult& c : d.checks) {
+    nlohmann::ordered_json cj;
+    cj["kpi"] = c.expectation.kpi;
+    cj["min"] = c.expectation.min ? nlohmann::ordered_json(*c.expectation.min) : nullptr;
+    cj["max"] = c.expectation.max ? nlohmann::ordered_json(*c.expectation.max) : nullptr;
+    cj["measured"] = c.measured ? nlohmann::ordered_json(*c.measured) : nullptr;
+    cj["passed"] = c.passed;
+    cj["line"] = c.expectation.line;
+    checks.push_back(cj);
+  }
+  j["checks"] = checks;
+  nlohmann::ordered_json k;
+  for (const auto& [key, v] : d.kpis) k[key] = v ? nlohmann::ordered_json(*v) : nullptr;
+  j["kpis"] = k;
+  return j.dump(indent);
+}
+
+}  // namespace spillway::sim

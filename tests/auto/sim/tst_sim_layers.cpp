@@ -1,0 +1,284 @@
+// The seeds' systems in full (issue 24), on hand-built scenarios: the layers of defence run
+// alone or together (seed 001's modes), SLA attainment over in-quota traffic, resource waste,
+// the limiter's mis-kills only when capacity was free (seed 003), cost routing that sends
+// non-core traffic to the cheaper model (seed 002), the knee per degrade level, and drill
+// runbooks whose broken expectation fails the drill.
+#include <QtTest>
+
+#include <string>
+
+#include "error_of.hpp"
+#include "sim_run.hpp"
+#include "spillway/policy_yaml.hpp"
+#include "spillway/sim/knee.hpp"
+#include "spillway/sim/modes.hpp"
+#include "spillway/sim/runbook.hpp"
+
+using namespace spillway;
+using namespace spillway::sim;
+using spillway::testing::errorOf;
+
+namespace {
+
+std::string readResource(const std::string& rel) {
+  QFile f(QString(SPILLWAY_RESOURCES_DIR) + "/" + QString::fromStdString(rel));
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  return f.readAll().toStdString();
+}
+
+// One tenant with a quota of `quota` req/s sending 40 req/s at a group of `instances` × `slots`
+// slots whose calls take ~`service`.
+std::string quotaScenario(int instances, int slotCount, const char* service, int quota) {
+  return "version: 1\nname: quota\nduration: 3m\ndrain: 1m\nseed: 5\n"
+         "policy:\n  name: p\n  limits:\n    tenants:\n      t: {rate: " +
+         std::to_string(quota) + ", burst: " + std::to_string(quota) +
+         "}\n"
+         "models:\n  - {name: m, instances: " +
+         std::to_string(instances) + ", slots: " + std::to_string(slotCount) +
+         ", queue: 1000, service: {base: " + service +
+         ", sigma: 0.1}, error_rate: 0}\n"
+         "clients:\n  - {name: c, model: m, tenant: t, rate: 40, timeout: 30s, slo: 30s,"
+         " retries: {max: 0}}\n";
+}
+
+// Two models that both can chat: a dear primary and a cheap light one.
+std::string costScenario(bool preferCheaper) {
+  return std::string(
+             "version: 1\nname: cost\nduration: 3m\ndrain: 1m\nseed: 9\n"
+             "policy:\n  name: p\n  models:\n"
+             "    big: {tier: 1, quality: 0.9, tags: [chat], cost: 10}\n"
+             "    small: {tier: 2, quality: 0.7, tags: [chat], cost: 1}\n"
+             "  degrade:\n    max_quality_drop: 0.3\n") +
+         (preferCheaper ? "    prefer_cheaper_for: [non_core]\n" : "") +
+         "models:\n"
+         "  - {name: big, instances: 4, slots: 16, service: {base: 200ms, sigma: 0.1}}\n"
+         "  - {name: small, instances: 4, slots: 16, service: {base: 50ms, sigma: 0.1}}\n"
+         "clients:\n"
+         "  - {name: core, model: big, criticality: core, tags: [chat], rate: 20, timeout: 10s,"
+         " tokens: {input: {median: 500}, output: {median: 100}}}\n"
+         "  - {name: batch, model: big, tags: [chat], rate: 20, timeout: 10s,"
+         " tokens: {input: {median: 500}, output: {median: 100}}}\n";
+}
+
+RunReport run(const Scenario& sc, const SimOptions& o = {}) {
+  return simulate(sc, o);
+}
+
+}  // namespace
+
+class TstSimLayers : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void parseModes_data() {
+    QTest::addColumn<QString>("list");
+    QTest::addColumn<QString>("names");  // "" = error
+    QTest::newRow("the seed's three") << "limits,breaker+degrade,all"
+                                      << "limits,breaker+degrade,all";
+    QTest::newRow("order of layers does not matter") << "degrade+breaker"
+                                                     << "breaker+degrade";
+    QTest::newRow("every layer is all") << "limits+breaker+degrade"
+                                        << "all";
+    QTest::newRow("off") << "off"
+                         << "off";
+    QTest::newRow("unknown layer") << "limits,cache"
+                                   << "";
+    QTest::newRow("twice") << "all,limits+breaker+degrade"
+                           << "";
+    QTest::newRow("empty word") << "limits,,all"
+                                << "";
+  }
+  void parseModes() {
+    QFETCH(QString, list);
+    QFETCH(QString, names);
+    QStringList got;
+    QString err;
+    try {
+      for (const Mode& m : sim::parseModes(list.toStdString()))
+        got << QString::fromStdString(m.name);
+    } catch (const std::invalid_argument& e) {
+      err = e.what();
+    }
+    if (names.isEmpty()) {
+      QVERIFY(!err.isEmpty());
+    } else {
+      QVERIFY2(err.isEmpty(), qPrintable(err));
+      QCOMPARE(got.join(','), names);
+    }
+  }
+
+  // Seed 001 by mode: a layer that is off does nothing; quota refusals leave the SLA figure.
+  void modesRunOnlyTheirLayers() {
+    const Scenario sc = parseScenario(readResource("scenarios/seed-001.yaml"), "seed-001.yaml");
+    const ModeRuns r = runModes(sc, sim::parseModes("limits,breaker+degrade,all"), 1, 2);
+    const RunReport& limits = r.runs[0][0];
+    const RunReport& bd = r.runs[1][0];
+    const RunReport& all = r.runs[2][0];
+    QCOMPARE(limits.mode, std::string("limits"));
+    QCOMPARE(limits.opens, std::uint64_t{0});
+    QVERIFY(limits.wouldOpens > 0);  // the breakers still watch
+    QVERIFY(limits.quotaRefused > 0);
+    QCOMPARE(limits.degradeSwitch.den, std::uint64_t{0});
+    QCOMPARE(bd.quotaRefused, std::uint64_t{0});
+    QVERIFY(bd.opens > 0);
+    QVERIFY(bd.degradeSwitch.den > 0);
+    QVERIFY(all.opens > 0 && all.quotaRefused > 0);
+    for (const RunReport* x : {&limits, &bd, &all}) {
+      QCOMPARE(x->slaInQuota.den + x->quotaRefused, x->originals - x->inFlightAtEnd);
+      QVERIFY(x->slaInQuota.value() >= x->availability.value());
+    }
+    // Same seed, same bytes.
+    const ModeRuns again = runModes(sc, sim::parseModes("limits,breaker+degrade,all"), 1, 1);
+    QCOMPARE(reportJson(again.runs[2][0]), reportJson(all));
+  }
+
+  void misKillOnlyWhenCapacityWasFree_data() {
+    QTest::addColumn<int>("instances");
+    QTest::addColumn<int>("slotCount");
+    QTest::addColumn<QString>("service");
+    QTest::addColumn<bool>("spare");
+    QTest::newRow("idle group: every refusal a mis-kill") << 4 << 32 << "100ms" << true;
+    QTest::newRow("saturated group: none") << 1 << 2 << "2s" << false;
+  }
+  void misKillOnlyWhenCapacityWasFree() {
+    QFETCH(int, instances);
+    QFETCH(int, slotCount);
+    QFETCH(QString, service);
+    QFETCH(bool, spare);
+    const Scenario sc = parseScenario(
+        quotaScenario(instances, slotCount, service.toStdString().c_str(), 10), "quota.yaml");
+    const RunReport r = run(sc);
+    QVERIFY(r.limiterMisKill.den > 1000);            // 40 req/s against a quota of 10
+    QCOMPARE(r.misKillBy[0], r.limiterMisKill.num);  // all by the tenant quota
+    const double k = r.limiterMisKill.value().value();
+    if (spare)
+      QVERIFY2(k > 0.95, qPrintable(QString::number(k)));
+    else
+      QVERIFY2(k < 0.05, qPrintable(QString::number(k)));
+    // Refusals by the quota leave the SLA figure and are reported beside it.
+    QVERIFY(r.quotaRefused > 0);
+    QCOMPARE(r.slaInQuota.den + r.quotaRefused, r.originals);
+  }
+
+  void costRoutingSendsNonCoreToTheCheaperModel() {
+    const Scenario plain = parseScenario(costScenario(false), "cost.yaml");
+    const Scenario cheap = parseScenario(costScenario(true), "cost.yaml");
+    const RunReport a = run(plain), b = run(cheap);
+    QCOMPARE(a.costRouted, std::uint64_t{0});
+    QVERIFY(b.costRouted > 0);
+    // Non-core ("batch") answered by the light model, core still by the primary.
+    QCOMPARE(b.clients[0].answeredBy[1], std::uint64_t{0});
+    QVERIFY(b.costRouted >= b.clients[1].ends[0] * 95 / 100);
+    QVERIFY(a.costPer1k && b.costPer1k);
+    // Half the traffic at a tenth of the price: ~45 % cheaper.
+    const double saving = 1.0 - *b.costPer1k / *a.costPer1k;
+    QVERIFY2(saving > 0.35 && saving < 0.55, qPrintable(QString::number(saving)));
+    // Cost routing is not degradation.
+    QCOMPARE(b.degradeSuccess.den, std::uint64_t{0});
+  }
+
+  void wasteCountsAbandonedSlotTime() {
+    std::string yaml = quotaScenario(2, 8, "100ms", 1000);
+    const Scenario calm = parseScenario(yaml, "calm.yaml");
+    yaml += "faults:\n  - {type: hang, target: m-1, at: 30s, duration: 1m, rate: 0.5}\n";
+    Scenario hung = parseScenario(yaml, "hung.yaml");
+    const RunReport a = run(calm), b = run(hung);
+    QVERIFY(a.waste.den > 0 && b.waste.den > 0);
+    QVERIFY2(a.waste.value() < 0.01, qPrintable(QString::number(*a.waste.value())));
+    QVERIFY2(b.waste.value() > 0.2, qPrintable(QString::number(*b.waste.value())));
+  }
+
+  void kneePerDegradeLevel() {
+    // A small primary and a backup with room: the backups level has the later knee.
+    const std::string yaml =
+        "version: 1\nname: levels\nduration: 5m\nseed: 3\n"
+        "policy:\n  name: p\n  models:\n"
+        "    m: {tier: 1, quality: 0.9, tags: [chat]}\n"
+        "    b: {tier: 2, quality: 0.8, tags: [chat]}\n"
+        "  degrade: {max_quality_drop: 0.3}\n"
+        "models:\n"
+        "  - {name: m, instances: 2, slots: 4, queue: 16, max_requests: 40,"
+        " service: {base: 200ms, sigma: 0.1}}\n"
+        "  - {name: b, instances: 2, slots: 8, queue: 8, service: {base: 200ms, sigma: 0.1}}\n"
+        "clients:\n  - {name: c, model: m, tags: [chat], rate: 20, timeout: 5s,"
+        " retries: {max: 0}}\n";
+    const Scenario sc = parseScenario(yaml, "levels.yaml");
+    KneeOptions o;
+    o.from = 0.5;
+    o.to = 4;
+    o.step = 0.5;
+    o.maxStep = seconds(120);
+    o.minStep = seconds(60);
+    o.level = 0;
+    const KneeResult primary = findKnee(sc, o);
+    o.level = 1;
+    const KneeResult backups = findKnee(sc, o);
+    QVERIFY(primary.knee.has_value());
+    const double kp = primary.steps[*primary.knee].factor;
+    const double kb = backups.knee ? backups.steps[*backups.knee].factor : 99;
+    QVERIFY2(kb > kp, qPrintable(QString("%1 vs %2").arg(kb).arg(kp)));
+    // A level above 0 needs a degrade section.
+    Scenario none = sc;
+    none.policy.degrade.enabled = false;
+    QVERIFY_THROWS_EXCEPTION(std::invalid_argument, applyDegradeLevel(none, 1));
+  }
+
+  void runbookExpectations_data() {
+    QTest::addColumn<QString>("expect");
+    QTest::addColumn<bool>("passed");
+    QTest::newRow("met") << "  - {kpi: availability, min: 0.5}\n" << true;
+    QTest::newRow("broken") << "  - {kpi: availability, min: 0.9999}\n" << false;
+    QTest::newRow("not measured is broken") << "  - {kpi: degrade_switch_rate, min: 0.97}\n"
+                                            << false;
+  }
+  void runbookExpectations() {
+    QFETCH(QString, expect);
+    QFETCH(bool, passed);
+    RunbookLoaders loaders;
+    loaders.scenario = [](const std::string&, const std::string&) {
+      return parseScenario(quotaScenario(2, 8, "100ms", 1000), "q.yaml");
+    };
+    loaders.policy = [](const std::string& p) { return loadPolicyFile(p); };
+    const std::string text =
+        "version: 1\nname: t\nrevision: 2\nscenario: q\nseeds: 2\n"
+        "faults:\n  - {type: errors, target: m-1, at: 30s, duration: 30s, rate: 0.5}\n"
+        "expect:\n" +
+        expect.toStdString();
+    const Runbook rb = parseRunbook(text, "rb.yaml", "", loaders);
+    QCOMPARE(rb.revision, 2u);
+    QCOMPARE(rb.scenario.faults.size(), std::size_t{1});
+    const DrillResult d = runDrill(rb, 1);
+    QCOMPARE(d.passed, passed);
+    QCOMPARE(d.checks.size(), std::size_t{1});
+  }
+
+  void runbookErrorsNameTheLine_data() {
+    QTest::addColumn<QString>("body");
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("unknown kpi") << "expect:\n  - {kpi: uptime, min: 1}\n"
+                                 << "rb.yaml:6: expect[0].kpi: unknown KPI 'uptime'";
+    QTest::newRow("no bound") << "expect:\n  - {kpi: availability}\n"
+                              << "rb.yaml:6: expect[0]: expected min, max or both";
+    QTest::newRow("fault target")
+        << "faults:\n  - {type: hang, target: nope, at: 1s, duration: 10s, rate: 0.5}\n"
+           "expect:\n  - {kpi: availability, min: 0}\n"
+        << "rb.yaml:6: faults[0].target: no instance or model named";
+    QTest::newRow("two modes") << "mode: limits,all\nexpect:\n  - {kpi: availability, min: 0}\n"
+                               << "rb.yaml:5: mode: one mode per runbook";
+  }
+  void runbookErrorsNameTheLine() {
+    QFETCH(QString, body);
+    QFETCH(QString, expected);
+    RunbookLoaders loaders;
+    loaders.scenario = [](const std::string&, const std::string&) {
+      return parseScenario(quotaScenario(2, 8, "100ms", 1000), "q.yaml");
+    };
+    loaders.policy = [](const std::string& p) { return loadPolicyFile(p); };
+    const std::string text = "version: 1\nname: t\nscenario: q\nseeds: 1\n" + body.toStdString();
+    const QString err = errorOf([&] { parseRunbook(text, "rb.yaml", "", loaders); });
+    QVERIFY2(err.startsWith(expected), qPrintable(err));
+  }
+};
+
+QTEST_GUILESS_MAIN(TstSimLayers)
+#include "tst_sim_layers.moc"
