@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "cli_common.hpp"
 #include "spillway/input_error.hpp"
@@ -30,6 +31,44 @@ sim::Runbook loadRunbook(const std::string& path) {
   return sim::parseRunbook(text, path, std::filesystem::path(path).parent_path().string(), loaders);
 }
 
+// The trend of each drill's expectations across its stored runs, oldest first.
+int history(library::Library& lib, const std::string& runbook, bool json) {
+  const std::vector<library::DrillRunInfo> runs = lib.drillRuns(runbook);
+  if (json) {
+    nlohmann::json arr = nlohmann::json::array();
+    for (const auto& r : runs)
+      arr.push_back({{"id", r.id},
+                     {"runbook", r.runbook},
+                     {"revision", r.revision},
+                     {"spillway_version", r.spillwayVersion},
+                     {"created", r.created},
+                     {"passed", r.passed},
+                     {"result", nlohmann::json::parse(r.resultJson, nullptr, false)}});
+    std::printf("%s\n", arr.dump(2).c_str());
+    return kOk;
+  }
+  std::printf("%-6s %-20s %-22s %-4s %-10s %-6s %s\n", "run", "runbook", "created", "rev",
+              "version", "result", "measured (expectation)");
+  for (const auto& r : runs) {
+    std::string measured;
+    const nlohmann::json j = nlohmann::json::parse(r.resultJson, nullptr, false);
+    if (j.is_object() && j.contains("checks"))
+      for (const auto& c : j["checks"]) {
+        char buf[96];
+        const auto& m = c["measured"];
+        std::snprintf(buf, sizeof buf, "%s%s %s", measured.empty() ? "" : ", ",
+                      c.value("kpi", "?").c_str(),
+                      m.is_number() ? std::to_string(m.get<double>()).substr(0, 6).c_str() : "n/a");
+        measured += buf;
+      }
+    std::printf("%-6lld %-20s %-22s %-4u %-10s %-6s %s\n", static_cast<long long>(r.id),
+                r.runbook.c_str(), r.created.c_str(), r.revision, r.spillwayVersion.c_str(),
+                r.passed ? "pass" : "FAIL", measured.c_str());
+  }
+  if (runs.empty()) std::printf("(no drill runs%s)\n", runbook.empty() ? "" : " of this runbook");
+  return kOk;
+}
+
 }  // namespace
 
 int runDrill(const QStringList& args) {
@@ -39,7 +78,10 @@ int runDrill(const QStringList& args) {
       "over its seeds; print each expectation against the measured KPI. Exit 0 when all hold,\n"
       "1 when one breaks (or could not be measured), 2 on a bad runbook.");
   p.addHelpOption();
-  p.addPositionalArgument("RUNBOOK", "runbook YAML file");
+  p.addPositionalArgument("RUNBOOK", "runbook YAML file (with --history: a runbook's name)");
+  p.addOption({"history",
+               "list the stored runs (of RUNBOOK's name, or of every runbook) "
+               "with their measured KPIs, oldest first"});
   p.addOption({"seeds", "override the runbook's number of seeds", "N"});
   p.addOption({"json", "print JSON instead of the table"});
   p.addOption({"save", "keep the result in the incident library (the console plots the trend)"});
@@ -52,6 +94,25 @@ int runDrill(const QStringList& args) {
   if (p.isSet("help")) {
     std::fputs(qPrintable(p.helpText()), stdout);
     return kOk;
+  }
+  const std::string lp =
+      p.isSet("library") ? p.value("library").toStdString() : library::defaultLibraryPath();
+  if (p.isSet("history")) {
+    if (p.positionalArguments().size() > 1) {
+      std::fprintf(stderr, "spillway-cli drill: --history takes at most one runbook name\n");
+      return kInputError;
+    }
+    try {
+      library::Library lib(lp);
+      return history(lib,
+                     p.positionalArguments().isEmpty()
+                         ? std::string()
+                         : p.positionalArguments().front().toStdString(),
+                     p.isSet("json"));
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      return kInputError;
+    }
   }
   if (p.positionalArguments().size() != 1) {
     std::fprintf(stderr, "spillway-cli drill: expected one RUNBOOK\n");
@@ -68,8 +129,6 @@ int runDrill(const QStringList& args) {
     const sim::DrillResult d = sim::runDrill(rb);
     const std::string json = sim::drillJson(rb, d);
     if (p.isSet("save")) {
-      const std::string lp =
-          p.isSet("library") ? p.value("library").toStdString() : library::defaultLibraryPath();
       library::Library lib(lp);
       library::DrillRunInfo run;
       run.runbook = rb.name;

@@ -203,7 +203,7 @@ void Simulator::Impl::finish(std::uint32_t ri, End e) {
     } else if (r.model == cl.model) {
       ++cl.rep.answeredBy[kTierPrimary];
     } else if (r.costRouted) {
-      ++costRoutedAnswers;  // by choice (cost routing), not a fallback
+      ++cl.rep.costRouted;  // by choice (cost routing), not a fallback
     } else {
       ++cl.rep.answeredBy[kTierBackup];
       if (degrading) {

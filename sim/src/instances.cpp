@@ -205,11 +205,13 @@ void Simulator::Impl::onJobDone(std::uint32_t j) {
   --in.busy;
   ++in.fifoEpoch;
   freeJobs.push_back(j);
-  // Resource waste: slot time whose answer nobody takes (the caller gave up, or a hung call).
+  // Resource waste: slot time whose answer is of no use — nobody takes it (the caller gave
+  // up, a hung call), or it comes too late for the caller's SLO.
   const auto held = static_cast<std::uint64_t>(now - job.start);
   slotTime += held;
   const bool taken = job.request != kNone && requests[job.request].token == job.token;
-  if (!taken) wastedSlotTime += held;
+  if (!taken || now - requests[job.request].start > clients[requests[job.request].client].slo)
+    wastedSlotTime += held;
   if (taken) {
     Request& r = requests[job.request];
     r.status = 200;

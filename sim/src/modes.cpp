@@ -90,7 +90,7 @@ std::string fmt(double v, const char* unit) {
   char buf[48];
   const std::string u = unit;
   if (u == "share")
-    std::snprintf(buf, sizeof buf, "%.1f %%", v * 100);
+    std::snprintf(buf, sizeof buf, v >= 0.999 && v < 1 ? "%.2f %%" : "%.1f %%", v * 100);
   else if (u == "s")
     std::snprintf(buf, sizeof buf, "%.0f s", v);
   else if (u == "cost")
@@ -206,7 +206,8 @@ std::string modesTable(const ModeRuns& runs, const Scenario& sc) {
   }
   os << "\n(MTTR: fault onset -> the callers' availability back; SLA attainment: within SLO over "
         "originals\n not refused by their own tenant quota; resource waste: slot time held by "
-        "calls whose answer\n nobody took; cascade rate: faults that spread (docs/kpis.md).";
+        "calls whose answer\n nobody took or came after the SLO; cascade rate: faults that spread "
+        "(docs/kpis.md).";
   if (anySeed) os << "\n Seed figures: the seed document's published table for each mode.";
   os << ")\n";
   return os.str();

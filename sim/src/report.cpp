@@ -332,13 +332,15 @@ struct SeedFigures {
   const char* fp = "";
   const char* restoration = "";  // the seeds' "MTTR": onset → service back (kpis.md)
   const char* selfHealing = "";
+  const char* cost = "";
 };
 SeedFigures seedFigures(const std::string& scenario) {
   if (scenario.rfind("seed-000", 0) == 0)
     return {"", "<40 % -> ~92 %", "~97 %", "~95 %", "<= ~3 %", "~15 min -> ~90 s", "~90 s"};
   if (scenario.rfind("seed-001", 0) == 0)
     return {"SLA 71 % -> 99.97 %", "", "", "", "", "4.2 -> 0.4 min"};
-  if (scenario.rfind("seed-002", 0) == 0) return {"87.2 % -> 99.95 %", "", "", "", "", ""};
+  if (scenario.rfind("seed-002", 0) == 0)
+    return {"87.2 % -> 99.95 %", "", "", "", "", "", "", "~35 % lower"};
   return {};
 }
 
@@ -507,7 +509,13 @@ std::string compareTable(const RunReport& b, const RunReport& p) {
   row(os, "resource waste (slot time)", pct(b.waste), pct(p.waste));
   row(os, "cascade rate (faults that spread)", pctN(b.cascade), pctN(p.cascade));
   row(os, "limiter mis-kill rate", pctN(b.limiterMisKill), pctN(p.limiterMisKill));
-  row(os, "cost per 1k requests", cost(b.costPer1k), cost(p.costPer1k));
+  std::string protectedCost = cost(p.costPer1k);
+  if (b.costPer1k && p.costPer1k && *b.costPer1k > 0) {
+    char change[32];
+    std::snprintf(change, sizeof change, " (%+.1f %%)", (*p.costPer1k / *b.costPer1k - 1) * 100);
+    protectedCost += change;
+  }
+  row(os, "cost per 1k requests", cost(b.costPer1k), protectedCost, seed.cost);
   // Interception is judged on the faults that spread in this paired baseline (kpis.md).
   const Ratio spread{b.interception.den - b.interception.num, b.interception.den};
   row(os, "fault interception rate",
@@ -534,6 +542,9 @@ std::string compareTable(const RunReport& b, const RunReport& p) {
       std::to_string(p.opens));
   row(os, "queue-full answers", std::to_string(b.queueFull), std::to_string(p.queueFull));
   row(os, "gateway overflows", std::to_string(b.overflow), std::to_string(p.overflow));
+  if (p.costRouted)
+    row(os, "answers by a cheaper model (cost)", std::to_string(b.costRouted),
+        std::to_string(p.costRouted));
   if (p.degradeOn)
     row(os, "answers primary / backup / cache",
         std::to_string(b.answeredBy[0]) + " / " + std::to_string(b.answeredBy[1]) + " / " +
@@ -570,6 +581,7 @@ std::string compareJson(const RunReport& b, const RunReport& p, int indent) {
   if (*s.fp) sf["false_positive_rate"] = s.fp;
   if (*s.restoration) sf["service_restoration"] = s.restoration;
   if (*s.selfHealing) sf["self_healing"] = s.selfHealing;
+  if (*s.cost) sf["cost_per_1k_requests"] = s.cost;
   j["seed_figures"] = sf;
   return j.dump(indent);
 }

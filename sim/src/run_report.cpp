@@ -142,6 +142,7 @@ RunReport Simulator::Impl::report() const {
     rep.slaInQuota.den += c.slaInQuota.den;
     rep.quotaRefused += c.quotaRefused;
     rep.degradeSwitch.num += c.degradeSwitch.num;
+    rep.costRouted += c.costRouted;
     rep.degradeSwitch.den += c.degradeSwitch.den;
     rep.availabilityInFault.num += c.availabilityInFault.num;
     rep.availabilityInFault.den += c.availabilityInFault.den;
@@ -173,7 +174,6 @@ RunReport Simulator::Impl::report() const {
   rep.waste = Ratio{wastedSlotTime, slotTime};
   rep.limiterMisKill = Ratio{misKills, limitRefusals};
   rep.misKillBy = misKillBy;
-  rep.costRouted = costRoutedAnswers;
   if (costed && originals > 0) rep.costPer1k = cost / static_cast<double>(originals) * 1000.0;
   if (degrading) rep.locksTaken = router->counters().locksTaken;
   if (limiting) {

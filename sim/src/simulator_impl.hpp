@@ -354,7 +354,6 @@ struct Simulator::Impl {
   double cost = 0;
   bool costed = false;
   std::vector<double> costPerToken;  // by model group
-  std::uint64_t costRoutedAnswers = 0;
 
   Impl(const Scenario& s, SimOptions o)
       : sc(s),

@@ -501,8 +501,10 @@ void TstSimDegrade::conservation() {
   std::uint64_t originals = 0, limited = 0, fastFail = 0, statics = 0, answered[3] = {0, 0, 0};
   for (const ClientReport& c : r.clients) {
     QVERIFY2(sumEnds(c.ends) == c.originals, c.name.c_str());
-    // Every success was answered by exactly one of primary, backup, cache.
-    QVERIFY2(c.answeredBy[0] + c.answeredBy[1] + c.answeredBy[2] == success(c), c.name.c_str());
+    // Every success was answered by exactly one of primary, backup, cache, or the cheaper
+    // model cost routing chose.
+    QVERIFY2(c.answeredBy[0] + c.answeredBy[1] + c.answeredBy[2] + c.costRouted == success(c),
+             c.name.c_str());
     QVERIFY(c.backupByTier[0] + c.backupByTier[1] + c.backupByTier[2] + c.backupByTier[3] ==
             c.answeredBy[kBackup]);
     QVERIFY(c.qualityDrop <= c.answeredBy[kBackup]);

@@ -60,6 +60,8 @@ struct ClientReport {
   Ratio slaInQuota;                 // availability over originals not refused by their quota
   std::uint64_t quotaRefused = 0;   // originals that ended refused by their tenant's quota
   Ratio degradeSwitch;              // originals on the degrade chain that took a degraded path
+  std::uint64_t costRouted = 0;     // successes by a cheaper model chosen for cost (not in
+                                    // answeredBy: that is primary, fallback backup, cache)
 };
 
 struct TenantReport {
