@@ -23,7 +23,30 @@ bool exportable(DialectKind k) {
   return false;
 }
 
-ExportResult exportPolicy(const Policy& policy, DialectKind target, const ExportContext& ctx) {
+namespace {
+
+// Seed 001's adaptive breaker and seed 002's cost routing: no exported gateway has them, so
+// every target says so, and the plain rates and probes are what it gets.
+void noteAdaptive(const Policy& p, std::vector<MappingNote>& notes) {
+  const BreakerConfig& b = p.breaker;
+  auto gap = [&](Topic t, std::string text) { notes.push_back({t, true, "", std::move(text)}); };
+  if (b.trip.loadFactor.enabled)
+    gap(Topic::Threshold,
+        "trip.load_factor (error threshold x load) is not expressible: the "
+        "plain error_rate is exported");
+  if (b.trip.weight != 1.0)
+    gap(Topic::Threshold, "trip.weight is not expressible: the unweighted rates are exported");
+  if (b.slow.spreadMax > 1.0)
+    gap(Topic::Slow, "slow.spread_max (P99 spread factor) is not expressible");
+  if (!b.halfOpen.release.empty())
+    gap(Topic::HalfOpen,
+        "half_open.release (graded release) is not expressible: probes close "
+        "on the success streak");
+  if (p.degrade.cheaperForNonCore || p.degrade.cheaperForSimple)
+    gap(Topic::Degrade, "degrade.prefer_cheaper_for (cost routing) is not expressible");
+}
+
+ExportResult dispatch(const Policy& policy, DialectKind target, const ExportContext& ctx) {
   switch (target) {
     case DialectKind::Resilience4j:
       return detail::exportResilience4j(policy, ctx);
@@ -45,6 +68,14 @@ ExportResult exportPolicy(const Policy& policy, DialectKind target, const Export
   }
   throw InputError("", 0, "target",
                    std::string(dialectName(target)) + " is emulated, not an export target");
+}
+
+}  // namespace
+
+ExportResult exportPolicy(const Policy& policy, DialectKind target, const ExportContext& ctx) {
+  ExportResult r = dispatch(policy, target, ctx);
+  noteAdaptive(policy, r.notes);
+  return r;
 }
 
 bool importable(DialectKind k) {
