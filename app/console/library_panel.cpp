@@ -26,8 +26,10 @@
 #include <QTableWidget>
 #include <QVBoxLayout>
 
+#include "drill_board.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/library/library.hpp"
+#include "spillway/view/drill_trend.hpp"
 
 namespace spillway::console {
 namespace {
@@ -115,6 +117,9 @@ LibraryPanel::LibraryPanel(QWidget* parent) : QWidget(parent) {
   import_ = new QPushButton(tr("Import…"), this);
   import_->setToolTip(tr("Import a recorded trace (JSONL, CSV, nginx, Envoy, OTLP, Prometheus)"));
   delete_ = new QPushButton(tr("Delete"), this);
+  drills_ = new QPushButton(tr("Drills…"), this);
+  drills_->setToolTip(
+      tr("The trend of the drill runbooks stored in this library (docs/drills.md)"));
   cancel_ = new QPushButton(tr("Cancel"), this);
   cancel_->setVisible(false);
   progress_ = new QProgressBar(this);
@@ -122,6 +127,7 @@ LibraryPanel::LibraryPanel(QWidget* parent) : QWidget(parent) {
   progress_->setRange(0, 0);
   buttons->addWidget(import_);
   buttons->addWidget(delete_);
+  buttons->addWidget(drills_);
   buttons->addWidget(progress_, 1);
   buttons->addWidget(cancel_);
   layout->addLayout(buttons);
@@ -159,6 +165,11 @@ LibraryPanel::LibraryPanel(QWidget* parent) : QWidget(parent) {
   connect(import_, &QPushButton::clicked, this, &LibraryPanel::importDialog);
   connect(cancel_, &QPushButton::clicked, this, &LibraryPanel::cancelImport);
   connect(delete_, &QPushButton::clicked, this, &LibraryPanel::deleteSelected);
+  connect(drills_, &QPushButton::clicked, this, [this] {
+    DrillBoard* b = openDrillBoard();
+    b->setAttribute(Qt::WA_DeleteOnClose);
+    b->show();
+  });
   connect(saveNotes_, &QPushButton::clicked, this,
           [this] { saveNotes(tags_->text(), notes_->toPlainText()); });
   pathLabel_->setText(tr("No library open. Import… creates one."));
@@ -315,6 +326,19 @@ bool LibraryPanel::saveNotes(const QString& tags, const QString& notes) {
     showMessage(QString::fromUtf8(e.what()), true);
     return false;
   }
+}
+
+DrillBoard* LibraryPanel::openDrillBoard() {
+  std::vector<view::DrillRunRow> rows;
+  try {
+    if (lib_)
+      for (const library::DrillRunInfo& d : lib_->drillRuns())
+        rows.push_back(
+            {d.id, d.runbook, d.revision, d.spillwayVersion, d.created, d.resultJson, d.passed});
+  } catch (const std::exception& e) {
+    showMessage(QString::fromUtf8(e.what()), true);
+  }
+  return new DrillBoard(view::drillTrends(std::move(rows)), this);
 }
 
 void LibraryPanel::deleteSelected() {

@@ -28,6 +28,8 @@ class Library;
 
 namespace spillway::console {
 
+class DrillBoard;
+
 struct ImportRequest {
   QStringList files;
   formats::Format format = formats::Format::Jsonl;
@@ -79,6 +81,12 @@ class LibraryPanel : public QWidget {
   void showDetails();
   void importDialog();
   void deleteSelected();
+
+ public:
+  // The drill board over this library's stored drill runs (a new dialog, not shown).
+  DrillBoard* openDrillBoard();
+
+ private:
   void joinImport();
 
   QString path_;
@@ -88,7 +96,7 @@ class LibraryPanel : public QWidget {
   QTableWidget* table_;
   QPlainTextEdit* notes_;
   QListWidget* annotations_;
-  QPushButton *import_, *cancel_, *delete_, *saveNotes_;
+  QPushButton *import_, *cancel_, *delete_, *drills_, *saveNotes_;
   QProgressBar* progress_;
   std::thread worker_;
   std::shared_ptr<std::atomic<bool>> cancelFlag_;

@@ -63,6 +63,7 @@ QString value(const std::optional<double>& v, const std::string& unit) {
   if (unit == "ms") return QString::number(*v, 'f', 0) + " ms";
   if (unit == "count") return QString::number(*v, 'f', 0);
   if (unit == "/h") return QString::number(*v, 'f', 1) + " /h";
+  if (unit == "cost") return QString::number(*v, 'f', 2);
   return QString::number(*v, 'f', 2) + "×";
 }
 

@@ -1,0 +1,97 @@
+// The drill board (issue 24): the trend model groups stored runs by runbook, oldest first,
+// with each expectation's measured values, bound and verdict; the board in the library dock
+// draws one plot per expectation from a real library, failed runs marked.
+#include <qcustomplot.h>
+#include <QListWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "drill_board.hpp"
+#include "library_panel.hpp"
+#include "spillway/library/library.hpp"
+#include "spillway/view/drill_trend.hpp"
+
+using namespace spillway;
+
+namespace {
+
+std::string result(double availability, bool passed, const char* extraCheck = "") {
+  return std::string(R"({"runbook":"hang","checks":[{"kpi":"availability","min":0.9,"max":null,)") +
+         R"("measured":)" + std::to_string(availability) + R"(,"passed":)" +
+         (passed ? "true" : "false") + "}" + extraCheck + "]}";
+}
+
+}  // namespace
+
+class TstDrillBoard : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void trendsGroupAndOrderRuns() {
+    std::vector<view::DrillRunRow> rows = {
+        {7, "hang", 2, "1.0", "", result(0.85, false), false},
+        {3, "hang", 1, "1.0", "", result(0.95, true), true},
+        {5, "burst", 1, "1.0", "", "not json", false},
+        {9, "hang", 2, "1.0", "",
+         result(
+             0.97, true,
+             R"(,{"kpi":"recovery_after_fault_s","min":null,"max":90,"measured":null,"passed":false})"),
+         false},
+    };
+    const std::vector<view::DrillTrend> t = view::drillTrends(rows);
+    QCOMPARE(t.size(), std::size_t(2));
+    QCOMPARE(t[0].runbook, std::string("burst"));
+    QCOMPARE(t[0].runs, std::size_t(1));
+    QVERIFY(t[0].kpis.empty());  // unreadable result: a run with nothing measured
+    const view::DrillTrend& hang = t[1];
+    QCOMPARE(hang.runs, std::size_t(3));
+    QCOMPARE(hang.passedRuns, std::size_t(1));
+    QCOMPARE(hang.kpis.size(), std::size_t(2));
+    const view::DrillKpiTrend& a = hang.kpis[0];
+    QCOMPARE(a.kpi, std::string("availability"));
+    QCOMPARE(a.points.size(), std::size_t(3));
+    QCOMPARE(a.points[0].run, std::int64_t(3));  // oldest first, whatever the input order
+    QCOMPARE(a.points[1].run, std::int64_t(7));
+    QVERIFY(!a.points[1].passed);
+    QCOMPARE(*a.min, 0.9);
+    QVERIFY(!a.max);
+    const view::DrillKpiTrend& r = hang.kpis[1];
+    QCOMPARE(r.points.size(), std::size_t(1));
+    QVERIFY(!r.points[0].measured);
+    QCOMPARE(*r.max, 90.0);
+  }
+
+  void boardDrawsTheLibrarysRuns() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath("lib.db");
+    {
+      library::Library lib(path.toStdString());
+      lib.saveDrillRun({0, "hang", 1, "1.0", "p", result(0.95, true), "", true});
+      lib.saveDrillRun({0, "hang", 2, "1.0", "p", result(0.80, false), "", false});
+      lib.saveDrillRun({0, "hang", 2, "1.0", "p", result(0.96, true), "", true});
+    }
+    console::LibraryPanel panel;
+    QVERIFY(panel.openLibrary(path, false));
+    std::unique_ptr<console::DrillBoard> board(panel.openDrillBoard());
+    QCOMPARE(board->runbooks()->count(), 1);
+    QVERIFY(board->runbooks()->item(0)->text().contains("2/3 passed"));
+    QCOMPARE(board->plotCount(), 1);
+    QCustomPlot* p = board->plot(0);
+    QCOMPARE(p->graph(0)->data()->size(), 3);  // every run's measured value
+    QCOMPARE(p->graph(1)->data()->size(), 1);  // the run that broke it, in red
+    QCOMPARE(p->graph(1)->data()->at(0)->value, 0.80);
+    QCOMPARE(p->itemCount(), 1);  // the bound
+  }
+
+  void emptyLibrarySaysHow() {
+    QTemporaryDir dir;
+    console::LibraryPanel panel;
+    QVERIFY(panel.openLibrary(dir.filePath("lib.db"), true));
+    std::unique_ptr<console::DrillBoard> board(panel.openDrillBoard());
+    QCOMPARE(board->runbooks()->count(), 0);
+    QVERIFY(board->summary().contains("spillway-cli drill"));
+  }
+};
+
+QTEST_MAIN(TstDrillBoard)
+#include "tst_drill_board.moc"
