@@ -12,6 +12,8 @@ void Simulator::Impl::dispatch(std::uint32_t ri) {
   ClientState& cl = clients[r.client];
   if (cl.spec->deadline > 0 && now >= r.start + cl.spec->deadline)
     return finish(ri, End::Timeout);  // the backoff ate the rest of the deadline
+  if (!gatewayIntervals.empty() && !r.gatewayDelayed && gatewayFault(ri)) return;
+  r.gatewayDelayed = false;
   ++r.attempts;
   ++cl.rep.tries;
   if (cl.spec->concurrency > 0 && cl.inFlight >= cl.spec->concurrency) {
@@ -162,6 +164,42 @@ void Simulator::Impl::degrade(std::uint32_t ri, std::int32_t locked) {
       break;
   }
   attemptEnded(ri, Result::Rejected);
+}
+
+// Faults on the gateway itself (seed 003's gateway-layer drills): CPU saturation holds the
+// attempt `delay` before routing; an error or a connection reset ends it at the gateway, before
+// limits and breakers (no instance saw it). A `drill_only` fault reaches drill-tagged clients
+// only. True when the attempt was taken over.
+bool Simulator::Impl::gatewayFault(std::uint32_t ri) {
+  Request& r = requests[ri];
+  ClientState& cl = clients[r.client];
+  Micros delay = 0;
+  double errorP = 0, resetP = 0;
+  int status = 503;
+  for (const Interval& iv : gatewayIntervals) {
+    if (now < iv.start || now >= iv.end) continue;
+    const FaultSpec& fs = sc.faults[iv.fault];
+    if (fs.drillOnly && !cl.spec->drill) continue;
+    if (fs.kind == FaultKind::Delay) delay += fs.delay;
+    if (fs.kind == FaultKind::Errors) errorP = std::max(errorP, fs.value), status = fs.status;
+    if (fs.kind == FaultKind::Reset) resetP = std::max(resetP, fs.value);
+  }
+  if (delay > 0) {
+    ++cl.rep.gatewayFaultHits;
+    r.gatewayDelayed = true;
+    agenda.push(now + delay, kPrioWork, kRetry, ri);
+    return true;
+  }
+  const bool reset = resetP > 0 && gatewayFaultRng.bernoulli(resetP);
+  const bool error = !reset && errorP > 0 && gatewayFaultRng.bernoulli(errorP);
+  if (!reset && !error) return false;
+  ++cl.rep.gatewayFaultHits;
+  ++r.attempts;
+  ++cl.rep.tries;
+  r.instance = kNone;  // no instance answered: nothing for the breakers, no gateway re-route
+  r.status = status;
+  attemptEnded(ri, reset ? Result::Reset : Result::Error);
+  return true;
 }
 
 // A refusal by the limiter (seed 003's "限流又误杀了一部分正常请求"): a mis-kill when the

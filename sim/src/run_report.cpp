@@ -143,6 +143,7 @@ RunReport Simulator::Impl::report() const {
     rep.quotaRefused += c.quotaRefused;
     rep.degradeSwitch.num += c.degradeSwitch.num;
     rep.costRouted += c.costRouted;
+    rep.gatewayFaultHits += c.gatewayFaultHits;
     rep.degradeSwitch.den += c.degradeSwitch.den;
     rep.availabilityInFault.num += c.availabilityInFault.num;
     rep.availabilityInFault.den += c.availabilityInFault.den;

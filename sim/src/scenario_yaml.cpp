@@ -60,6 +60,7 @@ class ScenarioReader : public YamlReader {
   LoadShape shape(const YAML::Node& n, const std::string& path) const;
   void retries(const YAML::Node& n, const std::string& path, RetrySpec& r) const;
   FaultSpec fault(const YAML::Node& n, const std::string& path) const;
+  void gatewayFault(const YAML::Node& n, const std::string& path, FaultSpec& f) const;
   Policy policy(const YAML::Node& n) const;
 
   std::string baseDir_;
@@ -221,7 +222,8 @@ void ScenarioReader::client(const YAML::Node& n, const std::string& path, Client
   requireMap(n, path);
   checkKeys(n, path,
             {"name", "model", "criticality", "rate", "profile", "timeout", "deadline", "slo",
-             "concurrency", "retries", "tokens", "sessions", "tenant", "route", "tags", "cache"});
+             "concurrency", "retries", "tokens", "sessions", "tenant", "route", "tags", "cache",
+             "drill"});
   c.line = line(n);
   c.name = name(need(n, "name", path), join(path, "name"));
   c.model = name(need(n, "model", path), join(path, "model"));
@@ -230,6 +232,7 @@ void ScenarioReader::client(const YAML::Node& n, const std::string& path, Client
         v, join(path, "criticality"),
         {{"core", Criticality::Core}, {"non_critical", Criticality::NonCritical}});
   c.rate = number(need(n, "rate", path), join(path, "rate"), 0, 1e8, false);
+  if (auto v = n["drill"]) c.drill = boolean(v, join(path, "drill"));
   if (auto p = n["profile"]) {
     const std::string pp = join(path, "profile");
     if (p.IsMap()) {
@@ -295,15 +298,19 @@ FaultSpec ScenarioReader::fault(const YAML::Node& n, const std::string& path) co
                               {"recover", FaultKind::Recover}});
   switch (f.kind) {
     case FaultKind::LatencyDrift:
-      checkKeys(n, path, {"type", "target", "at", "benign", "duration", "ramp", "multiplier"});
+      checkKeys(n, path,
+                {"type", "target", "at", "benign", "drill_only", "duration", "ramp", "multiplier"});
       f.value = number(need(n, "multiplier", path), join(path, "multiplier"), 1, 1e6, false);
       break;
     case FaultKind::Delay:
-      checkKeys(n, path, {"type", "target", "at", "benign", "duration", "ramp", "delay"});
+      checkKeys(n, path,
+                {"type", "target", "at", "benign", "drill_only", "duration", "ramp", "delay"});
       f.delay = duration(need(n, "delay", path), join(path, "delay"), 1, false, true);
       break;
     case FaultKind::Errors:
-      checkKeys(n, path, {"type", "target", "at", "benign", "duration", "ramp", "rate", "status"});
+      checkKeys(
+          n, path,
+          {"type", "target", "at", "benign", "drill_only", "duration", "ramp", "rate", "status"});
       f.value = number(need(n, "rate", path), join(path, "rate"), 0, 1, true);
       if (auto v = n["status"])
         f.status = static_cast<int>(count(v, join(path, "status"), 500, 599));
@@ -311,18 +318,19 @@ FaultSpec ScenarioReader::fault(const YAML::Node& n, const std::string& path) co
     case FaultKind::Throttle:
     case FaultKind::Hang:
     case FaultKind::Reset:
-      checkKeys(n, path, {"type", "target", "at", "benign", "duration", "ramp", "rate"});
+      checkKeys(n, path,
+                {"type", "target", "at", "benign", "drill_only", "duration", "ramp", "rate"});
       if (auto v = n["rate"]) f.value = number(v, join(path, "rate"), 0, 1, true);
       break;
     case FaultKind::CapacityLoss:
-      checkKeys(n, path, {"type", "target", "at", "benign", "duration", "remaining"});
+      checkKeys(n, path, {"type", "target", "at", "benign", "drill_only", "duration", "remaining"});
       f.value = number(need(n, "remaining", path), join(path, "remaining"), 0, 1, false, true);
       break;
     case FaultKind::Outage:
-      checkKeys(n, path, {"type", "target", "at", "benign", "duration"});
+      checkKeys(n, path, {"type", "target", "at", "benign", "drill_only", "duration"});
       break;
     case FaultKind::Recover:
-      checkKeys(n, path, {"type", "target", "at", "benign"});
+      checkKeys(n, path, {"type", "target", "at", "benign", "drill_only"});
       break;
   }
   f.target = name(need(n, "target", path), join(path, "target"));
@@ -331,6 +339,24 @@ FaultSpec ScenarioReader::fault(const YAML::Node& n, const std::string& path) co
   if (auto v = n["ramp"]) f.ramp = duration(v, join(path, "ramp"), 0);
   if (auto v = n["benign"]) f.benign = boolean(v, join(path, "benign"));
   return f;
+}
+
+// A fault on the gateway itself: delay, errors or reset (and their recover); `drill_only` is
+// for gateway faults only (an instance is shared by every caller).
+void ScenarioReader::gatewayFault(const YAML::Node& n, const std::string& path,
+                                  FaultSpec& f) const {
+  if (auto v = n["drill_only"]) {
+    f.drillOnly = boolean(v, join(path, "drill_only"));
+    if (f.target != kGatewayTarget)
+      fail(v.Mark(), join(path, "drill_only"),
+           "only a fault on the gateway can be limited to drill traffic (target: gateway)");
+  }
+  if (f.target != kGatewayTarget) return;
+  const bool ok = f.kind == FaultKind::Delay || f.kind == FaultKind::Errors ||
+                  f.kind == FaultKind::Reset || f.kind == FaultKind::Recover;
+  if (!ok)
+    fail(n["type"].Mark(), join(path, "type"),
+         "a fault on the gateway is delay, errors or reset (or recover)");
 }
 
 Policy ScenarioReader::policy(const YAML::Node& n) const {
@@ -396,7 +422,10 @@ Scenario ScenarioReader::read(const YAML::Node& root) const {
     if (!names.insert(m.name).second)
       fail(models[i]["name"].Mark(), p + ".name", "duplicate name '" + m.name + "'");
     for (const InstanceSpec& is : m.instances)
-      if (!names.insert(is.name).second)
+      if (is.name == kGatewayTarget || m.name == kGatewayTarget)
+        fail(models[i]["name"].Mark(), p + ".name",
+             "'gateway' is reserved: it names the gateway in faults");
+      else if (!names.insert(is.name).second)
         fail(models[i]["instances"].Mark(), p + ".instances",
              "duplicate instance name '" + is.name + "'");
     s.models.push_back(std::move(m));
@@ -444,7 +473,8 @@ std::vector<FaultSpec> ScenarioReader::faults(const YAML::Node& list, const std:
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string p = path + "[" + std::to_string(i) + "]";
     FaultSpec f = fault(list[i], p);
-    if (!names.count(f.target))
+    gatewayFault(list[i], p, f);
+    if (!names.count(f.target) && f.target != kGatewayTarget)
       fail(list[i]["target"].Mark(), p + ".target",
            "no instance or model named '" + f.target + "'");
     if (f.at >= duration)

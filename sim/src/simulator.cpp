@@ -70,6 +70,7 @@ void Simulator::Impl::build() {
     if (st.constantRate && cs.rate > 0) st.meanGap = 1e6 / cs.rate;
     st.rep.name = cs.name;
     st.rep.criticality = cs.criticality;
+    st.rep.drill = cs.drill;
     st.tick.client = static_cast<std::uint32_t>(c);
     clientNames.push_back(cs.name);
   }
@@ -134,6 +135,15 @@ void Simulator::Impl::buildFaults() {
   };
   for (std::uint32_t f = 0; f < sc.faults.size(); ++f) {
     const FaultSpec& fs = sc.faults[f];
+    if (fs.target == kGatewayTarget) {
+      if (fs.kind != FaultKind::Recover)
+        gatewayIntervals.push_back(
+            {f, kNone, fs.at, fs.duration == kForever ? kForever : fs.at + fs.duration});
+      else
+        for (Interval& iv : gatewayIntervals)
+          if (iv.start < fs.at && iv.end > fs.at) iv.end = fs.at, iv.byHand = true;
+      continue;
+    }
     if (fs.kind == FaultKind::Recover) continue;
     for (std::uint32_t i : targets(fs.target)) {
       Interval iv;
@@ -145,7 +155,7 @@ void Simulator::Impl::buildFaults() {
     }
   }
   for (const FaultSpec& fs : sc.faults) {
-    if (fs.kind != FaultKind::Recover) continue;
+    if (fs.kind != FaultKind::Recover || fs.target == kGatewayTarget) continue;
     for (std::uint32_t i : targets(fs.target))
       for (Interval& iv : intervals)
         if (iv.instance == i && iv.start < fs.at && iv.end > fs.at) {

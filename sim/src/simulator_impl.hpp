@@ -120,6 +120,7 @@ struct alignas(64) Request {
   bool deliberate = false;      // the chain ended in a configured resort (static, fast-fail)
   bool quotaRefused = false;    // the last try was refused by the tenant's quota
   bool costRouted = false;      // the current attempt went to a cheaper model by choice
+  bool gatewayDelayed = false;  // the gateway's own delay fault already held this attempt
 };
 static_assert(sizeof(Request) == 128, "a hot and a cold cache line");
 static_assert(offsetof(Request, inTokens) == 64, "the hot fields fill the first line");
@@ -316,7 +317,9 @@ struct Simulator::Impl {
   Engine engine;
   Agenda agenda;
   Stream gatewayRng;
-  Stream limitTruth;  // the limiter's ground truth draws (see misKills)
+  Stream limitTruth;                       // the limiter's ground truth draws (see misKills)
+  Stream gatewayFaultRng;                  // draws of faults on the gateway itself
+  std::vector<Interval> gatewayIntervals;  // faults on the gateway (target: gateway)
   std::vector<ModelGroup> models;
   std::vector<Instance> inst;
   std::vector<ClientState> clients;
@@ -361,7 +364,8 @@ struct Simulator::Impl {
         tee(o.events, &blocks),
         engine(effectivePolicy(s, o), s.seed, &tee),
         gatewayRng(s.seed, "gateway"),
-        limitTruth(s.seed, "limiter-truth") {
+        limitTruth(s.seed, "limiter-truth"),
+        gatewayFaultRng(s.seed, "gateway-faults") {
     agenda.setPrefetch(&prefetchFor, this);  // Impl lives behind a pointer: `this` stays put
     build();
   }
@@ -464,6 +468,7 @@ struct Simulator::Impl {
   void noteLimited(std::uint32_t ri, const LimitDecision& d);
   bool tryCheaper(std::uint32_t ri);
   void updateLoads();
+  bool gatewayFault(std::uint32_t ri);
   Micros replayFifo(const Instance& in, const ModelSpec& ms);
 
   void onTick();

@@ -1,6 +1,7 @@
 // `spillway-cli drill` end to end (issue 24): a runbook whose expectations hold exits 0, a
 // broken expectation exits 1 and says which, a bad runbook exits 2 naming file:line: key, and
 // --save keeps each run in the library with the revision and version, listed by --history.
+#include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -39,6 +40,19 @@ class TstCliDrill : public QObject {
     QVERIFY2(r.code == 0, r.err.constData());
     QVERIFY(r.out.contains("degrade_switch_rate"));
     QVERIFY(r.out.contains("PASSED"));
+  }
+
+  // The runbooks that ship in resources/drills hold on the built-in scenarios (a change that
+  // breaks one is caught here, not in a user's weekly job).
+  void shippedRunbooksPass_data() {
+    QTest::addColumn<QString>("file");
+    for (const QString& f : QDir(SPILLWAY_RESOURCES_DIR "/drills").entryList({"*.yaml"}))
+      QTest::newRow(qPrintable(f)) << QString(SPILLWAY_RESOURCES_DIR "/drills/") + f;
+  }
+  void shippedRunbooksPass() {
+    QFETCH(QString, file);
+    const Run r = run(SPILLWAY_CLI, {"drill", file});
+    QVERIFY2(r.code == 0, (r.out + r.err).constData());
   }
 
   void brokenExpectationExitsOne() {

@@ -188,6 +188,44 @@ class TstSimLayers : public QObject {
     QVERIFY2(b.waste.value() > 0.2, qPrintable(QString::number(*b.waste.value())));
   }
 
+  // An answer that comes after the caller's SLO is waste too: the same calls, a tighter SLO.
+  void wasteCountsAnswersAfterTheSlo() {
+    auto waste = [](const char* slo) {
+      const std::string yaml =
+          "version: 1\nname: w\nduration: 2m\ndrain: 1m\nseed: 4\n"
+          "models:\n  - {name: m, instances: 2, slots: 8, service: {base: 300ms, sigma: 0.2}}\n"
+          "clients:\n  - {name: c, model: m, rate: 10, timeout: 10s, retries: {max: 0}, slo: " +
+          std::string(slo) + "}\n";
+      return *run(parseScenario(yaml, "w.yaml")).waste.value();
+    };
+    QVERIFY(waste("5s") < 0.01);
+    QVERIFY2(waste("300ms") > 0.3, qPrintable(QString::number(waste("300ms"))));
+  }
+
+  // A degraded request that finds no route (no backup covers it, no cache, no static answer)
+  // did not switch: the switch rate falls below 100 %.
+  void degradeSwitchFailsWithoutARoute() {
+    const std::string yaml =
+        "version: 1\nname: sw\nduration: 3m\ndrain: 1m\nseed: 6\n"
+        "policy:\n  name: p\n  breaker: {trip: {error_rate: 0.3, sustain: 0s}}\n"
+        "  models:\n    m: {tier: 1, quality: 0.9, tags: [chat]}\n"
+        "    b: {tier: 2, quality: 0.8, tags: [chat]}\n"
+        "  degrade: {static_answer: false, fast_fail_non_critical: false}\n"
+        "models:\n  - {name: m, instances: 2, slots: 16, service: {base: 100ms, sigma: 0.1}}\n"
+        "  - {name: b, instances: 1, slots: 16, service: {base: 100ms, sigma: 0.1}}\n"
+        "clients:\n"
+        "  - {name: chat, model: m, criticality: core, tags: [chat], rate: 10, timeout: 5s}\n"
+        "  - {name: vision, model: m, criticality: core, tags: [vision], rate: 10, timeout: 5s}\n"
+        "faults:\n  - {type: outage, target: m, at: 1m, duration: 1m}\n";
+    const RunReport r = run(parseScenario(yaml, "sw.yaml"));
+    const ClientReport& chat = r.clients[0];
+    const ClientReport& vision = r.clients[1];
+    QVERIFY(chat.degradeSwitch.den > 100 && vision.degradeSwitch.den > 100);
+    QVERIFY(chat.degradeSwitch.value() > 0.95);            // b covers chat
+    QCOMPARE(vision.degradeSwitch.num, std::uint64_t{0});  // nothing covers vision
+    QVERIFY(r.degradeSwitch.value() < 0.7);
+  }
+
   void kneePerDegradeLevel() {
     // A small primary and a backup with room: the backups level has the later knee.
     const std::string yaml =
@@ -221,6 +259,73 @@ class TstSimLayers : public QObject {
     Scenario none = sc;
     none.policy.degrade.enabled = false;
     QVERIFY_THROWS_EXCEPTION(std::invalid_argument, applyDegradeLevel(none, 1));
+  }
+
+  void gatewayFaultsStayInTheirBlastRadius_data() {
+    QTest::addColumn<bool>("drillOnly");
+    QTest::newRow("drill traffic only") << true;
+    QTest::newRow("everyone") << false;
+  }
+  void gatewayFaultsStayInTheirBlastRadius() {
+    QFETCH(bool, drillOnly);
+    const std::string yaml =
+        "version: 1\nname: gw\nduration: 3m\ndrain: 1m\nseed: 11\n"
+        "models:\n  - {name: m, instances: 4, slots: 32, service: {base: 100ms, sigma: 0.1}}\n"
+        "clients:\n"
+        "  - {name: shop, model: m, rate: 20, timeout: 5s, retries: {max: 0}}\n"
+        "  - {name: drill, model: m, rate: 5, timeout: 5s, retries: {max: 0}, drill: true}\n"
+        "faults:\n  - {type: errors, target: gateway, at: 30s, duration: 1m, rate: 0.5" +
+        std::string(drillOnly ? ", drill_only: true" : "") + "}\n";
+    const RunReport r = run(parseScenario(yaml, "gw.yaml"));
+    const ClientReport& shop = r.clients[0];
+    const ClientReport& drill = r.clients[1];
+    QVERIFY(drill.drill && !shop.drill);
+    QVERIFY(drill.gatewayFaultHits > 100);  // ~5/s × 60 s × 0.5
+    QCOMPARE(shop.gatewayFaultHits == 0, drillOnly);
+    QCOMPARE(shop.availability.value().value() > 0.99, drillOnly);
+    QVERIFY(drill.availability.value().value() < 0.9);
+    // The gateway's own errors never reach an instance: the breakers saw none of them.
+    QCOMPARE(r.instances[0].failures + r.instances[1].failures + r.instances[2].failures +
+                 r.instances[3].failures,
+             std::uint64_t{0});
+  }
+
+  void gatewayCpuSaturationDelaysEveryCall() {
+    auto p50 = [](const char* fault) {
+      const std::string yaml =
+          "version: 1\nname: gw\nduration: 2m\ndrain: 1m\nseed: 12\n"
+          "models:\n  - {name: m, instances: 2, slots: 32, service: {base: 100ms, sigma: 0.05}}\n"
+          "clients:\n  - {name: c, model: m, rate: 10, timeout: 5s, retries: {max: 0}}\n" +
+          std::string(fault);
+      return run(parseScenario(yaml, "gw.yaml")).p50Ms;
+    };
+    const double calm = p50("");
+    const double busy = p50("faults:\n  - {type: delay, target: gateway, at: 0s, delay: 300ms}\n");
+    QVERIFY2(std::abs(busy - calm - 300) < 30, qPrintable(QString("%1 vs %2").arg(busy).arg(calm)));
+  }
+
+  void gatewayFaultErrors_data() {
+    QTest::addColumn<QString>("yaml");
+    QTest::addColumn<QString>("expected");
+    const QString head =
+        "version: 1\nname: gw\nduration: 1m\nmodels:\n  - {name: m, instances: 2}\n"
+        "clients:\n  - {name: c, model: m, rate: 1}\nfaults:\n";
+    QTest::newRow("a gateway does not hang")
+        << head + "  - {type: hang, target: gateway, at: 1s, rate: 0.5}\n"
+        << "s.yaml:9: faults[0].type: a fault on the gateway is delay, errors or reset";
+    QTest::newRow("drill_only on an instance")
+        << head + "  - {type: errors, target: m-1, at: 1s, rate: 0.5, drill_only: true}\n"
+        << "s.yaml:9: faults[0].drill_only: only a fault on the gateway";
+    QTest::newRow("a model named gateway")
+        << "version: 1\nname: gw\nduration: 1m\nmodels:\n  - {name: gateway, instances: 1}\n"
+           "clients:\n  - {name: c, model: gateway, rate: 1}\n"
+        << "s.yaml:5: models[0].name: 'gateway' is reserved";
+  }
+  void gatewayFaultErrors() {
+    QFETCH(QString, yaml);
+    QFETCH(QString, expected);
+    const QString err = errorOf([&] { parseScenario(yaml.toStdString(), "s.yaml"); });
+    QVERIFY2(err.startsWith(expected), qPrintable(err));
   }
 
   void runbookExpectations_data() {

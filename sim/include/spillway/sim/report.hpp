@@ -54,14 +54,16 @@ struct ClientReport {
   std::uint64_t lockHits = 0;                   // tries that followed a degrade lock
   std::uint64_t misroutes = 0;                  // locked tries sent to the primary (must be 0)
   std::uint64_t reroutes = 0;                   // the gateway's own re-routes after a failed answer
-  std::uint64_t fastFail = 0;       // non-critical tries failed fast (no matched backup)
-  std::uint64_t staticAnswers = 0;  // "queued, retry later" answers
-  std::uint64_t limited = 0;        // tries refused by the limiter
-  Ratio slaInQuota;                 // availability over originals not refused by their quota
-  std::uint64_t quotaRefused = 0;   // originals that ended refused by their tenant's quota
-  Ratio degradeSwitch;              // originals on the degrade chain that took a degraded path
-  std::uint64_t costRouted = 0;     // successes by a cheaper model chosen for cost (not in
-                                    // answeredBy: that is primary, fallback backup, cache)
+  std::uint64_t fastFail = 0;          // non-critical tries failed fast (no matched backup)
+  std::uint64_t staticAnswers = 0;     // "queued, retry later" answers
+  std::uint64_t limited = 0;           // tries refused by the limiter
+  Ratio slaInQuota;                    // availability over originals not refused by their quota
+  std::uint64_t quotaRefused = 0;      // originals that ended refused by their tenant's quota
+  Ratio degradeSwitch;                 // originals on the degrade chain that took a degraded path
+  std::uint64_t costRouted = 0;        // successes by a cheaper model chosen for cost (not in
+                                       // answeredBy: that is primary, fallback backup, cache)
+  std::uint64_t gatewayFaultHits = 0;  // attempts a fault on the gateway itself hit
+  bool drill = false;                  // drill-tagged traffic
 };
 
 struct TenantReport {
@@ -147,9 +149,10 @@ struct RunReport {
   Ratio limiterMisKill;  // limit refusals while capacity was free and the call would have
                          // succeeded ÷ limit refusals
   std::array<std::uint64_t, 4> misKillBy{};  // tenant quota, route, model, shed
-  Ratio degradeSwitch;              // originals on the degrade chain that took a degraded path
-  std::optional<double> costPer1k;  // model cost per 1k original requests (n/a: no costs)
-  std::uint64_t costRouted = 0;     // answers by a cheaper model chosen for cost
+  Ratio degradeSwitch;                 // originals on the degrade chain that took a degraded path
+  std::optional<double> costPer1k;     // model cost per 1k original requests (n/a: no costs)
+  std::uint64_t costRouted = 0;        // answers by a cheaper model chosen for cost
+  std::uint64_t gatewayFaultHits = 0;  // attempts hit by a fault on the gateway itself
   // Seed 001's "平均恢复耗时": the fault's end → its callers' availability back (0 when the
   // service came back before the fault ended), mean over restored faults.
   std::optional<Micros> meanRecovery;

@@ -114,6 +114,9 @@ struct ClientSpec {
   RetrySpec retries;
   LogNormal inputTokens, outputTokens;
   SessionSpec sessions;
+  // Drill-tagged traffic (seed 003): a gateway fault with `drill_only` reaches these requests
+  // only — the drill's blast radius (as a fault filter matching an x-drill header).
+  bool drill = false;
 };
 
 enum class FaultKind : std::uint8_t {
@@ -142,7 +145,14 @@ struct FaultSpec {
   // Normal jitter (a blip, a burst, a GC pause): applied like any fault, but not a real fault
   // for the KPIs — a breaker that trips on it has false-tripped (docs/kpis.md).
   bool benign = false;
+  // Target `gateway` (kGatewayTarget): the gateway itself fails — `delay` (CPU saturation:
+  // every call waits this long before routing), `errors` (it answers 5xx itself), `reset`
+  // (connection interruption) — on each attempt with probability `value`. `drillOnly`: only
+  // drill-tagged clients' requests are hit.
+  bool drillOnly = false;
 };
+
+inline constexpr const char* kGatewayTarget = "gateway";
 
 enum class Routing : std::uint8_t { LeastOutstanding, RoundRobin, Weighted };
 
