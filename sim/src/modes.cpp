@@ -77,33 +77,7 @@ std::optional<double> seedFigure(const std::string& scenario, const std::string&
 }
 
 std::optional<SeedInterval> over(const std::vector<RunReport>& runs, const ModeKpi& k) {
-  std::vector<double> v;
-  for (const RunReport& r : runs)
-    if (const auto x = k.get(r)) v.push_back(*x);
-  auto i = seedInterval(v);
-  if (i) i->lo = std::max(0.0, i->lo);
-  if (i && std::string_view(k.unit) == "share") i->hi = std::min(1.0, i->hi);
-  return i;
-}
-
-std::string fmt(double v, const char* unit) {
-  char buf[48];
-  const std::string u = unit;
-  if (u == "share")
-    std::snprintf(buf, sizeof buf, v >= 0.999 && v < 1 ? "%.2f %%" : "%.1f %%", v * 100);
-  else if (u == "s")
-    std::snprintf(buf, sizeof buf, "%.0f s", v);
-  else if (u == "cost")
-    std::snprintf(buf, sizeof buf, "%.2f", v);
-  else
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  return buf;
-}
-
-std::string cell(const std::optional<SeedInterval>& i, const char* unit) {
-  if (!i) return "n/a";
-  if (i->n == 1) return fmt(i->mean, unit);
-  return fmt(i->mean, unit) + " [" + fmt(i->lo, unit) + ", " + fmt(i->hi, unit) + "]";
+  return intervalOver(runs, k.get, std::string_view(k.unit) == "share");
 }
 
 }  // namespace
@@ -189,10 +163,11 @@ std::string modesTable(const ModeRuns& runs, const Scenario& sc) {
     line = buf;
     std::string seedLine;
     for (std::size_t m = 0; m < runs.modes.size(); ++m) {
-      std::snprintf(buf, sizeof buf, " %-*s", w, cell(over(runs.runs[m], k), k.unit).c_str());
+      std::snprintf(buf, sizeof buf, " %-*s", w,
+                    formatInterval(over(runs.runs[m], k), k.unit).c_str());
       line += buf;
       const auto f = seedFigure(sc.name, runs.modes[m].name, k.key);
-      std::snprintf(buf, sizeof buf, " %-*s", w, f ? fmt(*f, k.unit).c_str() : "");
+      std::snprintf(buf, sizeof buf, " %-*s", w, f ? formatKpi(*f, k.unit).c_str() : "");
       seedLine += buf;
     }
     while (!line.empty() && line.back() == ' ') line.pop_back();

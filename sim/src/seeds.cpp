@@ -55,32 +55,7 @@ const SeedKpi kKpis[] = {
 };
 
 std::optional<SeedInterval> over(const std::vector<RunReport>& runs, const SeedKpi& k) {
-  std::vector<double> v;
-  for (const RunReport& r : runs)
-    if (const auto x = k.get(r)) v.push_back(*x);
-  auto i = seedInterval(v);
-  if (i) i->lo = std::max(0.0, i->lo);  // shares, times and rates are never negative
-  if (i && std::string_view(k.unit) == "share") i->hi = std::min(1.0, i->hi);
-  return i;
-}
-
-std::string fmt(double v, const char* unit) {
-  char buf[48];
-  const std::string u = unit;
-  if (u == "share")
-    std::snprintf(buf, sizeof buf, "%.1f %%", v * 100);
-  else if (u == "s")
-    std::snprintf(buf, sizeof buf, "%.0f s", v);
-  else if (u == "/h")
-    std::snprintf(buf, sizeof buf, "%.1f/h", v);
-  else
-    std::snprintf(buf, sizeof buf, "%.2fx", v);
-  return buf;
-}
-
-std::string cell(const std::optional<SeedInterval>& i, const char* unit) {
-  if (!i) return "n/a";
-  return fmt(i->mean, unit) + " [" + fmt(i->lo, unit) + ", " + fmt(i->hi, unit) + "]";
+  return intervalOver(runs, k.get, std::string_view(k.unit) == "share");
 }
 
 // Where the seed's figure lies against the protected interval.
@@ -146,6 +121,42 @@ std::optional<SeedInterval> seedInterval(const std::vector<double>& values) {
   return i;
 }
 
+std::optional<SeedInterval> intervalOver(const std::vector<RunReport>& runs,
+                                         std::optional<double> (*get)(const RunReport&),
+                                         bool share) {
+  std::vector<double> v;
+  for (const RunReport& r : runs)
+    if (const auto x = get(r)) v.push_back(*x);
+  auto i = seedInterval(v);
+  if (i) i->lo = std::max(0.0, i->lo);  // shares, times and rates are never negative
+  if (i && share) i->hi = std::min(1.0, i->hi);
+  return i;
+}
+
+std::string formatKpi(double v, std::string_view u) {
+  char buf[48];
+  if (u == "share")
+    std::snprintf(buf, sizeof buf, v >= 0.999 && v < 1 ? "%.2f %%" : "%.1f %%", v * 100);
+  else if (u == "s")
+    std::snprintf(buf, sizeof buf, "%.0f s", v);
+  else if (u == "/h")
+    std::snprintf(buf, sizeof buf, "%.1f/h", v);
+  else if (u == "cost")
+    std::snprintf(buf, sizeof buf, "%.2f", v);
+  else if (u == "count")
+    std::snprintf(buf, sizeof buf, "%.0f", v);
+  else
+    std::snprintf(buf, sizeof buf, "%.2fx", v);
+  return buf;
+}
+
+std::string formatInterval(const std::optional<SeedInterval>& i, std::string_view unit) {
+  if (!i) return "n/a";
+  if (i->n == 1) return formatKpi(i->mean, unit);
+  return formatKpi(i->mean, unit) + " [" + formatKpi(i->lo, unit) + ", " + formatKpi(i->hi, unit) +
+         "]";
+}
+
 std::string seedsTable(const SeedRuns& runs, const Scenario& sc) {
   std::ostringstream os;
   const std::size_t n = runs.protectedRuns.size();
@@ -159,14 +170,15 @@ std::string seedsTable(const SeedRuns& runs, const Scenario& sc) {
     const auto b = over(runs.baseline, k), p = over(runs.protectedRuns, k);
     std::string seed, where;
     if (isSeed000(sc) && k.seed000) {
-      seed = fmt(*k.seed000, k.unit);
+      seed = formatKpi(*k.seed000, k.unit);
       where = verdict(p, k, *k.seed000);
     }
     // The KPI names hold one CJK pair (two columns, six bytes): pad by what the eye sees.
     const std::string name = k.name;
     const int extra = name.find("误伤") != std::string::npos ? 2 : 0;
     std::snprintf(buf, sizeof buf, "  %-*s %-30s %-30s %-8s %s", 34 + extra, k.name,
-                  cell(b, k.unit).c_str(), cell(p, k.unit).c_str(), seed.c_str(), where.c_str());
+                  formatInterval(b, k.unit).c_str(), formatInterval(p, k.unit).c_str(),
+                  seed.c_str(), where.c_str());
     std::string line = buf;
     while (!line.empty() && line.back() == ' ') line.pop_back();  // noise in a diff
     os << line << '\n';
