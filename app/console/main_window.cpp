@@ -39,6 +39,7 @@
 #include "kpi_chart.hpp"
 #include "library_panel.hpp"
 #include "live_panel.hpp"
+#include "modes_dialog.hpp"
 #include "policy_editor.hpp"
 #include "scenario_panel.hpp"
 #include "spillway/input_error.hpp"
@@ -311,6 +312,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   }
   QMenu* tools = menuBar()->addMenu(tr("&Tools"));
   tools->addAction(tr("&Sweep…"), this, [this] { openSweep(); });
+  tools->addAction(tr("Compare &modes…"), this, [this] { openModes(); });
   tools->addAction(tr("&Export policy…"), this, [this] {
     auto* d = new ExportDialog(editor_->policy(), this);
     d->setAttribute(Qt::WA_DeleteOnClose);
@@ -721,6 +723,16 @@ bool MainWindow::annotateRange(std::size_t instance, double from, double to, QSt
           .arg(QString::fromStdString(a.instance), timeRange(a.start, a.end).section(' ', 1)));
   startReplay(current_->incident, true, true);
   return true;
+}
+
+ModesDialog* MainWindow::openModes() {
+  if (!modes_) modes_ = new ModesDialog(this);
+  sim::Scenario sc = scenarioData_;
+  sc.policy = policy_;
+  modes_->run(sc, seeds_->value());
+  modes_->show();
+  modes_->raise();
+  return modes_;
 }
 
 SweepDialog* MainWindow::openSweep() {

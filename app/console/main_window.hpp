@@ -31,6 +31,7 @@ class KpiChart;
 class LibraryPanel;
 class LivePanel;
 class SweepDialog;
+class ModesDialog;
 class PolicyEditor;
 class ScenarioPanel;
 class TimelinePlot;
@@ -62,6 +63,8 @@ class MainWindow : public QMainWindow {
   bool annotateRange(std::size_t instance, double from, double to, QString* error = nullptr);
   // Tools → Sweep…: the dialog over the library's incidents (created on first use).
   SweepDialog* openSweep();
+  // Seed 001's mode comparison of the scenario and policy being edited (Tools menu).
+  ModesDialog* openModes();
   // Loads a policy into the editor as an edit would (a what-if follows).
   void loadPolicy(const Policy& p);
 
@@ -148,6 +151,7 @@ class MainWindow : public QMainWindow {
   ScenarioPanel* scenarioPanel_;
   LibraryPanel* library_;
   SweepDialog* sweep_ = nullptr;
+  ModesDialog* modes_ = nullptr;
   QMenu* recentMenu_ = nullptr;
   Micros cursor_ = 0;
   QComboBox* scenario_;

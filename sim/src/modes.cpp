@@ -143,6 +143,21 @@ ModeRuns runModes(const Scenario& scenario, std::vector<Mode> modes, std::uint32
   return out;
 }
 
+std::vector<ModesRow> modesRows(const ModeRuns& runs, const Scenario& sc) {
+  std::vector<ModesRow> rows;
+  for (const ModeKpi& k : kKpis) {
+    ModesRow row;
+    row.kpi = k.name;
+    for (std::size_t m = 0; m < runs.modes.size(); ++m) {
+      row.cells.push_back(formatInterval(over(runs.runs[m], k), k.unit));
+      const auto f = seedFigure(sc.name, runs.modes[m].name, k.key);
+      row.seedFigures.push_back(f ? formatKpi(*f, k.unit) : "");
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
 std::string modesTable(const ModeRuns& runs, const Scenario& sc) {
   std::ostringstream os;
   const std::size_t n = runs.runs.empty() ? 0 : runs.runs[0].size();
@@ -150,34 +165,26 @@ std::string modesTable(const ModeRuns& runs, const Scenario& sc) {
      << "), by mode" << (n > 1 ? ": mean [95 % interval]" : "") << "\n\n";
   const int w = n > 1 ? 28 : 16;
   char buf[512];
-  std::snprintf(buf, sizeof buf, "  %-28s", "KPI");
-  std::string line = buf;
-  for (const Mode& m : runs.modes) {
-    std::snprintf(buf, sizeof buf, " %-*s", w, m.name.c_str());
-    line += buf;
-  }
-  os << line << '\n';
+  auto line = [&](const std::string& first, const std::vector<std::string>& cells) {
+    std::snprintf(buf, sizeof buf, "  %-28s", first.c_str());
+    std::string out = buf;
+    for (const std::string& c : cells) {
+      std::snprintf(buf, sizeof buf, " %-*s", w, c.c_str());
+      out += buf;
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    os << out << '\n';
+  };
+  std::vector<std::string> names;
+  for (const Mode& m : runs.modes) names.push_back(m.name);
+  line("KPI", names);
   bool anySeed = false;
-  for (const ModeKpi& k : kKpis) {
-    std::snprintf(buf, sizeof buf, "  %-28s", k.name);
-    line = buf;
-    std::string seedLine;
-    for (std::size_t m = 0; m < runs.modes.size(); ++m) {
-      std::snprintf(buf, sizeof buf, " %-*s", w,
-                    formatInterval(over(runs.runs[m], k), k.unit).c_str());
-      line += buf;
-      const auto f = seedFigure(sc.name, runs.modes[m].name, k.key);
-      std::snprintf(buf, sizeof buf, " %-*s", w, f ? formatKpi(*f, k.unit).c_str() : "");
-      seedLine += buf;
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    os << line << '\n';
-    while (!seedLine.empty() && seedLine.back() == ' ') seedLine.pop_back();
-    if (!seedLine.empty()) {
-      anySeed = true;
-      std::snprintf(buf, sizeof buf, "  %-28s", "  seed figure");
-      os << buf << seedLine << '\n';
-    }
+  for (const ModesRow& r : modesRows(runs, sc)) {
+    line(r.kpi, r.cells);
+    const bool seeded = std::any_of(r.seedFigures.begin(), r.seedFigures.end(),
+                                    [](const std::string& f) { return !f.empty(); });
+    if (seeded) line("  seed figure", r.seedFigures);
+    anySeed = anySeed || seeded;
   }
   os << "\n(MTTR: fault onset -> the callers' availability back; SLA attainment: within SLO over "
         "originals\n not refused by their own tenant quota; resource waste: slot time held by "

@@ -31,6 +31,15 @@ struct ModeRuns {
 ModeRuns runModes(const Scenario& scenario, std::vector<Mode> modes, std::uint32_t seeds,
                   unsigned threads = 0);
 
+// The comparison as rows of text, for the table and the console: per KPI its cell per mode
+// ("98.2 % [98.1 %, 98.3 %]", or the value alone with one seed) and the seed document's
+// figure per mode ("" where the seed has none).
+struct ModesRow {
+  std::string kpi;
+  std::vector<std::string> cells, seedFigures;
+};
+std::vector<ModesRow> modesRows(const ModeRuns& runs, const Scenario& scenario);
+
 std::string modesTable(const ModeRuns& runs, const Scenario& scenario);
 std::string modesJson(const ModeRuns& runs, const Scenario& scenario, int indent = 2);
 
