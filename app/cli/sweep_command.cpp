@@ -212,6 +212,12 @@ nlohmann::json scoreJson(const SweepScore& s) {
   j["rejected"] = s.rejected;
   j["blocked_would_succeed"] = s.blockedWouldSucceed;
   j["records"] = s.records;
+  if (s.simulated) {
+    auto opt = [](std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
+    j["limiter_mis_kill_rate"] = opt(s.misKillRate());
+    j["resource_waste"] = opt(s.wasteShare());
+    j["cost_per_1k_requests"] = opt(s.costPer1k());
+  }
   return j;
 }
 
@@ -233,18 +239,24 @@ void printTable(const SweepResult& r, std::size_t top) {
   std::printf("%-5s %-6s", "#", "front");
   if (!r.candidates.empty())
     for (const auto& [k, v] : r.candidates.front().values) std::printf(" %16s", k.c_str());
-  std::printf(" %8s %8s %8s %9s %9s %8s %7s\n", "误伤", "f.trip/h", "collat", "TTD", "MTTR",
-              "avail", "missed");
+  // Simulated candidates (--scenario) also show the seeds' system figures.
+  const bool sim = !r.scores.empty() && r.scores.front().simulated;
+  std::printf(" %8s %8s %8s %9s %9s %8s %7s%s\n", "误伤", "f.trip/h", "collat", "TTD", "MTTR",
+              "avail", "missed", sim ? "  mis-kill    waste  cost/1k" : "");
   for (std::size_t n = 0; n < order.size() && n < top; ++n) {
     const std::size_t i = order[n];
     const SweepScore& s = r.scores[i];
     std::printf("%-5zu %-6s", i, r.pareto[i] ? "*" : "");
     for (const auto& [k, v] : r.candidates[i].values) std::printf(" %16.4g", v);
-    std::printf(" %8s %8s %8s %9s %9s %8s %7u\n", num(pct(s.fpRateOrNa()), 2, "%").c_str(),
+    std::printf(" %8s %8s %8s %9s %9s %8s %7u", num(pct(s.fpRateOrNa()), 2, "%").c_str(),
                 num(s.falseTripsPerHour(), 2, "").c_str(),
                 num(pct(s.blocks.collateralShare()), 1, "%").c_str(),
                 num(s.meanTtdSeconds(), 1, "s").c_str(), num(s.meanMttrSeconds(), 1, "s").c_str(),
                 num(s.availability() * 100, 2, "%").c_str(), s.faults - s.detected);
+    if (sim)
+      std::printf(" %9s %8s %8s", num(pct(s.misKillRate()), 1, "%").c_str(),
+                  num(pct(s.wasteShare()), 1, "%").c_str(), num(s.costPer1k(), 2, "").c_str());
+    std::printf("\n");
   }
   if (order.size() > top) std::printf("… %zu more (--top N, --csv FILE)\n", order.size() - top);
 }
@@ -255,8 +267,10 @@ void writeCsv(const SweepResult& r, const std::string& path) {
   out << "candidate,pareto";
   if (!r.candidates.empty())
     for (const auto& [k, v] : r.candidates.front().values) out << ',' << k;
+  const bool sim = !r.scores.empty() && r.scores.front().simulated;
   out << ",fp_rate,false_trips_per_h,collateral_share,ttd_mean_s,mttr_mean_s,availability,faults,"
-         "missed,rejected\n";
+         "missed,rejected";
+  out << (sim ? ",limiter_mis_kill_rate,resource_waste,cost_per_1k_requests\n" : "\n");
   for (std::size_t i = 0; i < r.candidates.size(); ++i) {
     const SweepScore& s = r.scores[i];
     out << i << ',' << (r.pareto[i] ? 1 : 0);
@@ -267,7 +281,16 @@ void writeCsv(const SweepResult& r, const std::string& path) {
     out << ',';
     if (s.meanMttrSeconds()) out << *s.meanMttrSeconds();
     out << ',' << s.availability() << ',' << s.faults << ',' << s.faults - s.detected << ','
-        << s.rejected << '\n';
+        << s.rejected;
+    if (sim) {
+      out << ',';
+      if (s.misKillRate()) out << *s.misKillRate();
+      out << ',';
+      if (s.wasteShare()) out << *s.wasteShare();
+      out << ',';
+      if (s.costPer1k()) out << *s.costPer1k();
+    }
+    out << '\n';
   }
 }
 

@@ -302,6 +302,29 @@ void SweepScore::add(const SweepScore& o) {
   ttdSum += o.ttdSum;
   mttrSum += o.mttrSum;
   ttdMax = std::max(ttdMax, o.ttdMax);
+  simulated = simulated || o.simulated;
+  costed = costed || o.costed;
+  limitRefusals += o.limitRefusals;
+  misKills += o.misKills;
+  slotTime += o.slotTime;
+  wastedSlotTime += o.wastedSlotTime;
+  originals += o.originals;
+  cost += o.cost;
+}
+
+std::optional<double> SweepScore::misKillRate() const {
+  if (limitRefusals == 0) return std::nullopt;
+  return static_cast<double>(misKills) / static_cast<double>(limitRefusals);
+}
+
+std::optional<double> SweepScore::wasteShare() const {
+  if (slotTime == 0) return std::nullopt;
+  return static_cast<double>(wastedSlotTime) / static_cast<double>(slotTime);
+}
+
+std::optional<double> SweepScore::costPer1k() const {
+  if (!costed || originals == 0) return std::nullopt;
+  return cost / static_cast<double>(originals) * 1000.0;
 }
 
 double SweepScore::fpRate() const {

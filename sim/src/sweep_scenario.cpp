@@ -12,6 +12,14 @@ SweepScore scoreRun(const RunReport& r) {
   s.succeeded = r.availability.num;  // already net of what the breakers turned away
   s.blocks = r.blocks;
   s.traffic = r.simulated;
+  s.simulated = true;
+  s.limitRefusals = r.limiterMisKill.den;
+  s.misKills = r.limiterMisKill.num;
+  s.slotTime = r.waste.den;
+  s.wastedSlotTime = r.waste.num;
+  s.originals = r.originals;
+  s.costed = r.costPer1k.has_value();
+  s.cost = r.costPer1k.value_or(0) * static_cast<double>(r.originals) / 1000.0;
   for (const FaultReport& f : r.faults) {
     if (f.benign) continue;
     ++s.faults;

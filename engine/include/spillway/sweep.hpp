@@ -88,6 +88,14 @@ struct SweepScore {
   std::uint32_t faults = 0, detected = 0, restored = 0;
   Micros ttdSum = 0, mttrSum = 0;  // a missed fault counts its whole length (never caught)
   Micros ttdMax = 0;
+  // Simulated runs only (sweep --scenario; docs/kpis.md): the limiter's mis-kills, resource
+  // waste (slot µs) and model cost. A replay holds none of them.
+  bool simulated = false, costed = false;
+  std::uint64_t limitRefusals = 0, misKills = 0, slotTime = 0, wastedSlotTime = 0, originals = 0;
+  double cost = 0;
+  std::optional<double> misKillRate() const;
+  std::optional<double> wasteShare() const;
+  std::optional<double> costPer1k() const;
   void add(const ReplayKpis& k);
   void add(const SweepScore& o);  // another incident's or run's score
   // The headline 误伤 (avoidable would-succeed blocks ÷ all blocks); 0 when none was blocked

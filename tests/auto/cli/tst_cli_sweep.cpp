@@ -26,6 +26,7 @@ class TstCliSweep : public QObject {
   void badInput();
   void compareTwoPolicies();
   void scenarioSweepHasAFront();
+  void scenarioSweepShowsSystemFigures();
   void scenarioCalibrationKeepsDetection();
 };
 
@@ -126,6 +127,26 @@ void TstCliSweep::scenarioSweepHasAFront() {
   for (const QJsonValue& v : rows) QCOMPARE(v.toObject()["missed"].toInt(), 0);
   QVERIFY(touchy["pareto"].toBool());
   QVERIFY(calm["pareto"].toBool());
+}
+
+// Simulated candidates carry the seeds' system figures (issue 24): waste and cost per 1k
+// requests on seed-002 (priced models, no limits: mis-kills n/a); a replay sweep has none.
+void TstCliSweep::scenarioSweepShowsSystemFigures() {
+  const Run r = run(kCli, {"sweep", "--scenario", "seed-002", "--sim-seeds", "1", "--param",
+                           "trip.error_rate=0.2,0.4", "--json"});
+  QVERIFY2(r.code == 0, r.err.constData());
+  const QJsonArray rows = QJsonDocument::fromJson(r.out).array();
+  QCOMPARE(rows.size(), 2);
+  for (const QJsonValue& v : rows) {
+    const QJsonObject o = v.toObject();
+    QVERIFY(o["cost_per_1k_requests"].toDouble() > 1000);  // ~1.5k tokens at 0.3 … 4 per 1k
+    QVERIFY(o["resource_waste"].toDouble() > 0 && o["resource_waste"].toDouble() < 1);
+    QVERIFY(o.contains("limiter_mis_kill_rate") && o["limiter_mis_kill_rate"].isNull());
+  }
+  const Run t =
+      run(kCli, {"sweep", "--trace", kTrace, "--param", "trip.error_rate=0.3,0.5", "--json"});
+  QVERIFY2(t.code == 0, t.err.constData());
+  QVERIFY(!t.out.contains("resource_waste"));
 }
 
 // calibrate on seed-000 for the seed's targets: among a faster-recovery corner and the
