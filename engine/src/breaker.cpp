@@ -174,7 +174,8 @@ void Breaker::evaluateTrip(Micros now) {
 double Breaker::errorThreshold() const {
   const TripConfig& t = cfg_->trip;
   double f = t.weight;
-  if (t.loadFactor.enabled) f *= t.loadFactor.min + (t.loadFactor.max - t.loadFactor.min) * load_;
+  if (t.loadFactor.enabled && loadKnown_)
+    f *= t.loadFactor.min + (t.loadFactor.max - t.loadFactor.min) * load_;
   return std::min(1.0, t.errorRate * f);
 }
 

@@ -125,7 +125,11 @@ class Breaker {
 
   // The load of the instance's group, 0 … 1 (saturation or queue depth, per
   // trip.load_factor.source), for the load-aware error threshold; the caller measures it.
-  void setLoad(double load) { load_ = load < 0 ? 0 : load > 1 ? 1 : load; }
+  // Until a load is set (replay, live telemetry) the factor is 1: the plain error_rate.
+  void setLoad(double load) {
+    load_ = load < 0 ? 0 : load > 1 ? 1 : load;
+    loadKnown_ = true;
+  }
   // The thresholds the trip rule uses right now: rates × topology weight × load factor.
   double errorThreshold() const;
   double slowRateThreshold() const;
@@ -213,6 +217,7 @@ class Breaker {
   std::uint32_t probeN_ = 0, probeOk_ = 0;  // graded release: probes of this half-open
   double rampFrom_ = 0, rampCap_ = 1;       // graded release: where the ramp starts and stops
   double load_ = 0;
+  bool loadKnown_ = false;
   double latencyFactor_ = 1, spreadMean_ = 0, spreadVar_ = 0;
   bool spreadSeen_ = false;
   int tripKind_ = 0;  // 0 error, 1 slow: what the current open was caused by

@@ -32,9 +32,10 @@ BreakerConfig base() {
 }
 
 // `bad` failures among 20 calls at one instant; true when the breaker opened.
+// load < 0: never measured (replay, live).
 bool trips(const BreakerConfig& cfg, double load, int bad) {
   Breaker b(1, cfg, 7, nullptr);
-  b.setLoad(load);
+  if (load >= 0) b.setLoad(load);
   const Micros t = seconds(5);
   for (int i = 0; i < 20; ++i) b.record(t, millis(20), i < bad ? 500 : 200, Outcome::Ok);
   return b.state() == BreakerState::Open;
@@ -80,6 +81,7 @@ class TstBreakerAdaptive : public QObject {
     QTest::newRow("saturated: 1.5 x 0.5, 14/20 holds") << true << 1.0 << 14 << 0.75 << false;
     QTest::newRow("saturated: 16/20 trips") << true << 1.0 << 16 << 0.75 << true;
     QTest::newRow("load above 1 is 1") << true << 3.0 << 15 << 0.75 << false;
+    QTest::newRow("no load measured: the plain rate") << true << -1.0 << 11 << 0.5 << true;
   }
   void loadFactorMovesTheThreshold() {
     QFETCH(bool, enabled);
@@ -90,7 +92,7 @@ class TstBreakerAdaptive : public QObject {
     BreakerConfig c = base();
     c.trip.loadFactor.enabled = enabled;
     Breaker b(1, c, 7, nullptr);
-    b.setLoad(load);
+    if (load >= 0) b.setLoad(load);
     QVERIFY(std::abs(b.errorThreshold() - threshold) < 1e-12);
     QCOMPARE(trips(c, load, bad), opens);
   }
