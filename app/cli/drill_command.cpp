@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.hpp"
+#include "drill_live.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/input_limits.hpp"
 #include "spillway/library/library.hpp"
@@ -29,6 +30,29 @@ sim::Runbook loadRunbook(const std::string& path) {
   loaders.policy = [](const std::string& p) { return loadPolicyFile(p); };
   const std::string text = readWhole(path, input_limits::kScenario, "runbook");
   return sim::parseRunbook(text, path, std::filesystem::path(path).parent_path().string(), loaders);
+}
+
+LiveDrillRunner gLiveDrill = nullptr;
+
+double numberOption(const QCommandLineParser& p, const char* name, double lo, double hi) {
+  bool ok = false;
+  const double v = p.value(name).toDouble(&ok);
+  if (!ok || !(v > lo) || v > hi)
+    throw InputError(std::string("--") + name, 0, "",
+                     "expected a number in (" + std::to_string(lo).substr(0, 4) + ", " +
+                         std::to_string(hi).substr(0, 8) + "], got '" +
+                         p.value(name).toStdString() + "'");
+  return v;
+}
+
+LiveDrillRequest liveRequest(const QCommandLineParser& p) {
+  LiveDrillRequest rq;
+  rq.gateway = p.value("gateway");
+  rq.basePort = static_cast<unsigned>(numberOption(p, "base-port", -1, 65535));
+  rq.speed = numberOption(p, "speed", 0, 1e4);
+  rq.rateScale = numberOption(p, "rate-scale", 0, 1e3);
+  rq.maxInFlight = static_cast<int>(numberOption(p, "max-in-flight", 0, 10000));
+  return rq;
 }
 
 // The trend of each drill's expectations across its stored runs, oldest first.
@@ -87,6 +111,16 @@ int runDrill(const QStringList& args) {
   p.addOption({"save", "keep the result in the incident library (the console plots the trend)"});
   p.addOption(
       {"library", "the incident library (default $XDG_DATA_HOME/spillway/library.db)", "FILE"});
+  p.addOption({"gateway",
+               "run against a real gateway at URL instead of the simulator: serve the runbook's "
+               "instances on --base-port …, send its clients' requests through URL in real time, "
+               "measure at the callers (docs/drills.md)",
+               "URL"});
+  p.addOption({"base-port", "with --gateway: instance i listens on P + i", "P", "18000"});
+  p.addOption(
+      {"speed", "with --gateway: the fault timeline and load profiles X times faster", "X", "1"});
+  p.addOption({"rate-scale", "with --gateway: every client's rate × F", "F", "1"});
+  p.addOption({"max-in-flight", "with --gateway: requests in flight at most", "N", "256"});
   if (!p.parse(args)) {
     std::fprintf(stderr, "spillway-cli drill: %s\n", qPrintable(p.errorText()));
     return kInputError;
@@ -126,7 +160,14 @@ int runDrill(const QStringList& args) {
       if (!ok || rb.seeds < 1 || rb.seeds > 100)
         throw InputError("--seeds", 0, "", "expected 1 … 100");
     }
-    const sim::DrillResult d = sim::runDrill(rb);
+    sim::DrillResult d;
+    if (p.isSet("gateway")) {
+      if (!gLiveDrill)
+        throw InputError("--gateway", 0, "", "not available in this program (use spillway-cli)");
+      d = gLiveDrill(rb, liveRequest(p));
+    } else {
+      d = sim::runDrill(rb);
+    }
     const std::string json = sim::drillJson(rb, d);
     if (p.isSet("save")) {
       library::Library lib(lp);
@@ -150,6 +191,14 @@ int runDrill(const QStringList& args) {
     std::fprintf(stderr, "spillway-cli drill: %s\n", e.what());
     return kInputError;
   }
+}
+
+void setLiveDrillRunner(LiveDrillRunner r) {
+  gLiveDrill = r;
+}
+
+LiveDrillRunner liveDrillRunner() {
+  return gLiveDrill;
 }
 
 }  // namespace spillway::cli

@@ -339,6 +339,11 @@ int runSweepLike(const QStringList& args, bool calibrateMode) {
     const std::vector<Target> targets =
         calibrateMode ? parseTargets(p.value("target").toStdString(), "--target")
                       : std::vector<Target>{};
+    for (const Target& t : targets)
+      if (t.simulatedOnly() && !bench.scenario)
+        throw InputError("--target", 0, t.text,
+                         "mis_kill, waste and cost are measured on simulated runs only: use "
+                         "--scenario (a recording holds no slot time, limiter or prices)");
     const SweepResult r = runWithProgress(expandSweep(base, spec), bench, p);
     if (!calibrateMode) {
       if (p.isSet("csv")) writeCsv(r, p.value("csv").toStdString());

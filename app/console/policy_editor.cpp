@@ -80,6 +80,8 @@ PolicyEditor::PolicyEditor(QWidget* parent) : QWidget(parent) {
   row("trip.error_rate", tr("error rate >"), 0.01, 1, 0.01, 2, "", tr("share of failures"));
   row("trip.slow_rate", tr("slow rate >"), 0.01, 1, 0.01, 2, "", tr("share of slow calls"));
   row("trip.sustain", tr("sustained"), 0, 120, 0.5, 1, " s", tr("how long it must hold"));
+  row("trip.weight", tr("topology weight"), 0.1, 5, 0.05, 2, "",
+      tr("multiplies both rate thresholds (seed 001: core 1.2, edge 0.8)"));
   group(tr("Open"));
   row("open.duration", tr("open for"), 0.1, 600, 1, 1, " s", tr("first open duration"));
   row("open.backoff_multiplier", tr("backoff ×"), 1, 10, 0.1, 1, "", tr("per consecutive open"));
@@ -106,6 +108,12 @@ PolicyEditor::PolicyEditor(QWidget* parent) : QWidget(parent) {
   checkRow("degrade.fast_fail_non_critical", tr("fast-fail non-critical without a backup"), {});
   checkRow("degrade.cache", tr("serve cached answers"), {});
   checkRow("degrade.lock", tr("degrade lock"), tr("a degraded session stays on its backup"));
+  checkRow("degrade.truncate_tail", tr("cut the long tail at the slow threshold"),
+           tr("an attempt still running at k × P99 is cut and degraded (seed 001)"));
+  checkRow("degrade.cheaper_non_core", tr("cheaper model for non-core traffic"),
+           tr("cost routing (seed 002): non-core requests go to the cheapest matched model"));
+  checkRow("degrade.cheaper_simple", tr("cheaper model for simple requests"),
+           tr("cost routing (seed 002): requests of few tokens go to the cheapest model"));
   group(tr("Shedding (whole policy)"));
   row("limits.shed_at", tr("shed non-critical at"), 0, 1, 0.05, 2, "",
       tr("share of gateway capacity in use; 0 = off"));
@@ -236,6 +244,7 @@ void PolicyEditor::showBreaker(const BreakerConfig& b) {
   control("trip.error_rate")->setValue(b.trip.errorRate);
   control("trip.slow_rate")->setValue(b.trip.slowRate);
   control("trip.sustain")->setValue(sec(b.trip.sustain));
+  control("trip.weight")->setValue(b.trip.weight);
   control("open.duration")->setValue(sec(b.open.duration));
   control("open.backoff_multiplier")->setValue(b.open.backoffMultiplier);
   control("open.max_duration")->setValue(sec(b.open.maxDuration));
@@ -257,6 +266,9 @@ void PolicyEditor::showSections() {
   check("degrade.fast_fail_non_critical")->setChecked(d.fastFailNonCritical);
   check("degrade.cache")->setChecked(d.cache);
   check("degrade.lock")->setChecked(d.lock);
+  check("degrade.truncate_tail")->setChecked(d.truncateTail);
+  check("degrade.cheaper_non_core")->setChecked(d.cheaperForNonCore);
+  check("degrade.cheaper_simple")->setChecked(d.cheaperForSimple);
   control("limits.shed_at")->setValue(policy_.limits.shedAt);
   // Degrade settings mean nothing for a policy without a degrade section.
   for (const auto& [k, c] : checks_) c->setEnabled(d.enabled);
@@ -282,6 +294,7 @@ void PolicyEditor::readControls() {
   b.trip.errorRate = control("trip.error_rate")->value();
   b.trip.slowRate = control("trip.slow_rate")->value();
   b.trip.sustain = fromSec(control("trip.sustain")->value());
+  b.trip.weight = control("trip.weight")->value();
   b.open.duration = fromSec(control("open.duration")->value());
   b.open.backoffMultiplier = control("open.backoff_multiplier")->value();
   b.open.maxDuration = std::max(b.open.duration, fromSec(control("open.max_duration")->value()));
@@ -311,6 +324,9 @@ void PolicyEditor::readControls() {
   d.fastFailNonCritical = check("degrade.fast_fail_non_critical")->isChecked();
   d.cache = check("degrade.cache")->isChecked();
   d.lock = check("degrade.lock")->isChecked();
+  d.truncateTail = check("degrade.truncate_tail")->isChecked();
+  d.cheaperForNonCore = check("degrade.cheaper_non_core")->isChecked();
+  d.cheaperForSimple = check("degrade.cheaper_simple")->isChecked();
   policy_.limits.shedAt = control("limits.shed_at")->value();
 }
 

@@ -52,6 +52,27 @@ DegradeRouter::DegradeRouter(const Policy& policy, std::vector<std::string> mode
         if (m != p) chains_[p].push_back(m);
     }
   }
+  for (const auto& [name, k] : policy.slaClasses) {
+    ClassRoute c{name, k.maxQualityDrop >= 0 ? k.maxQualityDrop : cfg_.maxQualityDrop, {}};
+    for (const std::string& step : k.degradeTo) {
+      if (step == kSlaCache) c.chain.push_back(RouteStep::kCache);
+      for (ModelId m = 0; m < n; ++m)
+        if (names_[m] == step) c.chain.push_back(m);
+    }
+    classes_.push_back(std::move(c));
+  }
+}
+
+bool DegradeRouter::cacheAllowed(int slaClass) const {
+  if (cacheAfterPlan(slaClass)) return true;
+  const std::vector<ModelId>& c = classes_[static_cast<std::size_t>(slaClass)].chain;
+  return std::find(c.begin(), c.end(), RouteStep::kCache) != c.end();
+}
+
+int DegradeRouter::slaClass(std::string_view name) const {
+  for (std::size_t i = 0; i < classes_.size(); ++i)
+    if (classes_[i].name == name) return static_cast<int>(i);
+  return -1;
 }
 
 TagMask DegradeRouter::tagMask(const std::vector<std::string>& tags) {
@@ -68,16 +89,25 @@ TagMask DegradeRouter::tagMask(const std::vector<std::string>& tags) {
 }
 
 void DegradeRouter::plan(ModelId primary, TagMask tags, std::uint32_t context,
-                         std::vector<RouteStep>& out) {
+                         std::vector<RouteStep>& out, int slaClass) {
   out.clear();
   ++counters_.planned;
-  auto it = eligible_.find(PlanKey{primary, tags});
+  const PlanKey key{primary, tags, slaClass};
+  auto it = eligible_.find(key);
   if (it == eligible_.end()) {
     Eligible e;
+    const ClassRoute* cls = slaClass >= 0 ? &classes_[static_cast<std::size_t>(slaClass)] : nullptr;
     const ModelProfile* prim = profiles_[primary];
+    const double drop = cls ? cls->maxQualityDrop : cfg_.maxQualityDrop;
     // Without a profile for the primary, quality cannot be compared: only tags decide.
-    const double floor = prim ? prim->quality - cfg_.maxQualityDrop : -1.0;
-    for (ModelId m : chains_[primary]) {
+    const double floor = prim ? prim->quality - drop : -1.0;
+    const std::vector<ModelId>& chain = cls && !cls->chain.empty() ? cls->chain : chains_[primary];
+    for (ModelId m : chain) {
+      if (m == RouteStep::kCache) {
+        e.models.push_back(m);  // checked per request: a hit or not
+        continue;
+      }
+      if (m == primary) continue;
       const ModelProfile* p = profiles_[m];
       if (!p || (covers_[m] & tags) != tags || p->quality < floor - 1e-12) {
         ++e.ineligible;
@@ -85,10 +115,14 @@ void DegradeRouter::plan(ModelId primary, TagMask tags, std::uint32_t context,
       }
       e.models.push_back(m);
     }
-    it = eligible_.emplace(PlanKey{primary, tags}, std::move(e)).first;
+    it = eligible_.emplace(key, std::move(e)).first;
   }
   counters_.ineligible += it->second.ineligible;
   for (ModelId m : it->second.models) {
+    if (m == RouteStep::kCache) {
+      out.push_back(RouteStep{m, 0});
+      continue;
+    }
     const ModelProfile* p = profiles_[m];
     RouteStep step{m, 0};
     if (p->context > 0 && context > p->context) {

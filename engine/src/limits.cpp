@@ -59,6 +59,10 @@ LimitReason Limiter::check(State& st, Micros now, double tokenCost, double rateF
   if (!st.rule) return LimitReason::None;
   if (st.rule->maxConcurrent && st.inFlight >= st.rule->maxConcurrent)
     return LimitReason::Concurrency;
+  // GPU memory by tokens in flight: a request larger than the whole budget still goes alone.
+  if (st.rule->maxTokensInFlight > 0 && st.inFlight > 0 &&
+      st.tokensInFlight + tokenCost > st.rule->maxTokensInFlight + 1e-9)
+    return LimitReason::Concurrency;
   if (st.requests.limited() && st.requests.level(now, rateFactor) + 1e-9 < 1.0)
     return LimitReason::RateLimited;
   if (st.tokens.limited() && st.tokens.level(now, rateFactor) + 1e-9 < tokenCost)
@@ -95,6 +99,7 @@ LimitDecision Limiter::admit(const LimitKey& k, Micros now, double estTokens, bo
     x->requests.tryTake(now, 1.0, factor);
     x->tokens.tryTake(now, estTokens, factor);
     ++x->inFlight;
+    x->tokensInFlight += estTokens;
   }
   ++st[0]->counters.admitted;
   LimitDecision ok;
@@ -109,6 +114,7 @@ void Limiter::complete(const LimitKey& k, Micros now, double tokensTaken, double
   for (State* x : st) {
     if (!x->rule) continue;
     if (x->inFlight) --x->inFlight;
+    x->tokensInFlight = x->inFlight ? std::max(0.0, x->tokensInFlight - tokensTaken) : 0.0;
     // Settle the estimate: give back what was not used, take what was used beyond it.
     x->tokens.adjust(now, tokensTaken - actualTokens);
   }

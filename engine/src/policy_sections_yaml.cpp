@@ -44,7 +44,9 @@ std::vector<std::string> words(const YamlReader& r, const YAML::Node& n, const s
 
 LimitRule limitRule(const YamlReader& r, const YAML::Node& n, const std::string& path) {
   r.requireMap(n, path);
-  r.checkKeys(n, path, {"rate", "burst", "max_concurrent", "tokens_per_second", "token_burst"});
+  r.checkKeys(n, path,
+              {"rate", "burst", "max_concurrent", "tokens_per_second", "token_burst",
+               "max_tokens_in_flight"});
   LimitRule rule;
   rule.line = n.Mark().is_null() ? 0 : n.Mark().line + 1;
   auto join = [&](const char* k) { return path + "." + k; };
@@ -55,13 +57,17 @@ LimitRule limitRule(const YamlReader& r, const YAML::Node& n, const std::string&
   if (auto v = n["tokens_per_second"])
     rule.tokensPerSecond = r.number(v, join("tokens_per_second"), 0, 1e12, true);
   if (auto v = n["token_burst"]) rule.tokenBurst = r.number(v, join("token_burst"), 1, 1e12, false);
+  if (auto v = n["max_tokens_in_flight"])
+    rule.maxTokensInFlight = r.number(v, join("max_tokens_in_flight"), 1, 1e12, false);
   if (rule.burst > 0 && rule.rate == 0)
     r.fail(r.keyMark(n, "burst"), join("burst"), "a burst needs a rate");
   if (rule.tokenBurst > 0 && rule.tokensPerSecond == 0)
     r.fail(r.keyMark(n, "token_burst"), join("token_burst"),
            "a token_burst needs tokens_per_second");
-  if (rule.rate == 0 && rule.maxConcurrent == 0 && rule.tokensPerSecond == 0)
-    r.fail(n.Mark(), path, "sets no limit (give rate, max_concurrent or tokens_per_second)");
+  if (rule.rate == 0 && rule.maxConcurrent == 0 && rule.tokensPerSecond == 0 &&
+      rule.maxTokensInFlight == 0)
+    r.fail(n.Mark(), path,
+           "sets no limit (give rate, max_concurrent, tokens_per_second or max_tokens_in_flight)");
   return rule;
 }
 
@@ -105,7 +111,7 @@ void readDegrade(const YamlReader& r, const YAML::Node& n,
   r.checkKeys(n, "degrade",
               {"max_quality_drop", "context_overflow", "chains", "cache", "non_critical_backups",
                "fast_fail_non_critical", "static_answer", "lock", "retry_budget",
-               "prefer_cheaper_for", "simple_max_tokens"});
+               "prefer_cheaper_for", "simple_max_tokens", "truncate_tail"});
   d.enabled = true;
   if (auto v = n["max_quality_drop"])
     d.maxQualityDrop = r.number(v, "degrade.max_quality_drop", 0, 1, false);
@@ -166,6 +172,7 @@ void readDegrade(const YamlReader& r, const YAML::Node& n,
   }
   if (auto v = n["simple_max_tokens"])
     d.simpleMaxTokens = r.count(v, "degrade.simple_max_tokens", 1, 10000000);
+  if (auto v = n["truncate_tail"]) d.truncateTail = r.boolean(v, "degrade.truncate_tail");
 }
 
 void readLimits(const YamlReader& r, const YAML::Node& n, LimitsConfig& l) {
@@ -193,6 +200,36 @@ void readLimits(const YamlReader& r, const YAML::Node& n, LimitsConfig& l) {
     if (auto v = a["from"]) l.adaptiveFrom = r.number(v, "limits.adaptive.from", 0, 1, false, true);
     if (auto v = a["min_factor"])
       l.adaptiveMin = r.number(v, "limits.adaptive.min_factor", 0, 1, true);
+  }
+}
+
+void readSlaClasses(const YamlReader& r, const YAML::Node& n,
+                    const std::map<std::string, ModelProfile>& models,
+                    std::map<std::string, SlaClass>& out) {
+  r.requireMap(n, "sla_classes");
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    const std::string name = r.keyOf(it->first, "sla_classes");
+    const std::string path = "sla_classes." + name;
+    if (out.count(name)) r.fail(it->first.Mark(), path, "duplicate key");
+    const YAML::Node c = it->second;
+    r.requireMap(c, path);
+    r.checkKeys(c, path, {"availability", "latency", "max_quality_drop", "degrade_to"});
+    SlaClass k;
+    k.line = it->first.Mark().line + 1;
+    k.availability =
+        r.number(r.need(c, "availability", path), path + ".availability", 0, 1, true, false);
+    k.latency = r.duration(r.need(c, "latency", path), path + ".latency", 1, false, true);
+    if (auto v = c["max_quality_drop"])
+      k.maxQualityDrop = r.number(v, path + ".max_quality_drop", 0, 1, false);
+    if (auto v = c["degrade_to"]) {
+      k.degradeTo = words(r, v, path + ".degrade_to");
+      for (std::size_t i = 0; i < k.degradeTo.size(); ++i)
+        if (k.degradeTo[i] != kSlaCache && !models.count(k.degradeTo[i]))
+          r.fail(v[i].Mark(), path + ".degrade_to[" + std::to_string(i) + "]",
+                 "expected cache or a model with a profile under `models`, got '" + k.degradeTo[i] +
+                     "'");
+    }
+    out[name] = std::move(k);
   }
 }
 
@@ -240,6 +277,21 @@ void emitPolicySections(YAML::Emitter& e, const Policy& p) {
       e << YAML::Key << "prefer_cheaper_for" << YAML::Value << YAML::Flow << kinds;
       e << YAML::Key << "simple_max_tokens" << YAML::Value << d.simpleMaxTokens;
     }
+    if (d.truncateTail) e << YAML::Key << "truncate_tail" << YAML::Value << true;
+    e << YAML::EndMap;
+  }
+  if (!p.slaClasses.empty()) {
+    e << YAML::Key << "sla_classes" << YAML::Value << YAML::BeginMap;
+    for (const auto& [name, k] : p.slaClasses) {
+      e << YAML::Key << name << YAML::Value << YAML::BeginMap;
+      e << YAML::Key << "availability" << YAML::Value << k.availability;
+      e << YAML::Key << "latency" << YAML::Value << dur(k.latency);
+      if (k.maxQualityDrop >= 0)
+        e << YAML::Key << "max_quality_drop" << YAML::Value << k.maxQualityDrop;
+      if (!k.degradeTo.empty())
+        e << YAML::Key << "degrade_to" << YAML::Value << YAML::Flow << k.degradeTo;
+      e << YAML::EndMap;
+    }
     e << YAML::EndMap;
   }
   const LimitsConfig& l = p.limits;
@@ -252,6 +304,8 @@ void emitPolicySections(YAML::Emitter& e, const Policy& p) {
       if (r.tokensPerSecond > 0)
         e << YAML::Key << "tokens_per_second" << YAML::Value << r.tokensPerSecond;
       if (r.tokenBurst > 0) e << YAML::Key << "token_burst" << YAML::Value << r.tokenBurst;
+      if (r.maxTokensInFlight > 0)
+        e << YAML::Key << "max_tokens_in_flight" << YAML::Value << r.maxTokensInFlight;
       e << YAML::EndMap;
     };
     auto rules = [&](const char* key, const std::map<std::string, LimitRule>& m) {

@@ -245,9 +245,9 @@ Policy parsePolicy(std::string_view yamlText, const std::string& source) {
 Policy parsePolicyNode(const YAML::Node& root, const std::string& source) {
   Reader r(source);
   r.requireMap(root, "(document)");
-  r.checkKeys(
-      root, "",
-      {"version", "name", "breaker", "calibration", "overrides", "models", "degrade", "limits"});
+  r.checkKeys(root, "",
+              {"version", "name", "breaker", "calibration", "overrides", "models", "degrade",
+               "limits", "sla_classes"});
   Policy p;
   if (auto v = root["version"]) {
     if (r.count(v, "version", 1, 1000) != 1)
@@ -259,6 +259,7 @@ Policy parsePolicyNode(const YAML::Node& root, const std::string& source) {
   if (auto v = root["models"]) readModelProfiles(r, v, p.models);
   if (auto v = root["degrade"]) readDegrade(r, v, p.models, p.degrade);
   if (auto v = root["limits"]) readLimits(r, v, p.limits);
+  if (auto v = root["sla_classes"]) readSlaClasses(r, v, p.models, p.slaClasses);
   if (auto o = root["overrides"]) {
     r.requireMap(o, "overrides");
     r.checkKeys(o, "overrides", {"models", "instances"});

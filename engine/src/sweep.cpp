@@ -446,11 +446,17 @@ std::vector<Target> parseTargets(std::string_view text, const std::string& sourc
       t.metric = Target::Metric::FalseTrips;
     } else if (metric == "collateral") {
       t.metric = Target::Metric::Collateral;
+    } else if (metric == "mis_kill") {
+      t.metric = Target::Metric::MisKill;
+    } else if (metric == "waste") {
+      t.metric = Target::Metric::Waste;
+    } else if (metric == "cost") {
+      t.metric = Target::Metric::Cost;
     } else {
       throw InputError(source, 0, t.text,
                        "unknown metric '" + metric +
                            "' (expected fp, ttd, mttr, availability, missed, false_trips, "
-                           "collateral)");
+                           "collateral, mis_kill, waste, cost)");
     }
     if ((t.metric == Target::Metric::Availability) == t.atMost)
       throw InputError(source, 0, t.text,
@@ -493,6 +499,12 @@ std::optional<double> metric(const SweepScore& s, Target::Metric m) {
       return s.falseTripsPerHour();
     case Target::Metric::Collateral:
       return s.blocks.collateralShare();
+    case Target::Metric::MisKill:
+      return s.misKillRate();
+    case Target::Metric::Waste:
+      return s.wasteShare();
+    case Target::Metric::Cost:
+      return s.costPer1k();
   }
   return std::nullopt;
 }
@@ -502,7 +514,10 @@ std::optional<double> metric(const SweepScore& s, Target::Metric m) {
 bool meets(const SweepScore& s, const Target& t) {
   const auto v = metric(s, t.metric);
   // No fault restored: MTTR undefined; nothing blocked: FP n/a (kpis.md) — both fail. Nothing
-  // blocked meets a collateral bound: there was no collateral.
+  // blocked meets a collateral bound: there was no collateral. A replay measures no mis-kill,
+  // waste or cost (fails); a simulated run that refused nothing has no mis-kill (meets); no
+  // priced model: no cost (fails).
+  if (!v && t.simulatedOnly()) return s.simulated && t.metric == Target::Metric::MisKill;
   if (!v) return t.metric != Target::Metric::Mttr && t.metric != Target::Metric::Fp;
   return t.atMost ? *v <= t.value + 1e-12 : *v >= t.value - 1e-12;
 }
@@ -516,7 +531,12 @@ std::string formatMetric(const SweepScore& s, Target::Metric m) {
     case Target::Metric::Fp:
     case Target::Metric::Availability:
     case Target::Metric::Collateral:
+    case Target::Metric::MisKill:
+    case Target::Metric::Waste:
       o << std::fixed << std::setprecision(2) << *v * 100 << " %";
+      break;
+    case Target::Metric::Cost:
+      o << std::fixed << std::setprecision(3) << *v << " per 1k";
       break;
     case Target::Metric::Ttd:
     case Target::Metric::Mttr:

@@ -5,6 +5,10 @@
 namespace spillway::sim {
 
 double Simulator::Impl::rateAt(const ClientSpec& cs, Micros t) const {
+  return clientRateAt(cs, t);
+}
+
+double clientRateAt(const ClientSpec& cs, Micros t) {
   double f = cs.rate;
   for (const LoadShape& ls : cs.profile) {
     switch (ls.kind) {
@@ -242,6 +246,10 @@ void Simulator::Impl::finish(std::uint32_t ri, End e) {
   } else {
     ++cl.rep.slaInQuota.den;
     if (available) ++cl.rep.slaInQuota.num;
+    if (cl.classBudget > 0) {
+      ++cl.rep.withinClassBudget.den;
+      if (e == End::Success && e2e <= cl.classBudget) ++cl.rep.withinClassBudget.num;
+    }
   }
   // Degrade switch (seed 003): the request really took the degraded path — a backup or cache
   // answer, or a configured resort (static answer, fast-fail) — whatever its latency.

@@ -72,10 +72,11 @@ bool Simulator::Impl::tryModel(std::uint32_t ri, std::uint32_t m, std::uint32_t 
   r.trimmedTo = trimmedTo;  // the ground truth of a block sizes the call as it would be sent
   const std::size_t n = mg.instances.size();
   std::size_t k = pick(mg);
-  if (mg.spec->maxRequests > 0 && mg.inFlight >= mg.spec->maxRequests) {
-    // Over the group's budget (its bulkhead): a local 503 from the gateway before any
-    // breaker is asked (Envoy checks cluster circuit breakers first). Not an instance
-    // outcome, so no breaker records it; the picked instance's tick notes it.
+  if ((mg.spec->maxRequests > 0 && mg.inFlight >= mg.spec->maxRequests) || sharedPoolFull()) {
+    // Over the group's budget (its bulkhead) or the one pool all models share: a local 503
+    // from the gateway before any breaker is asked (Envoy checks cluster circuit breakers
+    // first). Not an instance outcome, so no breaker records it; the picked instance's tick
+    // notes it.
     Instance& in = inst[mg.instances[k]];
     ++overflow;
     ++in.tick.overflow;
@@ -119,6 +120,14 @@ bool Simulator::Impl::tryModel(std::uint32_t ri, std::uint32_t m, std::uint32_t 
   return false;
 }
 
+void Simulator::Impl::answerFromCache(std::uint32_t ri) {
+  Request& r = requests[ri];
+  r.sessionLocked = true;
+  router->lock(r.session, DegradeLock::kCache, now);
+  r.model = kNone;           // answered by the cache, not a model
+  finish(ri, End::Success);  // a cached answer: usable, at once
+}
+
 // The primary cannot take the attempt: walk the capability-matched backups, then the last
 // resort (cache, fast-fail for non-critical, static answer). `locked`: the route a degrade
 // lock already tried (-3: none; kCache / kStatic: go straight to that resort).
@@ -128,9 +137,15 @@ void Simulator::Impl::degrade(std::uint32_t ri, std::int32_t locked) {
   r.primaryFailed = true;
   r.degraded = true;
   const bool mayUseBackups = cl.critical || router->config().nonCriticalBackups;
-  if (mayUseBackups && locked != DegradeLock::kCache && locked != DegradeLock::kStatic) {
-    router->plan(cl.model, cl.tags, static_cast<std::uint32_t>(r.inTokens), plan_);
+  const bool walk =
+      mayUseBackups && locked != DegradeLock::kCache && locked != DegradeLock::kStatic;
+  if (walk) {
+    router->plan(cl.model, cl.tags, static_cast<std::uint32_t>(r.inTokens), plan_, cl.slaClass);
     for (const RouteStep& step : plan_) {
+      if (step.model == RouteStep::kCache) {  // the SLA class puts the cache here
+        if (cacheHit(r, cl)) return answerFromCache(ri);
+        continue;
+      }
       if (static_cast<std::int32_t>(step.model) == locked) continue;  // just tried
       if (tryModel(ri, step.model, step.trimmedTo)) {
         r.sessionLocked = true;
@@ -140,13 +155,13 @@ void Simulator::Impl::degrade(std::uint32_t ri, std::int32_t locked) {
       }
     }
   }
-  const bool hit = cacheHit(r, cl);
+  // A class's list already tried the cache where it put it (or excludes it).
+  const bool cacheLeft =
+      walk ? router->cacheAfterPlan(cl.slaClass) : router->cacheAllowed(cl.slaClass);
+  const bool hit = cacheLeft && cacheHit(r, cl);
   switch (router->lastResort(cl.critical, hit)) {
     case LastResort::Cache:
-      r.sessionLocked = true;
-      router->lock(r.session, DegradeLock::kCache, now);
-      r.model = kNone;                  // answered by the cache, not a model
-      return finish(ri, End::Success);  // a cached answer: usable, at once
+      return answerFromCache(ri);
     case LastResort::FastFail:
       r.deliberate = true;
       ++cl.rep.fastFail;
@@ -272,6 +287,15 @@ bool Simulator::Impl::cacheHit(const Request& r, const ClientState& cl) const {
   if (r.cacheKey < 0 || !router->config().cache) return false;
   const Micros at = cl.cachedAt[static_cast<std::size_t>(r.cacheKey)];
   return at != kNever && now - at <= router->config().cacheMaxAge;
+}
+
+// Without pool isolation (`shared_pool`), attempts in flight to every model count against one
+// budget: a primary whose calls hang holds it, and its backups starve.
+bool Simulator::Impl::sharedPoolFull() const {
+  if (sc.sharedPool == 0) return false;
+  std::uint64_t inFlight = 0;
+  for (const ModelGroup& mg : models) inFlight += mg.inFlight;
+  return inFlight >= sc.sharedPool;
 }
 
 // Share of the gateway's capacity in use (for shedding): attempts in flight over the sum of

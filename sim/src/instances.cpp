@@ -114,6 +114,17 @@ void Simulator::Impl::send(std::uint32_t ri, std::uint32_t i) {
       r.deadline = now + prof->timeout;
       r.modelDeadline = true;
     }
+    r.tailCut = false;
+    // Long-tail truncation (seed 001, 4.3 "长尾请求截断"): the gateway cuts the attempt at its
+    // instance's slow threshold (k × the P99 baseline, once learned) and degrades the request
+    // while the caller still waits.
+    if (router->config().truncateTail) {
+      const Micros cut = engine.breaker(in.eid).slowThreshold();
+      if (cut != kForever && now + cut < r.deadline) {
+        r.deadline = now + cut;
+        r.modelDeadline = r.tailCut = true;
+      }
+    }
   }
   r.timeoutArmed = false;
   models[in.model].addOutstanding(in.slot);
@@ -287,6 +298,7 @@ void Simulator::Impl::onTimeout(std::uint32_t ri, std::uint32_t token) {
   ++in.tick.failures;
   ++in.rep.failures;
   r.token = 0;
+  if (r.modelDeadline && r.tailCut) ++clients[r.client].rep.tailCuts;
   attemptEnded(ri, Result::Timeout);
 }
 

@@ -39,6 +39,26 @@ std::string pct(const Ratio& r) {
 std::string pctN(const Ratio& r) {
   return pct(r) + " (n=" + std::to_string(r.den) + ")";
 }
+// Two decimals: a class promising 99.99 % is judged on the second one.
+std::string pct2N(const Ratio& r) {
+  const auto v = r.value();
+  if (!v) return "n/a";
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.2f %% (n=%llu)", *v * 100.0,
+                static_cast<unsigned long long>(r.den));
+  return buf;
+}
+std::string pctOf(double share) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g %%", share * 100.0);
+  return buf;
+}
+std::string slaClassLabel(const SlaClassReport& s) {
+  return "  class " + s.name + " (" + pctOf(s.target) + ", " + formatDuration(s.latency) + ")";
+}
+std::string classVerdict(const SlaClassReport& s) {
+  return pct2N(s.attained) + (s.attained.den ? (s.met() ? "  met" : "  missed") : "");
+}
 std::string ratioX(const Ratio& r) {
   const auto v = r.value();
   if (!v) return "n/a";
@@ -174,6 +194,15 @@ ordered_json runJson(const RunReport& r) {
   k["cascade_rate"] = ratioJson(r.cascade);
   k["sla_attainment_in_quota"] = ratioJson(r.slaInQuota);
   k["quota_refusals"] = r.quotaRefused;
+  ordered_json classes = ordered_json::array();
+  for (const SlaClassReport& s : r.slaClasses)
+    classes.push_back({{"name", s.name},
+                       {"target", s.target},
+                       {"latency_ms", static_cast<double>(s.latency) / 1000.0},
+                       {"attained", ratioJson(s.attained)},
+                       {"quota_refusals", s.quotaRefused},
+                       {"met", s.met()}});
+  k["sla_classes"] = classes;
   k["resource_waste"] = ratioJson(r.waste);
   k["limiter_mis_kill_rate"] = ratioJson(r.limiterMisKill);
   k["limiter_mis_kills_by"] = {{"tenant_quota", r.misKillBy[0]},
@@ -211,6 +240,8 @@ ordered_json runJson(const RunReport& r) {
     k["locks_taken"] = r.locksTaken;
     k["misroutes"] = r.misroutes;
     k["gateway_reroutes"] = r.reroutes;
+    k["tail_cuts"] = r.tailCuts;
+    k["gateway_fault_hits"] = r.gatewayFaultHits;
   }
   j["kpis"] = k;
   ordered_json rej;
@@ -228,6 +259,7 @@ ordered_json runJson(const RunReport& r) {
     ordered_json cj;
     cj["name"] = c.name;
     cj["criticality"] = criticalityName(c.criticality);
+    if (!c.slaClass.empty()) cj["sla_class"] = c.slaClass;
     cj["originals"] = c.originals;
     ordered_json ce;
     for (int e = 0; e < kEndCount; ++e) ce[std::string(endName(static_cast<End>(e)))] = c.ends[e];
@@ -379,6 +411,7 @@ std::string reportTable(const RunReport& r) {
   row(os, "core availability during faults", pctN(r.coreAvailabilityInFault));
   row(os, "SLA attainment (in-quota traffic)", pctN(r.slaInQuota));
   row(os, "  quota refusals (originals)", std::to_string(r.quotaRefused));
+  for (const SlaClassReport& s : r.slaClasses) row(os, slaClassLabel(s), classVerdict(s));
   row(os, "degrade success rate", pctN(r.degradeSuccess));
   row(os, "degrade switch rate", pctN(r.degradeSwitch));
   row(os, "re-routed within group (answered)", pctN(r.reroutedSuccess));
@@ -428,7 +461,8 @@ std::string reportTable(const RunReport& r) {
     row(os, "trimmed / lock hits / mis-routes",
         std::to_string(r.trimmed) + " / " + std::to_string(r.lockHits) + " / " +
             std::to_string(r.misroutes));
-    row(os, "gateway re-routes", std::to_string(r.reroutes));
+    row(os, "gateway re-routes / tail cuts",
+        std::to_string(r.reroutes) + " / " + std::to_string(r.tailCuts));
   }
   if (r.limitsOn && !r.tenants.empty()) {
     os << "\n";
@@ -503,6 +537,9 @@ std::string compareTable(const RunReport& b, const RunReport& p) {
   row(os, "SLA attainment (in-quota traffic)", pct(b.slaInQuota), pct(p.slaInQuota));
   row(os, "  quota refusals (originals)", std::to_string(b.quotaRefused),
       std::to_string(p.quotaRefused));
+  for (std::size_t i = 0; i < p.slaClasses.size() && i < b.slaClasses.size(); ++i)
+    row(os, slaClassLabel(p.slaClasses[i]), classVerdict(b.slaClasses[i]),
+        classVerdict(p.slaClasses[i]));
   row(os, "degrade success rate", pctN(b.degradeSuccess), pctN(p.degradeSuccess), seed.degrade);
   row(os, "degrade switch rate", pctN(b.degradeSwitch), pctN(p.degradeSwitch));
   row(os, "re-routed within group (answered)", pctN(b.reroutedSuccess), pctN(p.reroutedSuccess));

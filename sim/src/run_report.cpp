@@ -144,6 +144,7 @@ RunReport Simulator::Impl::report() const {
     rep.degradeSwitch.num += c.degradeSwitch.num;
     rep.costRouted += c.costRouted;
     rep.gatewayFaultHits += c.gatewayFaultHits;
+    rep.tailCuts += c.tailCuts;
     rep.degradeSwitch.den += c.degradeSwitch.den;
     rep.availabilityInFault.num += c.availabilityInFault.num;
     rep.availabilityInFault.den += c.availabilityInFault.den;
@@ -155,6 +156,16 @@ RunReport Simulator::Impl::report() const {
     }
     all.merge(cl.e2e);
     rep.clients.push_back(std::move(c));
+  }
+  for (const auto& [name, k] : sc.policy.slaClasses) {
+    SlaClassReport s{name, k.availability, k.latency, {}, 0};
+    for (const ClientReport& c : rep.clients) {
+      if (c.slaClass != name) continue;
+      s.attained.num += c.withinClassBudget.num;
+      s.attained.den += c.withinClassBudget.den;
+      s.quotaRefused += c.quotaRefused;
+    }
+    rep.slaClasses.push_back(std::move(s));
   }
   rep.limitedBy = limitedBy;
   rep.degradeRejects = degradeRejects;

@@ -223,7 +223,7 @@ void ScenarioReader::client(const YAML::Node& n, const std::string& path, Client
   checkKeys(n, path,
             {"name", "model", "criticality", "rate", "profile", "timeout", "deadline", "slo",
              "concurrency", "retries", "tokens", "sessions", "tenant", "route", "tags", "cache",
-             "drill"});
+             "drill", "sla_class"});
   c.line = line(n);
   c.name = name(need(n, "name", path), join(path, "name"));
   c.model = name(need(n, "model", path), join(path, "model"));
@@ -233,6 +233,7 @@ void ScenarioReader::client(const YAML::Node& n, const std::string& path, Client
         {{"core", Criticality::Core}, {"non_critical", Criticality::NonCritical}});
   c.rate = number(need(n, "rate", path), join(path, "rate"), 0, 1e8, false);
   if (auto v = n["drill"]) c.drill = boolean(v, join(path, "drill"));
+  if (auto v = n["sla_class"]) c.slaClass = name(v, join(path, "sla_class"));
   if (auto p = n["profile"]) {
     const std::string pp = join(path, "profile");
     if (p.IsMap()) {
@@ -382,7 +383,7 @@ Scenario ScenarioReader::read(const YAML::Node& root) const {
   requireMap(root, "(document)");
   checkKeys(root, "",
             {"version", "name", "description", "duration", "tick", "drain", "seed", "routing",
-             "policy", "models", "clients", "faults"});
+             "shared_pool", "policy", "models", "clients", "faults"});
   Scenario s;
   s.source = source();
   if (auto v = root["version"]) {
@@ -409,6 +410,7 @@ Scenario ScenarioReader::read(const YAML::Node& root) const {
                                 {{"least_outstanding", Routing::LeastOutstanding},
                                  {"round_robin", Routing::RoundRobin},
                                  {"weighted", Routing::Weighted}});
+  if (auto v = root["shared_pool"]) s.sharedPool = count(v, "shared_pool", 1, 100000000);
   if (auto v = root["policy"]) s.policy = policy(v);
 
   const YAML::Node models = need(root, "models", "");

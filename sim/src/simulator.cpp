@@ -82,6 +82,25 @@ void Simulator::Impl::build() {
   if (opt.series) opt.series->begin(instanceNames, clientNames);
 }
 
+// The client's SLA class (seed 001): its budget is measured in every mode, its degrade list is
+// used when the degrade layer runs. A class the policy does not define is an error: the
+// client's traffic would otherwise be judged by no class at all.
+void Simulator::Impl::resolveSlaClass(ClientState& cl) {
+  const ClientSpec& cs = *cl.spec;
+  if (cs.slaClass.empty()) return;
+  const auto it = sc.policy.slaClasses.find(cs.slaClass);
+  if (it == sc.policy.slaClasses.end()) {
+    std::string known;
+    for (const auto& [name, k] : sc.policy.slaClasses) known += (known.empty() ? "" : ", ") + name;
+    throw std::invalid_argument("line " + std::to_string(cs.line) + ": client '" + cs.name +
+                                "': sla_class: the policy has no class '" + cs.slaClass + "' (" +
+                                (known.empty() ? "it defines none" : "it has " + known) + ")");
+  }
+  cl.classBudget = it->second.latency;
+  cl.rep.slaClass = cs.slaClass;
+  if (degrading) cl.slaClass = router->slaClass(cs.slaClass);
+}
+
 void Simulator::Impl::buildDegradeAndLimits() {
   const Policy& p = sc.policy;
   // Cost (seed 002): per 1k tokens from the models' profiles, charged in every mode.
@@ -106,6 +125,7 @@ void Simulator::Impl::buildDegradeAndLimits() {
   for (ClientState& cl : clients) {
     const ClientSpec& cs = *cl.spec;
     cl.critical = cs.criticality == Criticality::Core;
+    resolveSlaClass(cl);
     if (limiting) {
       cl.limitKey.tenant = limiter->id(LimitScope::Tenant, cs.tenant.empty() ? cs.name : cs.tenant);
       cl.limitKey.route = limiter->id(LimitScope::Route, cs.route);

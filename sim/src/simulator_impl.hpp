@@ -121,6 +121,7 @@ struct alignas(64) Request {
   bool quotaRefused = false;    // the last try was refused by the tenant's quota
   bool costRouted = false;      // the current attempt went to a cheaper model by choice
   bool gatewayDelayed = false;  // the gateway's own delay fault already held this attempt
+  bool tailCut = false;         // the model deadline is the long-tail cut (slow threshold)
 };
 static_assert(sizeof(Request) == 128, "a hot and a cold cache line");
 static_assert(offsetof(Request, inTokens) == 64, "the hot fields fill the first line");
@@ -221,6 +222,8 @@ struct ClientState {
   LimitKey limitKey;
   TagMask tags = 0;
   bool critical = false;
+  int slaClass = -1;       // the degrade router's index of the client's SLA class
+  Micros classBudget = 0;  // its latency budget (0: no class)
   std::optional<boost::random::discrete_distribution<std::uint32_t, double>> keys;  // Zipf
   std::vector<Micros> cachedAt;  // when each key was last answered (kNever: never)
   std::uint64_t sessions = 0;
@@ -373,6 +376,9 @@ struct Simulator::Impl {
   void build();
 
   void buildDegradeAndLimits();
+  void answerFromCache(std::uint32_t ri);
+  bool sharedPoolFull() const;
+  void resolveSlaClass(ClientState& cl);
 
   void buildFaults();
 

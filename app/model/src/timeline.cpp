@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <map>
 
@@ -232,6 +233,38 @@ const KpiDef kKpis[] = {
 
 }  // namespace
 
+namespace {
+
+// The policy's SLA classes (seed 001), each against its own target and budget, under the
+// in-quota SLA row; other runs' classes are matched by name.
+void insertSlaClasses(std::vector<KpiRow>& rows, const sim::RunReport& current,
+                      const sim::RunReport* baseline, const sim::RunReport* previous) {
+  auto find = [](const sim::RunReport* r, const std::string& name) -> std::optional<double> {
+    if (!r) return std::nullopt;
+    for (const sim::SlaClassReport& s : r->slaClasses)
+      if (s.name == name) return s.attained.value();
+    return std::nullopt;
+  };
+  std::vector<KpiRow> classes;
+  for (const sim::SlaClassReport& s : current.slaClasses) {
+    char target[64];
+    std::snprintf(target, sizeof target, "%g %%, %s", s.target * 100,
+                  formatDuration(s.latency).c_str());
+    KpiRow row;
+    row.name = "  SLA class · " + s.name + " (" + target + ")";
+    row.unit = "share";
+    row.current = s.attained.value();
+    row.baseline = find(baseline, s.name);
+    row.previous = find(previous, s.name);
+    classes.push_back(std::move(row));
+  }
+  auto at = std::find_if(rows.begin(), rows.end(),
+                         [](const KpiRow& r) { return r.name == "SLA attainment (in-quota)"; });
+  rows.insert(at == rows.end() ? at : at + 1, classes.begin(), classes.end());
+}
+
+}  // namespace
+
 std::vector<KpiRow> kpiRows(const sim::RunReport& current, const sim::RunReport* baseline,
                             const sim::RunReport* previous) {
   std::vector<KpiRow> rows = detail::kpiTable(kKpis, current, baseline, previous);
@@ -264,6 +297,7 @@ std::vector<KpiRow> kpiRows(const sim::RunReport& current, const sim::RunReport*
   }
   rows.insert(rows.begin() + std::min<std::ptrdiff_t>(3, static_cast<std::ptrdiff_t>(rows.size())),
               perClient.begin(), perClient.end());
+  insertSlaClasses(rows, current, baseline, previous);
   return rows;
 }
 

@@ -20,6 +20,7 @@ using TagMask = std::uint64_t;  // up to 64 distinct capability tags
 
 // One eligible backup for a request.
 struct RouteStep {
+  static constexpr ModelId kCache = ~ModelId{0};  // an SLA class's `cache` step
   ModelId model = 0;
   std::uint32_t trimmedTo = 0;  // context trimmed to this many tokens; 0 = not trimmed
 };
@@ -59,7 +60,20 @@ class DegradeRouter {
   // Eligible backups for a request on `primary` needing `tags` with `context` tokens, in the
   // order to try them; written into `out` (cleared first). Eligible = covers the tags, quality
   // within the allowed drop, and the context fits (or is trimmed, per policy).
-  void plan(ModelId primary, TagMask tags, std::uint32_t context, std::vector<RouteStep>& out);
+  // `slaClass` (slaClass(name), or -1): its `degrade_to` list replaces the chain, cache
+  // steps included (RouteStep::kCache), and its quality drop replaces the policy's.
+  void plan(ModelId primary, TagMask tags, std::uint32_t context, std::vector<RouteStep>& out,
+            int slaClass = -1);
+
+  // SLA classes (seed 001): index of a policy class, -1 when the policy has no such class.
+  int slaClass(std::string_view name) const;
+  // Whether the last resort may still use the cache: not for a class with its own list (the
+  // list says where the cache goes, or that it does not).
+  bool cacheAfterPlan(int slaClass) const {
+    return slaClass < 0 || classes_[static_cast<std::size_t>(slaClass)].chain.empty();
+  }
+  // Whether the class may be answered from the cache at all (no list, or one naming it).
+  bool cacheAllowed(int slaClass) const;
 
   // Every model that may take `primary`'s degraded load (before per-request checks).
   const std::vector<ModelId>& candidates(ModelId primary) const { return chains_[primary]; }
@@ -81,6 +95,12 @@ class DegradeRouter {
   std::vector<const ModelProfile*> profiles_;
   std::vector<TagMask> covers_;               // tags each model covers
   std::vector<std::vector<ModelId>> chains_;  // candidates per primary, in order
+  struct ClassRoute {
+    std::string name;
+    double maxQualityDrop;
+    std::vector<ModelId> chain;  // degrade_to resolved (RouteStep::kCache for the cache)
+  };
+  std::vector<ClassRoute> classes_;
   std::map<std::string, ModelProfile> profileStore_;
   std::unordered_map<std::string, int> tagBits_;
   std::unordered_map<std::uint64_t, DegradeLock> locks_;
@@ -89,11 +109,13 @@ class DegradeRouter {
   struct PlanKey {
     ModelId primary;
     TagMask tags;
+    int slaClass;
     bool operator==(const PlanKey&) const = default;
   };
   struct PlanKeyHash {
     std::size_t operator()(const PlanKey& k) const {
-      return std::hash<std::uint64_t>{}(k.tags * 0x9e3779b97f4a7c15ULL ^ k.primary);
+      return std::hash<std::uint64_t>{}(k.tags * 0x9e3779b97f4a7c15ULL ^ k.primary ^
+                                        (static_cast<std::uint64_t>(k.slaClass + 1) << 40));
     }
   };
   struct Eligible {

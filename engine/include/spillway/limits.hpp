@@ -112,6 +112,7 @@ class Limiter {
     const LimitRule* rule = nullptr;
     TokenBucket requests, tokens;
     std::uint32_t inFlight = 0;
+    double tokensInFlight = 0;  // estimates of the admitted requests still in flight
     LimitCounters counters;
   };
   State& state(LimitScope s, std::uint32_t id) { return keys_[static_cast<int>(s)][id]; }

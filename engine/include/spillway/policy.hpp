@@ -181,6 +181,9 @@ struct DegradeConfig {
   bool cheaperForNonCore = false;
   bool cheaperForSimple = false;
   std::uint32_t simpleMaxTokens = 500;  // "simple": input + expected output tokens at most this
+  // Long-tail truncation (seed 001): an attempt still running at its instance's slow
+  // threshold (k × P99 baseline) is cut by the gateway and degraded.
+  bool truncateTail = false;
 };
 
 // ---- limits (seed 001) --------------------------------------------------------------------
@@ -191,6 +194,9 @@ struct LimitRule {
   std::uint32_t maxConcurrent = 0;  // 0 = unlimited
   double tokensPerSecond = 0;       // LLM tokens (input + expected output); 0 = unlimited
   double tokenBurst = 0;            // 0 = one second's worth
+  // GPU memory (seed 001, 4.4 "成本感知限流"): the KV cache the admitted requests hold, as
+  // their input + expected output tokens in flight, at most this; 0 = unlimited.
+  double maxTokensInFlight = 0;
   int line = 0;
 };
 
@@ -210,6 +216,23 @@ struct LimitsConfig {
   }
 };
 
+// ---- SLA classes (seed 001, 3.1) -------------------------------------------------------------
+
+// A class of traffic with its own target, latency budget and degraded versions ("core
+// 99.99 % / 200 ms on the full model, important 99.9 % / 800 ms quantized, fallback 99 % / 3 s
+// cached"). Clients name their class; the budget is a measuring stick per class, never the
+// clients' SLO (kpis.md: the "would have succeeded" bar is the client's, not the policy's).
+struct SlaClass {
+  double availability = 0;     // target share of in-quota requests answered within `latency`
+  Micros latency = 0;          // the class's latency budget
+  double maxQualityDrop = -1;  // < 0: degrade.max_quality_drop
+  // What a degraded request of the class may take, in order: model names and `cache`
+  // (kSlaCache). Empty: the degrade chain and the last resort, as for every request.
+  std::vector<std::string> degradeTo;
+  int line = 0;
+};
+inline constexpr const char* kSlaCache = "cache";
+
 struct Policy {
   std::string name = "default";
   BreakerConfig breaker;
@@ -217,6 +240,7 @@ struct Policy {
   std::map<std::string, ModelProfile> models;  // capability profiles by model name
   DegradeConfig degrade;
   LimitsConfig limits;
+  std::map<std::string, SlaClass> slaClasses;
   std::map<std::string, BreakerOverride> modelOverrides;
   std::map<std::string, BreakerOverride> instanceOverrides;
 };

@@ -9,6 +9,9 @@ void readModelProfiles(const YamlReader& r, const YAML::Node& n,
 void readDegrade(const YamlReader& r, const YAML::Node& n,
                  const std::map<std::string, ModelProfile>& models, DegradeConfig& d);
 void readLimits(const YamlReader& r, const YAML::Node& n, LimitsConfig& l);
+void readSlaClasses(const YamlReader& r, const YAML::Node& n,
+                    const std::map<std::string, ModelProfile>& models,
+                    std::map<std::string, SlaClass>& out);
 void emitPolicySections(YAML::Emitter& e, const Policy& p);
 
 }  // namespace spillway

@@ -141,15 +141,30 @@ std::vector<bool> paretoFront(const std::vector<SweepScore>& scores);
 // ---- calibration --------------------------------------------------------------------------
 
 struct Target {
-  enum class Metric { Fp, Ttd, Mttr, Availability, Missed, FalseTrips, Collateral } metric;
+  enum class Metric {
+    Fp,
+    Ttd,
+    Mttr,
+    Availability,
+    Missed,
+    FalseTrips,
+    Collateral,
+    MisKill,  // simulated only (--scenario): the limiter's mis-kill rate
+    Waste,    // resource waste (slot time)
+    Cost,     // cost per 1k requests
+  } metric;
+  bool simulatedOnly() const {
+    return metric == Metric::MisKill || metric == Metric::Waste || metric == Metric::Cost;
+  }
   bool atMost = true;  // "<=" (all but availability) or ">=" (availability)
   double value = 0;    // share, seconds or a count
   std::string text;    // as written, for messages
 };
 
 // "fp<=0.03,ttd<=30s,mttr<=2m,availability>=0.99,missed<=0,false_trips<=0.5,collateral<=0.5"
-// (false_trips per hour of traffic, collateral a share of blocks). Throws InputError on a bad
-// term.
+// (false_trips per hour of traffic, collateral a share of blocks); on simulated runs also
+// "mis_kill<=0.05,waste<=0.05,cost<=2.5" (shares; cost per 1k requests). Throws InputError on
+// a bad term.
 std::vector<Target> parseTargets(std::string_view text, const std::string& source);
 bool meets(const SweepScore& s, const Target& t);
 std::string formatMetric(const SweepScore& s, Target::Metric m);

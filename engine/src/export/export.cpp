@@ -44,6 +44,22 @@ void noteAdaptive(const Policy& p, std::vector<MappingNote>& notes) {
         "on the success streak");
   if (p.degrade.cheaperForNonCore || p.degrade.cheaperForSimple)
     gap(Topic::Degrade, "degrade.prefer_cheaper_for (cost routing) is not expressible");
+  if (p.degrade.truncateTail)
+    gap(Topic::Degrade,
+        "degrade.truncate_tail (cut at k x P99 baseline) is not expressible: set the upstream "
+        "timeout to the slow threshold");
+  const LimitsConfig& l = p.limits;
+  bool memory = l.defaultTenant && l.defaultTenant->maxTokensInFlight > 0;
+  for (const auto* rules : {&l.tenants, &l.routes, &l.models})
+    for (const auto& [name, rule] : *rules) memory = memory || rule.maxTokensInFlight > 0;
+  if (memory)
+    gap(Topic::Limits,
+        "limits max_tokens_in_flight (GPU memory by tokens) is not expressible: the request "
+        "counts and rates are exported");
+  if (!p.slaClasses.empty())
+    gap(Topic::Degrade,
+        "sla_classes (per-class budgets and degrade_to) are not expressible: route each class "
+        "to its own backends in the gateway");
 }
 
 ExportResult dispatch(const Policy& policy, DialectKind target, const ExportContext& ctx) {

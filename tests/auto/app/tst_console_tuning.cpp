@@ -163,7 +163,9 @@ void TstConsoleTuning::everyControlRoundTrips() {
     QCOMPARE(back.control(box->objectName())->value(), shown);
     box->setValue(e.control(box->objectName())->value());  // keep it (constraints may clamp)
   }
-  for (const char* key : {"degrade.cache", "degrade.lock", "degrade.non_critical_backups"}) {
+  for (const char* key :
+       {"degrade.cache", "degrade.lock", "degrade.non_critical_backups", "degrade.truncate_tail",
+        "degrade.cheaper_non_core", "degrade.cheaper_simple"}) {
     QCheckBox* c = e.check(key);
     QVERIFY(c);
     if (!c->isEnabled()) continue;

@@ -82,6 +82,7 @@ class TstTimeline : public QObject {
   void scrubberLookups();
   void kpiDeltas();
   void kpiIntervals();
+  void slaClassRows();
   void slowThreshold_data();
   void slowThreshold();
   void displayOrders();
@@ -321,6 +322,34 @@ void TstTimeline::kpiDeltas() {
   // Against itself as "previous": every delta is 0 where defined.
   for (const KpiRow& row : kpiRows(prot.report, nullptr, &prot.report))
     if (row.current) QCOMPARE(*row.deltaPrevious(), 0.0);
+}
+
+// The policy's SLA classes, each a row under the in-quota SLA row with its target and budget in
+// the name, its attainment now, in the baseline and the previous run matched by class name.
+void TstTimeline::slaClassRows() {
+  sim::RunReport cur, base;
+  auto cls = [](const char* name, double target, Micros latency, std::uint64_t num) {
+    sim::SlaClassReport s;
+    s.name = name;
+    s.target = target;
+    s.latency = latency;
+    s.attained = {num, 1000};
+    return s;
+  };
+  cur.slaClasses = {cls("core", 0.9999, seconds(3), 990), cls("fallback", 0.99, seconds(30), 995)};
+  base.slaClasses = {cls("fallback", 0.99, seconds(30), 900)};  // a class the baseline lacks
+  const std::vector<KpiRow> rows = kpiRows(cur, &base, nullptr);
+  std::size_t sla = rows.size();
+  for (std::size_t i = 0; i < rows.size(); ++i)
+    if (rows[i].name == "SLA attainment (in-quota)") sla = i;
+  QVERIFY(sla + 2 < rows.size());
+  QCOMPARE(rows[sla + 1].name, std::string("  SLA class · core (99.99 %, 3s)"));
+  QCOMPARE(*rows[sla + 1].current, 0.99);
+  QVERIFY(!rows[sla + 1].baseline);
+  QCOMPARE(rows[sla + 2].name, std::string("  SLA class · fallback (99 %, 30s)"));
+  QCOMPARE(*rows[sla + 2].baseline, 0.9);
+  QCOMPARE(*rows[sla + 2].deltaBaseline(), 0.995 - 0.9);
+  QVERIFY(rows[sla + 2].higherIsBetter);
 }
 
 void TstTimeline::slowThreshold_data() {

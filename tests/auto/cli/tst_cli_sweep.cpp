@@ -28,6 +28,7 @@ class TstCliSweep : public QObject {
   void scenarioSweepHasAFront();
   void scenarioSweepShowsSystemFigures();
   void scenarioCalibrationKeepsDetection();
+  void scenarioCalibrationOnCost();
 };
 
 void TstCliSweep::sweepJson() {
@@ -82,6 +83,9 @@ void TstCliSweep::badInput_data() {
                                                 "0"}
                                  << "--sim-seeds";
   QTest::newRow("bad slo") << QStringList{"sweep", "--slo", "fast"} << "--slo";
+  QTest::newRow("mis_kill on a recording")
+      << QStringList{"calibrate", "--trace", kTrace, "--target", "fp<=0.1,mis_kill<=0.1"}
+      << "measured on simulated runs only";
   QTest::newRow("missing library")
       << QStringList{"compare", "--incident", "x", "--library", "/nonexistent/lib.db"}
       << "/nonexistent/lib.db";
@@ -147,6 +151,26 @@ void TstCliSweep::scenarioSweepShowsSystemFigures() {
       run(kCli, {"sweep", "--trace", kTrace, "--param", "trip.error_rate=0.3,0.5", "--json"});
   QVERIFY2(t.code == 0, t.err.constData());
   QVERIFY(!t.out.contains("resource_waste"));
+}
+
+// Seed 002's cost as a calibration target: ~1.5k tokens per request at 0.3 … 4 per 1k tokens
+// cost far more than 1 per 1k requests (not met, exit 1, the finding names it) and far less
+// than 100 000 (met, exit 0).
+void TstCliSweep::scenarioCalibrationOnCost() {
+  const QStringList common{"calibrate",
+                           "--scenario",
+                           "seed-002",
+                           "--sim-seeds",
+                           "1",
+                           "--param",
+                           "trip.error_rate=0.2,0.4",
+                           "--json"};
+  const Run tight = run(kCli, common + QStringList{"--target", "cost<=1,missed<=10"});
+  QVERIFY2(tight.code == 1, tight.err.constData());
+  QVERIFY2(tight.out.contains("cost<=1"), tight.out.constData());
+  const Run loose = run(kCli, common + QStringList{"--target", "cost<=100000,missed<=10"});
+  QVERIFY2(loose.code == 0, (loose.out + loose.err).constData());
+  QVERIFY(QJsonDocument::fromJson(loose.out).object()["met"].toBool());
 }
 
 // calibrate on seed-000 for the seed's targets: among a faster-recovery corner and the

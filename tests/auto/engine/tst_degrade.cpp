@@ -70,6 +70,10 @@ std::vector<std::string> toStd(const QStringList& l) {
 QString planText(const DegradeRouter& r, const std::vector<RouteStep>& plan) {
   QStringList parts;
   for (const RouteStep& s : plan) {
+    if (s.model == RouteStep::kCache) {
+      parts << QStringLiteral("cache");
+      continue;
+    }
     QString p = QString::fromStdString(r.modelName(s.model));
     if (s.trimmedTo) p += QStringLiteral("@%1").arg(s.trimmedTo);
     parts << p;
@@ -89,6 +93,9 @@ class TstDegrade : public QObject {
   void plan_data();
   void plan();
   void planClearsOutputAndRepeats();
+  void slaClassPlan_data();
+  void slaClassPlan();
+  void slaClassCache();
   void lastResort_data();
   void lastResort();
   void lastResortNames();
@@ -205,6 +212,75 @@ void TstDegrade::plan_data() {
   // Ineligible models are refused before their window is looked at.
   QTest::newRow("skip counts only eligible") << "big" << QStringList{"chat", "code"} << 10000u
                                              << 0.3 << true << none << "mid" << 4 << 0 << 0;
+}
+
+// SLA classes (seed 001, 3.1): a class's `degrade_to` replaces the chain (the cache where it
+// is listed), its quality drop replaces the policy's; without a list the chain is kept and
+// only the drop changes; the primary itself is never a step.
+void TstDegrade::slaClassPlan_data() {
+  QTest::addColumn<QString>("cls");
+  QTest::addColumn<QString>("expected");
+  QTest::newRow("no class: the policy's chain, drop 0.3") << ""
+                                                          << "vision mid alpha beta small";
+  QTest::newRow("core: its list, drop 0.05 keeps vision only") << "core"
+                                                               << "vision cache";
+  QTest::newRow("important: its list in its order") << "important"
+                                                    << "alpha cache mid";
+  QTest::newRow("fallback: the cache alone") << "fallback"
+                                             << "cache";
+  QTest::newRow("strict: no list, drop 0.1") << "strict"
+                                             << "vision mid alpha beta";
+  QTest::newRow("tight: no list, drop 0.06") << "tight"
+                                             << "vision";
+  QTest::newRow("self: the primary in the list is skipped") << "self"
+                                                            << "small";
+}
+
+static Policy classFixture() {
+  Policy p = fixture(0.3, ContextOverflow::Trim);
+  auto cls = [&](const char* name, double drop, std::vector<std::string> to) {
+    SlaClass k;
+    k.availability = 0.99;
+    k.latency = millis(800);
+    k.maxQualityDrop = drop;
+    k.degradeTo = std::move(to);
+    p.slaClasses[name] = std::move(k);
+  };
+  cls("core", 0.05, {"vision", "cache", "small"});
+  cls("important", -1, {"alpha", "cache", "mid"});
+  cls("fallback", -1, {"cache"});
+  cls("strict", 0.1, {});
+  cls("tight", 0.06, {});
+  cls("self", -1, {"big", "small"});
+  return p;
+}
+
+void TstDegrade::slaClassPlan() {
+  QFETCH(QString, cls);
+  QFETCH(QString, expected);
+  DegradeRouter r(classFixture(), kModels);
+  const int k = cls.isEmpty() ? -1 : r.slaClass(cls.toStdString());
+  QVERIFY(cls.isEmpty() || k >= 0);
+  std::vector<RouteStep> out;
+  const TagMask chat = r.tagMask({"chat"});
+  r.plan(idOf("big"), chat, 1000, out, k);
+  QCOMPARE(planText(r, out), expected);
+  // Twice: the per-class cache of eligible backups gives the same plan.
+  r.plan(idOf("big"), chat, 1000, out, k);
+  QCOMPARE(planText(r, out), expected);
+}
+
+// Where the cache may still come after the plan: anywhere without a class list, never after a
+// list (it said where the cache goes); and whether the class may use it at all.
+void TstDegrade::slaClassCache() {
+  DegradeRouter r(classFixture(), kModels);
+  QCOMPARE(r.slaClass("nope"), -1);
+  QVERIFY(r.cacheAfterPlan(-1));
+  QVERIFY(r.cacheAllowed(-1));
+  QVERIFY(r.cacheAfterPlan(r.slaClass("strict")));
+  QVERIFY(!r.cacheAfterPlan(r.slaClass("core")));
+  QVERIFY(r.cacheAllowed(r.slaClass("core")));
+  QVERIFY(!r.cacheAllowed(r.slaClass("self")));  // a list without the cache excludes it
 }
 
 void TstDegrade::plan() {

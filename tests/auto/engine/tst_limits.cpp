@@ -74,6 +74,8 @@ class TstLimits : public QObject {
   void concurrencyCap_data();
   void concurrencyCap();
   void tokenBudgetReconciled();
+  void tokensInFlight_data();
+  void tokensInFlight();
   void routeAndModelScopes();
   void defaultTenantOwnBucket();
   void laterScopeRefusalKeepsEarlierTokens();
@@ -236,6 +238,42 @@ void TstLimits::concurrencyCap() {
   const LimitCounters& c = lim.counters(LimitScope::Tenant, k.tenant);
   QCOMPARE(c.admitted, std::uint64_t{4});
   QCOMPARE(c.rejectedBy[static_cast<int>(LimitReason::Concurrency)], std::uint64_t{2});
+}
+
+// max_tokens_in_flight (seed 001, 4.4: GPU memory): admitted requests hold their estimates
+// until they complete; a request that would take the sum past the budget is refused as a
+// concurrency limit, whatever the request count; alone, even an oversized one goes.
+void TstLimits::tokensInFlight_data() {
+  QTest::addColumn<LimitScope>("scope");
+  QTest::newRow("tenant") << LimitScope::Tenant;
+  QTest::newRow("model") << LimitScope::Model;
+}
+
+void TstLimits::tokensInFlight() {
+  QFETCH(LimitScope, scope);
+  LimitsConfig cfg;
+  LimitRule r;
+  r.maxTokensInFlight = 10000;
+  (scope == LimitScope::Tenant ? cfg.tenants : cfg.models)["x"] = r;
+  Limiter lim(cfg);
+  const LimitKey k = key(lim, "x", "x", "x");
+  QVERIFY(lim.admit(k, 0, 4000, true));
+  QVERIFY(lim.admit(k, 0, 6000, true));  // exactly the budget
+  const LimitDecision d = lim.admit(k, 0, 1, true);
+  QVERIFY(!d);
+  QCOMPARE(d.reason, LimitReason::Concurrency);
+  QCOMPARE(d.scope, scope);
+  // The 6000-token request ends: 6000 free again, not 6001.
+  lim.complete(k, millis(5), 6000, 5000);
+  QVERIFY(!lim.admit(k, millis(5), 6001, true));
+  QVERIFY(lim.admit(k, millis(5), 6000, true));
+  lim.complete(k, millis(6), 4000, 4000);
+  lim.complete(k, millis(6), 6000, 6000);
+  // Nothing in flight: a request larger than the whole budget is not starved forever.
+  QVERIFY(lim.admit(k, millis(7), 25000, true));
+  QVERIFY(!lim.admit(k, millis(7), 1, true));
+  lim.complete(k, millis(8), 25000, 25000);
+  QVERIFY(lim.admit(k, millis(8), 10000, true));
 }
 
 // tokens_per_second: the estimate is taken at admission and settled at completion.

@@ -35,6 +35,7 @@ degrade:
   static_answer: false
   lock: {enabled: false, ttl: 45s}
   retry_budget: 0.35
+  truncate_tail: true
 limits:
   tenants:
     org-a: {rate: 200, burst: 300, max_concurrent: 200}
@@ -43,9 +44,13 @@ limits:
   routes:
     /v1/chat/completions: {rate: 500, burst: 600}
   models:
-    big: {max_concurrent: 64}
+    big: {max_concurrent: 64, max_tokens_in_flight: 200000}
   shed: {at: 0.9, critical_at: 0.98}
   adaptive: {from: 0.7, min_factor: 0.4}
+sla_classes:
+  core: {availability: 0.9999, latency: 200ms, max_quality_drop: 0.005, degrade_to: [big]}
+  important: {availability: 0.999, latency: 800ms, degrade_to: [mid, cache]}
+  fallback: {availability: 0.99, latency: 3s}
 )";
 
 Policy parse(const std::string& yaml, const std::string& source = "p.yaml") {
@@ -54,7 +59,8 @@ Policy parse(const std::string& yaml, const std::string& source = "p.yaml") {
 
 bool sameRule(const LimitRule& a, const LimitRule& b) {
   return a.rate == b.rate && a.burst == b.burst && a.maxConcurrent == b.maxConcurrent &&
-         a.tokensPerSecond == b.tokensPerSecond && a.tokenBurst == b.tokenBurst;
+         a.tokensPerSecond == b.tokensPerSecond && a.tokenBurst == b.tokenBurst &&
+         a.maxTokensInFlight == b.maxTokensInFlight;
 }
 
 bool sameRules(const std::map<std::string, LimitRule>& a,
@@ -80,7 +86,8 @@ QString sectionsDiff(const Policy& a, const Policy& b) {
       d.contextOverflow != e.contextOverflow || d.chains != e.chains || d.cache != e.cache ||
       d.cacheMaxAge != e.cacheMaxAge || d.nonCriticalBackups != e.nonCriticalBackups ||
       d.fastFailNonCritical != e.fastFailNonCritical || d.staticAnswer != e.staticAnswer ||
-      d.lock != e.lock || d.lockTtl != e.lockTtl || d.retryBudget != e.retryBudget)
+      d.lock != e.lock || d.lockTtl != e.lockTtl || d.retryBudget != e.retryBudget ||
+      d.truncateTail != e.truncateTail)
     return "degrade";
   const LimitsConfig &l = a.limits, &m = b.limits;
   if (!sameRules(l.tenants, m.tenants)) return "limits.tenants";
@@ -93,6 +100,14 @@ QString sectionsDiff(const Policy& a, const Policy& b) {
   if (l.adaptive != m.adaptive || l.adaptiveFrom != m.adaptiveFrom ||
       l.adaptiveMin != m.adaptiveMin)
     return "limits.adaptive";
+  if (a.slaClasses.size() != b.slaClasses.size()) return "sla_classes: count";
+  for (const auto& [name, k] : a.slaClasses) {
+    if (!b.slaClasses.count(name)) return "sla_classes: " + QString::fromStdString(name);
+    const SlaClass& o = b.slaClasses.at(name);
+    if (k.availability != o.availability || k.latency != o.latency ||
+        k.maxQualityDrop != o.maxQualityDrop || k.degradeTo != o.degradeTo)
+      return "sla_classes." + QString::fromStdString(name);
+  }
   return {};
 }
 
@@ -152,6 +167,7 @@ void TstPolicySections::everyKeyParses() {
   QVERIFY(!d.lock);
   QCOMPARE(d.lockTtl, seconds(45));
   QCOMPARE(d.retryBudget, 0.35);
+  QVERIFY(d.truncateTail);
 
   const LimitsConfig& l = p.limits;
   QVERIFY(l.any());
@@ -161,7 +177,7 @@ void TstPolicySections::everyKeyParses() {
   QCOMPARE(a.burst, 300.0);
   QCOMPARE(a.maxConcurrent, 200u);
   QCOMPARE(a.tokensPerSecond, 0.0);
-  QCOMPARE(a.line, 21);
+  QCOMPARE(a.line, 22);
   const LimitRule& b = l.tenants.at("org-b");
   QCOMPARE(b.rate, 0.0);
   QCOMPARE(b.tokensPerSecond, 90000.0);
@@ -175,11 +191,25 @@ void TstPolicySections::everyKeyParses() {
   QCOMPARE(l.routes.at("/v1/chat/completions").rate, 500.0);
   QCOMPARE(l.routes.at("/v1/chat/completions").burst, 600.0);
   QCOMPARE(l.models.at("big").maxConcurrent, 64u);
+  QCOMPARE(l.models.at("big").maxTokensInFlight, 200000.0);
   QCOMPARE(l.shedAt, 0.9);
   QCOMPARE(l.shedCriticalAt, 0.98);
   QVERIFY(l.adaptive);
   QCOMPARE(l.adaptiveFrom, 0.7);
   QCOMPARE(l.adaptiveMin, 0.4);
+
+  QCOMPARE(p.slaClasses.size(), std::size_t{3});
+  const SlaClass& core = p.slaClasses.at("core");
+  QCOMPARE(core.availability, 0.9999);
+  QCOMPARE(core.latency, millis(200));
+  QCOMPARE(core.maxQualityDrop, 0.005);
+  QCOMPARE(core.degradeTo, std::vector<std::string>{"big"});
+  QCOMPARE(p.slaClasses.at("important").degradeTo, (std::vector<std::string>{"mid", "cache"}));
+  QCOMPARE(p.slaClasses.at("important").maxQualityDrop, -1.0);  // degrade.max_quality_drop
+  const SlaClass& fallback = p.slaClasses.at("fallback");
+  QCOMPARE(fallback.latency, seconds(3));
+  QVERIFY(fallback.degradeTo.empty());
+  QCOMPARE(fallback.line, 34);
 }
 
 // Sections given with few keys take the documented defaults (policy.hpp); a `cache` or
@@ -217,6 +247,7 @@ limits:
   QVERIFY(p.degrade.fastFailNonCritical);
   QVERIFY(p.degrade.staticAnswer);
   QCOMPARE(p.degrade.retryBudget, 0.2);
+  QVERIFY(!p.degrade.truncateTail);
   QCOMPARE(p.limits.shedAt, 0.7);
   QCOMPARE(p.limits.shedCriticalAt, 1.0);
   QVERIFY(p.limits.adaptive);
@@ -362,6 +393,27 @@ void TstPolicySections::errors_data() {
       "degrade.retry_budget", "must be in [0, 1]");
   row("degrade: static_answer not a boolean", m + "degrade:\n  static_answer: maybe\n", 5,
       "degrade.static_answer", "expected true or false");
+
+  // --- sla_classes
+  row("sla_classes: unknown key",
+      "sla_classes:\n  core: {availability: 0.99, latency: 1s, p95: 1}\n", 2,
+      "sla_classes.core.p95", "unknown key");
+  row("sla_classes: no latency", "sla_classes:\n  core: {availability: 0.99}\n", 2,
+      "sla_classes.core.latency", "missing");
+  row("sla_classes: no availability", "sla_classes:\n  core: {latency: 1s}\n", 2,
+      "sla_classes.core.availability", "missing");
+  row("sla_classes: availability 0", "sla_classes:\n  core: {availability: 0, latency: 1s}\n", 2,
+      "sla_classes.core.availability", "must be in (0, 1]");
+  row("sla_classes: latency without unit",
+      "sla_classes:\n  core: {availability: 0.9, latency: 200}\n", 2, "sla_classes.core.latency",
+      "with a unit");
+  row("sla_classes: degrade_to names a model without profile",
+      m + "sla_classes:\n  core:\n    availability: 0.9\n    latency: 1s\n"
+          "    degrade_to: [mid, ghost]\n",
+      8, "sla_classes.core.degrade_to[1]", "got 'ghost'");
+  row("sla_classes: degrade_to twice",
+      m + "sla_classes:\n  core: {availability: 0.9, latency: 1s, degrade_to: [cache, cache]}\n", 5,
+      "sla_classes.core.degrade_to[1]", "listed twice");
 
   // --- limits
   row("limits: unknown key", "limits:\n  tenant: {a: {rate: 1}}\n", 2, "limits.tenant",

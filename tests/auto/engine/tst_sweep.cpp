@@ -96,6 +96,7 @@ class TstSweep : public QObject {
   void calibrationNeverTradesDetection();
   void targets_data();
   void targets();
+  void simulatedTargets();
 };
 
 void TstSweep::params_data() {
@@ -308,6 +309,10 @@ void TstSweep::targets_data() {
                              << "not a value";
   QTest::newRow("empty") << ""
                          << "no target";
+  QTest::newRow("seed 001/002 figures") << "mis_kill<=0.05,waste<=0.1,cost<=2.5"
+                                        << "";
+  QTest::newRow("cost the wrong way") << "cost>=1"
+                                      << "this metric takes <=";
 }
 
 void TstSweep::targets() {
@@ -320,6 +325,37 @@ void TstSweep::targets() {
   } catch (const InputError& e) {
     QVERIFY2(!error.isEmpty() && QString(e.what()).contains(error), e.what());
   }
+}
+
+// Mis-kill, waste and cost (seeds 001–003) are judged on simulated scores: the measured share
+// against the bound; a simulated run that refused nothing has no mis-kill; a replay, which
+// measures none of them, never meets them, nor does a run without priced models meet `cost`.
+void TstSweep::simulatedTargets() {
+  const auto t = parseTargets("mis_kill<=0.05,waste<=0.1,cost<=2.5", "t");
+  QVERIFY(t[0].simulatedOnly() && t[1].simulatedOnly() && t[2].simulatedOnly());
+  QVERIFY(!parseTargets("fp<=0.1", "t")[0].simulatedOnly());
+  SweepScore s;
+  s.simulated = s.costed = true;
+  s.limitRefusals = 100;
+  s.misKills = 5;  // 5 %: exactly the bound
+  s.slotTime = 1000;
+  s.wastedSlotTime = 101;  // 10.1 %
+  s.originals = 2000;
+  s.cost = 4.0;  // 2.0 per 1k
+  QVERIFY(meets(s, t[0]));
+  QVERIFY(!meets(s, t[1]));
+  QVERIFY(meets(s, t[2]));
+  QCOMPARE(formatMetric(s, Target::Metric::Waste), std::string("10.10 %"));
+  QCOMPARE(formatMetric(s, Target::Metric::Cost), std::string("2.000 per 1k"));
+  s.misKills = 6;
+  QVERIFY(!meets(s, t[0]));
+  SweepScore quiet = s;
+  quiet.limitRefusals = quiet.misKills = 0;
+  QVERIFY(meets(quiet, t[0]));  // nothing refused: nothing mis-killed
+  quiet.costed = false;
+  QVERIFY(!meets(quiet, t[2]));  // no prices: no cost to bound
+  SweepScore replay;             // no simulated figures at all
+  for (const Target& x : t) QVERIFY(!meets(replay, x));
 }
 
 // Seed 000's loop never trades detection away: a faster candidate that misses a real fault

@@ -22,6 +22,9 @@
 
 #include <unistd.h>
 
+#include <memory>
+#include <vector>
+
 #include "live_testing.hpp"
 #include "require_peer.hpp"
 #include "spillway/live/log_tail.hpp"
@@ -65,6 +68,114 @@ breaker:
   slow: {absolute: 300ms}
 )";
 
+// nginx in front of `upstreams`: foreground, temp prefix under `dir`, loopback only, a JSON
+// access log (dir/access.log); `location` adds directives to the proxying location.
+QByteArray nginxConf(const QString& dir, quint16 port, const QStringList& upstreams,
+                     const QByteArray& serverOptions, const QByteArray& location) {
+  QByteArray servers;
+  for (const QString& u : upstreams) servers += "    server " + u.toUtf8() + serverOptions + ";\n";
+  const QByteArray d = dir.toUtf8();
+  QByteArray conf;
+  if (::geteuid() == 0) conf += "user root;\n";  // CI runs as root; workers must reach TMPDIR
+  conf += "worker_processes 1;\npid " + d + "/nginx.pid;\nerror_log " + d +
+          "/error.log warn;\nevents { worker_connections 256; }\nhttp {\n"
+          "  client_body_temp_path " +
+          d + "/client_body;\n  proxy_temp_path " + d + "/proxy;\n  fastcgi_temp_path " + d +
+          "/fastcgi;\n  uwsgi_temp_path " + d + "/uwsgi;\n  scgi_temp_path " + d +
+          "/scgi;\n"
+          "  log_format drill escape=json '{\"msec\":\"$msec\",\"upstream_addr\":"
+          "\"$upstream_addr\",\"upstream_status\":\"$upstream_status\","
+          "\"upstream_response_time\":\"$upstream_response_time\",\"request_time\":"
+          "\"$request_time\",\"status\":\"$status\",\"drill\":\"$http_x_drill\"}';\n"
+          "  access_log " +
+          d +
+          "/access.log drill;\n"
+          "  upstream models {\n" +
+          servers +
+          "    keepalive 16;\n  }\n"
+          "  server {\n    listen 127.0.0.1:" +
+          QByteArray::number(port) +
+          ";\n"
+          "    location / {\n      proxy_pass http://models;\n"
+          "      proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n" +
+          location + "    }\n  }\n}\n";
+  return conf;
+}
+
+// Starts nginx on dir/nginx.conf and waits until it accepts on `port`; empty, or why not.
+QByteArray startNginx(QProcess& nginx, const QString& dir, quint16 port) {
+  nginx.setProcessChannelMode(QProcess::MergedChannels);
+  nginx.start(kNginx, {"-p", dir + "/", "-c", dir + "/nginx.conf", "-e", dir + "/error.log", "-g",
+                       "daemon off;"});
+  if (!nginx.waitForStarted(5000)) return nginx.errorString().toUtf8();
+  const bool up = QTest::qWaitFor(
+      [&] {
+        if (nginx.state() == QProcess::NotRunning) return true;
+        QTcpSocket s;
+        s.connectToHost(QHostAddress::LocalHost, port);
+        return s.waitForConnected(100);
+      },
+      10000);
+  if (up && nginx.state() == QProcess::Running) return {};
+  return "nginx did not come up: " + nginx.readAll() + readFile(dir + "/error.log");
+}
+
+// A first port of `n` consecutive ones free right now on 127.0.0.1.
+quint16 freePorts(int n) {
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    const quint16 base = freePort();
+    if (!base || base + n > 65535) continue;
+    std::vector<std::unique_ptr<QTcpServer>> held;
+    bool all = true;
+    for (int i = 0; i < n && all; ++i) {
+      held.push_back(std::make_unique<QTcpServer>());
+      all = held.back()->listen(QHostAddress::LocalHost, static_cast<quint16>(base + i));
+    }
+    if (all) return base;
+  }
+  return 0;
+}
+
+// A drill against nginx (`drill RUNBOOK --gateway`), 180 s of scenario at ×5: chat-3 answers
+// 503 during [70 s, 90 s) — nginx retries those on another instance and takes chat-3 out
+// (max_fails) — and the gateway's ingress cuts the connections of drill-tagged requests during
+// [72 s, 87 s). The core client is not drill-tagged: its availability must hold.
+const char* const kLiveScenario = R"(version: 1
+name: nginx-live-drill
+duration: 180s
+seed: 7
+policy:
+  breaker: {window: {type: time, length: 10s, bucket: 1s}}
+models:
+  - {name: chat, instances: 3, slots: 16, queue: 64, service: {base: 20ms, sigma: 0.2}}
+clients:
+  - {name: app, model: chat, criticality: core, rate: 16, timeout: 2s, slo: 1s}
+  - {name: probe, model: chat, rate: 4, timeout: 2s, drill: true}
+faults:
+  - {type: errors, target: chat-3, at: 70s, duration: 20s, rate: 1.0, status: 503}
+  - {type: reset, target: gateway, at: 72s, duration: 15s, rate: 1.0, drill_only: true}
+)";
+
+const char* const kLiveRunbook = R"(version: 1
+name: nginx-live
+revision: 2
+scenario: scenario.yaml
+expect:
+  - {kpi: core_availability_during_faults, min: 0.97}
+  - {kpi: availability_during_faults, max: 0.95}
+  - {kpi: recovery_after_fault_s, max: 40}
+)";
+
+// The same drill with an expectation no gateway meets and one the callers cannot measure.
+const char* const kLiveRunbookBroken = R"(version: 1
+name: nginx-live
+revision: 3
+scenario: scenario.yaml
+expect:
+  - {kpi: core_availability_during_faults, min: 0.97}
+  - {kpi: p99_ms, max: 1}
+  - {kpi: degrade_switch_rate, min: 0.9}
+)";
 }  // namespace
 
 class TstDrillNginx : public QObject {
@@ -96,6 +207,82 @@ class TstDrillNginx : public QObject {
     const QByteArray err = p.readAllStandardError();
     QCOMPARE(p.exitCode(), 2);
     QVERIFY2(err.contains(message.toUtf8()), err.constData());
+  }
+
+  // The runbook against nginx: the callers' KPIs judged (exit 0), the ingress fault reached
+  // nginx as client disconnects (499) of drill-tagged requests only, and a broken runbook
+  // exits 1 naming what failed and what could not be measured.
+  void liveRunbookThroughNginx() {
+    SPW_REQUIRE_PEER(
+        QFileInfo(kNginx).isExecutable(),
+        "/usr/sbin/nginx is missing: install nginx-light (.ci/install-deps) for the drill");
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString dir = tmp.path();
+    QVERIFY(writeFile(dir + "/scenario.yaml", kLiveScenario));
+    QVERIFY(writeFile(dir + "/drill.yaml", kLiveRunbook));
+    QVERIFY(writeFile(dir + "/broken.yaml", kLiveRunbookBroken));
+    const quint16 base = freePorts(3), port = freePort();
+    QVERIFY(base && port);
+    QStringList upstreams;
+    for (int i = 0; i < 3; ++i) upstreams << QString("127.0.0.1:%1").arg(base + i);
+    QVERIFY(
+        writeFile(dir + "/nginx.conf",
+                  nginxConf(dir, port, upstreams, " max_fails=1 fail_timeout=10s",
+                            "      proxy_next_upstream error timeout http_503 non_idempotent;\n")));
+    QProcess nginx;
+    auto cleanup = qScopeGuard([&] { stop(nginx); });
+    const QByteArray why = startNginx(nginx, dir, port);
+    QVERIFY2(why.isEmpty(), why.constData());
+
+    auto drill = [&](const QString& runbook, QByteArray* err) {
+      QProcess p;
+      p.start(SPILLWAY_CLI, {"drill", dir + "/" + runbook, "--gateway",
+                             QString("http://127.0.0.1:%1/v1/chat/completions").arg(port),
+                             "--base-port", QString::number(base), "--speed", "5", "--json"});
+      const bool ended = p.waitForFinished(120000);
+      if (!ended) stop(p);
+      *err = p.readAllStandardError();
+      return std::make_pair(ended ? p.exitCode() : -1, p.readAllStandardOutput());
+    };
+    QByteArray err;
+    const auto [code, out] = drill("drill.yaml", &err);
+    qInfo("%s", err.constData());
+    QVERIFY2(code == 0, (out + err).constData());
+    const QJsonObject j = QJsonDocument::fromJson(out).object();
+    QCOMPARE(j.value("target").toString(),
+             QString("gateway http://127.0.0.1:%1/v1/chat/completions").arg(port));
+    QVERIFY(j.value("passed").toBool());
+    const QJsonObject k = j.value("kpis").toObject();
+    qInfo("core during faults %.4f, during faults %.4f, recovery %.1f s, p99 %.1f ms",
+          k.value("core_availability_during_faults").toDouble(),
+          k.value("availability_during_faults").toDouble(),
+          k.value("recovery_after_fault_s").toDouble(), k.value("p99_ms").toDouble());
+    QVERIFY(k.value("false_positive_rate").isNull());  // not measurable at the callers
+    // The ingress fault: nginx saw drill-tagged clients go away (499), no one else.
+    const QList<QByteArray> lines = readFile(dir + "/access.log").split('\n');
+    int drillClosed = 0, otherClosed = 0, lineCount = 0;
+    for (const QByteArray& l : lines) {
+      if (l.isEmpty()) continue;
+      ++lineCount;
+      if (!l.contains("\"status\":\"499\"")) continue;
+      (l.contains("\"drill\":\"1\"") ? drillClosed : otherClosed)++;
+    }
+    qInfo("%d access-log lines, %d drill-tagged 499s, %d others", lineCount, drillClosed,
+          otherClosed);
+    QVERIFY(lineCount > 500);
+    QVERIFY2(drillClosed > 0, "no drill-tagged client disconnect reached nginx");
+    QCOMPARE(otherClosed, 0);
+
+    const auto [brokenCode, brokenOut] = drill("broken.yaml", &err);
+    QVERIFY2(brokenCode == 1, (brokenOut + err).constData());
+    const QJsonArray checks = QJsonDocument::fromJson(brokenOut).object().value("checks").toArray();
+    QCOMPARE(checks.size(), 3);
+    QVERIFY(checks[0].toObject().value("passed").toBool());
+    QVERIFY(!checks[1].toObject().value("passed").toBool());
+    QVERIFY(checks[1].toObject().value("measured").toDouble() > 1);
+    QVERIFY(!checks[2].toObject().value("passed").toBool());
+    QVERIFY(checks[2].toObject().value("measured").isNull());
   }
 
   void delayedInstanceWouldOpen() {
@@ -139,53 +326,15 @@ class TstDrillNginx : public QObject {
     // 2. nginx in front of them: foreground, temp prefix, loopback only, a JSON access log.
     const quint16 port = freePort();
     QVERIFY(port);
-    QByteArray servers;
-    for (const QString& u : upstreams) servers += "    server " + u.toUtf8() + ";\n";
-    const QByteArray d = dir.toUtf8();
-    QByteArray conf;
-    if (::geteuid() == 0) conf += "user root;\n";  // CI runs as root; workers must reach TMPDIR
-    conf += "worker_processes 1;\npid " + d + "/nginx.pid;\nerror_log " + d +
-            "/error.log warn;\nevents { worker_connections 256; }\nhttp {\n"
-            "  client_body_temp_path " +
-            d + "/client_body;\n  proxy_temp_path " + d + "/proxy;\n  fastcgi_temp_path " + d +
-            "/fastcgi;\n  uwsgi_temp_path " + d + "/uwsgi;\n  scgi_temp_path " + d +
-            "/scgi;\n"
-            "  log_format drill escape=json '{\"msec\":\"$msec\",\"upstream_addr\":"
-            "\"$upstream_addr\",\"upstream_status\":\"$upstream_status\","
-            "\"upstream_response_time\":\"$upstream_response_time\",\"request_time\":"
-            "\"$request_time\",\"status\":\"$status\"}';\n"
-            "  access_log " +
-            d +
-            "/access.log drill;\n"
-            "  upstream models {\n" +
-            servers +
-            "    keepalive 16;\n  }\n"
-            "  server {\n    listen 127.0.0.1:" +
-            QByteArray::number(port) +
-            ";\n"
-            "    location / {\n      proxy_pass http://models;\n"
-            "      proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n"
-            "      proxy_next_upstream off;\n    }\n  }\n}\n";
-    QVERIFY(writeFile(dir + "/nginx.conf", conf));
+    QVERIFY(writeFile(dir + "/nginx.conf",
+                      nginxConf(dir, port, upstreams, "", "      proxy_next_upstream off;\n")));
     QProcess nginx;
-    nginx.setProcessChannelMode(QProcess::MergedChannels);
-    nginx.start(kNginx, {"-p", dir + "/", "-c", dir + "/nginx.conf", "-e", dir + "/error.log", "-g",
-                         "daemon off;"});
-    QVERIFY2(nginx.waitForStarted(5000), qPrintable(nginx.errorString()));
     auto cleanup = qScopeGuard([&] {
       stop(nginx);
       stop(serve);
     });
-    QVERIFY2(QTest::qWaitFor(
-                 [&] {
-                   if (nginx.state() == QProcess::NotRunning) return true;
-                   QTcpSocket s;
-                   s.connectToHost(QHostAddress::LocalHost, port);
-                   return s.waitForConnected(100);
-                 },
-                 10000) &&
-                 nginx.state() == QProcess::Running,
-             (nginx.readAll() + readFile(dir + "/error.log")).constData());
+    const QByteArray nginxWhy = startNginx(nginx, dir, port);
+    QVERIFY2(nginxWhy.isEmpty(), nginxWhy.constData());
 
     // 3. Shadow mode over nginx's log, as `listen --tail` runs it.
     live::ShadowOptions opt;

@@ -121,8 +121,9 @@ faults:
 // every call to `prim` hangs until the caller's 5 s timeout. The primary's gateway budget
 // (max_requests 20) fills with stuck calls within half a second; `back` has its own budget
 // (40), ten times what the whole load needs.
-std::string bulkheadRig(bool degrade) {
-  return std::string(R"(name: bulkhead-rig
+// `shared`: no per-model budgets, one pool of 60 for both models (seed 002's failure mode).
+std::string bulkheadRig(bool degrade, bool shared = false) {
+  std::string yaml = std::string(R"(name: bulkhead-rig
 duration: 120s
 drain: 30s
 seed: 5
@@ -132,7 +133,7 @@ policy:
     prim: {tier: 1, quality: 0.9, tags: [chat]}
     back: {tier: 2, quality: 0.8, tags: [chat]}
 )") + (degrade ? "  degrade: {max_quality_drop: 0.2}\n" : "") +
-         R"(models:
+                     R"(models:
   - {name: prim, instances: 2, slots: 32, queue: 32, max_requests: 20,
      service: {base: 100ms, sigma: 0}}
   - {name: back, instances: 2, slots: 32, queue: 32, max_requests: 40,
@@ -143,6 +144,12 @@ clients:
 faults:
   - {type: hang, target: prim, at: 30s, duration: 60s, rate: 1.0}
 )";
+  if (shared) {
+    for (const char* budget : {", max_requests: 20", ", max_requests: 40"})
+      yaml.erase(yaml.find(budget), std::string(budget).size());
+    yaml.insert(yaml.find("policy:"), "shared_pool: 60\n");
+  }
+  return yaml;
 }
 
 // ---- the tenant rig ---------------------------------------------------------------------
@@ -172,6 +179,72 @@ clients:
 )";
 }
 
+// ---- the SLA-class rig (seed 001, 3.1) ----------------------------------------------------
+// `prim` answers in 50 ms until it goes down at 20 s (every call refused); the breaker and the
+// lock are off, so every later request is refused by `prim` and degrades. `quant` answers in
+// 50 ms, `tiny` in 20 ms; both are chat models within the drop. One client per run, with the
+// class `cls` (empty: none); every class has a 30 ms budget, so only tiny and cache answers
+// are within it.
+std::string slaRig(const std::string& cls, bool core) {
+  return std::string(R"(name: sla-rig
+duration: 60s
+drain: 20s
+seed: 9
+policy:
+  breaker: {mode: disabled}
+  models:
+    prim: {tier: 1, quality: 0.9, tags: [chat]}
+    quant: {tier: 2, quality: 0.88, tags: [chat]}
+    tiny: {tier: 3, quality: 0.6, tags: [chat]}
+  degrade:
+    lock: {enabled: false}
+    cache: {enabled: true, max_age: 10m}
+  sla_classes:
+    full: {availability: 0.9999, latency: 30ms, degrade_to: [quant]}
+    quantized: {availability: 0.999, latency: 30ms, degrade_to: [tiny, cache]}
+    cached: {availability: 0.99, latency: 30ms, degrade_to: [cache]}
+    open: {availability: 0.99, latency: 30ms}
+models:
+  - {name: prim, instances: 1, slots: 64, service: {base: 50ms, sigma: 0}}
+  - {name: quant, instances: 1, slots: 64, service: {base: 50ms, sigma: 0}}
+  - {name: tiny, instances: 1, slots: 64, service: {base: 20ms, sigma: 0}}
+clients:
+  - {name: app, model: prim, rate: 5, timeout: 2s, retries: {max: 0}, cache: {keys: 3},
+     criticality: )") +
+         (core ? "core" : "non_critical") + (cls.empty() ? "" : ", sla_class: " + cls) + R"(}
+faults:
+  - {type: outage, target: prim, at: 20s, duration: 40s}
+)";
+}
+
+// ---- the long-tail rig (seed 001, 4.3) ----------------------------------------------------
+// 20 req/s of core traffic over two primaries (round robin) with 100 ms calls; prim-1 hangs
+// every call during [40 s, 100 s). The breakers only measure (metrics_only): nothing blocks, so
+// what the tail cut does is all there is. The callers wait 5 s, their SLO is 2 s, no retries.
+std::string tailRig(bool truncate) {
+  return std::string(R"(name: tail-rig
+duration: 120s
+drain: 30s
+seed: 5
+routing: round_robin
+policy:
+  breaker: {mode: metrics_only}
+  models:
+    prim: {tier: 1, quality: 0.9, tags: [chat]}
+    back: {tier: 2, quality: 0.8, tags: [chat]}
+  degrade: {max_quality_drop: 0.2, retry_budget: 1.0, truncate_tail: )") +
+         (truncate ? "true" : "false") + R"(}
+models:
+  - {name: prim, instances: 2, slots: 32, queue: 32, service: {base: 100ms, sigma: 0.1}}
+  - {name: back, instances: 2, slots: 32, queue: 32, service: {base: 100ms, sigma: 0.1}}
+clients:
+  - {name: core, model: prim, criticality: core, rate: 20, timeout: 5s, slo: 2s,
+     retries: {max: 0}}
+faults:
+  - {type: hang, target: prim-1, at: 40s, duration: 60s, rate: 1.0}
+)";
+}
+
 const char* const kSeeds[] = {"seed-000", "seed-001", "seed-002", "seed-003"};
 
 }  // namespace
@@ -189,6 +262,11 @@ class TstSimDegrade : public QObject {
   void bulkheadUnderPrimaryHang();
   void tenantIsolation();
   void tenantReportShowsEffectiveBurst();
+  void slaClassesRouteAndMeasure_data();
+  void slaClassesRouteAndMeasure();
+  void slaClassUnknown();
+  void tailTruncation();
+  void sharedPoolStarvesBackup();
   void conservation_data();
   void conservation();
   void seed000Bar();
@@ -285,6 +363,111 @@ void TstSimDegrade::forcedOpenPrimaryNeverReached() {
   QCOMPARE(r.qualityDropShare.num, r.qualityDropShare.den);
   QCOMPARE(r.backupByTier[1], r.answeredBy[kBackup]);
   QCOMPARE(run.attempts("back"), r.attempts);
+}
+
+// Each class's degraded requests take its own versions (full → quant, quantized → tiny,
+// cached → the cache), a client without a class the policy's chain (quant first); the class's
+// budget is measured beside the client's SLO: answers within 30 ms (tiny, cache) attain it,
+// 50 ms answers (prim, quant) are available but miss it.
+void TstSimDegrade::slaClassesRouteAndMeasure_data() {
+  QTest::addColumn<QString>("cls");
+  QTest::addColumn<bool>("quant");
+  QTest::addColumn<bool>("tiny");
+  QTest::addColumn<bool>("cache");
+  QTest::newRow("full: the full-quality backup") << "full" << true << false << false;
+  QTest::newRow("quantized: tiny before the cache") << "quantized" << false << true << false;
+  QTest::newRow("cached: the cache alone") << "cached" << false << false << true;
+  QTest::newRow("open: no list, the chain") << "open" << true << false << false;
+  QTest::newRow("no class") << "" << true << false << false;
+}
+
+void TstSimDegrade::slaClassesRouteAndMeasure() {
+  QFETCH(QString, cls);
+  QFETCH(bool, quant);
+  QFETCH(bool, tiny);
+  QFETCH(bool, cache);
+  const Run run = simulateYaml(slaRig(cls.toStdString(), true));
+  const RunReport& r = run.report;
+  const ClientReport& c = r.clients[0];
+  QCOMPARE(r.inFlightAtEnd, std::uint64_t{0});
+  QCOMPARE(run.attempts("quant") > 0, quant);
+  QCOMPARE(run.attempts("tiny") > 0, tiny);
+  QCOMPARE(c.answeredBy[kCache] > 0, cache);
+  QVERIFY(c.answeredBy[kPrimary] > 0);  // before the outage
+  QCOMPARE(r.slaClasses.size(), std::size_t{4});
+  if (cls.isEmpty()) {
+    QCOMPARE(c.withinClassBudget.den, std::uint64_t{0});
+    for (const SlaClassReport& s : r.slaClasses) QCOMPARE(s.attained.den, std::uint64_t{0});
+    return;
+  }
+  QCOMPARE(c.slaClass, cls.toStdString());
+  const SlaClassReport* s = nullptr;
+  for (const SlaClassReport& k : r.slaClasses)
+    if (k.name == cls.toStdString()) s = &k;
+  QVERIFY(s);
+  QCOMPARE(s->attained.den, c.originals);
+  // Within 30 ms: exactly the tiny and cache answers (deterministic service, light load).
+  const std::uint64_t fast = (tiny ? c.answeredBy[kBackup] : 0) + c.answeredBy[kCache];
+  QCOMPARE(s->attained.num, fast);
+  QCOMPARE(s->met(), false);  // the 50 ms primary answers before the outage miss 30 ms
+  // The client's own SLO (its 2 s timeout) is another bar: every answer is available.
+  QCOMPARE(c.availability.num, success(c));
+  // The budget is a measuring stick, not a layer: the baseline measures it too.
+  const Run base = simulateYaml(slaRig(cls.toStdString(), true), false);
+  for (const SlaClassReport& k : base.report.slaClasses)
+    if (k.name == cls.toStdString()) QCOMPARE(k.attained.den, base.report.clients[0].originals);
+}
+
+// A client naming a class the policy does not define is an error naming the client's line.
+void TstSimDegrade::slaClassUnknown() {
+  try {
+    const Run run = simulateYaml(slaRig("gold", true));
+    QFAIL("a client of an undefined SLA class ran");
+  } catch (const std::invalid_argument& e) {
+    const QString what = QString::fromUtf8(e.what());
+    QVERIFY2(what.contains("sla_class") && what.contains("'gold'") && what.contains("line 24") &&
+                 what.contains("full"),
+             e.what());
+  }
+}
+
+// Long-tail truncation: without it, the calls prim-1 hangs wait out the callers' 5 s and miss
+// the 2 s SLO (half the traffic during the fault); with it, the gateway cuts each at prim-1's
+// slow threshold (3 × its ~0.13 s P99 baseline) and the backup answers within the SLO. Outside
+// the fault no call is that slow: every cut is a hung call, each re-routed.
+void TstSimDegrade::tailTruncation() {
+  const Run off = simulateYaml(tailRig(false));
+  const Run on = simulateYaml(tailRig(true));
+  const RunReport &a = off.report, &b = on.report;
+  QCOMPARE(a.tailCuts, std::uint64_t{0});
+  QVERIFY(b.tailCuts > 0);
+  QCOMPARE(b.reroutes, b.tailCuts);
+  QCOMPARE(b.answeredBy[kBackup], b.tailCuts);
+  // prim-1 takes every other call for 60 s at 20/s: ~600 cuts.
+  QVERIFY2(b.tailCuts > 500 && b.tailCuts < 700, qPrintable(QString::number(b.tailCuts)));
+  qInfo("during the fault: %s without the cut, %s with it", qPrintable(pct(a.availabilityInFault)),
+        qPrintable(pct(b.availabilityInFault)));
+  QVERIFY(*a.availabilityInFault.value() < 0.6);
+  QVERIFY(*b.availabilityInFault.value() > 0.99);
+}
+
+// Seed 002's failure mode without pool isolation: one pool for both models. The primary's hung
+// calls fill it, and the backup — idle, healthy — turns tries away for want of a connection:
+// its instances overflow (never with isolated budgets, bulkheadUnderPrimaryHang) and core
+// availability during the hang falls below the isolated gateway's.
+void TstSimDegrade::sharedPoolStarvesBackup() {
+  const Run shared = simulateYaml(bulkheadRig(true, true));
+  const Run isolated = simulateYaml(bulkheadRig(true));
+  std::uint64_t backOverflow = 0;
+  for (const InstanceTick& row : shared.series.instances)
+    if (shared.report.instances[row.instance].model == "back") backOverflow += row.overflow;
+  QVERIFY(backOverflow > 0);
+  const double s = *shared.report.coreAvailabilityInFault.value();
+  const double i = *isolated.report.coreAvailabilityInFault.value();
+  qInfo("core availability during the hang: shared pool %s, isolated %s",
+        qPrintable(pct(shared.report.coreAvailabilityInFault)),
+        qPrintable(pct(isolated.report.coreAvailabilityInFault)));
+  QVERIFY(s < i - 0.05);
 }
 
 void TstSimDegrade::lockedSessionsTrimmedEachTime_data() {

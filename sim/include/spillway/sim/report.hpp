@@ -63,7 +63,20 @@ struct ClientReport {
   std::uint64_t costRouted = 0;        // successes by a cheaper model chosen for cost (not in
                                        // answeredBy: that is primary, fallback backup, cache)
   std::uint64_t gatewayFaultHits = 0;  // attempts a fault on the gateway itself hit
+  std::uint64_t tailCuts = 0;          // attempts the gateway cut at the slow threshold
   bool drill = false;                  // drill-tagged traffic
+  std::string slaClass;                // the policy's SLA class, empty = none
+  Ratio withinClassBudget;  // in-quota originals answered within the class's latency budget
+};
+
+// One SLA class of the policy (seed 001): its target, its budget and what its clients got.
+struct SlaClassReport {
+  std::string name;
+  double target = 0;   // availability the class promises
+  Micros latency = 0;  // its latency budget
+  Ratio attained;      // in-quota originals answered within the budget
+  std::uint64_t quotaRefused = 0;
+  bool met() const { return attained.den > 0 && *attained.value() >= target; }
 };
 
 struct TenantReport {
@@ -153,10 +166,12 @@ struct RunReport {
   std::optional<double> costPer1k;     // model cost per 1k original requests (n/a: no costs)
   std::uint64_t costRouted = 0;        // answers by a cheaper model chosen for cost
   std::uint64_t gatewayFaultHits = 0;  // attempts hit by a fault on the gateway itself
+  std::uint64_t tailCuts = 0;          // attempts cut at the slow threshold (truncate_tail)
   // Seed 001's "平均恢复耗时": the fault's end → its callers' availability back (0 when the
   // service came back before the fault ended), mean over restored faults.
   std::optional<Micros> meanRecovery;
   std::vector<TenantReport> tenants;
+  std::vector<SlaClassReport> slaClasses;  // the policy's, in name order
   std::vector<ClientReport> clients;
   std::vector<InstanceReport> instances;
   std::vector<FaultReport> faults;

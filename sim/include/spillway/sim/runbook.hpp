@@ -55,9 +55,15 @@ struct DrillResult {
   std::vector<CheckResult> checks;
   std::vector<std::pair<std::string, std::optional<double>>> kpis;  // every drill KPI, mean
   bool passed = false;
+  std::string target;  // empty: the simulator; else what the drill ran against (a gateway URL)
 };
 
 DrillResult runDrill(const Runbook& runbook, unsigned threads = 0);
+
+// The runbook's expectations judged on measured KPIs (a key missing or n/a: not measured,
+// broken); `kpis` is kept in the result.
+DrillResult judgeDrill(const Runbook& runbook,
+                       std::vector<std::pair<std::string, std::optional<double>>> kpis);
 
 std::string drillTable(const Runbook& runbook, const DrillResult& result);
 std::string drillJson(const Runbook& runbook, const DrillResult& result, int indent = 2);

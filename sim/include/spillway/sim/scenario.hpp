@@ -117,6 +117,8 @@ struct ClientSpec {
   // Drill-tagged traffic (seed 003): a gateway fault with `drill_only` reaches these requests
   // only — the drill's blast radius (as a fault filter matching an x-drill header).
   bool drill = false;
+  // SLA class (seed 001): a class of the policy's `sla_classes`; empty = none.
+  std::string slaClass;
 };
 
 enum class FaultKind : std::uint8_t {
@@ -154,6 +156,9 @@ struct FaultSpec {
 
 inline constexpr const char* kGatewayTarget = "gateway";
 
+// A client's original-request rate at scenario time `t`: its rate times its load profile.
+double clientRateAt(const ClientSpec& cs, Micros t);
+
 enum class Routing : std::uint8_t { LeastOutstanding, RoundRobin, Weighted };
 
 struct Scenario {
@@ -165,6 +170,10 @@ struct Scenario {
   Micros drain = seconds(120);  // after `duration`: let in-flight requests finish
   std::uint64_t seed = 1;
   Routing routing = Routing::LeastOutstanding;
+  // One upstream pool for every model (seed 002's failure mode without pool isolation): the
+  // gateway's attempts in flight to all models at most this; 0 = none. Per-model budgets
+  // (`max_requests`) are the isolated pools.
+  std::uint32_t sharedPool = 0;
   Policy policy;
   std::vector<ModelSpec> models;
   std::vector<ClientSpec> clients;

@@ -1,0 +1,79 @@
+// The live drill runner of `spillway-cli drill --gateway` (drill_live.hpp): serves the runbook's
+// instances, drives its clients through the gateway in real time and judges the callers' KPIs.
+#include <QCoreApplication>
+#include <QTimer>
+#include <QUrl>
+
+#include <cstdio>
+
+#include "cli_common.hpp"
+#include "drill_live.hpp"
+#include "spillway/input_error.hpp"
+#include "spillway/live/live_drill.hpp"
+
+namespace spillway::cli {
+namespace {
+
+sim::DrillResult run(const sim::Runbook& rb, const LiveDrillRequest& rq) {
+  const QUrl url(rq.gateway, QUrl::StrictMode);
+  if (!url.isValid() || url.scheme() != "http" || url.host().isEmpty() || url.port() <= 0)
+    throw InputError("--gateway", 0, "",
+                     "expected http://HOST:PORT[/path], got '" + rq.gateway.toStdString() + "'");
+  live::LiveDrillOptions o;
+  o.gateway = url;
+  o.basePort = static_cast<quint16>(rq.basePort);
+  o.speed = rq.speed;
+  o.rateScale = rq.rateScale;
+  o.maxInFlight = rq.maxInFlight;
+  live::LiveDrill drill(rb.scenario, o);
+  QObject::connect(&drill.farm(), &live::InstanceFarm::faultTransition,
+                   [](const QString& text) { std::fprintf(stderr, "%s\n", qPrintable(text)); });
+  if (!drill.start()) throw InputError("--base-port", 0, "", drill.errorString().toStdString());
+  for (const live::FakeInstance* in : drill.farm().instances())
+    std::fprintf(stderr, "%s listening on 127.0.0.1:%u\n", in->name().c_str(), in->port());
+  const Micros wall = static_cast<Micros>(static_cast<double>(rb.scenario.duration) / rq.speed);
+  std::fprintf(stderr, "drill %s: load through %s for %s (fault timeline x%g)\n", rb.name.c_str(),
+               qPrintable(rq.gateway), humanDuration(wall).c_str(), rq.speed);
+  std::fflush(stderr);
+  // The scenario's duration, then every call ends within its client's timeout.
+  Micros longest = 0;
+  for (const sim::ClientSpec& cs : rb.scenario.clients) longest = std::max(longest, cs.timeout);
+  QTimer guard;
+  guard.setSingleShot(true);
+  QObject::connect(&guard, &QTimer::timeout, QCoreApplication::instance(), &QCoreApplication::quit);
+  guard.start(static_cast<int>(std::min<Micros>((wall + longest) / 1000 + 5000, 86'400'000)));
+  QObject::connect(&drill, &live::LiveDrill::finished, QCoreApplication::instance(),
+                   &QCoreApplication::quit, Qt::QueuedConnection);
+  QCoreApplication::exec();
+
+  std::uint64_t answered = 0, hit = 0, degraded = 0;
+  for (const live::LiveCall& c : drill.calls()) {
+    answered += c.status == 200;
+    hit += c.gatewayFault;
+    degraded += c.degraded;
+  }
+  std::fprintf(stderr,
+               "drill %s: %zu requests sent, %llu answered 200 (%llu by another model), %llu hit "
+               "by ingress faults, %llu not sent (over --max-in-flight)\n",
+               rb.name.c_str(), drill.calls().size(), static_cast<unsigned long long>(answered),
+               static_cast<unsigned long long>(degraded), static_cast<unsigned long long>(hit),
+               static_cast<unsigned long long>(drill.notSent()));
+  // Every drill KPI, null where the callers cannot measure it (as a simulated run's n/a).
+  const auto measured = live::liveKpis(rb.scenario, drill.calls());
+  std::vector<std::pair<std::string, std::optional<double>>> kpis;
+  for (const std::string& key : sim::drillKpis()) {
+    std::optional<double> v;
+    for (const auto& [k, x] : measured)
+      if (k == key) v = x;
+    kpis.emplace_back(key, v);
+  }
+  sim::DrillResult d = sim::judgeDrill(rb, std::move(kpis));
+  d.target = "gateway " + rq.gateway.toStdString();
+  return d;
+}
+
+// spillway-cli links this file, the console does not (drill_live.hpp).
+[[maybe_unused]] const bool kRegistered = (setLiveDrillRunner(&run), true);
+
+}  // namespace
+}  // namespace spillway::cli
