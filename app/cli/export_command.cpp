@@ -198,6 +198,9 @@ int runExport(const QStringList& args) {
                "D", "5s"});
   p.addOption({"out", "Write the configuration here (the report then goes to stdout).", "FILE"});
   p.addOption({"json", "Print the report (configuration, notes, validation) as JSON."});
+  p.addOption({"idempotent-only",
+               "nginx: leave non_idempotent out of proxy_next_upstream (failed POST requests, "
+               "every LLM call, are then neither retried nor counted against max_fails)."});
   if (!p.parse(args)) {
     std::fprintf(stderr, "export: %s\n", qPrintable(p.errorText()));
     return kInputError;
@@ -256,7 +259,8 @@ int runExport(const QStringList& args) {
       native.push_back(replayNative(policy, i));
       names += (names.empty() ? "" : ", ") + i.name;
     }
-    const ExportContext ctx = contextFrom(native, names);
+    ExportContext ctx = contextFrom(native, names);
+    ctx.idempotentOnly = p.isSet("idempotent-only");
     const ExportResult x = exportPolicy(policy, *target, ctx);
     // The exported text must read back under the target's own parser.
     (void)makeDialect(x.target, x.text, x.fileName, 1, nullptr, x.select);

@@ -71,6 +71,18 @@ ExportResult exportNginx(const Policy& policy, const ExportContext& ctx) {
   std::string next = "proxy_next_upstream error timeout invalid_header";
   for (int s : {500, 502, 503, 504, 429})
     if (cl.failureStatus[static_cast<std::size_t>(s)]) next += " http_" + std::to_string(s);
+  if (!ctx.idempotentOnly) {
+    next += " non_idempotent";
+    n.approx(Topic::Classify,
+             "non_idempotent: LLM calls are POST, and without it nginx neither retries a failed "
+             "POST nor counts its failure against max_fails — no server is ever taken out. A "
+             "POST the upstream failed after starting work may run twice "
+             "(--idempotent-only leaves it out)");
+  } else {
+    n.gap(Topic::Classify,
+          "--idempotent-only: nginx neither retries nor counts failed POST requests (every LLM "
+          "call): for POST traffic no server is ever taken out");
+  }
   t += next + ";\n";
   n.approx(Topic::Classify,
            "failure statuses → proxy_next_upstream (nginx can list only 500, 502, 503, 504, 429; "

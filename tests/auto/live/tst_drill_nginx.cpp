@@ -68,12 +68,11 @@ breaker:
   slow: {absolute: 300ms}
 )";
 
-// nginx in front of `upstreams`: foreground, temp prefix under `dir`, loopback only, a JSON
-// access log (dir/access.log); `location` adds directives to the proxying location.
-QByteArray nginxConf(const QString& dir, quint16 port, const QStringList& upstreams,
-                     const QByteArray& serverOptions, const QByteArray& location) {
-  QByteArray servers;
-  for (const QString& u : upstreams) servers += "    server " + u.toUtf8() + serverOptions + ";\n";
+// nginx in front of an upstream: foreground, temp prefix under `dir`, loopback only, a JSON
+// access log (dir/access.log); `upstreamBlock` is http-level text defining upstream `name`,
+// `location` adds directives to the proxying location.
+QByteArray nginxConfAround(const QString& dir, quint16 port, const QByteArray& upstreamBlock,
+                           const QByteArray& name, const QByteArray& location) {
   const QByteArray d = dir.toUtf8();
   QByteArray conf;
   if (::geteuid() == 0) conf += "user root;\n";  // CI runs as root; workers must reach TMPDIR
@@ -88,18 +87,23 @@ QByteArray nginxConf(const QString& dir, quint16 port, const QStringList& upstre
           "\"upstream_response_time\":\"$upstream_response_time\",\"request_time\":"
           "\"$request_time\",\"status\":\"$status\",\"drill\":\"$http_x_drill\"}';\n"
           "  access_log " +
-          d +
-          "/access.log drill;\n"
-          "  upstream models {\n" +
-          servers +
-          "    keepalive 16;\n  }\n"
-          "  server {\n    listen 127.0.0.1:" +
-          QByteArray::number(port) +
+          d + "/access.log drill;\n" + upstreamBlock +
+          "  server {\n    listen 127.0.0.1:" + QByteArray::number(port) +
           ";\n"
-          "    location / {\n      proxy_pass http://models;\n"
+          "    location / {\n      proxy_pass http://" +
+          name +
+          ";\n"
           "      proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n" +
           location + "    }\n  }\n}\n";
   return conf;
+}
+
+QByteArray nginxConf(const QString& dir, quint16 port, const QStringList& upstreams,
+                     const QByteArray& serverOptions, const QByteArray& location) {
+  QByteArray block = "  upstream models {\n";
+  for (const QString& u : upstreams) block += "    server " + u.toUtf8() + serverOptions + ";\n";
+  block += "    keepalive 16;\n  }\n";
+  return nginxConfAround(dir, port, block, "models", location);
 }
 
 // Starts nginx on dir/nginx.conf and waits until it accepts on `port`; empty, or why not.
@@ -176,6 +180,48 @@ expect:
   - {kpi: p99_ms, max: 1}
   - {kpi: degrade_switch_rate, min: 0.9}
 )";
+
+// The exported nginx config on the real nginx under POST traffic (issue 19): 30 calls/s over
+// three instances, chat-3 answers 503 to 60 % of them during [20 s, 50 s) of a 70 s scenario
+// played ×4. As exported (non_idempotent), nginx retries the 503s on another server and takes
+// chat-3 out; with --idempotent-only it does neither, and the 503s reach the callers.
+const char* const kExportScenario = R"(version: 1
+name: nginx-export-drill
+duration: 70s
+seed: 11
+models:
+  - {name: chat, instances: 3, slots: 16, queue: 64, service: {base: 20ms, sigma: 0.2}}
+clients:
+  - {name: app, model: chat, criticality: core, rate: 30, timeout: 2s, slo: 1s}
+faults:
+  - {type: errors, target: chat-3, at: 20s, duration: 30s, rate: 0.6, status: 503}
+)";
+
+const char* const kExportRunbook = R"(version: 1
+name: nginx-export
+scenario: scenario.yaml
+expect:
+  - {kpi: core_availability_during_faults, min: 0.97}
+)";
+
+const char* const kExportPolicy = R"(version: 1
+name: export-drill
+breaker:
+  window: {type: time, length: 10s, bucket: 1s}
+  min_calls: 10
+  trip: {error_rate: 0.5, sustain: 0s}
+  open: {duration: 5s}
+)";
+
+// A healthy recording of the three instances: what the export names its servers after.
+QByteArray exportTrace() {
+  QByteArray t;
+  for (int i = 0; i < 60; ++i)
+    t += QByteArray(R"({"ts":)") + QByteArray::number(1764480000000.0 + i * 1000.0, 'f', 0) +
+         R"(,"instance":"chat-)" + QByteArray::number(i % 3 + 1) +
+         R"(","model":"chat","latency_ms":25,"status":200,"outcome":"ok"})" + "\n";
+  return t;
+}
 }  // namespace
 
 class TstDrillNginx : public QObject {
@@ -283,6 +329,117 @@ class TstDrillNginx : public QObject {
     QVERIFY(checks[1].toObject().value("measured").toDouble() > 1);
     QVERIFY(!checks[2].toObject().value("passed").toBool());
     QVERIFY(checks[2].toObject().value("measured").isNull());
+  }
+
+  void exportedConfigTakesTheFailingPeerOut_data() {
+    QTest::addColumn<bool>("idempotentOnly");
+    QTest::newRow("as exported (non_idempotent)") << false;
+    QTest::newRow("--idempotent-only") << true;
+  }
+  void exportedConfigTakesTheFailingPeerOut() {
+    SPW_REQUIRE_PEER(
+        QFileInfo(kNginx).isExecutable(),
+        "/usr/sbin/nginx is missing: install nginx-light (.ci/install-deps) for the drill");
+    QFETCH(bool, idempotentOnly);
+    QTemporaryDir tmp;
+    QVERIFY(tmp.isValid());
+    const QString dir = tmp.path();
+    QVERIFY(writeFile(dir + "/scenario.yaml", kExportScenario));
+    QVERIFY(writeFile(dir + "/drill.yaml", kExportRunbook));
+    QVERIFY(writeFile(dir + "/policy.yaml", kExportPolicy));
+    QVERIFY(writeFile(dir + "/trace.jsonl", exportTrace()));
+
+    // 1. The export, as a user runs it.
+    QStringList args{"export",
+                     "--target",
+                     "nginx",
+                     "--policy",
+                     dir + "/policy.yaml",
+                     "--validate",
+                     dir + "/trace.jsonl",
+                     "--out",
+                     dir + "/upstreams.conf"};
+    if (idempotentOnly) args << "--idempotent-only";
+    QProcess exporter;
+    exporter.start(SPILLWAY_CLI, args);
+    QVERIFY(exporter.waitForFinished(60000));
+    QVERIFY2(exporter.exitCode() == 0, exporter.readAllStandardError().constData());
+    QByteArray conf = readFile(dir + "/upstreams.conf");
+    QCOMPARE(conf.contains("non_idempotent"), !idempotentOnly);
+
+    // 2. Its placeholder addresses → the instances' ports; nginx includes the file as is.
+    const quint16 base = freePorts(3), port = freePort();
+    QVERIFY(base && port);
+    const QRegularExpression server(R"(server (\S+) ([^;]*);\s*# chat-(\d))");
+    int servers = 0;
+    for (auto it = server.globalMatch(QString::fromUtf8(conf)); it.hasNext(); ++servers) {
+      const auto m = it.next();
+      conf.replace(m.captured(1).toUtf8() + " " + m.captured(2).toUtf8(),
+                   "127.0.0.1:" + QByteArray::number(base + m.captured(3).toInt() - 1) + " " +
+                       m.captured(2).toUtf8());
+    }
+    QCOMPARE(servers, 3);
+    QVERIFY(writeFile(dir + "/upstreams.conf", conf));
+    const auto name = QRegularExpression(R"(upstream (\S+) \{)").match(QString::fromUtf8(conf));
+    QVERIFY(name.hasMatch());
+    QVERIFY(writeFile(dir + "/nginx.conf",
+                      nginxConfAround(dir, port, "  include " + dir.toUtf8() + "/upstreams.conf;\n",
+                                      name.captured(1).toUtf8(), "")));
+    QProcess nginx;
+    auto cleanup = qScopeGuard([&] { stop(nginx); });
+    const QByteArray why = startNginx(nginx, dir, port);
+    QVERIFY2(why.isEmpty(), why.constData());
+
+    // 3. The drill through it: POST calls, the 503 wave on chat-3.
+    QProcess drill;
+    drill.start(SPILLWAY_CLI, {"drill", dir + "/drill.yaml", "--gateway",
+                               QString("http://127.0.0.1:%1/v1/chat/completions").arg(port),
+                               "--base-port", QString::number(base), "--speed", "4", "--json"});
+    const bool ended = drill.waitForFinished(90000);
+    if (!ended) stop(drill);
+    QVERIFY(ended);
+    const QByteArray out = drill.readAllStandardOutput();
+    const double coreInFault = QJsonDocument::fromJson(out)
+                                   .object()
+                                   .value("kpis")
+                                   .toObject()
+                                   .value("core_availability_during_faults")
+                                   .toDouble(-1);
+
+    // 4. nginx's own record: chat-3's share of the calls during the wave, 503s to callers.
+    const QByteArray chat3 = "127.0.0.1:" + QByteArray::number(base + 2);
+    std::vector<std::pair<double, QJsonObject>> lines;
+    for (const QByteArray& l : readFile(dir + "/access.log").split('\n'))
+      if (!l.isEmpty()) {
+        const QJsonObject o = QJsonDocument::fromJson(l).object();
+        lines.emplace_back(o.value("msec").toString().toDouble(), o);
+      }
+    double t0 = 1e300, t1 = 0;
+    for (const auto& [t, o] : lines)
+      if (o.value("upstream_status").toString().contains("503")) t0 = std::min(t0, t), t1 = t;
+    int inWave = 0, onChat3 = 0, to503 = 0;
+    for (const auto& [t, o] : lines) {
+      to503 += o.value("status").toString() == "503";
+      if (t < t0 || t > t1) continue;
+      ++inWave;
+      onChat3 += o.value("upstream_addr").toString().contains(QString::fromUtf8(chat3));
+    }
+    const double share = inWave ? static_cast<double>(onChat3) / inWave : -1;
+    qInfo(
+        "%s: %zu calls, %d during the wave (%.1f s), chat-3 tried on %.1f %% of them, %d 503s "
+        "to callers; drill exit %d, core availability during the fault %.4f",
+        idempotentOnly ? "--idempotent-only" : "as exported", lines.size(), inWave, t1 - t0,
+        share * 100, to503, drill.exitCode(), coreInFault);
+    QVERIFY(inWave > 50);
+    if (!idempotentOnly) {
+      QVERIFY2(drill.exitCode() == 0, (out + drill.readAllStandardError()).constData());
+      QVERIFY2(share < 0.2, "nginx kept sending to the failing peer");
+      QCOMPARE(to503, 0);  // every 503 was retried on another server
+    } else {
+      QCOMPARE(drill.exitCode(), 1);  // the runbook's availability bar breaks
+      QVERIFY2(share > 0.25, "chat-3 was taken out without non_idempotent");
+      QVERIFY(to503 > 0);
+    }
   }
 
   void delayedInstanceWouldOpen() {

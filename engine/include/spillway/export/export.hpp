@@ -48,6 +48,9 @@ struct ExportContext {
   std::string baselineSource;  // where they were learned, for the notes ("seed000-sample.jsonl")
   // Instances seen, (instance, model) in first-seen order: server lines and per-model entries.
   std::vector<std::pair<std::string, std::string>> instances;
+  // nginx: leave `non_idempotent` out of proxy_next_upstream (POST is then neither retried nor
+  // counted against max_fails).
+  bool idempotentOnly = false;
 };
 
 struct ExportResult {
