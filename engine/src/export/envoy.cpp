@@ -113,7 +113,7 @@ ExportResult exportEnvoy(const Policy& policy, const ExportContext& ctx) {
     const std::vector<std::string> members =
         e.instances.empty() ? std::vector<std::string>{""} : e.instances;
     for (const std::string& m : members) {
-      const std::string a = placeholderAddress(addr++);
+      const std::string a = m.empty() ? placeholderAddress(addr++) : serverAddress(m, addr);
       const auto colon = a.find(':');
       t += "      - endpoint:\n";
       if (!m.empty()) t += "          hostname: " + quoted(m) + "\n";
@@ -121,9 +121,10 @@ ExportResult exportEnvoy(const Policy& policy, const ExportContext& ctx) {
            a.substr(0, colon) + "\n              port_value: " + a.substr(colon + 1) + "\n";
     }
   }
-  n.approx(Topic::Scope,
-           "endpoint addresses are placeholders (127.0.0.1:8001, ...): replace them "
-           "with the instances' addresses");
+  if (addr > 0)
+    n.approx(Topic::Scope,
+             "endpoint addresses are placeholders (127.0.0.1:8001, ...): replace them "
+             "with the instances' addresses");
   if (plan.models.size() > 1)
     n.approx(Topic::Scope,
              "one cluster per model; a validation replay emulates every model with "

@@ -96,7 +96,7 @@ ExportResult exportHaproxy(const Policy& policy, const ExportContext& ctx) {
       continue;
     }
     for (const std::string& inst : e.instances) {
-      t += "    server " + inst + " " + placeholderAddress(addr++);
+      t += "    server " + inst + " " + serverAddress(inst, addr);
       for (const InstanceOverride& o : plan.instances)
         if (o.instance == inst) {
           t += " " + serverParams(health(o.cfg), o.cfg);
@@ -106,8 +106,10 @@ ExportResult exportHaproxy(const Policy& policy, const ExportContext& ctx) {
     }
   }
   n.approx(Topic::Scope,
-           "server addresses are placeholders (127.0.0.1:8001, ...): replace them "
-           "with the instances' addresses; the health check is GET /health");
+           std::string(addr > 0 ? "server addresses are placeholders (127.0.0.1:8001, ...): "
+                                  "replace them with the instances' addresses; "
+                                : "") +
+               "the health check is GET /health");
   for (const InstanceOverride& o : plan.instances) {
     bool placed = false;
     for (const Entry& e : plan.models)

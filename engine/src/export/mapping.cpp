@@ -2,6 +2,7 @@
 #include "mapping.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 
@@ -61,6 +62,13 @@ Plan makePlan(const Policy& policy, const ExportContext& ctx) {
       if (model == m) e.instances.push_back(inst);
     p.models.push_back(std::move(e));
   }
+  // Instances recorded without a model (a plain access-log import) still become servers of
+  // their own: one placeholder server for several instances would never be marked down, and
+  // would not be what the validation replayed.
+  Entry unnamed{"default", policy.breaker, {}};
+  for (const auto& [inst, model] : ctx.instances)
+    if (model.empty()) unnamed.instances.push_back(inst);
+  if (!unnamed.instances.empty()) p.models.push_back(std::move(unnamed));
   for (const auto& [inst, ov] : policy.instanceOverrides) {
     InstanceOverride o;
     o.instance = inst;
@@ -184,6 +192,24 @@ std::string quoted(const std::string& s) {
 
 std::string placeholderAddress(std::size_t i) {
   return "127.0.0.1:" + std::to_string(8001 + i);
+}
+
+std::string serverAddress(const std::string& instance, std::size_t& placeholders) {
+  const std::size_t colon = instance.rfind(':');
+  const auto hostChar = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-';
+  };
+  bool address =
+      colon != std::string::npos && colon > 0 && colon + 1 < instance.size() &&
+      instance.size() - colon - 1 <= 5 &&
+      std::all_of(instance.begin(), instance.begin() + static_cast<long>(colon), hostChar) &&
+      std::all_of(instance.begin() + static_cast<long>(colon) + 1, instance.end(),
+                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+  if (address) {
+    const long port = std::stol(instance.substr(colon + 1));
+    address = port >= 1 && port <= 65535;
+  }
+  return address ? instance : placeholderAddress(placeholders++);
 }
 
 void Notes::add(Topic t, bool gap, const std::string& scope, const std::string& text) {

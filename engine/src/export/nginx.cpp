@@ -105,7 +105,7 @@ ExportResult exportNginx(const Policy& policy, const ExportContext& ctx) {
             c = o.cfg;
             nginxNotes(n, c, inst);
           }
-        t += "    server " + placeholderAddress(addr++) + " " + params(c) + ";  # " + inst + "\n";
+        t += "    server " + serverAddress(inst, addr) + " " + params(c) + ";  # " + inst + "\n";
       }
       if (e.instances.size() == 1)
         n.gap(Topic::Scope,
@@ -115,9 +115,10 @@ ExportResult exportNginx(const Policy& policy, const ExportContext& ctx) {
     }
     t += "}\n";
   }
-  n.approx(Topic::Scope,
-           "server addresses are placeholders (127.0.0.1:8001, ...; the instance "
-           "is named in a comment): replace them with the instances' addresses");
+  if (addr > 0)
+    n.approx(Topic::Scope,
+             "server addresses are placeholders (127.0.0.1:8001, ...; the instance "
+             "is named in a comment): replace them with the instances' addresses");
   if (plan.models.size() > 1)
     n.approx(Topic::Scope,
              "one upstream per model; a validation replay emulates every model "

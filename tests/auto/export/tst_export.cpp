@@ -244,6 +244,18 @@ class TstExport : public QObject {
     }
   }
 
+  void nginxRetriesPostByDefault() {
+    const Policy p = parsePolicy(kPolicy, "test.yaml");
+    ExportContext ctx = context();
+    const ExportResult x = exportPolicy(p, DialectKind::Nginx, ctx);
+    QVERIFY(x.text.find(" non_idempotent;") != std::string::npos);
+    QVERIFY(hasNote(x, Topic::Classify, false, "LLM calls are POST"));
+    ctx.idempotentOnly = true;
+    const ExportResult y = exportPolicy(p, DialectKind::Nginx, ctx);
+    QVERIFY(y.text.find("non_idempotent") == std::string::npos);
+    QVERIFY(hasNote(y, Topic::Classify, true, "no server is ever taken out"));
+  }
+
   void notesNameWhatCannotBeExpressed() {
     const Policy p = parsePolicy(kPolicy, "test.yaml");
     const ExportContext ctx = context();
@@ -261,6 +273,39 @@ class TstExport : public QObject {
     const ExportResult bare = exportPolicy(p, DialectKind::Resilience4j);
     QVERIFY(hasNote(bare, Topic::Slow, false, "no baseline is known"));
     QVERIFY(bare.text.find("slowCallDurationThreshold: 1m") != std::string::npos);
+  }
+
+  // Instances recorded without a model (a plain nginx access-log import) each become a server,
+  // never one lone placeholder that nginx would never mark down; a name that is an address
+  // (HOST:PORT, as nginx logs $upstream_addr) is the server's address, and then no placeholder
+  // note is written. Names that are not addresses keep placeholders, with the note.
+  void serversForInstancesWithoutAModel_data() {
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<QString>("serverLine");  // %1: the address
+    QTest::newRow("nginx") << static_cast<int>(DialectKind::Nginx) << "server %1 ";
+    QTest::newRow("haproxy") << static_cast<int>(DialectKind::Haproxy) << "server %1 %1";
+    QTest::newRow("envoy") << static_cast<int>(DialectKind::Envoy) << "hostname: \"%1\"";
+  }
+  void serversForInstancesWithoutAModel() {
+    QFETCH(int, kind);
+    QFETCH(QString, serverLine);
+    const auto target = static_cast<DialectKind>(kind);
+    const Policy p = parsePolicy("version: 1\n", "p.yaml");
+    ExportContext ctx;
+    ctx.instances = {{"10.0.0.1:8000", ""}, {"10.0.0.2:8000", ""}, {"backend-3.internal:9000", ""}};
+    const ExportResult x = exportPolicy(p, target, ctx);
+    for (const auto& [inst, model] : ctx.instances)
+      QVERIFY2(x.text.find(serverLine.arg(QString::fromStdString(inst)).toStdString()) !=
+                   std::string::npos,
+               x.text.c_str());
+    QVERIFY(!hasNote(x, Topic::Scope, false, "placeholders"));
+    QVERIFY(x.text.find("8001") == std::string::npos);  // envoy splits address and port
+    ctx.instances = {{"chat-1", ""}, {"chat-2", ""}, {"10.0.0.9:80", ""}};
+    const ExportResult named = exportPolicy(p, target, ctx);
+    QVERIFY(hasNote(named, Topic::Scope, false, "placeholders"));
+    QVERIFY(named.text.find("8002") != std::string::npos);  // two placeholders
+    QVERIFY(named.text.find("8003") == std::string::npos);
+    QVERIFY(named.text.find("10.0.0.9:80") != std::string::npos);
   }
 
   void importThenExportRoundTrips_data() {
