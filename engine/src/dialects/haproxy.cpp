@@ -69,9 +69,11 @@ void HaproxyDialect::checkResult(InstanceId id, bool ok, Micros at, Reason downR
   const std::uint32_t max = s.cfg.rise + s.cfg.fall - 1;
   const bool up = state(id) != BreakerState::Open;
   if (ok) {
-    if (s.health < max) ++s.health;
+    // set_server_check_status: one step up, and from rise on straight to full health — an UP
+    // server is restored by one passing check; a passing check also clears the observe errors.
+    if (s.health < max && ++s.health >= s.cfg.rise) s.health = max;
+    if (s.cfg.observe != HaproxyServer::Observe::None) s.consecutive = 0;
     if (!up && s.health >= s.cfg.rise) {
-      s.health = max;
       transition(id, BreakerState::Closed, Reason::ProbeStreak, at);
       if (s.cfg.slowstart > 0) {
         s.ramping = true;

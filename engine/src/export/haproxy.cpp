@@ -1,6 +1,6 @@
 // Policy → HAProxy backends: passive `observe layer7` with `error-limit` standing in for the
 // error rate and `on-error mark-down`, recovery through health checks (`rise` successes every
-// `downinter` ≈ the open period and the success streak), `slowstart` from the ramp.
+// `fastinter` ≈ the open period and the success streak), `slowstart` from the ramp.
 #include <algorithm>
 
 #include "mapping.hpp"
@@ -11,22 +11,25 @@ namespace {
 
 struct Health {
   std::uint32_t errorLimit, rise;
-  Micros downinter;
+  Micros fastinter;  // also downinter
 };
 
 Health health(const BreakerConfig& c) {
   Health h;
   h.errorLimit = failuresToTrip(c);
   h.rise = std::max<std::uint32_t>(1, c.halfOpen.successStreak);
-  // rise checks every downinter keep a marked-down server out for about open.duration.
-  h.downinter = std::max<Micros>(seconds(1), c.open.duration / h.rise / 1000 * 1000);
+  // After a mark-down HAProxy checks at fastinter (forced by the error limit, then above
+  // health 0), so `rise` passing checks every fastinter keep the server out for about
+  // open.duration; while they fail (health 0) it checks every downinter: the same pace.
+  h.fastinter = std::max<Micros>(millis(100), c.open.duration / h.rise / 1000 * 1000);
   return h;
 }
 
 std::string serverParams(const Health& h, const BreakerConfig& c) {
-  std::string s = "check inter 2s fastinter 1s downinter " + dur(h.downinter) + " rise " +
-                  std::to_string(h.rise) + " fall 3 observe layer7 error-limit " +
-                  std::to_string(h.errorLimit) + " on-error mark-down";
+  std::string s = "check inter 2s fastinter " + dur(h.fastinter) + " downinter " +
+                  dur(h.fastinter) + " rise " + std::to_string(h.rise) +
+                  " fall 3 observe layer7 error-limit " + std::to_string(h.errorLimit) +
+                  " on-error mark-down";
   if (c.ramp.duration > 0) s += " slowstart " + dur(c.ramp.duration);
   return s;
 }
@@ -50,9 +53,12 @@ void haproxyNotes(Notes& n, const BreakerConfig& c, const std::string& scope) {
   n.approx(Topic::HalfOpen,
            "recovery only through health checks: open.duration " + formatDuration(c.open.duration) +
                " and success_streak " + std::to_string(c.halfOpen.successStreak) + " → rise " +
-               std::to_string(h.rise) + " good checks every downinter " + dur(h.downinter) +
-               " (checks, not live probes: probe_share " + num(c.halfOpen.probeShare) +
-               " is not expressible)",
+               std::to_string(h.rise) + " passing checks every fastinter " + dur(h.fastinter) +
+               " ≈ " + formatDuration(h.fastinter * h.rise) +
+               " out when the instance is healthy again (HAProxy checks at fastinter right after "
+               "a mark-down and while health is above 0; downinter " +
+               dur(h.fastinter) + " while the checks fail; checks, not live probes: probe_share " +
+               num(c.halfOpen.probeShare) + " is not expressible)",
            scope);
   if (c.open.backoffMultiplier > 1)
     n.gap(Topic::Backoff,

@@ -325,8 +325,50 @@ spec:
     r.d->advance(kT0 + seconds(2));
     r.call(0, kT0 + seconds(2) + millis(100), 200);
     QCOMPARE(static_cast<HaproxyDialect*>(r.d.get())->health(r.ids[0]), 4u);
-    for (int i = 0; i < errors; ++i) r.call(0, kT0 + seconds(3) + millis(10 * i), 500, millis(1));
+    // The errors fall between the checks at 0.5 s and 2.5 s (fastinter from rise, then inter
+    // at full health): no check reads them.
+    for (int i = 0; i < errors; ++i)
+      r.call(0, kT0 + seconds(2) + millis(200 + 10 * i), 500, millis(1));
     QCOMPARE(r.d->state(r.ids[0]) == BreakerState::Open, down);
+  }
+
+  // HAProxy's set_server_check_status: a passing check on an UP server restores full health
+  // (rise+fall-1), not one step; so S S F F S F F never marks it down (rise 2, fall 3: health
+  // 4 4 3 2 4 3 2), where a one-step rise would have reached 0 at the seventh check.
+  void haproxyPassingCheckRestoresFullHealth() {
+    Rig r(DialectKind::Haproxy,
+          "backend be\n  server h0 a:1 check inter 1s fastinter 1s downinter 1s rise 2 fall 3\n"
+          "  server h1 b:1\n",
+          2);
+    r.call(0, kT0, 200);  // first seen: checks every second from here
+    auto* h = static_cast<HaproxyDialect*>(r.d.get());
+    const bool checks[] = {true, true, false, false, true, false, false};
+    const std::uint32_t health[] = {4, 4, 3, 2, 4, 3, 2};
+    for (int i = 0; i < 7; ++i) {
+      r.d->observe(r.ids[0], kT0 + seconds(i) + millis(500), checks[i]);
+      r.d->advance(kT0 + seconds(i + 1));
+      QCOMPARE(h->health(r.ids[0]), health[i]);
+      QCOMPARE(r.d->state(r.ids[0]), BreakerState::Closed);
+    }
+  }
+
+  // A passing check also clears observe layer7's consecutive errors: two errors, a good check,
+  // two errors stay under error-limit 3.
+  void haproxyPassingCheckClearsObservedErrors() {
+    Rig r(DialectKind::Haproxy,
+          "backend be\n  server h0 a:1 check inter 1s fastinter 1s rise 2 fall 3 observe layer7 "
+          "error-limit 3 on-error mark-down\n  server h1 b:1\n",
+          2);
+    r.call(0, kT0, 200);
+    r.call(0, kT0 + millis(100), 500, millis(1));
+    r.call(0, kT0 + millis(200), 500, millis(1));
+    r.d->observe(r.ids[0], kT0 + millis(300), true);
+    r.d->advance(kT0 + seconds(1));  // the check at 1 s passes
+    r.call(0, kT0 + seconds(1) + millis(100), 500, millis(1));
+    r.call(0, kT0 + seconds(1) + millis(200), 500, millis(1));
+    QCOMPARE(r.d->state(r.ids[0]), BreakerState::Closed);
+    r.call(0, kT0 + seconds(1) + millis(300), 500, millis(1));  // the third in a row
+    QCOMPARE(r.d->state(r.ids[0]), BreakerState::Open);
   }
 
   // Down by mark-down; checks at fastinter (forced) then fastinter while rising; `rise` good
