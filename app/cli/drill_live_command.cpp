@@ -46,12 +46,22 @@ sim::DrillResult run(const sim::Runbook& rb, const LiveDrillRequest& rq) {
                    &QCoreApplication::quit, Qt::QueuedConnection);
   QCoreApplication::exec();
 
-  std::uint64_t answered = 0, hit = 0, degraded = 0;
+  std::uint64_t answered = 0, hit = 0, degraded = 0, anyAnswer = 0, sent = 0;
   for (const live::LiveCall& c : drill.calls()) {
     answered += c.status == 200;
     hit += c.gatewayFault;
     degraded += c.degraded;
+    sent += !c.gatewayFault;
+    anyAnswer += !c.gatewayFault && c.status != 0;
   }
+  // Not a drill result: a gateway that never answered is a setup mistake, not a failed
+  // expectation a CI job would chart.
+  if (sent > 0 && anyAnswer == 0)
+    throw InputError("--gateway", 0, "",
+                     "no HTTP answer from " + rq.gateway.toStdString() + " to any of " +
+                         std::to_string(sent) +
+                         " requests: is the gateway running, and are its upstreams the "
+                         "instances' ports (--base-port)?");
   std::fprintf(stderr,
                "drill %s: %zu requests sent, %llu answered 200 (%llu by another model), %llu hit "
                "by ingress faults, %llu not sent (over --max-in-flight)\n",

@@ -6,6 +6,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QTcpServer>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -53,6 +54,29 @@ class TstCliDrill : public QObject {
     QFETCH(QString, file);
     const Run r = run(SPILLWAY_CLI, {"drill", file});
     QVERIFY2(r.code == 0, (r.out + r.err).constData());
+  }
+
+  // A gateway that never answers is a setup mistake (exit 2 with what to check), not a drill
+  // that failed its expectations.
+  void silentGatewayIsAnInputError() {
+    QTemporaryDir dir;
+    write(dir, "s.yaml",
+          "version: 1\nname: tiny\nduration: 2s\nmodels:\n  - {name: chat, instances: 1}\n"
+          "clients:\n  - {name: app, model: chat, rate: 20, timeout: 500ms}\n");
+    const QString rb = write(dir, "rb.yaml",
+                             "version: 1\nname: silent\nscenario: s.yaml\nexpect:\n"
+                             "  - {kpi: availability, min: 0.9}\n");
+    QTcpServer closed;  // a port nobody listens on once released
+    QVERIFY(closed.listen(QHostAddress::LocalHost, 0));
+    const quint16 port = closed.serverPort();
+    closed.close();
+    const Run r = run(
+        SPILLWAY_CLI,
+        {"drill", rb, "--gateway", QString("http://127.0.0.1:%1/").arg(port), "--base-port", "0"});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains("no HTTP answer from http://127.0.0.1:") &&
+                 r.err.contains("is the gateway running"),
+             r.err.constData());
   }
 
   void brokenExpectationExitsOne() {
