@@ -57,30 +57,6 @@ breaker:
   half_open: {success_streak: 5}
 )";
 
-QByteArray trace() {
-  QByteArray t;
-  for (int i = 0; i < 60; ++i)
-    t += QByteArray(R"({"ts":)") + QByteArray::number(1764480000000.0 + i * 1000.0, 'f', 0) +
-         R"(,"instance":"chat-)" + QByteArray::number(i % 3 + 1) +
-         R"(","model":"chat","latency_ms":25,"status":200,"outcome":"ok"})" + "\n";
-  return t;
-}
-
-quint16 freePorts(int n) {
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    const quint16 base = freePort();
-    if (!base || base + n > 65535) continue;
-    std::vector<std::unique_ptr<QTcpServer>> held;
-    bool all = true;
-    for (int i = 0; i < n && all; ++i) {
-      held.push_back(std::make_unique<QTcpServer>());
-      all = held.back()->listen(QHostAddress::LocalHost, static_cast<quint16>(base + i));
-    }
-    if (all) return base;
-  }
-  return 0;
-}
-
 }  // namespace
 
 class TstDrillHaproxy : public QObject {
@@ -95,7 +71,7 @@ class TstDrillHaproxy : public QObject {
     QVERIFY(writeFile(dir + "/scenario.yaml", kScenario));
     QVERIFY(writeFile(dir + "/drill.yaml", kRunbook));
     QVERIFY(writeFile(dir + "/policy.yaml", kPolicy));
-    QVERIFY(writeFile(dir + "/trace.jsonl", trace()));
+    QVERIFY(writeFile(dir + "/trace.jsonl", threeInstanceTrace()));
 
     QProcess exporter;
     exporter.start(SPILLWAY_CLI,

@@ -124,22 +124,6 @@ QByteArray startNginx(QProcess& nginx, const QString& dir, quint16 port) {
   return "nginx did not come up: " + nginx.readAll() + readFile(dir + "/error.log");
 }
 
-// A first port of `n` consecutive ones free right now on 127.0.0.1.
-quint16 freePorts(int n) {
-  for (int attempt = 0; attempt < 50; ++attempt) {
-    const quint16 base = freePort();
-    if (!base || base + n > 65535) continue;
-    std::vector<std::unique_ptr<QTcpServer>> held;
-    bool all = true;
-    for (int i = 0; i < n && all; ++i) {
-      held.push_back(std::make_unique<QTcpServer>());
-      all = held.back()->listen(QHostAddress::LocalHost, static_cast<quint16>(base + i));
-    }
-    if (all) return base;
-  }
-  return 0;
-}
-
 // A drill against nginx (`drill RUNBOOK --gateway`), 180 s of scenario at ×5: chat-3 answers
 // 503 during [70 s, 90 s) — nginx retries those on another instance and takes chat-3 out
 // (max_fails) — and the gateway's ingress cuts the connections of drill-tagged requests during
@@ -213,15 +197,6 @@ breaker:
   open: {duration: 5s}
 )";
 
-// A healthy recording of the three instances: what the export names its servers after.
-QByteArray exportTrace() {
-  QByteArray t;
-  for (int i = 0; i < 60; ++i)
-    t += QByteArray(R"({"ts":)") + QByteArray::number(1764480000000.0 + i * 1000.0, 'f', 0) +
-         R"(,"instance":"chat-)" + QByteArray::number(i % 3 + 1) +
-         R"(","model":"chat","latency_ms":25,"status":200,"outcome":"ok"})" + "\n";
-  return t;
-}
 }  // namespace
 
 class TstDrillNginx : public QObject {
@@ -347,7 +322,7 @@ class TstDrillNginx : public QObject {
     QVERIFY(writeFile(dir + "/scenario.yaml", kExportScenario));
     QVERIFY(writeFile(dir + "/drill.yaml", kExportRunbook));
     QVERIFY(writeFile(dir + "/policy.yaml", kExportPolicy));
-    QVERIFY(writeFile(dir + "/trace.jsonl", exportTrace()));
+    QVERIFY(writeFile(dir + "/trace.jsonl", threeInstanceTrace()));
 
     // 1. The export, as a user runs it.
     QStringList args{"export",
