@@ -65,7 +65,7 @@ void Simulator::Impl::build() {
     st.arrivals = Stream(sc.seed, cs.name, "arrivals");
     st.draws = Stream(sc.seed, cs.name, "requests");
     st.retry = Stream(sc.seed, cs.name, "retries");
-    st.slo = cs.slo > 0 ? cs.slo : cs.timeout;
+    st.slo = cs.effectiveSlo();
     st.constantRate = cs.profile.empty();
     if (st.constantRate && cs.rate > 0) st.meanGap = 1e6 / cs.rate;
     st.rep.name = cs.name;

@@ -12,12 +12,8 @@
 namespace spillway::live {
 namespace {
 
-Micros sloOf(const sim::ClientSpec& cs) {
-  return cs.slo > 0 ? cs.slo : cs.timeout;
-}
-
 bool available(const sim::Scenario& sc, const LiveCall& c) {
-  return c.status == 200 && c.latency >= 0 && c.latency <= sloOf(sc.clients[c.client]);
+  return c.status == 200 && c.latency >= 0 && c.latency <= sc.clients[c.client].effectiveSlo();
 }
 
 struct Window {

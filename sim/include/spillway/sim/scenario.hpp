@@ -119,6 +119,8 @@ struct ClientSpec {
   bool drill = false;
   // SLA class (seed 001): a class of the policy's `sla_classes`; empty = none.
   std::string slaClass;
+  // The availability bar: `slo`, or the attempt timeout when none is given.
+  Micros effectiveSlo() const { return slo > 0 ? slo : timeout; }
 };
 
 enum class FaultKind : std::uint8_t {
