@@ -244,7 +244,9 @@ void runSeed(benchmark::State& state, const char* file) {
   runScenario(state, sc, protection);
   const RunReport rep = simulate(sc, simOptions(protection));
   std::uint64_t limited = 0;
-  for (std::size_t k = 1; k < rep.limitedBy.size(); ++k) limited += rep.limitedBy[k];
+  rep.limitedBy.forEach([&](LimitReason why, std::uint64_t n) {
+    if (why != LimitReason::None) limited += n;
+  });
   state.counters["limited"] = static_cast<double>(limited);
   state.counters["by_backup"] = static_cast<double>(rep.answeredBy[1]);
   state.counters["by_cache"] = static_cast<double>(rep.answeredBy[2]);

@@ -6,15 +6,15 @@
 #include <cstdlib>
 #include <string>
 
-#include "spillway/live/otlp_protobuf.hpp"
+#include "spillway/formats/otlp_protobuf.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   spillway::formats::OtlpBatch batch;
   std::string error;
   const std::string_view in(reinterpret_cast<const char*>(data), size);
-  if (spillway::live::decodeOtlpProtobuf(in, batch, error)) {
+  if (spillway::formats::decodeOtlpProtobuf(in, batch, error)) {
     if (batch.calls.size() + batch.notCalls + batch.invalid != batch.spans) std::abort();
-    const std::string resp = spillway::live::encodeOtlpProtobufResponse(
+    const std::string resp = spillway::formats::encodeOtlpProtobufResponse(
         batch.notCalls + batch.invalid, batch.firstError);
     if ((batch.notCalls + batch.invalid || !batch.firstError.empty()) && resp.empty()) std::abort();
   } else if (error.empty()) {

@@ -63,8 +63,9 @@ nlohmann::json instanceJson(const Replayer& replayer, const InstanceKpis& k, Ins
   j["admitted"] = c.admitted;
   j["rejected"] = c.rejected;
   nlohmann::json by;
-  for (int r = 1; r < kRejectReasonCount; ++r)
-    by[std::string(rejectReasonName(static_cast<RejectReason>(r)))] = c.rejectedBy[r];
+  c.rejectedBy.forEach([&](RejectReason why, std::uint64_t n) {
+    if (why != RejectReason::None) by[std::string(rejectReasonName(why))] = n;
+  });
   j["rejected_by"] = by;
   j["blocked_would_succeed"] = c.blockedWouldSucceed;
   putBlockFigures(j, k.blocks, std::nullopt);

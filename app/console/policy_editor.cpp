@@ -309,11 +309,11 @@ void PolicyEditor::readControls() {
   } else {
     // Only what differs from the default goes into the override, so later edits of the
     // default still reach this model's other settings.
-    const std::string yaml = breakerOverrideYaml(policy_.breaker, b);
-    if (yaml == "{}")
+    BreakerOverride o = overrideBetween(policy_.breaker, b);
+    if (isEmpty(o))
       policy_.modelOverrides.erase(model);
     else
-      policy_.modelOverrides[model] = BreakerOverride{yaml, 0};
+      policy_.modelOverrides[model] = std::move(o);
     resetOverride_->setEnabled(policy_.modelOverrides.count(model) > 0);
   }
   DegradeConfig& d = policy_.degrade;

@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "spillway/policy_yaml.hpp"
+#include "spillway/policy.hpp"
 
 namespace spillway::console {
 namespace {

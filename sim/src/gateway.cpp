@@ -104,7 +104,7 @@ bool Simulator::Impl::tryModel(std::uint32_t ri, std::uint32_t m, std::uint32_t 
     engine.noteBlocked(in.eid, would);
     blocks.noteBlock(in.eid, now, would);
     if (m == cl.model) r.primaryFailed = true;  // the route it was picked for was unavailable
-    ++rejectedBy[static_cast<int>(d.reason)];
+    ++rejectedBy[d.reason];
     ++in.tick.rejected;
     ++in.rep.rejected;
     ++cl.rep.breakerBlocks;
@@ -223,7 +223,7 @@ bool Simulator::Impl::gatewayFault(std::uint32_t ri) {
 void Simulator::Impl::noteLimited(std::uint32_t ri, const LimitDecision& d) {
   Request& r = requests[ri];
   ClientState& cl = clients[r.client];
-  ++limitedBy[static_cast<int>(d.reason)];
+  ++limitedBy[d.reason];
   ++cl.rep.limited;
   ++limitRefusals;
   const int kind = d.reason == LimitReason::Shed ? 3 : static_cast<int>(d.scope);
@@ -371,8 +371,8 @@ std::size_t Simulator::Impl::pick(ModelGroup& mg) {
   if (mg.indexed) {
     const std::uint64_t hit = mg.withCount[mg.minOut];
     const std::uint64_t after = hit >> start;  // start < n <= 64
-    return after ? start + static_cast<std::size_t>(__builtin_ctzll(after))
-                 : static_cast<std::size_t>(__builtin_ctzll(hit));
+    return after ? start + static_cast<std::size_t>(std::countr_zero(after))
+                 : static_cast<std::size_t>(std::countr_zero(hit));
   }
   const std::uint32_t* out = mg.outstanding.data();
   std::size_t best = start;

@@ -125,9 +125,10 @@ ordered_json answersJson(const std::array<std::uint64_t, 3>& a) {
 }
 
 // Limiter refusals by reason (the reason names are the JSON keys), into `into`.
-void limitReasonsJson(const std::array<std::uint64_t, 5>& counts, ordered_json& into) {
-  for (int i = 1; i < 5; ++i)
-    into[std::string(limitReasonName(static_cast<LimitReason>(i)))] = counts[i];
+void limitReasonsJson(const LimitCounts& counts, ordered_json& into) {
+  counts.forEach([&](LimitReason why, std::uint64_t n) {
+    if (why != LimitReason::None) into[std::string(limitReasonName(why))] = n;
+  });
 }
 
 std::string withN(const std::optional<Micros>& d, std::uint64_t n) {
@@ -245,8 +246,9 @@ ordered_json runJson(const RunReport& r) {
   }
   j["kpis"] = k;
   ordered_json rej;
-  for (int i = 1; i < kRejectReasonCount; ++i)
-    rej[std::string(rejectReasonName(static_cast<RejectReason>(i)))] = r.rejectedBy[i];
+  r.rejectedBy.forEach([&](RejectReason why, std::uint64_t n) {
+    if (why != RejectReason::None) rej[std::string(rejectReasonName(why))] = n;
+  });
   rej["queue_full"] = r.queueFull;
   rej["overflow"] = r.overflow;
   limitReasonsJson(r.limitedBy, rej);
@@ -437,15 +439,15 @@ std::string reportTable(const RunReport& r) {
       std::to_string(r.opens) +
           (r.wouldOpens ? " (would open: " + std::to_string(r.wouldOpens) + ")" : std::string()));
   std::string rej;
-  for (int i = 1; i < kRejectReasonCount; ++i)
-    if (r.rejectedBy[i])
-      rej += std::string(rejectReasonName(static_cast<RejectReason>(i))) + " " +
-             std::to_string(r.rejectedBy[i]) + ", ";
+  r.rejectedBy.forEach([&](RejectReason why, std::uint64_t n) {
+    if (why != RejectReason::None && n)
+      rej += std::string(rejectReasonName(why)) + " " + std::to_string(n) + ", ";
+  });
   rej += "queue_full " + std::to_string(r.queueFull) + ", overflow " + std::to_string(r.overflow);
-  for (int i = 1; i < 5; ++i)
-    if (r.limitedBy[i])
-      rej += ", " + std::string(limitReasonName(static_cast<LimitReason>(i))) + " " +
-             std::to_string(r.limitedBy[i]);
+  r.limitedBy.forEach([&](LimitReason why, std::uint64_t n) {
+    if (why != LimitReason::None && n)
+      rej += ", " + std::string(limitReasonName(why)) + " " + std::to_string(n);
+  });
   const char* dr[3] = {"fast_fail", "static_answer", "no_backup"};
   for (int i = 0; i < 3; ++i)
     if (r.degradeRejects[i])
@@ -480,8 +482,10 @@ std::string reportTable(const RunReport& r) {
         quota += buf;
       }
       row(os, t.name, std::to_string(t.admitted),
-          std::to_string(t.rejectedBy[1]) + "/" + std::to_string(t.rejectedBy[2]) + "/" +
-              std::to_string(t.rejectedBy[3]) + "/" + std::to_string(t.rejectedBy[4]),
+          std::to_string(t.rejectedBy[LimitReason::RateLimited]) + "/" +
+              std::to_string(t.rejectedBy[LimitReason::TokenLimited]) + "/" +
+              std::to_string(t.rejectedBy[LimitReason::Concurrency]) + "/" +
+              std::to_string(t.rejectedBy[LimitReason::Shed]),
           quota.empty() ? "none" : quota);
     }
   }
@@ -590,7 +594,9 @@ std::string compareTable(const RunReport& b, const RunReport& p) {
             std::to_string(p.answeredBy[2]));
   if (p.limitsOn) {
     std::uint64_t lim = 0;
-    for (int i = 1; i < 5; ++i) lim += p.limitedBy[i];
+    p.limitedBy.forEach([&](LimitReason why, std::uint64_t n) {
+      if (why != LimitReason::None) lim += n;
+    });
     row(os, "refused by limits", "0", std::to_string(lim));
   }
   os << "\n";

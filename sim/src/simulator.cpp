@@ -206,18 +206,18 @@ void Simulator::Impl::buildFaults() {
 void Simulator::Impl::prefetchFor(const void* context, const SimEvent& e) {
   const auto* self = static_cast<const Impl*>(context);
   if (e.kind == kJobDone) {
-    __builtin_prefetch(&self->jobs[e.target]);
+    platform::prefetch(&self->jobs[e.target]);
     if (e.gen != kNone) {
-      __builtin_prefetch(&self->requests[e.gen]);
+      platform::prefetch(&self->requests[e.gen]);
       self->engine.breaker(e.aux).prefetch();
     }
   } else if (e.kind != kTick && e.kind != kEdge) {
-    __builtin_prefetch(&self->requests[e.target]);
+    platform::prefetch(&self->requests[e.target]);
   }
 }
 
 bool Simulator::Impl::runUntil(Micros t) {
-  clearUpperVectorState();
+  platform::clearUpperVectorState();
   SimEvent e;
   while (!done) {
     const Agenda::Lane lane = agenda.popDue(t, e);

@@ -20,6 +20,7 @@
 #include "spillway/histogram.hpp"
 #include "spillway/kpi.hpp"
 #include "spillway/limits.hpp"
+#include "spillway/platform.hpp"
 #include "spillway/sim/bounded_fifo.hpp"
 #include "spillway/sim/event_queue.hpp"
 #include "spillway/sim/random.hpp"
@@ -27,21 +28,6 @@
 
 namespace spillway::sim {
 namespace detail {
-
-// Some libraries in the host process (seen with Qt) leave the upper halves of the AVX
-// registers dirty; every later call into libm's VEX-encoded exp() then pays an SSE/AVX
-// transition penalty — it made the whole simulator 3x slower inside spillway-cli. Clearing
-// the state on entry to the event loop is one instruction.
-inline void clearUpperVectorState() {
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-  static const bool hasAvx = __builtin_cpu_supports("avx");
-  // Clobbers: the compiler must not keep anything in vector registers across it.
-  if (hasAvx)
-    asm volatile("vzeroupper" ::
-                     : "memory", "xmm0", "xmm1", "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7",
-                       "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", "xmm13", "xmm14", "xmm15");
-#endif
-}
 
 // What an event does. Priorities order same-time events: fault edges first (an instance is
 // faulted from its onset on), then answers, then caller timeouts, then new work, ticks last
@@ -334,7 +320,7 @@ struct Simulator::Impl {
   std::uint32_t nextToken = 1;
   std::uint64_t live = 0;  // original requests in progress (incl. backoff and think time)
   std::uint64_t originals = 0, events = 0;
-  std::array<std::uint64_t, kRejectReasonCount> rejectedBy{};
+  RejectCounts rejectedBy{};
   std::uint64_t overflow = 0;
   std::uint32_t activeFaults = 0;  // instances with a real (non-benign) fault right now
   Micros now = 0, lastTick = 0;
@@ -349,7 +335,7 @@ struct Simulator::Impl {
   bool limiting = false, degrading = false;
   std::vector<RouteStep> plan_;  // scratch for degrade
   Result lastFailure = Result::Rejected;
-  std::array<std::uint64_t, 5> limitedBy{};       // by LimitReason
+  LimitCounts limitedBy{};
   std::array<std::uint64_t, 3> degradeRejects{};  // fast_fail, static, no_backup
   // Seed 001 / 002 / 003 figures: slot time held and wasted (µs), limiter mis-kills (with
   // their own ground-truth stream, so the breaker's verdicts draw the same numbers as

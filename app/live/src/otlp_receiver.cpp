@@ -16,9 +16,9 @@
 
 #include <zlib.h>
 
+#include "spillway/formats/otlp_protobuf.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/live/bearer_token.hpp"
-#include "spillway/live/otlp_protobuf.hpp"
 
 namespace spillway::live {
 
@@ -584,7 +584,7 @@ void OtlpReceiver::handle(Conn* c, const HttpRequest& req) {
   }
   ++stats_.accepted;
   if (protobuf) {
-    respond(c, 200, true, encodeOtlpProtobufResponse(rejected, message));
+    respond(c, 200, true, formats::encodeOtlpProtobufResponse(rejected, message));
   } else if (rejected) {
     respond(c, 200, false,
             "{\"partialSuccess\":{\"rejectedSpans\":\"" + std::to_string(rejected) +
@@ -597,7 +597,8 @@ void OtlpReceiver::handle(Conn* c, const HttpRequest& req) {
 void OtlpReceiver::respondStatus(Conn* c, int status, bool protobuf, const std::string& message,
                                  const QByteArray& extraHeaders) {
   if (protobuf)
-    respond(c, status, true, encodeRpcStatusProtobuf(rpcCode(status), message), extraHeaders);
+    respond(c, status, true, formats::encodeRpcStatusProtobuf(rpcCode(status), message),
+            extraHeaders);
   else
     respond(c, status, false,
             "{\"code\":" + std::to_string(rpcCode(status)) + ",\"message\":\"" +

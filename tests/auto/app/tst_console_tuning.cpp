@@ -129,9 +129,10 @@ void TstConsoleTuning::modelOverrideWritesOnlyTheDifference() {
   const Policy& p = e->policy();
   QCOMPARE(p.breaker.trip.slowRate, defaultSlow);  // the default is untouched
   QVERIFY(p.modelOverrides.count("chat-32b"));
-  const std::string& y = p.modelOverrides.at("chat-32b").yaml;
-  QVERIFY2(y.find("slow_rate") != std::string::npos, y.c_str());
-  QVERIFY2(y.find("error_rate") == std::string::npos, y.c_str());  // only what differs
+  const BreakerOverride& o = p.modelOverrides.at("chat-32b");
+  QCOMPARE(o.trip.slowRate, std::optional<double>(0.9));
+  QVERIFY(!o.trip.errorRate);  // only what differs
+  QVERIFY(!o.window.length);
   QCOMPARE(resolveBreaker(p, "chat-32b", {}).trip.slowRate, 0.9);
   QCOMPARE(resolveBreaker(p, "chat-72b", {}).trip.slowRate, defaultSlow);
   // The override survives a save and load.

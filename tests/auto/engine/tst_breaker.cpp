@@ -535,7 +535,7 @@ void TstBreaker::openRejectsUntilDurationElapses() {
       QCOMPARE(d.reason, RejectReason::BreakerOpen);
       QCOMPARE(r.b.state(), BreakerState::Open);
       QCOMPARE(r.b.snapshot(t).admitShare, 0.0);
-      QCOMPARE(r.b.counters().rejectedBy[int(RejectReason::BreakerOpen)], 1u);
+      QCOMPARE(r.b.counters().rejectedBy[RejectReason::BreakerOpen], 1u);
     } else {
       QCOMPARE(r.b.state(), BreakerState::HalfOpen);
       QVERIFY(d.probe || d.reason == RejectReason::HalfOpen);
@@ -545,7 +545,7 @@ void TstBreaker::openRejectsUntilDurationElapses() {
       QCOMPARE(half.to, BreakerState::HalfOpen);
       QCOMPARE(half.reason, Reason::OpenElapsed);
       QCOMPARE(half.ts, tOpen + r.cfg.open.duration);  // when it elapsed, not when observed
-      QCOMPARE(r.b.counters().rejectedBy[int(RejectReason::BreakerOpen)], 0u);
+      QCOMPARE(r.b.counters().rejectedBy[RejectReason::BreakerOpen], 0u);
     }
   }
 }
@@ -1094,7 +1094,7 @@ void TstBreaker::forcedOpenRejectsAll() {
   }
   r.b.advance(seconds(3'600));  // far past any open duration
   QVERIFY(!r.b.admit(seconds(3'600)).admitted);
-  QCOMPARE(r.b.counters().rejectedBy[int(RejectReason::ForcedOpen)], 1'001u);
+  QCOMPARE(r.b.counters().rejectedBy[RejectReason::ForcedOpen], 1'001u);
   QCOMPARE(r.b.counters().admitted, 0u);
   QCOMPARE(r.b.snapshot(seconds(3'600)).admitShare, 0.0);
   QVERIFY(r.sink.events.empty());
@@ -1667,24 +1667,24 @@ void TstBreaker::fpAccounting() {
     for (bool ok : {true, false, true, true, false}) r.b.noteBlocked(ok);
     QCOMPARE(r.b.counters().verdicts, 5u);
     QCOMPARE(r.b.counters().blockedWouldSucceed, 3u);
-    QCOMPARE(r.b.counters().fpByTrip[0], 3u);
-    QCOMPARE(r.b.counters().fpByTrip[1], 0u);
+    QCOMPARE(r.b.counters().fpByTrip[TripCause::ErrorRate], 3u);
+    QCOMPARE(r.b.counters().fpByTrip[TripCause::SlowRate], 0u);
   }
   {
     Rig r(c);
     for (int i = 0; i < 20; ++i) r.ok(seconds(1), seconds(1));  // slow, not failing
     QCOMPARE(r.transitions().back().reason, Reason::SlowRate);
     for (bool ok : {true, true, false, true, true}) r.b.noteBlocked(ok);
-    QCOMPARE(r.b.counters().fpByTrip[0], 0u);
-    QCOMPARE(r.b.counters().fpByTrip[1], 4u);
+    QCOMPARE(r.b.counters().fpByTrip[TripCause::ErrorRate], 0u);
+    QCOMPARE(r.b.counters().fpByTrip[TripCause::SlowRate], 4u);
     // A later trip on errors: its blocks are attributed to errors.
     const Micros tc = r.recover();
     r.b.advance(tc + c.ramp.duration);
     for (int i = 0; i < 40; ++i) r.fail(tc + c.ramp.duration + seconds(1));
     QCOMPARE(r.b.state(), BreakerState::Open);
     r.b.noteBlocked(true);
-    QCOMPARE(r.b.counters().fpByTrip[0], 1u);
-    QCOMPARE(r.b.counters().fpByTrip[1], 4u);
+    QCOMPARE(r.b.counters().fpByTrip[TripCause::ErrorRate], 1u);
+    QCOMPARE(r.b.counters().fpByTrip[TripCause::SlowRate], 4u);
     QCOMPARE(r.b.counters().verdicts, 6u);
   }
 }

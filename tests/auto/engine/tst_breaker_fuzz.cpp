@@ -301,7 +301,8 @@ void drive(std::uint64_t seed, int ops, Run& out) {
                            .arg(admits)));
     std::uint64_t byReason = 0;
     for (auto n : c.rejectedBy) byReason += n;
-    if (byReason != c.rejected || c.rejectedBy[0] != 0) QFAIL("rejections by reason do not add up");
+    if (byReason != c.rejected || c.rejectedBy[RejectReason::None] != 0)
+      QFAIL("rejections by reason do not add up");
     if (c.clockRegressions != regressions)
       QFAIL(qPrintable(QString("seed %1 op %2: %3 clock regressions counted, %4 happened")
                            .arg(seed)
@@ -309,7 +310,7 @@ void drive(std::uint64_t seed, int ops, Run& out) {
                            .arg(c.clockRegressions)
                            .arg(regressions)));
     if (c.blockedWouldSucceed > c.verdicts ||
-        c.fpByTrip[0] + c.fpByTrip[1] != c.blockedWouldSucceed)
+        c.fpByTrip[TripCause::ErrorRate] + c.fpByTrip[TripCause::SlowRate] != c.blockedWouldSucceed)
       QFAIL("FP accounting does not add up");
     if (op % 16 == 0 || op == ops - 1) {
       const BreakerSnapshot s = b.snapshot(maxT);

@@ -237,7 +237,7 @@ void TstLimits::concurrencyCap() {
   // Decisions are counted on the tenant, whichever scope refused.
   const LimitCounters& c = lim.counters(LimitScope::Tenant, k.tenant);
   QCOMPARE(c.admitted, std::uint64_t{4});
-  QCOMPARE(c.rejectedBy[static_cast<int>(LimitReason::Concurrency)], std::uint64_t{2});
+  QCOMPARE(c.rejectedBy[LimitReason::Concurrency], std::uint64_t{2});
 }
 
 // max_tokens_in_flight (seed 001, 4.4: GPU memory): admitted requests hold their estimates
@@ -433,7 +433,7 @@ void TstLimits::shedding() {
   const LimitCounters& c = lim.counters(LimitScope::Tenant, k.tenant);
   if (shed) {
     QCOMPARE(d.reason, LimitReason::Shed);
-    QCOMPARE(c.rejectedBy[static_cast<int>(LimitReason::Shed)], std::uint64_t{1});
+    QCOMPARE(c.rejectedBy[LimitReason::Shed], std::uint64_t{1});
     QCOMPARE(c.admitted, std::uint64_t{0});
     // A shed request took nothing: the single token is still there once the load is gone.
     QVERIFY(lim.admit(k, 0, 0, critical, 0));

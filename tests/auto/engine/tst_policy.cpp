@@ -73,8 +73,8 @@ QString calibrationDiff(const CalibrationConfig& a, const CalibrationConfig& b) 
 #undef SPW_CMP
 }
 
-// Overrides are compared by their key sets, their text (the parser re-emits what it
-// validated, so an equal override has equal text) and by what they resolve to.
+// Overrides are compared by their key sets, their typed fields (set or not, and the values)
+// and by what they resolve to.
 QString overridesDiff(const Policy& a, const Policy& b, bool byModel) {
   const auto& ma = byModel ? a.modelOverrides : a.instanceOverrides;
   const auto& mb = byModel ? b.modelOverrides : b.instanceOverrides;
@@ -83,10 +83,7 @@ QString overridesDiff(const Policy& a, const Policy& b, bool byModel) {
   for (const auto& [key, o] : ma) {
     const auto it = mb.find(key);
     if (it == mb.end()) return scope + ": " + QString::fromStdString(key) + " missing";
-    if (o.yaml != it->second.yaml)
-      return scope + "." + QString::fromStdString(key) + ": text '" +
-             QString::fromStdString(o.yaml) + "' != '" + QString::fromStdString(it->second.yaml) +
-             "'";
+    if (!(o == it->second)) return scope + "." + QString::fromStdString(key) + ": fields differ";
     const BreakerConfig ra = byModel ? resolveBreaker(a, key, "") : resolveBreaker(a, "", key);
     const BreakerConfig rb = byModel ? resolveBreaker(b, key, "") : resolveBreaker(b, "", key);
     const QString d = breakerDiff(ra, rb, scope + "." + QString::fromStdString(key));
@@ -147,6 +144,7 @@ class TstPolicy : public QObject {
   void errors();
   void missingFile();
   void overridesLayer();
+  void overridesLayeredInconsistent();
   void engineUsesOverriddenConfig();
   void parseDuration_data();
   void parseDuration();
@@ -262,7 +260,7 @@ void TstPolicy::roundTrip_data() {
   row("rate step", [](Policy& p) { p.calibration.rateStep = 0.5; });
   row("sustain step zero", [](Policy& p) { p.calibration.sustainStep = 0; });
   row("everything", mutateEverything);
-  // Overrides are validated YAML text; build them through the parser.
+  // Overrides built through the parser: their lines and every layer.
   row("model override", [](Policy& p) {
     p = parseInline(
         "overrides:\n"
@@ -636,6 +634,32 @@ void TstPolicy::overridesLayer() {
   const BreakerConfig l = resolveBreaker(p, "", "lonely-1");
   QCOMPARE(l.halfOpen.successStreak, 9u);
   QCOMPARE(l.trip.errorRate, 0.6);
+}
+
+// Each override is checked on the policy's breaker when it is read; an instance override can
+// still clash with its model's (bucket 8s fits the policy's 30s window, not the model's 5s).
+// Resolving names the instance override's line and key, and the engine refuses the instance.
+void TstPolicy::overridesLayeredInconsistent() {
+  const Policy p = parseInline(
+      "breaker:\n"
+      "  window: { length: 30s, bucket: 1s }\n"
+      "overrides:\n"
+      "  models:\n"
+      "    chat-72b: { window: { length: 5s } }\n"
+      "  instances:\n"
+      "    chat-72b-3: { window: { bucket: 8s } }\n");
+  QCOMPARE(resolveBreaker(p, "embed", "chat-72b-3").window.bucket, seconds(8));  // alone: fine
+  QCOMPARE(resolveBreaker(p, "chat-72b", "chat-72b-1").window.length, seconds(5));
+  try {
+    resolveBreaker(p, "chat-72b", "chat-72b-3");
+    QFAIL("a bucket longer than the model's window was accepted");
+  } catch (const InputError& e) {
+    QCOMPARE(e.line(), 7L);
+    QCOMPARE(QString::fromStdString(e.field()),
+             QString("overrides.instances.chat-72b-3.window.bucket"));
+  }
+  Engine engine(p, 1);
+  QVERIFY_THROWS_EXCEPTION(InputError, engine.addInstance("chat-72b-3", "chat-72b"));
 }
 
 void TstPolicy::engineUsesOverriddenConfig() {

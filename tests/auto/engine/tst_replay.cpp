@@ -180,7 +180,7 @@ void TstReplay::rejectedOutcomeIsNotFed() {
   const BreakerCounters& c = b.counters();
   QCOMPARE(c.admitted, 9u);  // r1-r4, r9-r13
   QCOMPARE(c.rejected, 4u);  // r5-r8
-  QCOMPARE(c.rejectedBy[int(RejectReason::BreakerOpen)], 4u);
+  QCOMPARE(c.rejectedBy[RejectReason::BreakerOpen], 4u);
   QCOMPARE(c.recorded, 9u);  // only admitted calls have outcomes
   QCOMPARE(c.failures, 4u);  // r1-r4; r5-r8's failures never counted
   QCOMPARE(c.slow, 0u);      // r5-r8 would also have been slow
@@ -250,8 +250,9 @@ void TstReplay::falsePositives() {
   QCOMPARE(a.rejected, 7u);
   QCOMPARE(a.verdicts, 7u);
   QCOMPARE(a.blockedWouldSucceed, std::uint64_t(wouldSucceed));
-  QCOMPARE(a.fpByTrip[0], std::uint64_t(wouldSucceed));  // attributed to the error-rate trip
-  QCOMPARE(a.fpByTrip[1], 0u);
+  QCOMPARE(a.fpByTrip[TripCause::ErrorRate],
+           std::uint64_t(wouldSucceed));  // attributed to the error-rate trip
+  QCOMPARE(a.fpByTrip[TripCause::SlowRate], 0u);
   QCOMPARE(r.instanceStats(0).recordedSucceeded, std::uint64_t(wouldSucceed));
   QCOMPARE(r.engine().breaker(1).counters().verdicts, 0u);
   const EngineTotals tot = r.engine().totals();

@@ -7,6 +7,7 @@
 
 #include "spillway/input_error.hpp"
 #include "spillway/policy_params.hpp"
+#include "spillway/rng.hpp"
 #include "spillway/sweep.hpp"
 
 using namespace spillway;
@@ -88,6 +89,8 @@ class TstSweep : public QObject {
   void specYaml();
   void gridOrder();
   void randomSamples();
+  void unitInterval_data();
+  void unitInterval();
   void paretoHandBuilt();
   void sweepEqualsSingleReplays();
   void cancelStops();
@@ -203,6 +206,30 @@ void TstSweep::randomSamples() {
   QVERIFY(differs);
 }
 
+// The random search's draws come from std::mt19937_64 (whose output the standard fixes) and
+// unitInterval (IEEE arithmetic), not from a standard library's distribution: these are the
+// values any conforming platform computes.
+void TstSweep::unitInterval_data() {
+  QTest::addColumn<quint64>("bits");
+  QTest::addColumn<double>("expected");
+  QTest::newRow("zero") << quint64(0) << 0.0;
+  QTest::newRow("half") << (quint64(1) << 63) << 0.5;
+  QTest::newRow("quarter") << (quint64(1) << 62) << 0.25;
+  QTest::newRow("smallest") << quint64(1) << std::ldexp(1.0, -64);
+  // 2^64 - 1 rounds to 2^64: the result would be 1, which [0, 1) excludes.
+  QTest::newRow("rounds up to one") << ~quint64(0) << std::nextafter(1.0, 0.0);
+  // The largest draw below the rounding boundary keeps 53 bits.
+  QTest::newRow("below one") << (~quint64(0) << 11) << std::nextafter(1.0, 0.0);
+}
+
+void TstSweep::unitInterval() {
+  QFETCH(quint64, bits);
+  QFETCH(double, expected);
+  const double u = spillway::unitInterval(bits);
+  QCOMPARE(u, expected);
+  QVERIFY(u >= 0.0 && u < 1.0);
+}
+
 void TstSweep::paretoHandBuilt() {
   // 0 and 1 trade FP for TTD (both on the front); 2 is worse than 0 on every axis; 3 equals 1.
   const std::vector<SweepScore> s = {point(0.05, 20, 0.95), point(0.01, 60, 0.97),
@@ -312,7 +339,21 @@ void TstSweep::targets_data() {
   QTest::newRow("seed 001/002 figures") << "mis_kill<=0.05,waste<=0.1,cost<=2.5"
                                         << "";
   QTest::newRow("cost the wrong way") << "cost>=1"
-                                      << "this metric takes <=";
+                                      << "cost takes <=";
+  // One grammar with export --require (kpi_terms.hpp): shares in [0, 1] or as percentages,
+  // durations with a unit, whole counts, only the bounds calibration can aim for.
+  QTest::newRow("percent") << "fp<=3%,collateral<=0.5"
+                           << "";
+  QTest::newRow("share above one") << "fp<=2"
+                                   << "expected a share";
+  QTest::newRow("duration without unit") << "ttd<=30"
+                                         << "with a unit";
+  QTest::newRow("fractional count") << "missed<=0.5"
+                                    << "whole number";
+  QTest::newRow("strict bound") << "fp<0.03"
+                                << "expected METRIC<=VALUE or METRIC>=VALUE";
+  QTest::newRow("empty term") << "fp<=0.03,,ttd<=30s"
+                              << "empty term";
 }
 
 void TstSweep::targets() {
@@ -322,6 +363,7 @@ void TstSweep::targets() {
     const auto t = parseTargets(text.toStdString(), "--target");
     QVERIFY2(error.isEmpty(), "parsed but should not");
     if (text == "mttr<=1500ms") QCOMPARE(t[0].value, 1.5);
+    if (text == "fp<=3%,collateral<=0.5") QCOMPARE(t[0].value, 0.03);
   } catch (const InputError& e) {
     QVERIFY2(!error.isEmpty() && QString(e.what()).contains(error), e.what());
   }

@@ -25,7 +25,7 @@
 
 #include "raw_http_client.hpp"
 #include "require_peer.hpp"
-#include "spillway/live/otlp_protobuf.hpp"
+#include "spillway/formats/otlp_protobuf.hpp"
 #include "spillway/live/otlp_receiver.hpp"
 
 using namespace spillway;
@@ -492,7 +492,7 @@ class TstOtlpReceiver : public QObject {
     auto check = [](std::string_view input, const QString& what, bool& ok) {
       formats::OtlpBatch b;
       std::string err;
-      ok = live::decodeOtlpProtobuf(input, b, err);
+      ok = formats::decodeOtlpProtobuf(input, b, err);
       if (!ok) {
         QVERIFY2(!err.empty(), qPrintable(what + ": failed without naming why"));
         return;

@@ -623,7 +623,7 @@ void TstSimDegrade::tenantIsolation() {
   QCOMPARE(qc.limited, std::uint64_t{0});
   // The noisy tenant got no more than its bucket holds over the run: 50 + 50/s × 60 s.
   QVERIFY2(noisy->admitted <= 3050, qPrintable(QString::number(noisy->admitted)));
-  QVERIFY(noisy->rejectedBy[static_cast<int>(LimitReason::RateLimited)] > 0);
+  QVERIFY(noisy->rejectedBy[LimitReason::RateLimited] > 0);
   QCOMPARE(noisy->admitted + nc.ends[static_cast<int>(End::Shed)], nc.originals);
   // With the quotas the model (160/s) carries both (≤ 50 + 30/s): the quiet tenant is served.
   const double aq = qc.availability.value().value_or(0);

@@ -451,7 +451,7 @@ clients: [{name: c, model: m, rate: 20, timeout: 2s}]
   const RunReport& r = run.report;
   QVERIFY(r.originals > 400);
   QCOMPARE(r.ends[static_cast<int>(End::Rejected)], r.originals);
-  QCOMPARE(r.rejectedBy[static_cast<int>(RejectReason::ForcedOpen)], r.originals);
+  QCOMPARE(r.rejectedBy[RejectReason::ForcedOpen], r.originals);
   QCOMPARE(r.falsePositive.den, r.originals);
   QCOMPARE(r.falsePositive.num, r.originals);
   QCOMPARE(r.attempts, std::uint64_t{0});

@@ -10,10 +10,8 @@
 #include <cstdint>
 #include <new>
 #include <vector>
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#endif
 
+#include "spillway/platform.hpp"
 #include "spillway/time.hpp"
 
 namespace spillway::sim {
@@ -95,23 +93,12 @@ class EventQueue {
 
  private:
   static constexpr std::uint64_t kSeqMask = (std::uint64_t{1} << 56) - 1;
-  __extension__ using Key = unsigned __int128;  // GCC/Clang builtin; -Wpedantic-clean
+  using Key = platform::Uint128;
   // One 128-bit comparison of (time, order); times are never negative here.
   static Key key(const SimEvent& e) {
-    return (static_cast<Key>(static_cast<std::uint64_t>(e.time)) << 64) | e.order;
+    return platform::uint128(static_cast<std::uint64_t>(e.time), e.order);
   }
-  // a < b as the borrow of a - b: a flag, where `<` on 128 bits compiles to branches.
-  static bool less(Key a, Key b) {
-#if defined(__x86_64__)
-    unsigned long long d;
-    const unsigned char borrow =
-        _subborrow_u64(0, static_cast<std::uint64_t>(a), static_cast<std::uint64_t>(b), &d);
-    return _subborrow_u64(borrow, static_cast<std::uint64_t>(a >> 64),
-                          static_cast<std::uint64_t>(b >> 64), &d);
-#else
-    return a < b;
-#endif
-  }
+  static bool less(Key a, Key b) { return platform::lessWithoutBranch(a, b); }
   [[gnu::always_inline]] void siftUp(std::size_t i, const SimEvent e) {
     SimEvent* h = heap_.data() + kPad;
     while (i > 0) {
@@ -201,7 +188,7 @@ class TimingWheel {
     for (int level = 0; level < kLevels; ++level)
       for (int w = 0; w < kWords; ++w) {
         for (std::uint64_t m = used_[level][w]; m; m &= m - 1) {
-          std::vector<SimEvent>& b = buckets_[level][w * 64 + __builtin_ctzll(m)];
+          std::vector<SimEvent>& b = buckets_[level][w * 64 + std::countr_zero(m)];
           for (const SimEvent& e : b) near.pushOrdered(e);
           release(b);
         }
@@ -226,7 +213,7 @@ class TimingWheel {
         const int digit = static_cast<int>((cur_ >> shift) & (kSlots - 1));
         for (int w = digit >> 6; w < kWords; ++w) {
           if (!used_[level][w]) continue;
-          const int slot = w * 64 + __builtin_ctzll(used_[level][w]);
+          const int slot = w * 64 + std::countr_zero(used_[level][w]);
           used_[level][w] &= used_[level][w] - 1;
           const std::uint64_t below = (std::uint64_t{1} << (shift + kDigitBits)) - 1;
           cur_ = (cur_ & ~below) | (static_cast<std::uint64_t>(slot) << shift);
@@ -276,7 +263,7 @@ class TimingWheel {
       near.pushOrdered(e);
       return;
     }
-    const int high = 63 - __builtin_clzll(g ^ cur_);  // the highest bit in which they differ
+    const int high = 63 - std::countl_zero(g ^ cur_);  // the highest bit in which they differ
     if (high >= kTopBit) {
       far_.pushOrdered(e);
       return;
@@ -325,7 +312,7 @@ class Calendar {
   // Hands everything parked back to `near`.
   void stop(EventQueue& near) {
     for (int w = 0; w < kWords; ++w) {
-      for (std::uint64_t m = used_[w]; m; m &= m - 1) drain(w * 64 + __builtin_ctzll(m), near);
+      for (std::uint64_t m = used_[w]; m; m &= m - 1) drain(w * 64 + std::countr_zero(m), near);
       used_[w] = 0;
     }
     while (!far_.empty()) near.pushOrdered(far_.pop());
@@ -363,7 +350,7 @@ class Calendar {
     // most of a turn ahead).
     for (int k = 0; k <= kWords; ++k) {
       if (bits) {
-        const std::uint32_t b = w * 64 + static_cast<std::uint32_t>(__builtin_ctzll(bits));
+        const std::uint32_t b = w * 64 + static_cast<std::uint32_t>(std::countr_zero(bits));
         cur_ += 1 + ((b - start) & (kBuckets - 1));
         used_[w] &= ~(std::uint64_t{1} << (b & 63));
         parked_ -= drain(b, near);

@@ -9,6 +9,7 @@
 
 #include "spillway/block_class.hpp"
 #include "spillway/events.hpp"
+#include "spillway/limits.hpp"
 #include "spillway/sim/scenario.hpp"
 
 namespace spillway::sim {
@@ -82,7 +83,7 @@ struct SlaClassReport {
 struct TenantReport {
   std::string name;
   std::uint64_t admitted = 0;
-  std::array<std::uint64_t, 5> rejectedBy{};  // by LimitReason
+  LimitCounts rejectedBy{};
   double tokens = 0;
   double rate = 0, burst = 0, tokensPerSecond = 0;  // the quota (0 = none)
   std::uint32_t maxConcurrent = 0;
@@ -135,7 +136,7 @@ struct RunReport {
   Ratio interception;        // fault rows that did not spread in this run ÷ fault rows
   Ratio pairedInterception;  // set by runSeeds: see pairedInterception()
   std::uint64_t opens = 0, wouldOpens = 0;
-  std::array<std::uint64_t, kRejectReasonCount> rejectedBy{};
+  RejectCounts rejectedBy{};
   std::uint64_t queueFull = 0;
   std::uint64_t overflow = 0;  // gateway budget (max_requests) overflows
   std::uint64_t events = 0;    // discrete events processed
@@ -145,7 +146,7 @@ struct RunReport {
   // restoration: over faults whose callers' availability came back. With their n.
   std::optional<Micros> meanSelfHealing, meanServiceRestoration, worstServiceRestoration;
   std::uint64_t selfHealed = 0, serviceRestored = 0;
-  std::array<std::uint64_t, 5> limitedBy{};       // by LimitReason
+  LimitCounts limitedBy{};
   std::array<std::uint64_t, 3> degradeRejects{};  // fast_fail, static, no_backup
   std::array<std::uint64_t, 3> answeredBy{};      // primary, backup, cache
   std::array<std::uint64_t, 4> backupByTier{};    // backup answers by tier 1…4
