@@ -280,10 +280,7 @@ int runReplay(const QStringList& args) {
       const std::string lp =
           p.isSet("library") ? p.value("library").toStdString() : library::defaultLibraryPath();
       input.lib = std::make_unique<library::Library>(lp, library::OpenOptions{.mustExist = true});
-      if (!p.isSet("faults")) {
-        for (const library::Annotation& a : input.lib->annotations(incident))
-          faults.push_back({a.instance, a.start, a.end, a.kind});
-      }
+      if (!p.isSet("faults")) faults = input.lib->faults(incident);
     } else if (builtin) {
       input.sampleText = readWhole(kSampleTrace, input_limits::kWholeTrace, "trace");
       std::fprintf(stderr,

@@ -74,11 +74,8 @@ std::vector<IncidentTrace> loadIncidents(const QCommandLineParser& p) {
     library::Library lib(lp, library::OpenOptions{.mustExist = true});
     for (const QString& n : p.values("incident")) {
       const std::string name = n.toStdString();
-      std::vector<NamedFault> faults;
-      for (const library::Annotation& a : lib.annotations(name))
-        faults.push_back({a.instance, a.start, a.end, a.kind});
       auto src = lib.open(name);
-      out.push_back(fromSource(*src, name, std::move(faults)));
+      out.push_back(fromSource(*src, name, lib.faults(name)));
     }
   }
   if (out.empty()) {

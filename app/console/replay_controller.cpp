@@ -6,16 +6,6 @@
 #include "spillway/view/replay_timeline.hpp"
 
 namespace spillway::console {
-namespace {
-
-std::vector<NamedFault> faultsOf(library::Library& lib, const std::string& incident) {
-  std::vector<NamedFault> out;
-  for (const library::Annotation& a : lib.annotations(incident))
-    out.push_back(NamedFault{a.instance, a.start, a.end, a.kind});
-  return out;
-}
-
-}  // namespace
 
 ReplayController::ReplayController(QObject* parent) : QObject(parent) {
   qRegisterMetaType<std::shared_ptr<const Comparison>>(
@@ -60,7 +50,7 @@ void ReplayController::start(const QString& libraryPath, const QString& incident
       // read and annotate meanwhile).
       library::Library lib(path, library::OpenOptions{.mustExist = true});
       const library::IncidentInfo info = lib.requireIncident(name);
-      const std::vector<NamedFault> faults = faultsOf(lib, name);
+      const std::vector<NamedFault> faults = lib.faults(name);
       const double total = 2.0 * static_cast<double>(std::max<std::uint64_t>(info.records, 1));
       int last = -1;
       auto report = [&](double done) {

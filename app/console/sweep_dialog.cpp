@@ -45,13 +45,10 @@ QString seconds(std::optional<double> s) {
   return s ? QString::number(*s, 'f', 1) + " s" : QString("n/a");
 }
 
-// from, from + step, …, to (inclusive, within rounding).
+// The sweep's grid; a row without a usable step sweeps `from` alone.
 std::vector<double> gridValues(double from, double to, double step) {
-  std::vector<double> v;
-  if (step <= 0 || to < from) return {from};
-  const auto n = static_cast<long>(std::floor((to - from) / step + 1e-6)) + 1;
-  for (long i = 0; i < n; ++i) v.push_back(from + static_cast<double>(i) * step);
-  return v;
+  std::vector<double> v = gridSteps(from, to, step);
+  return v.empty() ? std::vector<double>{from} : v;
 }
 
 }  // namespace
@@ -314,11 +311,8 @@ bool SweepDialog::start() {
         if (src->aggregates())
           throw InputError(path, 0, name,
                            "holds aggregate samples (metrics); a sweep replays calls");
-        std::vector<NamedFault> faults;
-        for (const library::Annotation& a : lib.annotations(name))
-          faults.push_back(NamedFault{a.instance, a.start, a.end, a.kind});
         traces.push_back(IncidentTrace::read([&](CallRecord& r) { return src->next(r); }, name,
-                                             std::move(faults)));
+                                             lib.faults(name)));
         if (flag->load()) break;
       }
       const std::size_t total = candidates.size();

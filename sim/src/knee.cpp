@@ -9,6 +9,7 @@
 #include <string>
 
 #include "spillway/sim/simulator.hpp"
+#include "spillway/sweep.hpp"
 
 namespace spillway::sim {
 namespace {
@@ -161,9 +162,9 @@ void applyDegradeLevel(Scenario& sc, int level) {
 KneeResult findKnee(const Scenario& scenario, const KneeOptions& o,
                     const std::function<void(const KneeStep&)>& progress) {
   KneeResult r;
-  const int steps = static_cast<int>(std::floor((o.to - o.from) / o.step + 1e-9)) + 1;
-  for (int i = 0; i < steps; ++i) {
-    const double f = o.from + o.step * i;
+  const std::vector<double> levels = gridSteps(o.from, o.to, o.step);
+  for (std::size_t i = 0; i < levels.size(); ++i) {
+    const double f = levels[i];
     r.steps.push_back(runStep(scenario, f, o));
     if (progress) progress(r.steps.back());
     const KneeStep& s = r.steps.back();

@@ -772,6 +772,12 @@ std::vector<Annotation> Library::annotations(std::string_view name) {
                                    requireIncident(name).id);
 }
 
+std::vector<NamedFault> Library::faults(std::string_view name) {
+  std::vector<NamedFault> out;
+  for (const Annotation& a : annotations(name)) out.push_back({a.instance, a.start, a.end, a.kind});
+  return out;
+}
+
 void Library::setNotes(std::string_view name, std::string_view tags, std::string_view notes) {
   requireWritable("set notes");
   const IncidentInfo inc = requireIncident(name);

@@ -75,19 +75,23 @@ void checkRange(const BreakerParam& p, double v, const std::string& source, long
   }
 }
 
-// from..to by step, inclusive of `to` within rounding.
 std::vector<double> steps(double from, double to, double step, const std::string& source, long line,
                           const std::string& key) {
   if (!(step > 0) || to < from)
     throw InputError(source, line, key, "expected from <= to and a step > 0");
+  if (std::floor((to - from) / step) > 1e6) throw InputError(source, line, key, "too many steps");
+  return gridSteps(from, to, step);
+}
+
+}  // namespace
+
+std::vector<double> gridSteps(double from, double to, double step) {
+  if (!(step > 0) || to < from) return {};
   const double n = std::floor((to - from) / step + 1e-9);
-  if (n > 1e6) throw InputError(source, line, key, "too many steps");
   std::vector<double> out;
   for (int i = 0; i <= static_cast<int>(n); ++i) out.push_back(from + step * i);
   return out;
 }
-
-}  // namespace
 
 SweepParamRange parseSweepParam(std::string_view text, const std::string& source) {
   const std::size_t eq = text.find('=');

@@ -35,6 +35,11 @@ struct SweepSpec {
   std::vector<SweepParamRange> params;
 };
 
+// from, from + step, …, to: `to` is included when it lies a whole number of steps from `from`
+// within 1e-9 of a step (0.2:0.8:0.1 has 7 values despite binary rounding). Empty when step
+// <= 0 or to < from. The one grid of the CLI, the console and the knee.
+std::vector<double> gridSteps(double from, double to, double step);
+
 // "trip.slow_rate=0.2:0.8:0.1" (from:to:step), "trip.sustain=2s,5s,10s" (a list; durations
 // take units), for the CLI. Throws InputError naming `source` and the bad part.
 SweepParamRange parseSweepParam(std::string_view text, const std::string& source);

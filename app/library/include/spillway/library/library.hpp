@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "spillway/dialect_replay.hpp"
 #include "spillway/formats/source.hpp"
 #include "spillway/library/recording.hpp"
 #include "spillway/time.hpp"
@@ -131,6 +132,8 @@ class Library {
 
   void annotate(std::string_view incident, const Annotation& a);
   std::vector<Annotation> annotations(std::string_view incident);
+  // The annotations as the fault ground truth a replay scores against.
+  std::vector<NamedFault> faults(std::string_view incident);
   void setNotes(std::string_view incident, std::string_view tags, std::string_view notes);
 
   std::int64_t saveRun(std::string_view incident, std::string_view policyYaml,
