@@ -13,24 +13,6 @@
 
 namespace spillway::cli {
 
-std::string readWhole(const std::string& path, std::size_t limit, std::string_view what) {
-  if (path.rfind(":/", 0) != 0) return readInputFile(path, limit, what);
-  // A built-in resource (only Qt can read those); the same cap.
-  QFile f(QString::fromStdString(path));
-  if (!f.open(QIODevice::ReadOnly))
-    throw InputError(path, 0, "", "cannot open: " + f.errorString().toStdString());
-  const QByteArray data = f.read(static_cast<qint64>(limit) + 1);
-  checkInputSize(std::string_view(data.constData(), static_cast<std::size_t>(data.size())), path,
-                 limit, what);
-  return std::string(data.constData(), static_cast<std::size_t>(data.size()));
-}
-
-Policy loadPolicy(const std::string& path) {
-  const std::string p = path.empty() ? kDefaultPolicy : path;
-  return parsePolicy(readWhole(p, input_limits::kPolicy, "policy file"),
-                     path.empty() ? "default.yaml (built-in)" : p);
-}
-
 int reportUncaught(const QString& command) {
   const std::string cmd = "spillway-cli " + command.toStdString();
   try {
@@ -66,15 +48,6 @@ std::string humanDuration(Micros d) {
     std::snprintf(buf, sizeof buf, "%lldh%02lldm", static_cast<long long>(s) / 3600,
                   (static_cast<long long>(s) % 3600) / 60);
   return buf;
-}
-
-void usePolicy(sim::Scenario& sc, Policy pol) {
-  if (pol.models.empty() && !pol.degrade.enabled && !pol.limits.any() && !pol.limits.adaptive) {
-    pol.models = sc.policy.models;
-    pol.degrade = sc.policy.degrade;
-    pol.limits = sc.policy.limits;
-  }
-  sc.policy = std::move(pol);
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "spillway/app/resources.hpp"
 #include "spillway/block_class.hpp"
 #include "spillway/policy.hpp"
 #include "spillway/replay_truth.hpp"
@@ -19,25 +20,20 @@ namespace spillway::cli {
 enum Exit : int { kOk = 0, kFindings = 1, kInputError = 2 };
 
 // Built-in resources compiled into the binary (resources/ in the source tree).
-inline constexpr const char* kDefaultPolicy = ":/spillway/policies/default.yaml";
-inline constexpr const char* kSampleTrace = ":/spillway/traces/seed000-sample.jsonl";
-inline constexpr const char* kSampleFaults = ":/spillway/traces/seed000-sample.faults.jsonl";
-inline constexpr const char* kBuiltinScenarioDir = ":/spillway/scenarios/";
-
-// Reads a file or a ":/" resource whole, at most `limit` bytes (docs/limits.md; `what` names
-// the kind of file in the error). Throws InputError when it cannot or the file is larger.
-std::string readWhole(const std::string& path, std::size_t limit, std::string_view what);
+// The loaders both front ends share (app/core), under the names the commands use.
+using app::kBuiltinScenarioDir;
+using app::kDefaultPolicy;
+using app::kSampleFaults;
+using app::kSampleTrace;
+using app::loadPolicy;
+using app::loadScenario;
+using app::readWhole;
+using app::usePolicy;
 
 // The top-level catch of every command (main.cpp): call inside `catch (...)`. Prints what
 // escaped as `FILE:LINE: KEY: what` when it is an InputError, or names the exception
 // (a YAML error, out of memory) with `command`, and returns kInputError.
 int reportUncaught(const QString& command);
-
-// `path` empty → the built-in default policy. Throws InputError.
-Policy loadPolicy(const std::string& path);
-// `--policy` on a scenario: a breaker-only policy (no models, degrade or limits sections)
-// keeps the scenario's degradation and limits — it tunes detection on the same system.
-void usePolicy(sim::Scenario& sc, Policy policy);
 
 // Formats a duration for tables: "18.2s", "1m32s", "inf", "n/a".
 std::string humanDuration(Micros d);
@@ -51,9 +47,6 @@ std::string fpSummary(const BlockTally& b);
 // `--slo`: "5s", or per tenant "code-assist=3s,report-gen=20s,5s" (a bare duration is the
 // default). Throws InputError naming --slo and the bad part.
 ReplayTruthOptions parseSlo(const QString& text);
-
-// A built-in scenario by name (seed-000 …) or a scenario file. Throws InputError.
-sim::Scenario loadScenario(const std::string& nameOrPath);
 
 int runReplay(const QStringList& args);
 int runSimulate(const QStringList& args);

@@ -114,15 +114,6 @@ ServeMetricsRunner serveMetricsRunner() {
   return gServeMetrics;
 }
 
-sim::Scenario loadScenario(const std::string& nameOrPath) {
-  // Built-in scenarios by name (seed-000 …) or a file.
-  const std::string builtin = std::string(kBuiltinScenarioDir) + nameOrPath + ".yaml";
-  if (nameOrPath.find('/') == std::string::npos && QFile::exists(QString::fromStdString(builtin)))
-    return sim::parseScenario(readWhole(builtin, input_limits::kScenario, "scenario file"),
-                              "builtin:" + nameOrPath);
-  return sim::loadScenarioFile(nameOrPath);
-}
-
 int runSimulate(const QStringList& args) {
   QCommandLineParser p;
   p.setApplicationDescription(

@@ -20,7 +20,7 @@
 
 #include <fstream>
 
-#include "cli_common.hpp"
+#include "spillway/app/resources.hpp"
 #include "spillway/dialect.hpp"
 #include "spillway/export/validate.hpp"
 #include "spillway/fault_annotations.hpp"
@@ -215,19 +215,19 @@ void ExportDialog::validate() {
       exporter::Incident inc;
       if (trace.empty()) {
         inc.name = "seed000-sample";
-        inc.text = cli::readWhole(cli::kSampleTrace, input_limits::kWholeTrace, "trace");
+        inc.text = app::readWhole(app::kSampleTrace, input_limits::kWholeTrace, "trace");
         inc.faults = parseFaultAnnotations(
-            cli::readWhole(cli::kSampleFaults, input_limits::kFaults, "faults file"),
+            app::readWhole(app::kSampleFaults, input_limits::kFaults, "faults file"),
             "seed000-sample.faults.jsonl (built-in)");
       } else {
         inc.name = QFileInfo(QString::fromStdString(trace)).fileName().toStdString();
-        inc.text = cli::readWhole(trace, input_limits::kWholeTrace, "trace");
+        inc.text = app::readWhole(trace, input_limits::kWholeTrace, "trace");
         const std::string faults =
             (trace.ends_with(".jsonl") ? trace.substr(0, trace.size() - 6) : trace) +
             ".faults.jsonl";
         if (std::ifstream(faults).good())
           inc.faults = parseFaultAnnotations(
-              cli::readWhole(faults, input_limits::kFaults, "faults file"), faults);
+              app::readWhole(faults, input_limits::kFaults, "faults file"), faults);
       }
       const exporter::NativeRun native = exporter::replayNative(policy, inc);
       ctx = exporter::contextFrom({native}, inc.name);

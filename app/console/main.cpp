@@ -9,6 +9,8 @@
 #include <string>
 #include <string_view>
 
+#include <QStringList>
+
 #include "cli_common.hpp"
 #include "library_panel.hpp"
 #include "live_panel.hpp"
@@ -72,12 +74,16 @@ constexpr ConsoleOption kOptions[] = {
      "until Live mode restarts"},
 };
 
-bool takesValue(std::string_view arg) {
-  if (!arg.starts_with("--")) return false;
-  arg.remove_prefix(2);
+// The console's command line from the one option table; parse() needs no QApplication, so
+// --help, --version and the headless run are decided before one exists.
+void addOptions(QCommandLineParser& p) {
+  p.setApplicationDescription("Spillway resilience console: tune breakers, replay incidents.");
+  p.addPositionalArgument("SCENARIO", "built-in name (seed-000 …) or scenario file", "[SCENARIO]");
   for (const ConsoleOption& o : kOptions)
-    if (o.value && arg == o.name) return true;
-  return false;
+    p.addOption(o.value ? QCommandLineOption(o.name, QString(o.help).replace('\n', ' '), o.value)
+                        : QCommandLineOption(o.name, QString(o.help).replace('\n', ' ')));
+  p.addOption({{"h", "help"}, "display this help and exit"});
+  p.addOption({{"v", "version"}, "output version information and exit"});
 }
 
 void printOption(std::string_view flags, std::string_view help) {
@@ -148,24 +154,26 @@ void printVersion() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  // --help and --version first: no QApplication, no display, no run.
-  QString scenario = "seed-000";
-  for (int i = 1; i < argc; ++i) {
-    const std::string_view a = argv[i];
-    if (a == "-h" || a == "--help") {
-      printHelp();
-      return std::fflush(stdout) == 0 ? 0 : 2;
-    }
-    if (a == "-v" || a == "--version") {
-      printVersion();
-      return std::fflush(stdout) == 0 ? 0 : 2;
-    }
-    if (takesValue(a))
-      ++i;  // skip the option's value
-    else if (!a.starts_with('-'))
-      scenario = QString::fromLocal8Bit(argv[i]);
+  QStringList args;
+  for (int i = 0; i < argc; ++i) args << QString::fromLocal8Bit(argv[i]);
+  // --help and --version first: no QApplication, no display, no run. An option the table does
+  // not know may be Qt's own (-platform …): the GUI's parse below judges it.
+  QCommandLineParser pre;
+  addOptions(pre);
+  const bool parsed = pre.parse(args);
+  if (parsed && (pre.isSet("help") || pre.isSet("version"))) {
+    pre.isSet("help") ? printHelp() : printVersion();
+    return std::fflush(stdout) == 0 ? 0 : 2;
   }
+  const QString scenario = parsed && !pre.positionalArguments().isEmpty()
+                               ? pre.positionalArguments().first()
+                               : QString("seed-000");
   if (!haveDisplay()) {
+    if (!parsed) {
+      std::fprintf(stderr, "spillway: %s\nTry 'spillway --help' for more information.\n",
+                   qPrintable(pre.errorText()));
+      return 2;
+    }
     // A server or CI: the same comparison, printed (README's first command works anywhere).
     QCoreApplication app(argc, argv);
     std::fprintf(stderr, "spillway: no display; running %s headless (baseline vs protected)\n",
@@ -177,16 +185,14 @@ int main(int argc, char** argv) {
   QApplication::setApplicationName("spillway");
   QApplication::setApplicationVersion(SPILLWAY_VERSION);
   QCommandLineParser p;
-  p.setApplicationDescription("Spillway resilience console: tune breakers, replay incidents.");
-  p.addPositionalArgument("SCENARIO", "built-in name (seed-000 …) or scenario file", "[SCENARIO]");
-  for (const ConsoleOption& o : kOptions)
-    p.addOption(o.value ? QCommandLineOption(o.name, QString(o.help).replace('\n', ' '), o.value)
-                        : QCommandLineOption(o.name, QString(o.help).replace('\n', ' ')));
+  addOptions(p);
   if (!p.parse(QApplication::arguments())) {
     std::fprintf(stderr, "spillway: %s\nTry 'spillway --help' for more information.\n",
                  qPrintable(p.errorText()));
     return 2;
   }
+  const QString shown =
+      p.positionalArguments().isEmpty() ? QString("seed-000") : p.positionalArguments().first();
   spillway::console::MainWindow w;
   if (p.isSet("theme")) {
     using Theme = spillway::console::MainWindow::Theme;
@@ -296,7 +302,7 @@ int main(int argc, char** argv) {
       std::fprintf(stderr, "spillway: %s\n", qPrintable(error));
       return 2;
     }
-  } else if (!w.runScenario(scenario, &error)) {
+  } else if (!w.runScenario(shown, &error)) {
     std::fprintf(stderr, "spillway: %s\n", qPrintable(error));
     return 2;
   }

@@ -33,7 +33,6 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
-#include "cli_common.hpp"
 #include "export_dialog.hpp"
 #include "instance_tiles.hpp"
 #include "kpi_chart.hpp"
@@ -42,6 +41,7 @@
 #include "modes_dialog.hpp"
 #include "policy_editor.hpp"
 #include "scenario_panel.hpp"
+#include "spillway/app/resources.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/library/library.hpp"
 #include "spillway/sim/scenario_yaml.hpp"
@@ -214,7 +214,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   // Until a scenario brings its own, the editor holds the built-in default policy (what a
   // replay from the library runs under).
   try {
-    editor_->setPolicy(cli::loadPolicy(""));
+    editor_->setPolicy(app::loadPolicy(""));
   } catch (const std::exception&) {
   }
   // The incident library, a third tab: recorded incidents replay in the same timelines.
@@ -439,7 +439,7 @@ MainWindow::~MainWindow() {
 
 bool MainWindow::runScenario(const QString& nameOrPath, QString* error) {
   try {
-    const sim::Scenario sc = cli::loadScenario(nameOrPath.toStdString());
+    const sim::Scenario sc = app::loadScenario(nameOrPath.toStdString());
     QStringList models;
     for (const sim::ModelSpec& m : sc.models) models << QString::fromStdString(m.name);
     editor_->setModels(models);

@@ -5,8 +5,8 @@
 #include <QSignalSpy>
 #include <QTest>
 
-#include "cli_common.hpp"
 #include "export_dialog.hpp"
+#include "spillway/app/resources.hpp"
 
 using namespace spillway;
 using namespace spillway::console;
@@ -24,7 +24,7 @@ class TstExportDialog : public QObject {
 
 namespace {
 Policy seedPolicy() {
-  return cli::loadScenario("seed-000").policy;
+  return app::loadScenario("seed-000").policy;
 }
 }  // namespace
 
