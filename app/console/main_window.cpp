@@ -1,3 +1,6 @@
+// The console's main window: building it (one function per area) and wiring its parts.
+// Over 600 lines because every mode's hand-over (run, replay, what-if, seeds, live) meets
+// here; issue 20's PlaybackController and Mode machine are what moves them out.
 #include "main_window.hpp"
 
 #include <QActionGroup>
@@ -86,6 +89,17 @@ QString signedValue(double d, const std::string& unit) {
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
+  buildRunToolbar();
+  buildCentral();
+  buildDocks();
+  buildMenus();
+  buildPlayback();
+  connectRuns();
+  restoreSession();
+}
+
+// The toolbar: scenario, Run, Cancel, progress, seeds.
+void MainWindow::buildRunToolbar() {
   setWindowTitle(tr("Spillway — resilience console"));
   auto* bar = addToolBar(tr("Run"));
   bar->setObjectName("runToolbar");
@@ -118,7 +132,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
     emit intervalsShown();
   });
   connect(seeds_, &QSpinBox::valueChanged, this, [this] { startSeeds(); });
+}
 
+// Tiles, the timeline plot with the replay controls, the KPI table and chart.
+void MainWindow::buildCentral() {
   tiles_ = new InstanceTiles(this);
   tiles_->setOrder(view::TileOrder::Model);
   auto* tileScroll = new QScrollArea(this);
@@ -157,6 +174,8 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   play_ = new QPushButton(tr("Play"), this);
   auto* back = new QPushButton("◀", this);
   auto* fwd = new QPushButton("▶", this);
+  connect(back, &QPushButton::clicked, this, [this] { step(-1); });
+  connect(fwd, &QPushButton::clicked, this, [this] { step(1); });
   speed_ = new QComboBox(this);
   for (const char* s : {"0.5×", "1×", "5×", "20×", "100×"}) speed_->addItem(s);
   speed_->setCurrentIndex(3);
@@ -194,44 +213,51 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   main->setStretchFactor(1, 1);
   setCentralWidget(main);
   statusBar()->showMessage(tr("Ready"));
+}
 
+// The docks: policy editor, scenario, library, live.
+void MainWindow::buildDocks() {
   // The policy editor, docked: every change re-runs the protected side (the baseline does not
   // depend on the policy) after a short quiet period, so a drag or a typed number is one run.
   editor_ = new PolicyEditor(this);
-  auto* dock = new QDockWidget(tr("Policy"), this);
-  dock->setObjectName("policyDock");
-  auto* editorScroll = new QScrollArea(dock);
+  policyDock_ = new QDockWidget(tr("Policy"), this);
+  policyDock_->setObjectName("policyDock");
+  auto* editorScroll = new QScrollArea(policyDock_);
   editorScroll->setWidget(editor_);
   editorScroll->setWidgetResizable(true);
-  dock->setWidget(editorScroll);
-  addDockWidget(Qt::RightDockWidgetArea, dock);
+  policyDock_->setWidget(editorScroll);
+  addDockWidget(Qt::RightDockWidgetArea, policyDock_);
   scenarioPanel_ = new ScenarioPanel(this);
-  auto* scenarioDock = new QDockWidget(tr("Scenario"), this);
-  scenarioDock->setObjectName("scenarioDock");
-  scenarioDock->setWidget(scenarioPanel_);
-  addDockWidget(Qt::RightDockWidgetArea, scenarioDock);
-  tabifyDockWidget(scenarioDock, dock);
+  scenarioDock_ = new QDockWidget(tr("Scenario"), this);
+  scenarioDock_->setObjectName("scenarioDock");
+  scenarioDock_->setWidget(scenarioPanel_);
+  addDockWidget(Qt::RightDockWidgetArea, scenarioDock_);
+  tabifyDockWidget(scenarioDock_, policyDock_);
   // Until a scenario brings its own, the editor holds the built-in default policy (what a
   // replay from the library runs under).
   try {
     editor_->setPolicy(app::loadPolicy(""));
-  } catch (const std::exception&) {
+  } catch (const std::exception& e) {
+    // A broken build's resource, never the user's file: say so, and edit the compiled defaults.
+    editor_->setPolicy(Policy{});
+    statusBar()->showMessage(tr("The built-in default policy did not load: %1").arg(e.what()));
   }
   // The incident library, a third tab: recorded incidents replay in the same timelines.
   library_ = new LibraryPanel(this);
-  auto* libraryDock = new QDockWidget(tr("Library"), this);
-  libraryDock->setObjectName("libraryDock");
-  libraryDock->setWidget(library_);
-  addDockWidget(Qt::RightDockWidgetArea, libraryDock);
-  tabifyDockWidget(dock, libraryDock);
+  libraryDock_ = new QDockWidget(tr("Library"), this);
+  libraryDock_->setObjectName("libraryDock");
+  libraryDock_->setWidget(library_);
+  addDockWidget(Qt::RightDockWidgetArea, libraryDock_);
+  tabifyDockWidget(policyDock_, libraryDock_);
   // Live mode, a fourth tab: shadow mode over the gateway's telemetry.
   livePanel_ = new LivePanel(this);
-  auto* liveDock = new QDockWidget(tr("Live"), this);
-  liveDock->setObjectName("liveDock");
-  liveDock->setWidget(livePanel_);
-  addDockWidget(Qt::RightDockWidgetArea, liveDock);
-  tabifyDockWidget(libraryDock, liveDock);
-  dock->raise();  // the policy is what an SRE tunes first (after the last tab, which is raised)
+  liveDock_ = new QDockWidget(tr("Live"), this);
+  liveDock_->setObjectName("liveDock");
+  liveDock_->setWidget(livePanel_);
+  addDockWidget(Qt::RightDockWidgetArea, liveDock_);
+  tabifyDockWidget(libraryDock_, liveDock_);
+  policyDock_
+      ->raise();  // the policy is what an SRE tunes first (after the last tab, which is raised)
   connect(livePanel_, &LivePanel::startRequested, this, [this] {
     LiveConfig cfg;
     QString error;
@@ -268,7 +294,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   whatIfTimer_->setInterval(150);
   connect(whatIfTimer_, &QTimer::timeout, this, &MainWindow::startWhatIf);
   connect(editor_, &PolicyEditor::policyEdited, this, [this] { whatIfTimer_->start(); });
+}
 
+// File, View, Tools, Help.
+void MainWindow::buildMenus() {
   // File: open a scenario file (the last folder is remembered); Help: about.
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("&Open scenario…"), QKeySequence::Open, this, [this] {
@@ -283,22 +312,22 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   });
   recentMenu_ = file->addMenu(tr("Open &recent"));
   fillRecentMenu();
-  file->addAction(tr("Open &library…"), this, [this, libraryDock] {
+  file->addAction(tr("Open &library…"), this, [this] {
     const QString path = QFileDialog::getOpenFileName(
         this, tr("Open incident library"), QFileInfo(library_->libraryPath()).absolutePath(),
         tr("Spillway libraries (*.db *.sqlite);;All files (*)"));
     if (path.isEmpty()) return;
     QString error;
     if (!openLibrary(path, &error)) QMessageBox::warning(this, tr("Library"), error);
-    libraryDock->raise();
+    libraryDock_->raise();
   });
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
   QMenu* viewMenu = menuBar()->addMenu(tr("&View"));
-  viewMenu->addAction(dock->toggleViewAction());
-  viewMenu->addAction(scenarioDock->toggleViewAction());
-  viewMenu->addAction(libraryDock->toggleViewAction());
-  viewMenu->addAction(liveDock->toggleViewAction());
+  viewMenu->addAction(policyDock_->toggleViewAction());
+  viewMenu->addAction(scenarioDock_->toggleViewAction());
+  viewMenu->addAction(libraryDock_->toggleViewAction());
+  viewMenu->addAction(liveDock_->toggleViewAction());
   QMenu* themeMenu = viewMenu->addMenu(tr("&Theme"));
   auto* themes = new QActionGroup(this);
   const std::pair<Theme, QString> themeNames[] = {
@@ -327,7 +356,10 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
            "QCustomPlot.")
             .arg(QApplication::applicationVersion(), qVersion()));
   });
+}
 
+// Play / pause, speed, loop and the scrubber.
+void MainWindow::buildPlayback() {
   playTimer_ = new QTimer(this);
   playTimer_->setInterval(50);
   connect(playTimer_, &QTimer::timeout, this, [this] {
@@ -358,12 +390,14 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
       play_->setText(tr("Pause"));
     }
   });
-  connect(back, &QPushButton::clicked, this, [this] { step(-1); });
-  connect(fwd, &QPushButton::clicked, this, [this] { step(1); });
   connect(scrubber_, &QSlider::valueChanged, this, [this](int v) {
     follow_ = false;  // Live: looking back pauses following until Follow
     setCursorTime(static_cast<Micros>(v) * 1000000);
   });
+}
+
+// Run, cancel, the simulated and replayed runs' progress and results, marks on the plot.
+void MainWindow::connectRuns() {
   connect(run_, &QPushButton::clicked, this, [this] {
     QString error;
     if (!runScenario(scenario_->currentText(), &error)) statusBar()->showMessage(error);
@@ -419,10 +453,15 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   connect(tiles_, &InstanceTiles::instanceClicked, this, &MainWindow::focusInstance);
   connect(tiles_, &InstanceTiles::visibilityChanged, this, &MainWindow::redrawPlot);
   connect(plot_, &TimelinePlot::laneClicked, this, &MainWindow::focusInstance);
+}
+
+// Geometry, theme and the last library from the previous session.
+void MainWindow::restoreSession() {
   QSettings settings;
   restoreGeometry(settings.value("window/geometry").toByteArray());
   restoreState(settings.value("window/state").toByteArray());
-  if (savedTheme != 0) setTheme(static_cast<Theme>(savedTheme));
+  if (const int savedTheme = settings.value("view/theme", 0).toInt(); savedTheme != 0)
+    setTheme(static_cast<Theme>(savedTheme));
   if (!settings.contains("window/geometry") || width() < 1000 || height() < 700) resize(1500, 950);
   // The last library, else the default one when it exists (the first import creates it).
   QString libPath = settings.value("library/path").toString();

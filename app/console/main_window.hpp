@@ -15,6 +15,7 @@
 
 class QCheckBox;
 class QComboBox;
+class QDockWidget;
 class QLabel;
 class QMenu;
 class QProgressBar;
@@ -113,6 +114,13 @@ class MainWindow : public QMainWindow {
   void keyPressEvent(QKeyEvent* e) override;
 
  private:
+  void buildRunToolbar();
+  void buildCentral();
+  void buildDocks();
+  void buildMenus();
+  void buildPlayback();
+  void connectRuns();
+  void restoreSession();
   void onFinished(std::shared_ptr<const Comparison> c);
   void startWhatIf();
   void fillKpis();
@@ -172,6 +180,8 @@ class MainWindow : public QMainWindow {
   TimelinePlot* plot_;
   QTableWidget* kpis_;
   KpiChart* chart_;
+  QDockWidget *policyDock_ = nullptr, *scenarioDock_ = nullptr, *libraryDock_ = nullptr,
+              *liveDock_ = nullptr;
 };
 
 }  // namespace spillway::console

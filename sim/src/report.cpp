@@ -1,3 +1,5 @@
+// A run's report as JSON and as the table, side by side per KPI so that both say the same
+// (over 600 lines: one function pair per section of docs/kpis.md).
 #include "spillway/sim/report.hpp"
 
 #include <nlohmann/json.hpp>

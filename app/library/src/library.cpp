@@ -1,4 +1,6 @@
 // The incident library: opening (schema checks and migrations), import, queries, export.
+// Over 600 lines: one class over one schema, whose statements read best next to each other
+// (recordings and drill runs live in their own files).
 #include "spillway/library/library.hpp"
 
 #include <sqlite3.h>

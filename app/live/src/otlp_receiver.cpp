@@ -1,3 +1,5 @@
+// Over 600 lines: one protocol end to end (HTTP framing, auth, gzip, both encodings, the
+// spec's answers and the bounded intake), which docs/live.md describes as one unit.
 // The OTLP/HTTP receiver: one QTcpServer, requests parsed by HttpRequestParser and answered
 // synchronously (decode → queue → answer), the intake queue drained by the event loop in
 // bounded turns so that new requests are read, and shed when the queue is full, while the
