@@ -32,36 +32,7 @@ Effect Simulator::Impl::effectAt(const Instance& in, Micros t) const {
   Effect fx;
   for (std::uint32_t k : in.active) {
     const Interval& iv = intervals[k];
-    const FaultSpec& fs = sc.faults[iv.fault];
-    const double s = fs.ramp > 0 ? std::min(1.0, static_cast<double>(t - iv.start) / fs.ramp) : 1.0;
-    switch (fs.kind) {
-      case FaultKind::LatencyDrift:
-        fx.multiplier *= 1.0 + (fs.value - 1.0) * s;
-        break;
-      case FaultKind::Delay:
-        fx.delay += static_cast<Micros>(fs.delay * s);
-        break;
-      case FaultKind::Errors:
-        fx.errorP = std::max(fx.errorP, fs.value * s);
-        fx.errorStatus = fs.status;
-        break;
-      case FaultKind::Throttle:
-        fx.throttleP = std::max(fx.throttleP, fs.value * s);
-        break;
-      case FaultKind::Hang:
-        fx.hangP = std::max(fx.hangP, fs.value * s);
-        fx.hangUntil = std::min(fx.hangUntil, iv.end);
-        break;
-      case FaultKind::Reset:
-        fx.resetP = std::max(fx.resetP, fs.value * s);
-        break;
-      case FaultKind::Outage:
-        fx.outage = true;
-        break;
-      case FaultKind::CapacityLoss:
-      case FaultKind::Recover:
-        break;
-    }
+    addFaultEffect(fx, sc.faults[iv.fault], iv.start, iv.end, t);
   }
   return fx;
 }

@@ -23,6 +23,7 @@
 #include "spillway/platform.hpp"
 #include "spillway/sim/bounded_fifo.hpp"
 #include "spillway/sim/event_queue.hpp"
+#include "spillway/sim/fault_effect.hpp"
 #include "spillway/sim/random.hpp"
 #include "spillway/sim/simulator.hpp"
 
@@ -144,12 +145,8 @@ struct GroupTick {
 };
 
 // The combined effect of the faults active on an instance at one moment.
-struct Effect {
-  double multiplier = 1, errorP = 0, throttleP = 0, hangP = 0, resetP = 0;
-  int errorStatus = 503;
-  Micros delay = 0, hangUntil = kForever;
-  bool outage = false;
-};
+// Capacity loss is applied where slots are counted (setCapacity), not through the effect.
+using Effect = FaultEffect;
 
 struct TickCounters {
   std::uint32_t responses = 0, failures = 0, rejected = 0, queueFull = 0, overflow = 0;

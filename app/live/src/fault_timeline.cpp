@@ -21,45 +21,8 @@ FaultTimeline::FaultTimeline(const sim::Scenario& sc, const std::string& instanc
 
 FaultEffect FaultTimeline::effectAt(Micros t) const {
   FaultEffect fx;
-  for (const InstanceFault& f : faults_) {
-    if (t < f.start || t >= f.end) continue;
-    const sim::FaultSpec& s = *f.spec;
-    // s = min(1, (t − start) / ramp): the ramp scales the excess, the delay and probabilities.
-    const double k =
-        s.ramp > 0 ? std::min(1.0, static_cast<double>(t - f.start) / static_cast<double>(s.ramp))
-                   : 1.0;
-    switch (s.kind) {
-      case sim::FaultKind::LatencyDrift:
-        fx.multiplier *= 1.0 + (s.value - 1.0) * k;
-        break;
-      case sim::FaultKind::Delay:
-        fx.delay += static_cast<Micros>(static_cast<double>(s.delay) * k);
-        break;
-      case sim::FaultKind::Errors:
-        fx.errorP = std::max(fx.errorP, s.value * k);
-        fx.errorStatus = s.status;  // the last listed active one
-        break;
-      case sim::FaultKind::Throttle:
-        fx.throttleP = std::max(fx.throttleP, s.value * k);
-        break;
-      case sim::FaultKind::Hang:
-        fx.hangP = std::max(fx.hangP, s.value * k);
-        fx.hangUntil = std::min(fx.hangUntil, f.end);
-        break;
-      case sim::FaultKind::Reset:
-        fx.resetP = std::max(fx.resetP, s.value * k);
-        break;
-      case sim::FaultKind::Outage:
-        fx.outage = true;
-        break;
-      case sim::FaultKind::CapacityLoss:
-        fx.capacityLoss = true;
-        fx.remaining = std::min(fx.remaining, s.value);
-        break;
-      case sim::FaultKind::Recover:
-        break;
-    }
-  }
+  for (const InstanceFault& f : faults_)
+    if (t >= f.start && t < f.end) sim::addFaultEffect(fx, *f.spec, f.start, f.end, t);
   return fx;
 }
 

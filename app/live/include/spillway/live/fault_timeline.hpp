@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "spillway/sim/fault_effect.hpp"
 #include "spillway/sim/scenario.hpp"
 #include "spillway/time.hpp"
 
@@ -17,20 +18,7 @@ struct InstanceFault {
   Micros end = kForever;
 };
 
-// What the active faults do at one moment (combined as docs/scenario.md says).
-struct FaultEffect {
-  double multiplier = 1.0;  // latency_drift: service time ×
-  Micros delay = 0;         // delay: service time +
-  double errorP = 0;        // errors: probability, with errorStatus
-  int errorStatus = 503;
-  double throttleP = 0;  // 429
-  double hangP = 0;
-  Micros hangUntil = kForever;  // earliest end of the active hangs
-  double resetP = 0;
-  bool outage = false;
-  double remaining = 1.0;  // capacity_loss: share of slots left (smallest active)
-  bool capacityLoss = false;
-};
+using sim::FaultEffect;
 
 class FaultTimeline {
  public:
