@@ -13,6 +13,18 @@
 
 namespace spillway::cli {
 
+std::optional<int> parseCommandLine(QCommandLineParser& p, const QStringList& args) {
+  if (!p.parse(args)) {
+    std::fprintf(stderr, "%s: %s\n", qPrintable(args.value(0)), qPrintable(p.errorText()));
+    return kInputError;
+  }
+  if (p.isSet("help")) {
+    std::fputs(qPrintable(p.helpText()), stdout);
+    return kOk;
+  }
+  return std::nullopt;
+}
+
 int reportUncaught(const QString& command) {
   const std::string cmd = "spillway-cli " + command.toStdString();
   try {

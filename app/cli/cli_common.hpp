@@ -1,5 +1,6 @@
 #pragma once
 // Shared by spillway-cli subcommands: exit codes, built-in resources, policy loading.
+#include <QCommandLineParser>
 #include <QStringList>
 
 #include <nlohmann/json.hpp>
@@ -34,6 +35,11 @@ using app::usePolicy;
 // escaped as `FILE:LINE: KEY: what` when it is an InputError, or names the exception
 // (a YAML error, out of memory) with `command`, and returns kInputError.
 int reportUncaught(const QString& command);
+
+// The preamble of every command: parses ARGS into P; on an error prints it after ARGS[0]
+// ("spillway-cli CMD: …") and returns kInputError, on --help prints the help and returns kOk.
+// Returns nothing when the command should go on.
+std::optional<int> parseCommandLine(QCommandLineParser& p, const QStringList& args);
 
 // Formats a duration for tables: "18.2s", "1m32s", "inf", "n/a".
 std::string humanDuration(Micros d);

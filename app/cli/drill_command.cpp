@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli_common.hpp"
 #include "drill_live.hpp"
@@ -31,8 +32,6 @@ sim::Runbook loadRunbook(const std::string& path) {
   const std::string text = readWhole(path, input_limits::kScenario, "runbook");
   return sim::parseRunbook(text, path, std::filesystem::path(path).parent_path().string(), loaders);
 }
-
-LiveDrillRunner gLiveDrill = nullptr;
 
 double numberOption(const QCommandLineParser& p, const char* name, double lo, double hi) {
   bool ok = false;
@@ -93,10 +92,7 @@ int history(library::Library& lib, const std::string& runbook, bool json) {
   return kOk;
 }
 
-}  // namespace
-
-int runDrill(const QStringList& args) {
-  QCommandLineParser p;
+void addDrillOptions(QCommandLineParser& p) {
   p.setApplicationDescription(
       "Run a drill runbook (docs/drills.md): its scenario, faults and traffic in the simulator,\n"
       "over its seeds; print each expectation against the measured KPI. Exit 0 when all hold,\n"
@@ -121,68 +117,89 @@ int runDrill(const QStringList& args) {
       {"speed", "with --gateway: the fault timeline and load profiles X times faster", "X", "1"});
   p.addOption({"rate-scale", "with --gateway: every client's rate × F", "F", "1"});
   p.addOption({"max-in-flight", "with --gateway: requests in flight at most", "N", "256"});
-  if (!p.parse(args)) {
-    std::fprintf(stderr, "spillway-cli drill: %s\n", qPrintable(p.errorText()));
-    return kInputError;
+}
+
+// What `drill` was asked to do. --seeds and the --gateway options are checked only once the
+// runbook has loaded (drillResult).
+struct DrillOptions {
+  std::string library;
+  bool history = false;
+  std::string runbook;  // with --history: a runbook's name, or empty for every runbook
+  bool json = false;
+  bool save = false;
+};
+
+// Nothing, after saying why on stderr, when RUNBOOK is missing or repeated.
+std::optional<DrillOptions> readDrillOptions(const QCommandLineParser& p) {
+  DrillOptions o;
+  o.library = p.isSet("library") ? p.value("library").toStdString() : library::defaultLibraryPath();
+  o.history = p.isSet("history");
+  const QStringList runbooks = p.positionalArguments();
+  if (o.history && runbooks.size() > 1) {
+    std::fprintf(stderr, "spillway-cli drill: --history takes at most one runbook name\n");
+    return std::nullopt;
   }
-  if (p.isSet("help")) {
-    std::fputs(qPrintable(p.helpText()), stdout);
-    return kOk;
-  }
-  const std::string lp =
-      p.isSet("library") ? p.value("library").toStdString() : library::defaultLibraryPath();
-  if (p.isSet("history")) {
-    if (p.positionalArguments().size() > 1) {
-      std::fprintf(stderr, "spillway-cli drill: --history takes at most one runbook name\n");
-      return kInputError;
-    }
-    try {
-      library::Library lib(lp);
-      return history(lib,
-                     p.positionalArguments().isEmpty()
-                         ? std::string()
-                         : p.positionalArguments().front().toStdString(),
-                     p.isSet("json"));
-    } catch (const std::exception& e) {
-      std::fprintf(stderr, "%s\n", e.what());
-      return kInputError;
-    }
-  }
-  if (p.positionalArguments().size() != 1) {
+  if (!o.history && runbooks.size() != 1) {
     std::fprintf(stderr, "spillway-cli drill: expected one RUNBOOK\n");
+    return std::nullopt;
+  }
+  o.runbook = runbooks.isEmpty() ? std::string() : runbooks.front().toStdString();
+  o.json = p.isSet("json");
+  o.save = p.isSet("save");
+  return o;
+}
+
+int showHistory(const DrillOptions& o) {
+  try {
+    library::Library lib(o.library);
+    return history(lib, o.runbook, o.json);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s\n", e.what());
     return kInputError;
   }
+}
+
+// The runbook over its seeds, in the simulator or through --gateway.
+sim::DrillResult drillResult(const QCommandLineParser& p, sim::Runbook& rb) {
+  if (p.isSet("seeds")) {
+    bool ok = false;
+    rb.seeds = p.value("seeds").toUInt(&ok);
+    if (!ok || rb.seeds < 1 || rb.seeds > 100)
+      throw InputError("--seeds", 0, "", "expected 1 … 100");
+  }
+  if (p.isSet("gateway")) return runLiveDrill(rb, liveRequest(p));
+  return sim::runDrill(rb);
+}
+
+void saveDrillRun(const sim::Runbook& rb, const sim::DrillResult& d, const std::string& lp) {
+  library::Library lib(lp);
+  library::DrillRunInfo run;
+  run.runbook = rb.name;
+  run.revision = rb.revision;
+  run.spillwayVersion = SPILLWAY_VERSION;
+  run.policyYaml = policyToYaml(rb.scenario.policy);
+  run.resultJson = sim::drillJson(rb, d, -1);
+  run.passed = d.passed;
+  const std::int64_t id = lib.saveDrillRun(run);
+  std::fprintf(stderr, "drill: saved as run %lld of '%s' in %s\n", static_cast<long long>(id),
+               rb.name.c_str(), lp.c_str());
+}
+
+}  // namespace
+
+int runDrill(const QStringList& args) {
+  QCommandLineParser p;
+  addDrillOptions(p);
+  if (const auto done = parseCommandLine(p, args)) return *done;
+  const std::optional<DrillOptions> o = readDrillOptions(p);
+  if (!o) return kInputError;
+  if (o->history) return showHistory(*o);
   try {
-    sim::Runbook rb = loadRunbook(p.positionalArguments().front().toStdString());
-    if (p.isSet("seeds")) {
-      bool ok = false;
-      rb.seeds = p.value("seeds").toUInt(&ok);
-      if (!ok || rb.seeds < 1 || rb.seeds > 100)
-        throw InputError("--seeds", 0, "", "expected 1 … 100");
-    }
-    sim::DrillResult d;
-    if (p.isSet("gateway")) {
-      if (!gLiveDrill)
-        throw InputError("--gateway", 0, "", "not available in this program (use spillway-cli)");
-      d = gLiveDrill(rb, liveRequest(p));
-    } else {
-      d = sim::runDrill(rb);
-    }
+    sim::Runbook rb = loadRunbook(o->runbook);
+    const sim::DrillResult d = drillResult(p, rb);
     const std::string json = sim::drillJson(rb, d);
-    if (p.isSet("save")) {
-      library::Library lib(lp);
-      library::DrillRunInfo run;
-      run.runbook = rb.name;
-      run.revision = rb.revision;
-      run.spillwayVersion = SPILLWAY_VERSION;
-      run.policyYaml = policyToYaml(rb.scenario.policy);
-      run.resultJson = sim::drillJson(rb, d, -1);
-      run.passed = d.passed;
-      const std::int64_t id = lib.saveDrillRun(run);
-      std::fprintf(stderr, "drill: saved as run %lld of '%s' in %s\n", static_cast<long long>(id),
-                   rb.name.c_str(), lp.c_str());
-    }
-    std::fputs((p.isSet("json") ? json + "\n" : sim::drillTable(rb, d)).c_str(), stdout);
+    if (o->save) saveDrillRun(rb, d, o->library);
+    std::fputs((o->json ? json + "\n" : sim::drillTable(rb, d)).c_str(), stdout);
     return d.passed ? kOk : kFindings;
   } catch (const InputError& e) {
     std::fprintf(stderr, "%s\n", e.what());
@@ -191,14 +208,6 @@ int runDrill(const QStringList& args) {
     std::fprintf(stderr, "spillway-cli drill: %s\n", e.what());
     return kInputError;
   }
-}
-
-void setLiveDrillRunner(LiveDrillRunner r) {
-  gLiveDrill = r;
-}
-
-LiveDrillRunner liveDrillRunner() {
-  return gLiveDrill;
 }
 
 }  // namespace spillway::cli

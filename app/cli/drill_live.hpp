@@ -1,8 +1,6 @@
 #pragma once
-// `drill RUNBOOK --gateway URL`: the runbook against a real gateway (app/live's LiveDrill). Like
-// `simulate --serve-metrics` (serve_metrics.hpp) it needs Qt Network, which only spillway-cli
-// links: drill_command.cpp parses the options and calls the runner spillway-cli registered
-// (drill_live_command.cpp); without one the option is refused.
+// `drill RUNBOOK --gateway URL`: the runbook against a real gateway (app/live's LiveDrill).
+// drill_command.cpp parses the options; drill_live_command.cpp runs.
 #include <QString>
 
 #include "spillway/sim/runbook.hpp"
@@ -18,9 +16,6 @@ struct LiveDrillRequest {
 };
 
 // Runs the drill and judges it; throws InputError for bad options or ports it cannot take.
-using LiveDrillRunner = sim::DrillResult (*)(const sim::Runbook& rb, const LiveDrillRequest& rq);
-
-void setLiveDrillRunner(LiveDrillRunner r);
-LiveDrillRunner liveDrillRunner();
+sim::DrillResult runLiveDrill(const sim::Runbook& rb, const LiveDrillRequest& rq);
 
 }  // namespace spillway::cli

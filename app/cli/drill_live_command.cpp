@@ -12,9 +12,8 @@
 #include "spillway/live/live_drill.hpp"
 
 namespace spillway::cli {
-namespace {
 
-sim::DrillResult run(const sim::Runbook& rb, const LiveDrillRequest& rq) {
+sim::DrillResult runLiveDrill(const sim::Runbook& rb, const LiveDrillRequest& rq) {
   const QUrl url(rq.gateway, QUrl::StrictMode);
   if (!url.isValid() || url.scheme() != "http" || url.host().isEmpty() || url.port() <= 0)
     throw InputError("--gateway", 0, "",
@@ -82,8 +81,4 @@ sim::DrillResult run(const sim::Runbook& rb, const LiveDrillRequest& rq) {
   return d;
 }
 
-// spillway-cli links this file, the console does not (drill_live.hpp).
-[[maybe_unused]] const bool kRegistered = (setLiveDrillRunner(&run), true);
-
-}  // namespace
 }  // namespace spillway::cli

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "cli_common.hpp"
 #include "spillway/export/export.hpp"
@@ -165,10 +166,7 @@ void printTable(std::FILE* o, const std::string& target, const ReplayKpis& n, co
   row("opens", std::to_string(n.opens), std::to_string(t.opens));
 }
 
-}  // namespace
-
-int runExport(const QStringList& args) {
-  QCommandLineParser p;
+void addExportOptions(QCommandLineParser& p) {
   p.setApplicationDescription(
       "Export a breaker policy to another gateway's native configuration (docs/export.md):\n"
       "resilience4j (application.yml), envoy (clusters), istio (DestinationRule), sentinel\n"
@@ -201,156 +199,212 @@ int runExport(const QStringList& args) {
   p.addOption({"idempotent-only",
                "nginx: leave non_idempotent out of proxy_next_upstream (failed POST requests, "
                "every LLM call, are then neither retried nor counted against max_fails)."});
-  if (!p.parse(args)) {
-    std::fprintf(stderr, "export: %s\n", qPrintable(p.errorText()));
-    return kInputError;
-  }
-  if (p.isSet("help")) {
-    std::fputs(qPrintable(p.helpText()), stdout);
-    return kOk;
-  }
-  const std::string targetName = p.value("target").toStdString();
-  const auto target = parseDialectKind(targetName);
-  if (targetName.empty() || !target || !exportable(*target)) {
+}
+
+struct ExportOptions {
+  std::string targetName;  // as given to --target
+  DialectKind target = DialectKind::Resilience4j;
+  std::vector<std::string> incidents;  // --validate, then the positional arguments
+  std::vector<Requirement> reqs;
+  std::string requireSpec;  // --require as given
+  std::string policyPath;
+  QString slo;
+  std::string outPath;
+  bool toFile = false;  // --out
+  bool json = false;
+  bool idempotentOnly = false;
+};
+
+// Prints the error and returns nothing when the options do not fit together.
+std::optional<ExportOptions> readExportOptions(const QCommandLineParser& p) {
+  ExportOptions o;
+  o.targetName = p.value("target").toStdString();
+  const auto target = parseDialectKind(o.targetName);
+  if (o.targetName.empty() || !target || !exportable(*target)) {
     std::fprintf(stderr,
                  "export: --target: expected resilience4j, envoy, istio, sentinel, haproxy, "
                  "nginx or litellm%s\n",
-                 targetName.empty() ? "" : (", got '" + targetName + "'").c_str());
-    return kInputError;
+                 o.targetName.empty() ? "" : (", got '" + o.targetName + "'").c_str());
+    return std::nullopt;
   }
-  std::vector<std::string> incidents;
-  for (const QString& v : p.values("validate")) incidents.push_back(v.toStdString());
+  o.target = *target;
+  for (const QString& v : p.values("validate")) o.incidents.push_back(v.toStdString());
   if (!p.positionalArguments().isEmpty()) {
-    if (incidents.empty()) {
+    if (o.incidents.empty()) {
       std::fprintf(stderr, "export: unexpected argument '%s' (incidents follow --validate)\n",
                    qPrintable(p.positionalArguments().first()));
-      return kInputError;
+      return std::nullopt;
     }
-    for (const QString& v : p.positionalArguments()) incidents.push_back(v.toStdString());
+    for (const QString& v : p.positionalArguments()) o.incidents.push_back(v.toStdString());
   }
-  std::vector<Requirement> reqs;
   if (p.isSet("require")) {
-    if (incidents.empty()) {
+    if (o.incidents.empty()) {
       std::fprintf(stderr, "export: --require needs --validate INCIDENT (KPIs to check)\n");
-      return kInputError;
+      return std::nullopt;
     }
+    o.requireSpec = p.value("require").toStdString();
     try {
-      reqs = parseRequirements(p.value("require").toStdString());
+      o.reqs = parseRequirements(o.requireSpec);
     } catch (const InputError& e) {
       std::fprintf(stderr, "export: %s\n", e.what());
-      return kInputError;
+      return std::nullopt;
     }
   }
-  const bool json = p.isSet("json");
-  const bool toFile = p.isSet("out");
-  std::FILE* rep = (toFile || json) ? stdout : stderr;  // the report's stream
+  o.policyPath = p.value("policy").toStdString();
+  o.slo = p.value("slo");
+  o.outPath = p.value("out").toStdString();
+  o.toFile = p.isSet("out");
+  o.json = p.isSet("json");
+  o.idempotentOnly = p.isSet("idempotent-only");
+  return o;
+}
+
+// The export and its validation: each incident under the native policy and the target.
+struct ExportRun {
+  Policy policy;
+  std::vector<Incident> incidents;
+  std::vector<NativeRun> native;
+  ExportResult exported;
+  std::vector<ReplayKpis> targetRuns;
+  std::vector<std::vector<std::string>> gaps;  // per incident
+  std::vector<RequirementResult> results;
+  bool passed = true;
+};
+
+ExportRun exportAndValidate(const ExportOptions& o) {
+  ExportRun run;
+  run.policy = loadPolicy(o.policyPath);
+  const ReplayTruthOptions truth = parseSlo(o.slo);
+  for (const std::string& a : o.incidents) {
+    run.incidents.push_back(loadIncident(a));
+    run.incidents.back().truth = truth;
+  }
+  // Native runs first: they supply the learned baselines and the instances to the exporter.
+  std::string names;
+  for (const Incident& i : run.incidents) {
+    run.native.push_back(replayNative(run.policy, i));
+    names += (names.empty() ? "" : ", ") + i.name;
+  }
+  ExportContext ctx = contextFrom(run.native, names);
+  ctx.idempotentOnly = o.idempotentOnly;
+  run.exported = exportPolicy(run.policy, o.target, ctx);
+  const ExportResult& x = run.exported;
+  // The exported text must read back under the target's own parser.
+  (void)makeDialect(x.target, x.text, x.fileName, 1, nullptr, x.select);
+
+  std::vector<std::string> incNames;
+  for (std::size_t i = 0; i < run.incidents.size(); ++i) {
+    run.targetRuns.push_back(replayTarget(x, run.incidents[i]));
+    run.gaps.push_back(
+        nameGaps(x, run.incidents[i].name, run.native[i].kpis, run.targetRuns.back()));
+    incNames.push_back(run.incidents[i].name);
+  }
+  run.results = checkRequirements(o.reqs, incNames, run.targetRuns);
+  run.passed =
+      std::all_of(run.results.begin(), run.results.end(), [](const auto& r) { return r.passed; });
+  return run;
+}
+
+// The configuration itself: to --out, or to stdout ahead of the text report.
+void writeConfig(const ExportOptions& o, const ExportResult& x) {
+  if (o.toFile) {
+    std::ofstream f(o.outPath);
+    if (!f) throw InputError(o.outPath, 0, "", "cannot write");
+    f << x.text;
+    if (!f) throw InputError(o.outPath, 0, "", "write failed");
+  } else if (!o.json) {
+    std::fputs(x.text.c_str(), stdout);
+    std::fflush(stdout);
+  }
+}
+
+nlohmann::json reportJson(const ExportOptions& o, const ExportRun& run) {
+  const ExportResult& x = run.exported;
+  nlohmann::json j;
+  j["target"] = o.targetName;
+  j["policy"] = run.policy.name;
+  j["file_name"] = x.fileName;
+  j["config"] = x.text;
+  nlohmann::json notes = nlohmann::json::array();
+  for (const MappingNote& n : x.notes)
+    notes.push_back({{"topic", std::string(topicName(n.topic))},
+                     {"gap", n.gap},
+                     {"scope", n.scope},
+                     {"text", n.text}});
+  j["notes"] = notes;
+  nlohmann::json v = nlohmann::json::array();
+  for (std::size_t i = 0; i < run.incidents.size(); ++i)
+    v.push_back({{"incident", run.incidents[i].name},
+                 {"native", kpisJson(run.native[i].kpis)},
+                 {"target", kpisJson(run.targetRuns[i])},
+                 {"gaps", run.gaps[i]}});
+  j["validation"] = v;
+  if (!o.reqs.empty()) {
+    nlohmann::json rs = nlohmann::json::array();
+    for (const auto& r : run.results)
+      rs.push_back({{"term", r.req.text}, {"passed", r.passed}, {"detail", r.detail}});
+    j["require"] = {{"spec", o.requireSpec}, {"passed", run.passed}, {"results", rs}};
+  }
+  return j;
+}
+
+void printValidation(std::FILE* rep, const std::string& targetName, const ExportRun& run) {
+  for (std::size_t i = 0; i < run.incidents.size(); ++i) {
+    const Incident& inc = run.incidents[i];
+    std::fprintf(rep, "\nValidation on %s (%llu records, %zu annotated fault%s):\n",
+                 inc.name.c_str(), static_cast<unsigned long long>(run.native[i].kpis.records),
+                 inc.faults.size(), inc.faults.size() == 1 ? "" : "s");
+    printTable(rep, targetName, run.native[i].kpis, run.targetRuns[i]);
+    if (run.gaps[i].empty())
+      std::fprintf(rep, "  No KPI gap between native and %s on this incident.\n",
+                   targetName.c_str());
+    else
+      std::fprintf(rep, "  Gaps:\n");
+    for (const std::string& g : run.gaps[i]) std::fprintf(rep, "  - %s\n", g.c_str());
+  }
+}
+
+void printRequirements(std::FILE* rep, const ExportOptions& o, const ExportRun& run) {
+  std::fprintf(rep, "\nRequirements on %s (worst incident):\n", o.targetName.c_str());
+  for (const auto& r : run.results)
+    std::fprintf(rep, "  %-4s %-14s %s\n", r.passed ? "ok" : "FAIL", r.req.text.c_str(),
+                 r.detail.c_str());
+  std::fprintf(
+      rep, "%s: %s\n", run.passed ? "PASS" : "FAIL",
+      run.passed
+          ? ("the " + o.targetName + " export meets '" + o.requireSpec + "'").c_str()
+          : ("the " + o.targetName + " export does not meet '" + o.requireSpec + "'").c_str());
+}
+
+void printReport(std::FILE* rep, const ExportOptions& o, const ExportRun& run) {
+  std::fprintf(rep, "%sExport of policy '%s' to %s%s\n", o.toFile ? "" : "\n",
+               run.policy.name.c_str(), o.targetName.c_str(),
+               o.toFile ? (": " + o.outPath + " written").c_str() : "");
+  std::fprintf(rep, "\nMapping notes (~ approximated, x not expressible):\n");
+  for (const MappingNote& n : run.exported.notes)
+    std::fprintf(rep, "  %s %s%s\n", n.gap ? "x" : "~",
+                 n.scope.empty() ? "" : ("[" + n.scope + "] ").c_str(), n.text.c_str());
+  printValidation(rep, o.targetName, run);
+  if (!o.reqs.empty()) printRequirements(rep, o, run);
+}
+
+}  // namespace
+
+int runExport(const QStringList& args) {
+  QCommandLineParser p;
+  addExportOptions(p);
+  if (const auto done = parseCommandLine(p, args)) return *done;
+  const std::optional<ExportOptions> o = readExportOptions(p);
+  if (!o) return kInputError;
+  std::FILE* rep = (o->toFile || o->json) ? stdout : stderr;  // the report's stream
   try {
-    const Policy policy = loadPolicy(p.value("policy").toStdString());
-    const ReplayTruthOptions truth = parseSlo(p.value("slo"));
-    std::vector<Incident> incs;
-    for (const std::string& a : incidents) {
-      incs.push_back(loadIncident(a));
-      incs.back().truth = truth;
-    }
-    // Native runs first: they supply the learned baselines and the instances to the exporter.
-    std::vector<NativeRun> native;
-    std::string names;
-    for (const Incident& i : incs) {
-      native.push_back(replayNative(policy, i));
-      names += (names.empty() ? "" : ", ") + i.name;
-    }
-    ExportContext ctx = contextFrom(native, names);
-    ctx.idempotentOnly = p.isSet("idempotent-only");
-    const ExportResult x = exportPolicy(policy, *target, ctx);
-    // The exported text must read back under the target's own parser.
-    (void)makeDialect(x.target, x.text, x.fileName, 1, nullptr, x.select);
-
-    std::vector<ReplayKpis> targetRuns;
-    std::vector<std::vector<std::string>> gaps;
-    std::vector<std::string> incNames;
-    for (std::size_t i = 0; i < incs.size(); ++i) {
-      targetRuns.push_back(replayTarget(x, incs[i]));
-      gaps.push_back(nameGaps(x, incs[i].name, native[i].kpis, targetRuns.back()));
-      incNames.push_back(incs[i].name);
-    }
-    const auto results = checkRequirements(reqs, incNames, targetRuns);
-    const bool passed =
-        std::all_of(results.begin(), results.end(), [](const auto& r) { return r.passed; });
-
-    if (toFile) {
-      const std::string op = p.value("out").toStdString();
-      std::ofstream f(op);
-      if (!f) throw InputError(op, 0, "", "cannot write");
-      f << x.text;
-      if (!f) throw InputError(op, 0, "", "write failed");
-    } else if (!json) {
-      std::fputs(x.text.c_str(), stdout);
-      std::fflush(stdout);
-    }
-
-    if (json) {
-      nlohmann::json j;
-      j["target"] = targetName;
-      j["policy"] = policy.name;
-      j["file_name"] = x.fileName;
-      j["config"] = x.text;
-      nlohmann::json notes = nlohmann::json::array();
-      for (const MappingNote& n : x.notes)
-        notes.push_back({{"topic", std::string(topicName(n.topic))},
-                         {"gap", n.gap},
-                         {"scope", n.scope},
-                         {"text", n.text}});
-      j["notes"] = notes;
-      nlohmann::json v = nlohmann::json::array();
-      for (std::size_t i = 0; i < incs.size(); ++i)
-        v.push_back({{"incident", incs[i].name},
-                     {"native", kpisJson(native[i].kpis)},
-                     {"target", kpisJson(targetRuns[i])},
-                     {"gaps", gaps[i]}});
-      j["validation"] = v;
-      if (!reqs.empty()) {
-        nlohmann::json rs = nlohmann::json::array();
-        for (const auto& r : results)
-          rs.push_back({{"term", r.req.text}, {"passed", r.passed}, {"detail", r.detail}});
-        j["require"] = {
-            {"spec", p.value("require").toStdString()}, {"passed", passed}, {"results", rs}};
-      }
-      std::fputs((j.dump(2) + "\n").c_str(), stdout);
-    } else {
-      std::fprintf(rep, "%sExport of policy '%s' to %s%s\n", toFile ? "" : "\n",
-                   policy.name.c_str(), targetName.c_str(),
-                   toFile ? (": " + p.value("out").toStdString() + " written").c_str() : "");
-      std::fprintf(rep, "\nMapping notes (~ approximated, x not expressible):\n");
-      for (const MappingNote& n : x.notes)
-        std::fprintf(rep, "  %s %s%s\n", n.gap ? "x" : "~",
-                     n.scope.empty() ? "" : ("[" + n.scope + "] ").c_str(), n.text.c_str());
-      for (std::size_t i = 0; i < incs.size(); ++i) {
-        std::fprintf(rep, "\nValidation on %s (%llu records, %zu annotated fault%s):\n",
-                     incs[i].name.c_str(), static_cast<unsigned long long>(native[i].kpis.records),
-                     incs[i].faults.size(), incs[i].faults.size() == 1 ? "" : "s");
-        printTable(rep, targetName, native[i].kpis, targetRuns[i]);
-        if (gaps[i].empty())
-          std::fprintf(rep, "  No KPI gap between native and %s on this incident.\n",
-                       targetName.c_str());
-        else
-          std::fprintf(rep, "  Gaps:\n");
-        for (const std::string& g : gaps[i]) std::fprintf(rep, "  - %s\n", g.c_str());
-      }
-      if (!reqs.empty()) {
-        std::fprintf(rep, "\nRequirements on %s (worst incident):\n", targetName.c_str());
-        for (const auto& r : results)
-          std::fprintf(rep, "  %-4s %-14s %s\n", r.passed ? "ok" : "FAIL", r.req.text.c_str(),
-                       r.detail.c_str());
-        std::fprintf(rep, "%s: %s\n", passed ? "PASS" : "FAIL",
-                     passed ? ("the " + targetName + " export meets '" +
-                               p.value("require").toStdString() + "'")
-                                  .c_str()
-                            : ("the " + targetName + " export does not meet '" +
-                               p.value("require").toStdString() + "'")
-                                  .c_str());
-      }
-    }
-    return passed ? kOk : kFindings;
+    const ExportRun run = exportAndValidate(*o);
+    writeConfig(*o, run.exported);
+    if (o->json)
+      std::fputs((reportJson(*o, run).dump(2) + "\n").c_str(), stdout);
+    else
+      printReport(rep, *o, run);
+    return run.passed ? kOk : kFindings;
   } catch (const InputError& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return kInputError;

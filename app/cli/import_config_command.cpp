@@ -24,14 +24,7 @@ int runImportConfig(const QStringList& args) {
   p.addOption({"from", "resilience4j | envoy | sentinel.", "TARGET"});
   p.addOption({"out", "Write the policy YAML here instead of stdout.", "policy.yaml"});
   p.addPositionalArgument("FILE", "The native configuration file.");
-  if (!p.parse(args)) {
-    std::fprintf(stderr, "import-config: %s\n", qPrintable(p.errorText()));
-    return kInputError;
-  }
-  if (p.isSet("help")) {
-    std::fputs(qPrintable(p.helpText()), stdout);
-    return kOk;
-  }
+  if (const auto done = parseCommandLine(p, args)) return *done;
   const std::string from = p.value("from").toStdString();
   const auto kind = parseDialectKind(from);
   if (!kind || !exporter::importable(*kind)) {

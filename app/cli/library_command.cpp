@@ -59,6 +59,24 @@ nlohmann::json recordingJson(const library::RecordingInfo& r) {
           {"created", r.created}};
 }
 
+nlohmann::json annotationsJson(const std::vector<library::Annotation>& notes) {
+  nlohmann::json j = nlohmann::json::array();
+  for (const auto& a : notes)
+    j.push_back({{"instance", a.instance},
+                 {"start_ms", ms(a.start)},
+                 {"end_ms", ms(a.end)},
+                 {"kind", a.kind},
+                 {"origin", a.origin}});
+  return j;
+}
+
+void printAnnotations(const std::vector<library::Annotation>& notes) {
+  if (!notes.empty()) std::printf("\nfault annotations:\n");
+  for (const auto& a : notes)
+    std::printf("  %-22s %-16s %s .. %s (%s)\n", a.instance.c_str(), a.kind.c_str(),
+                rfc3339(a.start).c_str(), rfc3339(a.end).c_str(), a.origin.c_str());
+}
+
 void printRecordings(const std::vector<library::RecordingInfo>& all) {
   std::printf("\n%-28s %10s %8s %10s  %-24s %10s  %s\n", "recording", "calls", "samples", "bytes",
               "retained from", "span", "retention");
@@ -76,13 +94,7 @@ int recordInfo(library::Library& lib, const std::string& name, bool json) {
   const auto notes = lib.recordingAnnotations(name);
   if (json) {
     nlohmann::json j = recordingJson(r);
-    j["annotations"] = nlohmann::json::array();
-    for (const auto& a : notes)
-      j["annotations"].push_back({{"instance", a.instance},
-                                  {"start_ms", ms(a.start)},
-                                  {"end_ms", ms(a.end)},
-                                  {"kind", a.kind},
-                                  {"origin", a.origin}});
+    j["annotations"] = annotationsJson(notes);
     std::printf("%s\n", j.dump(2).c_str());
     return kOk;
   }
@@ -99,10 +111,139 @@ int recordInfo(library::Library& lib, const std::string& name, bool json) {
   std::printf("recorded %llu records since %s, %llu dropped by retention\n",
               static_cast<unsigned long long>(r.recorded), r.created.c_str(),
               static_cast<unsigned long long>(r.dropped));
-  if (!notes.empty()) std::printf("\nfault annotations:\n");
-  for (const auto& a : notes)
-    std::printf("  %-22s %-16s %s .. %s (%s)\n", a.instance.c_str(), a.kind.c_str(),
-                rfc3339(a.start).c_str(), rfc3339(a.end).c_str(), a.origin.c_str());
+  printAnnotations(notes);
+  return kOk;
+}
+
+int listRecordings(library::Library& lib, bool json) {
+  const auto all = lib.recordings();
+  if (json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& r : all) j.push_back(recordingJson(r));
+    std::printf("%s\n", j.dump(2).c_str());
+  } else if (all.empty()) {
+    std::printf("no recordings\n");
+  } else {
+    printRecordings(all);
+  }
+  return kOk;
+}
+
+int list(library::Library& lib, bool json) {
+  const auto all = lib.incidents();
+  const auto recs = lib.recordings();
+  if (json) {
+    nlohmann::json j = nlohmann::json::array();
+    for (const auto& i : all) j.push_back(incidentJson(i));
+    for (const auto& r : recs) j.push_back(recordingJson(r));
+    std::printf("%s\n", j.dump(2).c_str());
+    return kOk;
+  }
+  std::printf("%-28s %-10s %10s %9s  %-24s %10s  %s\n", "incident", "kind", "records", "instances",
+              "start", "duration", "source");
+  for (const auto& i : all)
+    std::printf("%-28s %-10s %10llu %9llu  %-24s %10s  %s\n", i.name.c_str(), i.kind.c_str(),
+                static_cast<unsigned long long>(i.records),
+                static_cast<unsigned long long>(i.instances), rfc3339(i.tStart).c_str(),
+                humanDuration(i.tEnd - i.tStart).c_str(), i.source.c_str());
+  if (!recs.empty()) printRecordings(recs);
+  return kOk;
+}
+
+// Everything `library show` prints about one incident.
+struct IncidentDetail {
+  library::IncidentInfo incident;
+  std::vector<library::InstanceInfo> instances;
+  std::vector<library::SourceInfo> sources;
+  std::vector<library::Annotation> annotations;
+  std::vector<library::RunInfo> runs;
+};
+
+IncidentDetail loadIncidentDetail(library::Library& lib, const std::string& name) {
+  IncidentDetail d;
+  d.incident = lib.requireIncident(name);
+  d.instances = lib.instances(name);
+  d.sources = lib.sources(name);
+  d.annotations = lib.annotations(name);
+  d.runs = lib.runs(name);
+  return d;
+}
+
+nlohmann::json incidentDetailJson(const IncidentDetail& d) {
+  nlohmann::json j = incidentJson(d.incident);
+  j["instances"] = nlohmann::json::array();
+  for (const auto& x : d.instances)
+    j["instances"].push_back({{"name", x.name},
+                              {"model", x.model},
+                              {"records", x.records},
+                              {"start_ms", ms(x.tStart)},
+                              {"end_ms", ms(x.tEnd)}});
+  j["sources"] = nlohmann::json::array();
+  for (const auto& s : d.sources)
+    j["sources"].push_back({{"path", s.path},
+                            {"format", s.format},
+                            {"hash", s.hash},
+                            {"records", s.records},
+                            {"skipped_lines", s.skipped},
+                            {"imported", s.imported}});
+  j["annotations"] = annotationsJson(d.annotations);
+  j["runs"] = nlohmann::json::array();
+  for (const auto& r : d.runs) j["runs"].push_back({{"id", r.id}, {"created", r.created}});
+  return j;
+}
+
+void printIncidentDetail(const IncidentDetail& d) {
+  const auto& inc = d.incident;
+  std::printf("Incident '%s' (%s): %llu %s on %llu instances, %s .. %s (%s)\n", inc.name.c_str(),
+              inc.kind.c_str(), static_cast<unsigned long long>(inc.records),
+              inc.kind == "aggregates" ? "samples" : "records",
+              static_cast<unsigned long long>(inc.instances), rfc3339(inc.tStart).c_str(),
+              rfc3339(inc.tEnd).c_str(), humanDuration(inc.tEnd - inc.tStart).c_str());
+  if (!inc.tags.empty()) std::printf("tags: %s\n", inc.tags.c_str());
+  if (!inc.notes.empty()) std::printf("notes: %s\n", inc.notes.c_str());
+  std::printf("\n%-24s %-14s %10s  %-24s %10s\n", "instance", "model",
+              inc.kind == "aggregates" ? "calls" : "records", "start", "duration");
+  for (const auto& x : d.instances)
+    std::printf("%-24s %-14s %10llu  %-24s %10s\n", x.name.c_str(), x.model.c_str(),
+                static_cast<unsigned long long>(x.records), rfc3339(x.tStart).c_str(),
+                humanDuration(x.tEnd - x.tStart).c_str());
+  if (!d.sources.empty()) std::printf("\nsources:\n");
+  for (const auto& s : d.sources)
+    std::printf("  %s (%s): %llu stored, %llu bad lines skipped, imported %s\n", s.path.c_str(),
+                s.format.c_str(), static_cast<unsigned long long>(s.records),
+                static_cast<unsigned long long>(s.skipped), s.imported.c_str());
+  printAnnotations(d.annotations);
+  if (!d.runs.empty()) std::printf("\nsaved runs:\n");
+  for (const auto& r : d.runs)
+    std::printf("  #%lld %s\n", static_cast<long long>(r.id), r.created.c_str());
+}
+
+int show(library::Library& lib, const std::string& name, bool json) {
+  const IncidentDetail d = loadIncidentDetail(lib, name);
+  if (json)
+    std::printf("%s\n", incidentDetailJson(d).dump(2).c_str());
+  else
+    printIncidentDetail(d);
+  return kOk;
+}
+
+int exportIncident(library::Library& lib, const QCommandLineParser& p, const std::string& name) {
+  if (!p.isSet("out")) {
+    std::fprintf(stderr, "library export: --out FILE is required ('-' = stdout)\n");
+    return kInputError;
+  }
+  const std::string out = p.value("out").toStdString();
+  lib.requireIncident(name);
+  std::uint64_t n = 0;
+  if (out == "-") {
+    n = lib.exportJsonl(name, stdout);
+    std::fflush(stdout);
+  } else {
+    // Atomic: a failed export leaves no partial file (and an earlier one intact).
+    n = lib.exportJsonlFile(name, out);
+  }
+  std::fprintf(stderr, "exported %llu lines of incident '%s' to %s\n",
+               static_cast<unsigned long long>(n), name.c_str(), out.c_str());
   return kOk;
 }
 
@@ -160,36 +301,42 @@ int cut(library::Library& lib, const QCommandLineParser& p, bool json) {
   return kOk;
 }
 
-// Feeds files into a recording through the LiveRecorder, as the live path would: a backfill,
-// and the way to try retention and cuts on a log at hand.
-int record(const std::string& lp, const QCommandLineParser& p, const QStringList& files,
-           bool json) {
-  const std::string recording = p.value("recording").toStdString();
-  if (recording.empty()) {
-    std::fprintf(stderr, "library record: --recording NAME is required\n");
-    return kInputError;
-  }
+// What `library record` feeds where, read from its options.
+struct RecordOptions {
+  std::string recording;
   formats::Format format = formats::Format::Jsonl;
-  if (p.isSet("format") && !formats::parseFormat(p.value("format").toStdString(), format)) {
+  library::RecorderOptions recorder;
+  formats::ImportOptions import;
+};
+
+// Prints the first bad option and returns nothing.
+std::optional<RecordOptions> readRecordOptions(const QCommandLineParser& p) {
+  RecordOptions o;
+  o.recording = p.value("recording").toStdString();
+  if (o.recording.empty()) {
+    std::fprintf(stderr, "library record: --recording NAME is required\n");
+    return std::nullopt;
+  }
+  if (p.isSet("format") && !formats::parseFormat(p.value("format").toStdString(), o.format)) {
     std::fprintf(stderr,
                  "library record: --format: expected jsonl, csv, nginx, envoy, otlp or "
                  "prometheus\n");
-    return kInputError;
+    return std::nullopt;
   }
-  library::RecorderOptions o;
+  auto& retention = o.recorder.retention;
   if (p.isSet("retain")) {
     const QString v = p.value("retain");
     const auto d = parseDuration(v.toStdString());
     if (v == "none" || v == "0") {
-      o.retention.maxAge = 0;
+      retention.maxAge = 0;
     } else if (!d || *d <= 0) {
       std::fprintf(stderr,
                    "library record: --retain: expected a duration of data (24h, 90m) or none, "
                    "not '%s'\n",
                    qPrintable(v));
-      return kInputError;
+      return std::nullopt;
     } else {
-      o.retention.maxAge = *d;
+      retention.maxAge = *d;
     }
   }
   for (const char* opt : {"retain-records", "retain-bytes"}) {
@@ -199,16 +346,24 @@ int record(const std::string& lp, const QCommandLineParser& p, const QStringList
     if (!ok) {
       std::fprintf(stderr, "library record: --%s: expected a whole number, not '%s'\n", opt,
                    qPrintable(p.value(opt)));
-      return kInputError;
+      return std::nullopt;
     }
-    (std::string(opt) == "retain-records" ? o.retention.maxRecords : o.retention.maxBytes) = v;
+    (std::string(opt) == "retain-records" ? retention.maxRecords : retention.maxBytes) = v;
   }
-  formats::ImportOptions io;
-  io.skipBadLines = p.isSet("skip-bad-lines");
-  library::LiveRecorder rec(lp, recording, o);
+  o.import.skipBadLines = p.isSet("skip-bad-lines");
+  return o;
+}
+
+// Feeds files into a recording through the LiveRecorder, as the live path would: a backfill,
+// and the way to try retention and cuts on a log at hand.
+int record(const std::string& lp, const QCommandLineParser& p, const QStringList& files,
+           bool json) {
+  const auto o = readRecordOptions(p);
+  if (!o) return kInputError;
+  library::LiveRecorder rec(lp, o->recording, o->recorder);
   nlohmann::json jout = nlohmann::json::array();
   for (const QString& f : files) {
-    auto src = formats::openSource(format, f.toStdString(), io);
+    auto src = formats::openSource(o->format, f.toStdString(), o->import);
     std::uint64_t n = 0;
     if (src->aggregates()) {
       formats::AggregateSample s;
@@ -229,16 +384,70 @@ int record(const std::string& lp, const QCommandLineParser& p, const QStringList
       jout.push_back({{"file", f.toStdString()}, {"records", n}, {"skipped", src->skipped()}});
     else
       std::printf("%s: %llu records into recording '%s'\n", qPrintable(f),
-                  static_cast<unsigned long long>(n), recording.c_str());
+                  static_cast<unsigned long long>(n), o->recording.c_str());
   }
   if (json) std::printf("%s\n", jout.dump(2).c_str());
   return kOk;
 }
 
-}  // namespace
+// The action and NAME of `library ACTION [NAME]`, checked against what the action takes.
+struct LibraryArgs {
+  QString action;
+  QStringList pos;
+  bool onRecording = false;
+  std::string name;  // the incident, for actions that take one
+  bool json = false;
+};
 
-int runLibrary(const QStringList& args) {
-  QCommandLineParser p;
+int annotate(library::Library& lib, const QCommandLineParser& p, const LibraryArgs& a) {
+  library::Annotation note;
+  note.instance = p.value("instance").toStdString();
+  if (note.instance.empty()) {
+    std::fprintf(stderr, "library annotate: --instance is required\n");
+    return kInputError;
+  }
+  // On a recording, times may also count back from its newest data (-15m, end).
+  const std::string rec = p.value("recording").toStdString();
+  std::optional<Micros> end;
+  if (a.onRecording) end = lib.requireRecording(rec).tEnd;
+  const auto from = library::parseTimePoint(p.value("from").toStdString(), end);
+  const auto to = library::parseTimePoint(p.value("to").toStdString(), end);
+  if (!from || !to) {
+    std::fprintf(stderr, "library annotate: --from and --to: %s\n",
+                 a.onRecording ? kTimeForms : "expected epoch ms or RFC 3339 times");
+    return kInputError;
+  }
+  note.start = *from;
+  note.end = *to;
+  note.kind = p.value("kind").toStdString();
+  note.origin = "operator";
+  if (a.onRecording)
+    lib.annotateRecording(rec, note);
+  else
+    lib.annotate(a.name, note);
+  if (!a.json)
+    std::printf("annotated %s on %s'%s': %s .. %s\n", note.instance.c_str(),
+                a.onRecording ? "recording " : "", a.onRecording ? rec.c_str() : a.name.c_str(),
+                rfc3339(note.start).c_str(), rfc3339(note.end).c_str());
+  return kOk;
+}
+
+int deleteEntry(library::Library& lib, const std::string& lp, const QCommandLineParser& p,
+                const LibraryArgs& a) {
+  if (a.onRecording) {
+    const std::string rec = p.value("recording").toStdString();
+    if (!lib.deleteRecording(rec))
+      throw InputError(lp, 0, "recording", "no recording '" + rec + "'");
+    if (!a.json) std::printf("deleted recording '%s'\n", rec.c_str());
+    return kOk;
+  }
+  if (!lib.deleteIncident(a.name))
+    throw InputError(lp, 0, "incident", "no incident '" + a.name + "'");
+  if (!a.json) std::printf("deleted incident '%s'\n", a.name.c_str());
+  return kOk;
+}
+
+void addLibraryOptions(QCommandLineParser& p) {
   p.setApplicationDescription(
       "The incident library (docs/library.md):\n"
       "  list                      incidents and recordings with their size and time span\n"
@@ -276,29 +485,29 @@ int runLibrary(const QStringList& args) {
   p.addOption({"retain-records", "record: keep at most N calls + samples.", "N"});
   p.addOption({"retain-bytes", "record: keep at most N bytes of blocks.", "N"});
   p.addOption({"skip-bad-lines", "record: count malformed lines and go on."});
-  if (!p.parse(args)) {
-    std::fprintf(stderr, "%s\n", qPrintable(p.errorText()));
-    return kInputError;
-  }
-  if (p.isSet("help")) {
-    std::fputs(qPrintable(p.helpText()), stdout);
-    return kOk;
-  }
-  const QStringList pos = p.positionalArguments();
+}
+
+// Prints what is wrong with the action or its NAMEs and returns nothing.
+std::optional<LibraryArgs> readLibraryArgs(const QCommandLineParser& p) {
+  LibraryArgs a;
+  a.pos = p.positionalArguments();
+  const QStringList& pos = a.pos;
   if (pos.isEmpty()) {
     std::fprintf(stderr,
                  "library: expected list, show, export, annotate, delete, record, record-info or "
                  "cut\n");
-    return kInputError;
+    return std::nullopt;
   }
-  const QString action = pos.first();
+  a.action = pos.first();
+  const QString& action = a.action;
   static const QStringList kActions = {"list",   "show",   "export",      "annotate",
                                        "delete", "record", "record-info", "cut"};
   if (!kActions.contains(action)) {
     std::fprintf(stderr, "library: unknown action '%s'\n", qPrintable(action));
-    return kInputError;
+    return std::nullopt;
   }
-  const bool onRecording = p.isSet("recording");
+  a.onRecording = p.isSet("recording");
+  const bool onRecording = a.onRecording;
   // How many NAMEs each action takes: annotate and delete name an incident unless
   // --recording names a recording; record takes files.
   const bool wantsName = action == "show" || action == "export" ||
@@ -307,11 +516,11 @@ int runLibrary(const QStringList& args) {
                       ((action == "annotate" || action == "delete") && onRecording);
   if (action == "record" && pos.size() < 2) {
     std::fprintf(stderr, "library record: expected one or more FILEs\n");
-    return kInputError;
+    return std::nullopt;
   }
   if (action == "record-info" && (pos.size() > 2 || (pos.size() == 2 && onRecording))) {
     std::fprintf(stderr, "library record-info: expected one recording, as R or --recording R\n");
-    return kInputError;
+    return std::nullopt;
   }
   if ((wantsName && pos.size() != 2) || (noName && pos.size() != 1)) {
     const char* what = wantsName         ? "expected one incident NAME"
@@ -319,183 +528,49 @@ int runLibrary(const QStringList& args) {
                        : onRecording     ? "takes no NAME with --recording"
                                          : "takes no NAME";
     std::fprintf(stderr, "library %s: %s\n", qPrintable(action), what);
-    return kInputError;
+    return std::nullopt;
   }
-  const std::string name = wantsName ? pos.at(1).toStdString() : std::string();
-  const bool json = p.isSet("json");
+  a.name = wantsName ? pos.at(1).toStdString() : std::string();
+  a.json = p.isSet("json");
+  return a;
+}
+
+int runAction(const QCommandLineParser& p, const LibraryArgs& a) {
   try {
     const std::string lp =
         p.isSet("library") ? p.value("library").toStdString() : library::defaultLibraryPath();
     // Recording creates the library, as import does.
-    if (action == "record") return record(lp, p, pos.mid(1), json);
+    if (a.action == "record") return record(lp, p, a.pos.mid(1), a.json);
     // Reading never creates a library; annotate, delete and cut need one that exists, too.
     library::Library lib(lp, library::OpenOptions{.mustExist = true});
-    if (action == "cut") return cut(lib, p, json);
-    if (action == "record-info") {
-      if (pos.size() == 2 || onRecording)
+    if (a.action == "cut") return cut(lib, p, a.json);
+    if (a.action == "record-info") {
+      if (a.pos.size() == 2 || a.onRecording)
         return recordInfo(
-            lib, onRecording ? p.value("recording").toStdString() : pos.at(1).toStdString(), json);
-      const auto all = lib.recordings();
-      if (json) {
-        nlohmann::json j = nlohmann::json::array();
-        for (const auto& r : all) j.push_back(recordingJson(r));
-        std::printf("%s\n", j.dump(2).c_str());
-      } else if (all.empty()) {
-        std::printf("no recordings\n");
-      } else {
-        printRecordings(all);
-      }
-      return kOk;
+            lib, a.onRecording ? p.value("recording").toStdString() : a.pos.at(1).toStdString(),
+            a.json);
+      return listRecordings(lib, a.json);
     }
-    if (action == "list") {
-      const auto all = lib.incidents();
-      const auto recs = lib.recordings();
-      if (json) {
-        nlohmann::json j = nlohmann::json::array();
-        for (const auto& i : all) j.push_back(incidentJson(i));
-        for (const auto& r : recs) j.push_back(recordingJson(r));
-        std::printf("%s\n", j.dump(2).c_str());
-        return kOk;
-      }
-      std::printf("%-28s %-10s %10s %9s  %-24s %10s  %s\n", "incident", "kind", "records",
-                  "instances", "start", "duration", "source");
-      for (const auto& i : all)
-        std::printf("%-28s %-10s %10llu %9llu  %-24s %10s  %s\n", i.name.c_str(), i.kind.c_str(),
-                    static_cast<unsigned long long>(i.records),
-                    static_cast<unsigned long long>(i.instances), rfc3339(i.tStart).c_str(),
-                    humanDuration(i.tEnd - i.tStart).c_str(), i.source.c_str());
-      if (!recs.empty()) printRecordings(recs);
-      return kOk;
-    }
-    if (action == "show") {
-      const auto inc = lib.requireIncident(name);
-      const auto insts = lib.instances(name);
-      const auto srcs = lib.sources(name);
-      const auto notes = lib.annotations(name);
-      const auto runs = lib.runs(name);
-      if (json) {
-        nlohmann::json j = incidentJson(inc);
-        j["instances"] = nlohmann::json::array();
-        for (const auto& x : insts)
-          j["instances"].push_back({{"name", x.name},
-                                    {"model", x.model},
-                                    {"records", x.records},
-                                    {"start_ms", ms(x.tStart)},
-                                    {"end_ms", ms(x.tEnd)}});
-        j["sources"] = nlohmann::json::array();
-        for (const auto& s : srcs)
-          j["sources"].push_back({{"path", s.path},
-                                  {"format", s.format},
-                                  {"hash", s.hash},
-                                  {"records", s.records},
-                                  {"skipped_lines", s.skipped},
-                                  {"imported", s.imported}});
-        j["annotations"] = nlohmann::json::array();
-        for (const auto& a : notes)
-          j["annotations"].push_back({{"instance", a.instance},
-                                      {"start_ms", ms(a.start)},
-                                      {"end_ms", ms(a.end)},
-                                      {"kind", a.kind},
-                                      {"origin", a.origin}});
-        j["runs"] = nlohmann::json::array();
-        for (const auto& r : runs) j["runs"].push_back({{"id", r.id}, {"created", r.created}});
-        std::printf("%s\n", j.dump(2).c_str());
-        return kOk;
-      }
-      std::printf("Incident '%s' (%s): %llu %s on %llu instances, %s .. %s (%s)\n",
-                  inc.name.c_str(), inc.kind.c_str(), static_cast<unsigned long long>(inc.records),
-                  inc.kind == "aggregates" ? "samples" : "records",
-                  static_cast<unsigned long long>(inc.instances), rfc3339(inc.tStart).c_str(),
-                  rfc3339(inc.tEnd).c_str(), humanDuration(inc.tEnd - inc.tStart).c_str());
-      if (!inc.tags.empty()) std::printf("tags: %s\n", inc.tags.c_str());
-      if (!inc.notes.empty()) std::printf("notes: %s\n", inc.notes.c_str());
-      std::printf("\n%-24s %-14s %10s  %-24s %10s\n", "instance", "model",
-                  inc.kind == "aggregates" ? "calls" : "records", "start", "duration");
-      for (const auto& x : insts)
-        std::printf("%-24s %-14s %10llu  %-24s %10s\n", x.name.c_str(), x.model.c_str(),
-                    static_cast<unsigned long long>(x.records), rfc3339(x.tStart).c_str(),
-                    humanDuration(x.tEnd - x.tStart).c_str());
-      if (!srcs.empty()) std::printf("\nsources:\n");
-      for (const auto& s : srcs)
-        std::printf("  %s (%s): %llu stored, %llu bad lines skipped, imported %s\n", s.path.c_str(),
-                    s.format.c_str(), static_cast<unsigned long long>(s.records),
-                    static_cast<unsigned long long>(s.skipped), s.imported.c_str());
-      if (!notes.empty()) std::printf("\nfault annotations:\n");
-      for (const auto& a : notes)
-        std::printf("  %-22s %-16s %s .. %s (%s)\n", a.instance.c_str(), a.kind.c_str(),
-                    rfc3339(a.start).c_str(), rfc3339(a.end).c_str(), a.origin.c_str());
-      if (!runs.empty()) std::printf("\nsaved runs:\n");
-      for (const auto& r : runs)
-        std::printf("  #%lld %s\n", static_cast<long long>(r.id), r.created.c_str());
-      return kOk;
-    }
-    if (action == "export") {
-      if (!p.isSet("out")) {
-        std::fprintf(stderr, "library export: --out FILE is required ('-' = stdout)\n");
-        return kInputError;
-      }
-      const std::string out = p.value("out").toStdString();
-      lib.requireIncident(name);
-      std::uint64_t n = 0;
-      if (out == "-") {
-        n = lib.exportJsonl(name, stdout);
-        std::fflush(stdout);
-      } else {
-        // Atomic: a failed export leaves no partial file (and an earlier one intact).
-        n = lib.exportJsonlFile(name, out);
-      }
-      std::fprintf(stderr, "exported %llu lines of incident '%s' to %s\n",
-                   static_cast<unsigned long long>(n), name.c_str(), out.c_str());
-      return kOk;
-    }
-    if (action == "annotate") {
-      library::Annotation a;
-      a.instance = p.value("instance").toStdString();
-      if (a.instance.empty()) {
-        std::fprintf(stderr, "library annotate: --instance is required\n");
-        return kInputError;
-      }
-      // On a recording, times may also count back from its newest data (-15m, end).
-      const std::string rec = p.value("recording").toStdString();
-      std::optional<Micros> end;
-      if (onRecording) end = lib.requireRecording(rec).tEnd;
-      const auto from = library::parseTimePoint(p.value("from").toStdString(), end);
-      const auto to = library::parseTimePoint(p.value("to").toStdString(), end);
-      if (!from || !to) {
-        std::fprintf(stderr, "library annotate: --from and --to: %s\n",
-                     onRecording ? kTimeForms : "expected epoch ms or RFC 3339 times");
-        return kInputError;
-      }
-      a.start = *from;
-      a.end = *to;
-      a.kind = p.value("kind").toStdString();
-      a.origin = "operator";
-      if (onRecording)
-        lib.annotateRecording(rec, a);
-      else
-        lib.annotate(name, a);
-      if (!json)
-        std::printf("annotated %s on %s'%s': %s .. %s\n", a.instance.c_str(),
-                    onRecording ? "recording " : "", onRecording ? rec.c_str() : name.c_str(),
-                    rfc3339(a.start).c_str(), rfc3339(a.end).c_str());
-      return kOk;
-    }
-    // delete
-    if (onRecording) {
-      const std::string rec = p.value("recording").toStdString();
-      if (!lib.deleteRecording(rec))
-        throw InputError(lp, 0, "recording", "no recording '" + rec + "'");
-      if (!json) std::printf("deleted recording '%s'\n", rec.c_str());
-      return kOk;
-    }
-    if (!lib.deleteIncident(name))
-      throw InputError(lp, 0, "incident", "no incident '" + name + "'");
-    if (!json) std::printf("deleted incident '%s'\n", name.c_str());
-    return kOk;
+    if (a.action == "list") return list(lib, a.json);
+    if (a.action == "show") return show(lib, a.name, a.json);
+    if (a.action == "export") return exportIncident(lib, p, a.name);
+    if (a.action == "annotate") return annotate(lib, p, a);
+    return deleteEntry(lib, lp, p, a);
   } catch (const InputError& e) {
     std::fprintf(stderr, "%s\n", e.what());
     return kInputError;
   }
+}
+
+}  // namespace
+
+int runLibrary(const QStringList& args) {
+  QCommandLineParser p;
+  addLibraryOptions(p);
+  if (const auto done = parseCommandLine(p, args)) return *done;
+  const auto a = readLibraryArgs(p);
+  if (!a) return kInputError;
+  return runAction(p, *a);
 }
 
 }  // namespace spillway::cli

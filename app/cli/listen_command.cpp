@@ -115,18 +115,35 @@ void setUpAuthentication(const QCommandLineParser& p, live::OtlpReceiverOptions&
   }
 }
 
-}  // namespace
+// What `listen` was asked to do, checked before anything is opened.
+struct ListenOptions {
+  live::ShadowOptions shadow;
+  std::string format;  // as given, for the "listening to" line
+  bool tail = false;
+  std::string file;  // --tail's value (empty without it)
+  bool otlp = false;
+  live::OtlpReceiverOptions receiver;
+  bool prometheus = false;
+  live::PullerOptions puller;
+  live::TailOptions tailOptions;
+  Micros wall = 0;  // --duration; 0: until Ctrl-C
+  bool json = false;
+  std::string policy;
+  bool record = false;
+  std::string recordLibrary;
+  std::string recordingName;
+  library::RecorderOptions recorder;
+};
 
-int runListen(const QStringList& args) {
-  QCommandLineParser p;
-  p.setApplicationDescription(
-      "Shadow mode over live telemetry: tail an access log (surviving rotation) and/or receive\n"
-      "OTLP/HTTP traces (GenAI spans) and/or pull per-step counts from Prometheus, run every\n"
-      "call through the policy with each breaker in METRICS_ONLY, and print each \"would open\"\n"
-      "as it happens, then a per-instance summary.\n"
-      "Exit 1 when something would have opened.");
-  p.addHelpOption();
-  p.addOption({"tail", "the access log to follow", "FILE"});
+// The sources that feed the engine, alive from the first line to the summary.
+struct ListenSources {
+  std::unique_ptr<live::LogTail> tail;
+  std::unique_ptr<live::OtlpReceiver> otlp;
+  std::unique_ptr<live::PrometheusPuller> prom;
+};
+
+// --otlp and the receiver's authentication and bounds.
+void addOtlpOptions(QCommandLineParser& p) {
   p.addOption({"otlp",
                "receive OTLP/HTTP traces on POST /v1/traces at [HOST:]PORT (4318 is the "
                "OTLP default; loopback unless --otlp-allow-remote)",
@@ -165,6 +182,18 @@ int runListen(const QStringList& args) {
   p.addOption({"otlp-shutdown-grace",
                "on SIGTERM/SIGINT, requests in flight get D to arrive whole (then 503)", "D",
                "5s"});
+}
+
+void addListenOptions(QCommandLineParser& p) {
+  p.setApplicationDescription(
+      "Shadow mode over live telemetry: tail an access log (surviving rotation) and/or receive\n"
+      "OTLP/HTTP traces (GenAI spans) and/or pull per-step counts from Prometheus, run every\n"
+      "call through the policy with each breaker in METRICS_ONLY, and print each \"would open\"\n"
+      "as it happens, then a per-instance summary.\n"
+      "Exit 1 when something would have opened.");
+  p.addHelpOption();
+  p.addOption({"tail", "the access log to follow", "FILE"});
+  addOtlpOptions(p);
   p.addOption({"max-instances",
                "instances tracked at once (~22 KiB each); a new one over the bound is rejected "
                "(OTLP: partialSuccess) unless an idle one can be evicted",
@@ -188,356 +217,434 @@ int runListen(const QStringList& args) {
   p.addOption(
       {"retain", "with --record: keep this much data time ('none': no age bound)", "D", "24h"});
   addPrometheusOptions(p);
-  if (!p.parse(args)) {
-    std::fprintf(stderr, "spillway-cli listen: %s\n", qPrintable(p.errorText()));
-    return kInputError;
+}
+
+// --format, --map, --alias and the instance bound: how lines become calls of which instances.
+live::ShadowOptions readShadowOptions(const QCommandLineParser& p, const std::string& fmt) {
+  live::ShadowOptions opt;
+  if (!formats::parseFormat(fmt, opt.format) ||
+      (opt.format != formats::Format::Nginx && opt.format != formats::Format::Envoy &&
+       opt.format != formats::Format::Jsonl))
+    throw InputError("--format", 0, "", "expected nginx, envoy or jsonl, got '" + fmt + "'");
+  if (p.isSet("map")) opt.map = formats::parseFieldMap(p.value("map").toStdString(), opt.format);
+  for (const QString& a : p.values("alias")) {
+    const qsizetype eq = a.indexOf('=');
+    if (eq <= 0 || eq == a.size() - 1)
+      throw InputError("--alias", 0, "", "expected ADDR=NAME, got '" + a.toStdString() + "'");
+    opt.aliases[a.left(eq).toStdString()] = a.mid(eq + 1).toStdString();
   }
-  if (p.isSet("help")) {
-    std::fputs(qPrintable(p.helpText()), stdout);
-    return kOk;
+  opt.maxInstances = parseCount(p, "max-instances", 1, 1'000'000);
+  if (p.value("instance-idle") == "never") {
+    opt.idleHorizon = 0;
+  } else {
+    const auto idle = parseDuration(p.value("instance-idle").toStdString());
+    if (!idle || *idle < millis(1))
+      throw InputError("--instance-idle", 0, "",
+                       "expected a duration like 10m or never, got '" +
+                           p.value("instance-idle").toStdString() + "'");
+    opt.idleHorizon = *idle;
   }
+  return opt;
+}
+
+// --otlp with its bounds and authentication (warnings on stderr); the token options need it.
+live::OtlpReceiverOptions readReceiverOptions(const QCommandLineParser& p) {
+  live::OtlpReceiverOptions oo;
+  if (p.isSet("otlp")) {
+    {
+      const live::ListenAddress a =
+          live::parseListenAddress(p.value("otlp").toStdString(), p.isSet("otlp-allow-remote"),
+                                   "--otlp", "add --otlp-allow-remote to listen there");
+      oo.address = a.address;
+      oo.port = a.port;
+    }
+    parseOtlpLimits(p, oo);
+    setUpAuthentication(p, oo);
+  } else if (p.isSet("otlp-token-file") || p.isSet("insecure")) {
+    throw InputError(p.isSet("insecure") ? "--insecure" : "--otlp-token-file", 0, "",
+                     "only with --otlp");
+  }
+  return oo;
+}
+
+// --record, --recording and --retain.
+void readRecordingOptions(const QCommandLineParser& p, ListenOptions& o) {
+  o.record = p.isSet("record");
+  if (!o.record) return;
+  const std::string retain = p.value("retain").toStdString();
+  if (retain == "none") {
+    o.recorder.retention.maxAge = 0;
+  } else {
+    const auto d = parseDuration(retain);
+    if (!d || *d <= 0)
+      throw InputError("--retain", 0, "",
+                       "expected a duration like 24h or none, got '" + retain + "'");
+    o.recorder.retention.maxAge = *d;
+  }
+  o.recordLibrary = p.value("record").toStdString();
+  o.recordingName = p.value("recording").toStdString();
+}
+
+ListenOptions readListenOptions(const QCommandLineParser& p) {
+  if (!p.isSet("tail") && !p.isSet("otlp") && !p.isSet("prometheus"))
+    throw InputError("--tail", 0, "",
+                     "required: a log file to follow, --otlp ADDR or --prometheus URL");
+  if (!p.positionalArguments().isEmpty())
+    throw InputError(p.positionalArguments().front().toStdString(), 0, "", "unexpected argument");
+  ListenOptions o;
+  o.format = p.value("format").toStdString();
+  o.shadow = readShadowOptions(p, o.format);
+  o.tail = p.isSet("tail");
+  o.otlp = p.isSet("otlp");
+  o.prometheus = p.isSet("prometheus");
+  o.file = p.value("tail").toStdString();
+  o.shadow.sourceName = o.tail ? o.file : o.otlp ? "otlp" : "prometheus";
+  o.receiver = readReceiverOptions(p);
+  if (o.prometheus) o.puller = prometheusOptions(p);
+  const auto poll = parseDuration(p.value("poll").toStdString());
+  if (!poll || *poll < millis(10) || *poll > seconds(60))
+    throw InputError("--poll", 0, "", "expected a duration from 10ms to 60s");
+  o.tailOptions.pollMs = static_cast<int>(*poll / 1000);
+  o.tailOptions.fromStart = p.isSet("from-start");
+  if (p.isSet("duration")) {
+    const auto d = parseDuration(p.value("duration").toStdString());
+    if (!d || *d <= 0) throw InputError("--duration", 0, "", "expected a duration like 30s");
+    o.wall = *d;
+  }
+  o.json = p.isSet("json");
+  o.policy = p.value("policy").toStdString();
+  readRecordingOptions(p, o);
+  return o;
+}
+
+// The recording keeps what the engine saw, under the engine's names (aliases applied).
+// A library that stays locked past the recorder's stall bound stops the recording, not
+// the shadow monitor (an exception must not cross the event loop).
+void recordWhatTheEngineSees(live::ShadowMonitor& monitor,
+                             std::unique_ptr<library::LiveRecorder>& recorder) {
+  auto record = [&recorder](const auto& what) {
+    if (!recorder) return;
+    try {
+      recorder->append(what);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "recording stopped: %s\n", e.what());
+      recorder.reset();
+    }
+  };
+  if (!recorder) return;
+  monitor.onRecorded = [record](const live::RecordedCall& c) {
+    CallRecord r = *c.rec;
+    r.instance = c.instance;
+    record(r);
+  };
+  monitor.onAggregated = [record](InstanceId, const formats::AggregateSample& a) { record(a); };
+}
+
+// Spans arrive on the same thread as the lines: one engine, several sources.
+std::unique_ptr<live::OtlpReceiver> startReceiver(const ListenOptions& o,
+                                                  live::ShadowMonitor& monitor) {
+  // The instance bound is applied before a request is acknowledged: a refused span is
+  // reported in partialSuccess, an admitted one is recorded whatever comes after.
+  auto otlp = std::make_unique<live::OtlpReceiver>(
+      o.receiver, [&monitor](const formats::SpanCall& c) { monitor.addReservedCall(c.view()); });
+  otlp->admit = [&monitor](const formats::SpanCall& c) {
+    return monitor.reserve(c.instance, c.model, c.ts + c.latency);
+  };
+  otlp->admitRefusal = "their instance is over --max-instances " +
+                       std::to_string(o.shadow.maxInstances) + " (no idle instance to evict)";
+  if (!otlp->start())
+    throw InputError("--otlp", 0, "",
+                     "cannot listen on " + o.receiver.address.toString().toStdString() + ":" +
+                         std::to_string(o.receiver.port) + ": " +
+                         otlp->errorString().toStdString());
+  return otlp;
+}
+
+// Samples of whole steps, in time order, into the engine's aggregate path.
+std::unique_ptr<live::PrometheusPuller> preparePuller(const ListenOptions& o,
+                                                      live::ShadowMonitor& monitor) {
+  auto prom = std::make_unique<live::PrometheusPuller>(
+      o.puller, [&monitor](const live::PromSample& s) { monitor.addAggregate(s.view(), s.p99Ms); });
+  auto say = [](const QString& m) {
+    std::fprintf(stderr, "%s\n", qPrintable(m));
+    std::fflush(stderr);
+  };
+  QObject::connect(prom.get(), &live::PrometheusPuller::failed, say);
+  QObject::connect(prom.get(), &live::PrometheusPuller::warning, say);
+  std::fputs(describePuller(o.puller).c_str(), stderr);
+  return prom;
+}
+
+void announceSources(const ListenOptions& o, const ListenSources& s) {
+  std::string sources;
+  if (s.tail) sources = o.file + " (" + o.format + ")";
+  if (s.otlp)
+    sources += (sources.empty() ? "" : " and ") + std::string("OTLP/HTTP on ") +
+               o.receiver.address.toString().toStdString() + ":" + std::to_string(s.otlp->port());
+  if (s.prom)
+    sources += (sources.empty() ? "" : " and ") + std::string("Prometheus at ") +
+               o.puller.server.toString().toStdString();
+  std::fprintf(stderr, "listening to %s in shadow mode%s\n", sources.c_str(),
+               o.wall ? (" for " + humanDuration(o.wall)).c_str() : "; Ctrl-C for the summary");
+}
+
+// The event loop, until a signal or --duration.
+void runUntilStopped(Micros wall, const std::unique_ptr<live::OtlpReceiver>& otlp,
+                     std::unique_ptr<library::LiveRecorder>& recorder) {
+  std::signal(SIGINT, onSignal);
+  std::signal(SIGTERM, onSignal);
+  // Stopping (a signal or --duration): the receiver stops accepting, answers or refuses what
+  // it has, and hands every answer to the kernel before the loop ends; then the summary.
+  auto stop = [&otlp] {
+    if (!otlp) return QCoreApplication::quit();
+    if (otlp->stopping()) return;
+    QObject::connect(otlp.get(), &live::OtlpReceiver::stopped, QCoreApplication::instance(),
+                     &QCoreApplication::quit);
+    otlp->shutdown();
+  };
+  QTimer stopCheck;
+  QObject::connect(&stopCheck, &QTimer::timeout, [&stop] {
+    if (gStop) stop();
+  });
+  stopCheck.start(50);
+  // The recorder commits by data time; a quiet source is committed within a second anyway.
+  QTimer commit;
+  if (recorder) {
+    QObject::connect(&commit, &QTimer::timeout, [&recorder] {
+      try {
+        if (recorder) recorder->flush(0);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "recording stopped: %s\n", e.what());
+        recorder.reset();
+      }
+    });
+    commit.start(1000);
+  }
+  if (wall)
+    QTimer::singleShot(std::chrono::milliseconds(wall / 1000), Qt::PreciseTimer,
+                       QCoreApplication::instance(), stop);
+  QCoreApplication::exec();
+}
+
+// After the loop: everything the sources took in reaches the engine and the recording.
+void drainSources(const ListenOptions& o, ListenSources& s, live::ShadowMonitor& monitor,
+                  std::unique_ptr<library::LiveRecorder>& recorder) {
+  if (s.tail) s.tail->poll();  // what arrived since the last poll
+  monitor.flush();
+  if (s.otlp) s.otlp->drain();  // every acknowledged span reaches the engine before the summary
+  if (s.prom) s.prom->stop();   // a poll still out is dropped: its steps were never handed on
+  if (recorder) {
+    recorder->close();  // everything the engine saw is committed before the summary
+    std::fprintf(stderr, "recorded %llu records into %s (recording '%s')\n",
+                 static_cast<unsigned long long>(recorder->stats().committed),
+                 o.recordLibrary.c_str(), o.recordingName.c_str());
+  }
+}
+
+nlohmann::json instanceJson(const live::InstanceSummary& r) {
+  return {{"instance", r.instance},
+          {"calls", r.calls},
+          {"failures", r.failures},
+          {"slow", r.slow},
+          {"would_opens", r.wouldOpens},
+          {"error_rate", r.errorRate},
+          {"slow_rate", r.slowRate},
+          {"p99_ms", r.p99Ms},
+          {"reported_p99_ms",
+           r.reportedP99Ms < 0 ? nlohmann::json(nullptr) : nlohmann::json(r.reportedP99Ms)},
+          {"slow_threshold_ms", r.slowThresholdUs == kForever
+                                    ? nlohmann::json(nullptr)
+                                    : nlohmann::json(static_cast<double>(r.slowThresholdUs) / 1e3)},
+          {"first_would_open", r.firstWouldOpen == kNever
+                                   ? nlohmann::json(nullptr)
+                                   : nlohmann::json(static_cast<double>(r.firstWouldOpen) / 1e3)}};
+}
+
+nlohmann::json receiverJson(const live::OtlpReceiverStats& st) {
+  return {{"requests", st.requests},
+          {"accepted", st.accepted},
+          {"partial", st.partial},
+          {"rejected_4xx", st.rejected4xx},
+          {"shed", st.shed},
+          {"timeouts", st.timeouts},
+          {"spans", st.spans},
+          {"calls", st.callsApplied},
+          {"spans_rejected", st.spansRejected},
+          {"spans_over_bound", st.spansOverBound},
+          {"calls_acked", st.callsAcked},
+          {"idle_closed", st.idleClosed},
+          {"refused_connections", st.refusedConnections},
+          {"over_budget", st.overBudget},
+          {"continues", st.continues},
+          {"max_buffered", st.maxBuffered}};
+}
+
+nlohmann::json pullerJson(const live::PrometheusPuller& prom) {
+  const auto& st = prom.stats();
+  return {{"polls", st.polls},
+          {"failed_polls", st.failedPolls},
+          {"samples", st.samples},
+          {"steps", st.steps},
+          {"skipped_steps", st.skippedSteps},
+          {"bad_series", st.badSeries},
+          {"last_step_end", prom.lastEnd() == kNever
+                                ? nlohmann::json(nullptr)
+                                : nlohmann::json(static_cast<double>(prom.lastEnd()) / 1e3)}};
+}
+
+void printSummaryJson(const ListenOptions& o, const ListenSources& s,
+                      const live::ShadowMonitor& monitor,
+                      const std::vector<live::InstanceSummary>& rows, std::uint64_t opens) {
+  nlohmann::json inst = nlohmann::json::array();
+  for (const auto& r : rows) inst.push_back(instanceJson(r));
+  nlohmann::json j = {{"summary", true},
+                      {"file", o.file},
+                      {"lines", monitor.lines()},
+                      {"records", monitor.records()},
+                      {"bad_lines", monitor.badLines()},
+                      {"ignored_lines", monitor.ignored()},
+                      {"would_opens", opens},
+                      {"instances", inst},
+                      {"errors", monitor.errors()},
+                      {"instance_bound",
+                       {{"max_instances", o.shadow.maxInstances},
+                        {"tracked", monitor.bound().tracked},
+                        {"high_water", monitor.bound().highWater},
+                        {"evicted", monitor.bound().evicted},
+                        {"instances_rejected", monitor.bound().instancesRejected},
+                        {"calls_rejected", monitor.bound().callsRejected},
+                        {"samples_rejected", monitor.bound().samplesRejected}}}};
+  if (s.otlp) j["otlp"] = receiverJson(s.otlp->stats());
+  if (s.prom) j["prometheus"] = pullerJson(*s.prom);
+  std::printf("%s\n", j.dump().c_str());
+}
+
+void printInstanceTable(const live::ShadowMonitor& monitor,
+                        const std::vector<live::InstanceSummary>& rows) {
+  std::printf("\n%llu lines, %llu calls, %llu bad lines, %llu without an upstream\n",
+              static_cast<unsigned long long>(monitor.lines()),
+              static_cast<unsigned long long>(monitor.records()),
+              static_cast<unsigned long long>(monitor.badLines()),
+              static_cast<unsigned long long>(monitor.ignored()));
+  std::printf("  %-28s %8s %8s %8s %10s %10s %11s\n", "instance", "calls", "errors", "slow",
+              "p99 (ms)", "slow > ms", "would open");
+  for (const auto& r : rows) {
+    char thr[32] = "learning";
+    if (r.slowThresholdUs != kForever)
+      std::snprintf(thr, sizeof thr, "%.0f", static_cast<double>(r.slowThresholdUs) / 1e3);
+    std::printf("  %-28s %8llu %8llu %8llu %10.0f %10s %11s\n", r.instance.c_str(),
+                static_cast<unsigned long long>(r.calls),
+                static_cast<unsigned long long>(r.failures),
+                static_cast<unsigned long long>(r.slow),
+                // Aggregates carry no latencies: the p99 Prometheus reported instead.
+                r.p99Ms == 0 && r.reportedP99Ms >= 0 ? r.reportedP99Ms : r.p99Ms, thr,
+                r.wouldOpens ? ("yes @" + live::clockTime(r.firstWouldOpen)).c_str() : "no");
+  }
+}
+
+void printSourceCounters(const ListenSources& s) {
+  if (s.prom) {
+    const auto& st = s.prom->stats();
+    std::printf(
+        "Prometheus: %llu polls (%llu failed), %llu samples over %llu steps, %llu steps "
+        "skipped, %llu bad series\n",
+        static_cast<unsigned long long>(st.polls), static_cast<unsigned long long>(st.failedPolls),
+        static_cast<unsigned long long>(st.samples), static_cast<unsigned long long>(st.steps),
+        static_cast<unsigned long long>(st.skippedSteps),
+        static_cast<unsigned long long>(st.badSeries));
+  }
+  if (s.otlp) {
+    const auto& st = s.otlp->stats();
+    std::printf(
+        "OTLP: %llu requests, %llu spans, %llu calls, %llu spans rejected (not calls, "
+        "invalid or %llu over the instance bound), %llu requests refused (4xx), %llu shed "
+        "(429/503), %llu timed out, %llu connections refused, %llu closed idle\n",
+        static_cast<unsigned long long>(st.requests), static_cast<unsigned long long>(st.spans),
+        static_cast<unsigned long long>(st.callsApplied),
+        static_cast<unsigned long long>(st.spansRejected),
+        static_cast<unsigned long long>(st.spansOverBound),
+        static_cast<unsigned long long>(st.rejected4xx), static_cast<unsigned long long>(st.shed),
+        static_cast<unsigned long long>(st.timeouts),
+        static_cast<unsigned long long>(st.refusedConnections),
+        static_cast<unsigned long long>(st.idleClosed));
+  }
+}
+
+void printSummaryText(const ListenOptions& o, const ListenSources& s,
+                      const live::ShadowMonitor& monitor,
+                      const std::vector<live::InstanceSummary>& rows) {
+  printInstanceTable(monitor, rows);
+  for (const auto& e : monitor.errors()) std::fprintf(stderr, "bad line: %s\n", e.c_str());
+  const auto& b = monitor.bound();
+  std::printf(
+      "instances: %zu tracked (at most %zu at once, bound %zu), %llu evicted idle, %llu "
+      "refused over the bound (%llu calls, %llu samples rejected)\n",
+      b.tracked, b.highWater, o.shadow.maxInstances, static_cast<unsigned long long>(b.evicted),
+      static_cast<unsigned long long>(b.instancesRejected),
+      static_cast<unsigned long long>(b.callsRejected),
+      static_cast<unsigned long long>(b.samplesRejected));
+  printSourceCounters(s);
+}
+
+// The per-instance summary; exit 1 when something would have opened.
+int printSummary(const ListenOptions& o, const ListenSources& s,
+                 const live::ShadowMonitor& monitor) {
+  const auto rows = monitor.summary();
+  std::uint64_t opens = 0;
+  for (const auto& r : rows) opens += r.wouldOpens;
+  if (o.json)
+    printSummaryJson(o, s, monitor, rows, opens);
+  else
+    printSummaryText(o, s, monitor, rows);
+  return opens ? kFindings : kOk;
+}
+
+int listen(const ListenOptions& o) {
+  std::unique_ptr<library::LiveRecorder> recorder;
+  if (o.record)
+    recorder =
+        std::make_unique<library::LiveRecorder>(o.recordLibrary, o.recordingName, o.recorder);
+  live::ShadowMonitor monitor(loadPolicy(o.policy), o.shadow);
+  recordWhatTheEngineSees(monitor, recorder);
+  monitor.onWouldOpen = [json = o.json](const live::WouldOpenVerdict& v) {
+    if (json)
+      std::printf("%s\n", verdictJson(v).dump().c_str());
+    else
+      std::printf("%s\n", v.text.c_str());
+    std::fflush(stdout);
+  };
+  ListenSources s;
+  if (o.tail)
+    s.tail = std::make_unique<live::LogTail>(
+        QString::fromStdString(o.file), o.tailOptions,
+        [&monitor](std::string_view line) { monitor.addLine(line); });
+  // Lines are parsed in batches: whatever one poll brought.
+  QTimer flush;
+  QObject::connect(&flush, &QTimer::timeout, [&monitor] { monitor.flush(); });
+  flush.start(o.tailOptions.pollMs);
+  if (o.otlp) s.otlp = startReceiver(o, monitor);
+  if (o.prometheus) s.prom = preparePuller(o, monitor);
+  if (s.tail) s.tail->start();
+  if (s.prom) s.prom->start();
+  monitor.flush();
+  announceSources(o, s);
+  runUntilStopped(o.wall, s.otlp, recorder);
+  drainSources(o, s, monitor, recorder);
+  return printSummary(o, s, monitor);
+}
+
+}  // namespace
+
+int runListen(const QStringList& args) {
+  QCommandLineParser p;
+  addListenOptions(p);
+  if (const auto done = parseCommandLine(p, args)) return *done;
   if (p.value("prom-preset") == "list") {
     std::fputs(live::formatPromPresets().c_str(), stdout);
     return kOk;
   }
   try {
-    if (!p.isSet("tail") && !p.isSet("otlp") && !p.isSet("prometheus"))
-      throw InputError("--tail", 0, "",
-                       "required: a log file to follow, --otlp ADDR or --prometheus URL");
-    if (!p.positionalArguments().isEmpty())
-      throw InputError(p.positionalArguments().front().toStdString(), 0, "", "unexpected argument");
-    live::ShadowOptions opt;
-    const std::string fmt = p.value("format").toStdString();
-    if (!formats::parseFormat(fmt, opt.format) ||
-        (opt.format != formats::Format::Nginx && opt.format != formats::Format::Envoy &&
-         opt.format != formats::Format::Jsonl))
-      throw InputError("--format", 0, "", "expected nginx, envoy or jsonl, got '" + fmt + "'");
-    if (p.isSet("map")) opt.map = formats::parseFieldMap(p.value("map").toStdString(), opt.format);
-    for (const QString& a : p.values("alias")) {
-      const qsizetype eq = a.indexOf('=');
-      if (eq <= 0 || eq == a.size() - 1)
-        throw InputError("--alias", 0, "", "expected ADDR=NAME, got '" + a.toStdString() + "'");
-      opt.aliases[a.left(eq).toStdString()] = a.mid(eq + 1).toStdString();
-    }
-    opt.maxInstances = parseCount(p, "max-instances", 1, 1'000'000);
-    if (p.value("instance-idle") == "never") {
-      opt.idleHorizon = 0;
-    } else {
-      const auto idle = parseDuration(p.value("instance-idle").toStdString());
-      if (!idle || *idle < millis(1))
-        throw InputError("--instance-idle", 0, "",
-                         "expected a duration like 10m or never, got '" +
-                             p.value("instance-idle").toStdString() + "'");
-      opt.idleHorizon = *idle;
-    }
-    const std::string file = p.value("tail").toStdString();
-    opt.sourceName = p.isSet("tail") ? file : p.isSet("otlp") ? "otlp" : "prometheus";
-    live::OtlpReceiverOptions oo;
-    if (p.isSet("otlp")) {
-      {
-        const live::ListenAddress a =
-            live::parseListenAddress(p.value("otlp").toStdString(), p.isSet("otlp-allow-remote"),
-                                     "--otlp", "add --otlp-allow-remote to listen there");
-        oo.address = a.address;
-        oo.port = a.port;
-      }
-      parseOtlpLimits(p, oo);
-      setUpAuthentication(p, oo);
-    } else if (p.isSet("otlp-token-file") || p.isSet("insecure")) {
-      throw InputError(p.isSet("insecure") ? "--insecure" : "--otlp-token-file", 0, "",
-                       "only with --otlp");
-    }
-    live::PullerOptions po;
-    if (p.isSet("prometheus")) po = prometheusOptions(p);
-    const auto poll = parseDuration(p.value("poll").toStdString());
-    if (!poll || *poll < millis(10) || *poll > seconds(60))
-      throw InputError("--poll", 0, "", "expected a duration from 10ms to 60s");
-    Micros wall = 0;
-    if (p.isSet("duration")) {
-      const auto d = parseDuration(p.value("duration").toStdString());
-      if (!d || *d <= 0) throw InputError("--duration", 0, "", "expected a duration like 30s");
-      wall = *d;
-    }
-    const bool json = p.isSet("json");
-    std::unique_ptr<library::LiveRecorder> recorder;
-    if (p.isSet("record")) {
-      library::RecorderOptions ro;
-      const std::string retain = p.value("retain").toStdString();
-      if (retain == "none") {
-        ro.retention.maxAge = 0;
-      } else {
-        const auto d = parseDuration(retain);
-        if (!d || *d <= 0)
-          throw InputError("--retain", 0, "",
-                           "expected a duration like 24h or none, got '" + retain + "'");
-        ro.retention.maxAge = *d;
-      }
-      recorder = std::make_unique<library::LiveRecorder>(p.value("record").toStdString(),
-                                                         p.value("recording").toStdString(), ro);
-    }
-    live::ShadowMonitor monitor(loadPolicy(p.value("policy").toStdString()), opt);
-    // The recording keeps what the engine saw, under the engine's names (aliases applied).
-    // A library that stays locked past the recorder's stall bound stops the recording, not
-    // the shadow monitor (an exception must not cross the event loop).
-    auto record = [&recorder](const auto& what) {
-      if (!recorder) return;
-      try {
-        recorder->append(what);
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "recording stopped: %s\n", e.what());
-        recorder.reset();
-      }
-    };
-    if (recorder) {
-      monitor.onRecorded = [&record](const live::RecordedCall& c) {
-        CallRecord r = *c.rec;
-        r.instance = c.instance;
-        record(r);
-      };
-      monitor.onAggregated = [&record](InstanceId, const formats::AggregateSample& a) {
-        record(a);
-      };
-    }
-    monitor.onWouldOpen = [json](const live::WouldOpenVerdict& v) {
-      if (json)
-        std::printf("%s\n", verdictJson(v).dump().c_str());
-      else
-        std::printf("%s\n", v.text.c_str());
-      std::fflush(stdout);
-    };
-
-    live::TailOptions to;
-    to.pollMs = static_cast<int>(*poll / 1000);
-    to.fromStart = p.isSet("from-start");
-    std::unique_ptr<live::LogTail> tail;
-    if (p.isSet("tail"))
-      tail = std::make_unique<live::LogTail>(
-          QString::fromStdString(file), to,
-          [&monitor](std::string_view line) { monitor.addLine(line); });
-    // Lines are parsed in batches: whatever one poll brought.
-    QTimer flush;
-    QObject::connect(&flush, &QTimer::timeout, [&monitor] { monitor.flush(); });
-    flush.start(to.pollMs);
-    // Spans arrive on the same thread as the lines: one engine, several sources.
-    std::unique_ptr<live::OtlpReceiver> otlp;
-    if (p.isSet("otlp")) {
-      // The instance bound is applied before a request is acknowledged: a refused span is
-      // reported in partialSuccess, an admitted one is recorded whatever comes after.
-      otlp = std::make_unique<live::OtlpReceiver>(
-          oo, [&monitor](const formats::SpanCall& c) { monitor.addReservedCall(c.view()); });
-      otlp->admit = [&monitor](const formats::SpanCall& c) {
-        return monitor.reserve(c.instance, c.model, c.ts + c.latency);
-      };
-      otlp->admitRefusal = "their instance is over --max-instances " +
-                           std::to_string(opt.maxInstances) + " (no idle instance to evict)";
-      if (!otlp->start())
-        throw InputError("--otlp", 0, "",
-                         "cannot listen on " + oo.address.toString().toStdString() + ":" +
-                             std::to_string(oo.port) + ": " + otlp->errorString().toStdString());
-    }
-    // Samples of whole steps, in time order, into the engine's aggregate path.
-    std::unique_ptr<live::PrometheusPuller> prom;
-    if (p.isSet("prometheus")) {
-      prom = std::make_unique<live::PrometheusPuller>(
-          po, [&monitor](const live::PromSample& s) { monitor.addAggregate(s.view(), s.p99Ms); });
-      auto say = [](const QString& m) {
-        std::fprintf(stderr, "%s\n", qPrintable(m));
-        std::fflush(stderr);
-      };
-      QObject::connect(prom.get(), &live::PrometheusPuller::failed, say);
-      QObject::connect(prom.get(), &live::PrometheusPuller::warning, say);
-      std::fputs(describePuller(po).c_str(), stderr);
-    }
-    if (tail) tail->start();
-    if (prom) prom->start();
-    monitor.flush();
-    std::string sources;
-    if (tail) sources = file + " (" + fmt + ")";
-    if (otlp)
-      sources += (sources.empty() ? "" : " and ") + std::string("OTLP/HTTP on ") +
-                 oo.address.toString().toStdString() + ":" + std::to_string(otlp->port());
-    if (prom)
-      sources += (sources.empty() ? "" : " and ") + std::string("Prometheus at ") +
-                 po.server.toString().toStdString();
-    std::fprintf(stderr, "listening to %s in shadow mode%s\n", sources.c_str(),
-                 wall ? (" for " + humanDuration(wall)).c_str() : "; Ctrl-C for the summary");
-
-    std::signal(SIGINT, onSignal);
-    std::signal(SIGTERM, onSignal);
-    // Stopping (a signal or --duration): the receiver stops accepting, answers or refuses what
-    // it has, and hands every answer to the kernel before the loop ends; then the summary.
-    auto stop = [&otlp] {
-      if (!otlp) return QCoreApplication::quit();
-      if (otlp->stopping()) return;
-      QObject::connect(otlp.get(), &live::OtlpReceiver::stopped, QCoreApplication::instance(),
-                       &QCoreApplication::quit);
-      otlp->shutdown();
-    };
-    QTimer stopCheck;
-    QObject::connect(&stopCheck, &QTimer::timeout, [&stop] {
-      if (gStop) stop();
-    });
-    stopCheck.start(50);
-    // The recorder commits by data time; a quiet source is committed within a second anyway.
-    QTimer commit;
-    if (recorder) {
-      QObject::connect(&commit, &QTimer::timeout, [&recorder] {
-        try {
-          if (recorder) recorder->flush(0);
-        } catch (const std::exception& e) {
-          std::fprintf(stderr, "recording stopped: %s\n", e.what());
-          recorder.reset();
-        }
-      });
-      commit.start(1000);
-    }
-    if (wall)
-      QTimer::singleShot(std::chrono::milliseconds(wall / 1000), Qt::PreciseTimer,
-                         QCoreApplication::instance(), stop);
-    QCoreApplication::exec();
-    if (tail) tail->poll();  // what arrived since the last poll
-    monitor.flush();
-    if (otlp) otlp->drain();  // every acknowledged span reaches the engine before the summary
-    if (prom) prom->stop();   // a poll still out is dropped: its steps were never handed on
-    if (recorder) {
-      recorder->close();  // everything the engine saw is committed before the summary
-      std::fprintf(stderr, "recorded %llu records into %s (recording '%s')\n",
-                   static_cast<unsigned long long>(recorder->stats().committed),
-                   p.value("record").toUtf8().constData(),
-                   p.value("recording").toUtf8().constData());
-    }
-
-    const auto rows = monitor.summary();
-    std::uint64_t opens = 0;
-    for (const auto& r : rows) opens += r.wouldOpens;
-    if (json) {
-      nlohmann::json inst = nlohmann::json::array();
-      for (const auto& r : rows)
-        inst.push_back({{"instance", r.instance},
-                        {"calls", r.calls},
-                        {"failures", r.failures},
-                        {"slow", r.slow},
-                        {"would_opens", r.wouldOpens},
-                        {"error_rate", r.errorRate},
-                        {"slow_rate", r.slowRate},
-                        {"p99_ms", r.p99Ms},
-                        {"reported_p99_ms", r.reportedP99Ms < 0 ? nlohmann::json(nullptr)
-                                                                : nlohmann::json(r.reportedP99Ms)},
-                        {"slow_threshold_ms",
-                         r.slowThresholdUs == kForever
-                             ? nlohmann::json(nullptr)
-                             : nlohmann::json(static_cast<double>(r.slowThresholdUs) / 1e3)},
-                        {"first_would_open",
-                         r.firstWouldOpen == kNever
-                             ? nlohmann::json(nullptr)
-                             : nlohmann::json(static_cast<double>(r.firstWouldOpen) / 1e3)}});
-      nlohmann::json s = {{"summary", true},
-                          {"file", file},
-                          {"lines", monitor.lines()},
-                          {"records", monitor.records()},
-                          {"bad_lines", monitor.badLines()},
-                          {"ignored_lines", monitor.ignored()},
-                          {"would_opens", opens},
-                          {"instances", inst},
-                          {"errors", monitor.errors()},
-                          {"instance_bound",
-                           {{"max_instances", opt.maxInstances},
-                            {"tracked", monitor.bound().tracked},
-                            {"high_water", monitor.bound().highWater},
-                            {"evicted", monitor.bound().evicted},
-                            {"instances_rejected", monitor.bound().instancesRejected},
-                            {"calls_rejected", monitor.bound().callsRejected},
-                            {"samples_rejected", monitor.bound().samplesRejected}}}};
-      if (otlp) {
-        const auto& st = otlp->stats();
-        s["otlp"] = {{"requests", st.requests},
-                     {"accepted", st.accepted},
-                     {"partial", st.partial},
-                     {"rejected_4xx", st.rejected4xx},
-                     {"shed", st.shed},
-                     {"timeouts", st.timeouts},
-                     {"spans", st.spans},
-                     {"calls", st.callsApplied},
-                     {"spans_rejected", st.spansRejected},
-                     {"spans_over_bound", st.spansOverBound},
-                     {"calls_acked", st.callsAcked},
-                     {"idle_closed", st.idleClosed},
-                     {"refused_connections", st.refusedConnections},
-                     {"over_budget", st.overBudget},
-                     {"continues", st.continues},
-                     {"max_buffered", st.maxBuffered}};
-      }
-      if (prom) {
-        const auto& st = prom->stats();
-        s["prometheus"] = {
-            {"polls", st.polls},
-            {"failed_polls", st.failedPolls},
-            {"samples", st.samples},
-            {"steps", st.steps},
-            {"skipped_steps", st.skippedSteps},
-            {"bad_series", st.badSeries},
-            {"last_step_end", prom->lastEnd() == kNever
-                                  ? nlohmann::json(nullptr)
-                                  : nlohmann::json(static_cast<double>(prom->lastEnd()) / 1e3)}};
-      }
-      std::printf("%s\n", s.dump().c_str());
-    } else {
-      std::printf("\n%llu lines, %llu calls, %llu bad lines, %llu without an upstream\n",
-                  static_cast<unsigned long long>(monitor.lines()),
-                  static_cast<unsigned long long>(monitor.records()),
-                  static_cast<unsigned long long>(monitor.badLines()),
-                  static_cast<unsigned long long>(monitor.ignored()));
-      std::printf("  %-28s %8s %8s %8s %10s %10s %11s\n", "instance", "calls", "errors", "slow",
-                  "p99 (ms)", "slow > ms", "would open");
-      for (const auto& r : rows) {
-        char thr[32] = "learning";
-        if (r.slowThresholdUs != kForever)
-          std::snprintf(thr, sizeof thr, "%.0f", static_cast<double>(r.slowThresholdUs) / 1e3);
-        std::printf("  %-28s %8llu %8llu %8llu %10.0f %10s %11s\n", r.instance.c_str(),
-                    static_cast<unsigned long long>(r.calls),
-                    static_cast<unsigned long long>(r.failures),
-                    static_cast<unsigned long long>(r.slow),
-                    // Aggregates carry no latencies: the p99 Prometheus reported instead.
-                    r.p99Ms == 0 && r.reportedP99Ms >= 0 ? r.reportedP99Ms : r.p99Ms, thr,
-                    r.wouldOpens ? ("yes @" + live::clockTime(r.firstWouldOpen)).c_str() : "no");
-      }
-      for (const auto& e : monitor.errors()) std::fprintf(stderr, "bad line: %s\n", e.c_str());
-      const auto& b = monitor.bound();
-      std::printf(
-          "instances: %zu tracked (at most %zu at once, bound %zu), %llu evicted idle, %llu "
-          "refused over the bound (%llu calls, %llu samples rejected)\n",
-          b.tracked, b.highWater, opt.maxInstances, static_cast<unsigned long long>(b.evicted),
-          static_cast<unsigned long long>(b.instancesRejected),
-          static_cast<unsigned long long>(b.callsRejected),
-          static_cast<unsigned long long>(b.samplesRejected));
-      if (prom) {
-        const auto& st = prom->stats();
-        std::printf(
-            "Prometheus: %llu polls (%llu failed), %llu samples over %llu steps, %llu steps "
-            "skipped, %llu bad series\n",
-            static_cast<unsigned long long>(st.polls),
-            static_cast<unsigned long long>(st.failedPolls),
-            static_cast<unsigned long long>(st.samples), static_cast<unsigned long long>(st.steps),
-            static_cast<unsigned long long>(st.skippedSteps),
-            static_cast<unsigned long long>(st.badSeries));
-      }
-      if (otlp) {
-        const auto& st = otlp->stats();
-        std::printf(
-            "OTLP: %llu requests, %llu spans, %llu calls, %llu spans rejected (not calls, "
-            "invalid or %llu over the instance bound), %llu requests refused (4xx), %llu shed "
-            "(429/503), %llu timed out, %llu connections refused, %llu closed idle\n",
-            static_cast<unsigned long long>(st.requests), static_cast<unsigned long long>(st.spans),
-            static_cast<unsigned long long>(st.callsApplied),
-            static_cast<unsigned long long>(st.spansRejected),
-            static_cast<unsigned long long>(st.spansOverBound),
-            static_cast<unsigned long long>(st.rejected4xx),
-            static_cast<unsigned long long>(st.shed), static_cast<unsigned long long>(st.timeouts),
-            static_cast<unsigned long long>(st.refusedConnections),
-            static_cast<unsigned long long>(st.idleClosed));
-      }
-    }
-    return opens ? kFindings : kOk;
+    return listen(readListenOptions(p));
   } catch (const std::exception& e) {
     std::fprintf(stderr, "spillway-cli listen: %s\n", e.what());
     return kInputError;

@@ -36,6 +36,90 @@ nlohmann::json msOrNull(Micros d) {
   return static_cast<double>(d) / 1000.0;
 }
 
+// What `replay` replays, under which policy, and where it writes.
+struct ReplayCliOptions {
+  std::string tracePath, incident;
+  bool builtin = false;  // neither --trace nor --incident: the built-in sample
+  ReplayOptions replay;
+  std::string policyPath;
+  std::optional<std::string> faultsPath;
+  bool skipBadLines = false;
+  std::optional<std::string> library;  // unset: the default library
+  std::optional<std::string> outPath;
+  std::optional<std::string> reportPath;
+};
+
+void addReplayOptions(QCommandLineParser& p) {
+  p.setApplicationDescription(
+      "Replay recorded telemetry (canonical JSONL, docs/telemetry.md) through a breaker policy.\n"
+      "Without --trace, replays the built-in seed-000 sample (a GPU memory leak on one of four\n"
+      "instances) with its fault annotations.");
+  p.addHelpOption();
+  p.addOption({"trace", "Trace to replay ('-' = stdin). Default: the built-in sample.", "T.jsonl"});
+  p.addOption({"policy", "Policy YAML (docs/policy.md). Default: the built-in default.", "P.yaml"});
+  p.addOption({"out", "Write every transition as one JSON object per line.", "transitions.jsonl"});
+  p.addOption({"report", "Write the per-instance summary as JSON.", "report.json"});
+  p.addOption({"faults", "Fault annotations (JSONL) to score TTD/MTTR against.", "F.jsonl"});
+  p.addOption({"skip-bad-lines", "Count malformed lines and go on instead of stopping."});
+  p.addOption({"reorder-window",
+               "How far out of start-time order records may arrive (default 10s).", "duration",
+               "10s"});
+  p.addOption({"seed", "Seed for probe sampling (default 1).", "N", "1"});
+  p.addOption({"slo",
+               "The clients' SLO latency: a blocked call the recording answered within it "
+               "would have succeeded (docs/kpis.md; default 5s; per tenant: "
+               "'code-assist=3s,report-gen=20s,5s').",
+               "D", "5s"});
+  p.addOption({"incident",
+               "Replay an incident from the library (docs/library.md) instead of a trace; its "
+               "annotations are the fault ground truth unless --faults is given.",
+               "NAME"});
+  p.addOption(
+      {"library", "The incident library (default $XDG_DATA_HOME/spillway/library.db).", "FILE"});
+}
+
+// Prints what is wrong with the command line and returns nothing.
+std::optional<ReplayCliOptions> readReplayOptions(const QCommandLineParser& p) {
+  if (!p.positionalArguments().isEmpty()) {
+    std::fprintf(stderr, "replay: unexpected argument '%s'\n",
+                 qPrintable(p.positionalArguments().first()));
+    return std::nullopt;
+  }
+  ReplayCliOptions o;
+  o.tracePath = p.value("trace").toStdString();
+  o.incident = p.value("incident").toStdString();
+  if (!o.tracePath.empty() && !o.incident.empty()) {
+    std::fprintf(stderr, "replay: give --trace or --incident, not both\n");
+    return std::nullopt;
+  }
+  o.builtin = o.tracePath.empty() && o.incident.empty();
+  auto w = parseDuration(p.value("reorder-window").toStdString());
+  if (!w || *w < 0) {
+    std::fprintf(stderr, "replay: --reorder-window: expected a duration such as 10s\n");
+    return std::nullopt;
+  }
+  o.replay.reorderWindow = *w;
+  bool ok = false;
+  o.replay.seed = p.value("seed").toULongLong(&ok);
+  if (!ok) {
+    std::fprintf(stderr, "replay: --seed: expected a non-negative integer\n");
+    return std::nullopt;
+  }
+  try {
+    o.replay.truth = parseSlo(p.value("slo"));
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "replay: %s\n", e.what());
+    return std::nullopt;
+  }
+  o.policyPath = p.value("policy").toStdString();
+  if (p.isSet("faults")) o.faultsPath = p.value("faults").toStdString();
+  o.skipBadLines = p.isSet("skip-bad-lines");
+  if (p.isSet("library")) o.library = p.value("library").toStdString();
+  if (p.isSet("out")) o.outPath = p.value("out").toStdString();
+  if (p.isSet("report")) o.reportPath = p.value("report").toStdString();
+  return o;
+}
+
 // Where the calls come from; reopened to replay a recalibration proposal over the same calls.
 struct Input {
   std::string tracePath, incident;
@@ -183,196 +267,166 @@ nlohmann::json recalibrate(const Replayer& replayer, const ReplayKpis& before,
   return j;
 }
 
+std::vector<NamedFault> readFaults(const ReplayCliOptions& o) {
+  if (o.faultsPath)
+    return parseFaultAnnotations(readWhole(*o.faultsPath, input_limits::kFaults, "faults file"),
+                                 *o.faultsPath);
+  if (o.builtin)
+    return parseFaultAnnotations(readWhole(kSampleFaults, input_limits::kFaults, "faults file"),
+                                 "seed000-sample.faults.jsonl (built-in)");
+  return {};
+}
+
+// An incident's annotations replace FAULTS unless --faults was given.
+Input openInput(const ReplayCliOptions& o, std::vector<NamedFault>& faults) {
+  Input input;
+  input.tracePath = o.tracePath;
+  input.incident = o.incident;
+  input.skip = o.skipBadLines;
+  if (!o.incident.empty()) {
+    const std::string lp = o.library ? *o.library : library::defaultLibraryPath();
+    input.lib = std::make_unique<library::Library>(lp, library::OpenOptions{.mustExist = true});
+    if (!o.faultsPath) faults = input.lib->faults(o.incident);
+  } else if (o.builtin) {
+    input.sampleText = readWhole(kSampleTrace, input_limits::kWholeTrace, "trace");
+    std::fprintf(stderr,
+                 "replay: built-in seed-000 sample trace (4 instances, 15 min; chat-72b-3 "
+                 "leaks GPU memory from 05:24 to 05:30 UTC)\n");
+  }
+  return input;
+}
+
+// `--out`: the transitions file ('-' = stdout). A file gets a 64 KiB buffer, which lives as
+// long as this object; stdout keeps its own (it outlives the command).
+struct TransitionsOut {
+  std::FILE* file = nullptr;
+  std::unique_ptr<char[]> buf;
+
+  void open(const std::string& path) {
+    file = path == "-" ? stdout : std::fopen(path.c_str(), "w");
+    if (!file) throw InputError(path, 0, "", "cannot write");
+    if (file == stdout) return;
+    buf = std::make_unique<char[]>(1 << 16);
+    std::setvbuf(file, buf.get(), _IOFBF, 1 << 16);
+  }
+  void close() {
+    if (file && file != stdout)
+      std::fclose(file);
+    else if (file)
+      std::fflush(file);
+    file = nullptr;
+  }
+};
+
+void feed(formats::RecordSource& reader, Replayer& replayer) {
+  CallRecord rec;
+  formats::AggregateSample sample;
+  // Aggregate incidents (e.g. Prometheus) feed counts per interval instead of calls.
+  while (reader.aggregates() && reader.nextAggregate(sample))
+    replayer.feedAggregate(sample.instance, sample.model, sample.end, sample.calls, sample.failures,
+                           sample.slow);
+  while (reader.next(rec)) replayer.feed(rec);
+  replayer.finish();
+}
+
+void printHeader(const formats::RecordSource& reader, const Replayer& replayer,
+                 const ReplayTruthOptions& truth) {
+  std::printf("Replay of %s under policy '%s': %llu records", reader.source().c_str(),
+              replayer.engine().policy().name.c_str(),
+              static_cast<unsigned long long>(replayer.fed()));
+  if (reader.skipped())
+    std::printf(", %llu bad lines skipped", static_cast<unsigned long long>(reader.skipped()));
+  if (replayer.late()) std::printf(", %llu late", static_cast<unsigned long long>(replayer.late()));
+  std::string slos;
+  for (const auto& [tenant, slo] : truth.tenantSlo)
+    slos += (slos.empty() ? " (" : ", ") + tenant + " " + formatDuration(slo);
+  std::printf("; SLO %s%s\n\n", formatDuration(truth.slo).c_str(),
+              slos.empty() ? "" : (slos + ")").c_str());
+}
+
+void printTotals(const ReplayKpis& k) {
+  std::printf("\nBlocked by breakers: %llu (%llu answered within the SLO in the recording)\n",
+              static_cast<unsigned long long>(k.rejected),
+              static_cast<unsigned long long>(k.blockedWouldSucceed));
+  std::printf("误伤 (false-positive rate): %s\n", fpSummary(k.blocks).c_str());
+  std::printf(
+      "false trips: %llu (%.1f/h); real faults %s\n",
+      static_cast<unsigned long long>(k.blocks.falseTripEpisodes),
+      k.falseTripsPerHour().value_or(0),
+      k.faultsFromRecording ? "read from the recording (no annotations)" : "from the annotations");
+}
+
+// The JSON of what printInstances, printFaults and recalibrate printed.
+struct PrintedJson {
+  nlohmann::json instances, faults, recalibration;
+};
+
+void writeReport(const std::string& path, const formats::RecordSource& reader,
+                 const Replayer& replayer, const ReplayTruthOptions& truth, const ReplayKpis& k,
+                 const PrintedJson& printed) {
+  nlohmann::json rep;
+  rep["trace"] = reader.source();
+  rep["policy"] = replayer.engine().policy().name;
+  rep["slo_ms"] = static_cast<double>(truth.slo) / 1000.0;
+  for (const auto& [tenant, slo] : truth.tenantSlo)
+    rep["tenant_slo_ms"][tenant] = static_cast<double>(slo) / 1000.0;
+  rep["records"] = replayer.fed();
+  rep["skipped_lines"] = reader.skipped();
+  rep["late_records"] = replayer.late();
+  rep["instances"] = printed.instances;
+  nlohmann::json tot = {{"rejected", k.rejected},
+                        {"blocked_would_succeed", k.blockedWouldSucceed},
+                        {"faults_from_recording", k.faultsFromRecording}};
+  putBlockFigures(tot, k.blocks, k.falseTripsPerHour());
+  rep["totals"] = tot;
+  rep["faults"] = printed.faults;
+  rep["recalibration"] = printed.recalibration;
+  std::ofstream f(path);
+  if (!f) throw InputError(path, 0, "", "cannot write");
+  f << rep.dump(2) << "\n";
+}
+
+int replayAndReport(const ReplayCliOptions& o) {
+  TransitionsOut out;
+  try {
+    Policy policy = loadPolicy(o.policyPath);
+    std::vector<NamedFault> faults = readFaults(o);
+    Input input = openInput(o, faults);
+    std::unique_ptr<formats::RecordSource> reader = input.open();
+    if (o.outPath) out.open(*o.outPath);
+    JsonlEventWriter writer(out.file);
+    Replayer replayer(std::move(policy), o.replay, &writer);
+    writer.setEngine(&replayer.engine());
+    feed(*reader, replayer);
+    out.close();
+
+    const ReplayKpis k = nativeReplayKpis(replayer, faults);
+    printHeader(*reader, replayer, o.replay.truth);
+    PrintedJson printed;
+    printed.instances = printInstances(replayer, k);
+    printTotals(k);
+    printed.faults = printFaults(k);
+    printed.recalibration = recalibrate(replayer, k, faults, o.replay, input);
+    for (const auto& m : reader->skippedMessages())
+      std::fprintf(stderr, "skipped: %s\n", m.c_str());
+    if (o.reportPath) writeReport(*o.reportPath, *reader, replayer, o.replay.truth, k, printed);
+  } catch (const InputError& e) {
+    out.close();
+    std::fprintf(stderr, "%s\n", e.what());
+    return kInputError;
+  }
+  return kOk;
+}
+
 }  // namespace
 
 int runReplay(const QStringList& args) {
   QCommandLineParser p;
-  p.setApplicationDescription(
-      "Replay recorded telemetry (canonical JSONL, docs/telemetry.md) through a breaker policy.\n"
-      "Without --trace, replays the built-in seed-000 sample (a GPU memory leak on one of four\n"
-      "instances) with its fault annotations.");
-  p.addHelpOption();
-  p.addOption({"trace", "Trace to replay ('-' = stdin). Default: the built-in sample.", "T.jsonl"});
-  p.addOption({"policy", "Policy YAML (docs/policy.md). Default: the built-in default.", "P.yaml"});
-  p.addOption({"out", "Write every transition as one JSON object per line.", "transitions.jsonl"});
-  p.addOption({"report", "Write the per-instance summary as JSON.", "report.json"});
-  p.addOption({"faults", "Fault annotations (JSONL) to score TTD/MTTR against.", "F.jsonl"});
-  p.addOption({"skip-bad-lines", "Count malformed lines and go on instead of stopping."});
-  p.addOption({"reorder-window",
-               "How far out of start-time order records may arrive (default 10s).", "duration",
-               "10s"});
-  p.addOption({"seed", "Seed for probe sampling (default 1).", "N", "1"});
-  p.addOption({"slo",
-               "The clients' SLO latency: a blocked call the recording answered within it "
-               "would have succeeded (docs/kpis.md; default 5s; per tenant: "
-               "'code-assist=3s,report-gen=20s,5s').",
-               "D", "5s"});
-  p.addOption({"incident",
-               "Replay an incident from the library (docs/library.md) instead of a trace; its "
-               "annotations are the fault ground truth unless --faults is given.",
-               "NAME"});
-  p.addOption(
-      {"library", "The incident library (default $XDG_DATA_HOME/spillway/library.db).", "FILE"});
-  if (!p.parse(args)) {
-    std::fprintf(stderr, "%s\n", qPrintable(p.errorText()));
-    return kInputError;
-  }
-  if (p.isSet("help")) {
-    std::fputs(qPrintable(p.helpText()), stdout);
-    return kOk;
-  }
-  if (!p.positionalArguments().isEmpty()) {
-    std::fprintf(stderr, "replay: unexpected argument '%s'\n",
-                 qPrintable(p.positionalArguments().first()));
-    return kInputError;
-  }
-
-  const std::string tracePath = p.value("trace").toStdString();
-  const std::string incident = p.value("incident").toStdString();
-  if (!tracePath.empty() && !incident.empty()) {
-    std::fprintf(stderr, "replay: give --trace or --incident, not both\n");
-    return kInputError;
-  }
-  const bool builtin = tracePath.empty() && incident.empty();
-  ReplayOptions opt;
-  {
-    auto w = parseDuration(p.value("reorder-window").toStdString());
-    if (!w || *w < 0) {
-      std::fprintf(stderr, "replay: --reorder-window: expected a duration such as 10s\n");
-      return kInputError;
-    }
-    opt.reorderWindow = *w;
-    bool ok = false;
-    opt.seed = p.value("seed").toULongLong(&ok);
-    if (!ok) {
-      std::fprintf(stderr, "replay: --seed: expected a non-negative integer\n");
-      return kInputError;
-    }
-  }
-
-  try {
-    opt.truth = parseSlo(p.value("slo"));
-  } catch (const InputError& e) {
-    std::fprintf(stderr, "replay: %s\n", e.what());
-    return kInputError;
-  }
-
-  std::FILE* out = nullptr;
-  std::unique_ptr<char[]> outBuf;
-  int rc = kOk;
-  try {
-    Policy policy = loadPolicy(p.value("policy").toStdString());
-
-    std::vector<NamedFault> faults;
-    if (p.isSet("faults")) {
-      const std::string fp = p.value("faults").toStdString();
-      faults = parseFaultAnnotations(readWhole(fp, input_limits::kFaults, "faults file"), fp);
-    } else if (builtin) {
-      faults = parseFaultAnnotations(readWhole(kSampleFaults, input_limits::kFaults, "faults file"),
-                                     "seed000-sample.faults.jsonl (built-in)");
-    }
-
-    Input input;
-    input.tracePath = tracePath;
-    input.incident = incident;
-    input.skip = p.isSet("skip-bad-lines");
-    if (!incident.empty()) {
-      const std::string lp =
-          p.isSet("library") ? p.value("library").toStdString() : library::defaultLibraryPath();
-      input.lib = std::make_unique<library::Library>(lp, library::OpenOptions{.mustExist = true});
-      if (!p.isSet("faults")) faults = input.lib->faults(incident);
-    } else if (builtin) {
-      input.sampleText = readWhole(kSampleTrace, input_limits::kWholeTrace, "trace");
-      std::fprintf(stderr,
-                   "replay: built-in seed-000 sample trace (4 instances, 15 min; chat-72b-3 "
-                   "leaks GPU memory from 05:24 to 05:30 UTC)\n");
-    }
-    std::unique_ptr<formats::RecordSource> reader = input.open();
-    if (p.isSet("out")) {
-      const std::string op = p.value("out").toStdString();
-      out = op == "-" ? stdout : std::fopen(op.c_str(), "w");
-      if (!out) throw InputError(op, 0, "", "cannot write");
-      outBuf = std::make_unique<char[]>(1 << 16);
-      std::setvbuf(out, outBuf.get(), _IOFBF, 1 << 16);
-    }
-    JsonlEventWriter writer(out);
-    Replayer replayer(std::move(policy), opt, &writer);
-    writer.setEngine(&replayer.engine());
-
-    CallRecord rec;
-    formats::AggregateSample sample;
-    // Aggregate incidents (e.g. Prometheus) feed counts per interval instead of calls.
-    while (reader->aggregates() && reader->nextAggregate(sample))
-      replayer.feedAggregate(sample.instance, sample.model, sample.end, sample.calls,
-                             sample.failures, sample.slow);
-    while (reader->next(rec)) replayer.feed(rec);
-    replayer.finish();
-    if (out && out != stdout)
-      std::fclose(out);
-    else if (out)
-      std::fflush(out);
-    out = nullptr;
-
-    const Engine& eng = replayer.engine();
-    const ReplayKpis k = nativeReplayKpis(replayer, faults);
-    std::printf("Replay of %s under policy '%s': %llu records", reader->source().c_str(),
-                eng.policy().name.c_str(), static_cast<unsigned long long>(replayer.fed()));
-    if (reader->skipped())
-      std::printf(", %llu bad lines skipped", static_cast<unsigned long long>(reader->skipped()));
-    if (replayer.late())
-      std::printf(", %llu late", static_cast<unsigned long long>(replayer.late()));
-    std::string slos;
-    for (const auto& [tenant, slo] : opt.truth.tenantSlo)
-      slos += (slos.empty() ? " (" : ", ") + tenant + " " + formatDuration(slo);
-    std::printf("; SLO %s%s\n\n", formatDuration(opt.truth.slo).c_str(),
-                slos.empty() ? "" : (slos + ")").c_str());
-    const nlohmann::json jinst = printInstances(replayer, k);
-    std::printf("\nBlocked by breakers: %llu (%llu answered within the SLO in the recording)\n",
-                static_cast<unsigned long long>(k.rejected),
-                static_cast<unsigned long long>(k.blockedWouldSucceed));
-    std::printf("误伤 (false-positive rate): %s\n", fpSummary(k.blocks).c_str());
-    std::printf("false trips: %llu (%.1f/h); real faults %s\n",
-                static_cast<unsigned long long>(k.blocks.falseTripEpisodes),
-                k.falseTripsPerHour().value_or(0),
-                k.faultsFromRecording ? "read from the recording (no annotations)"
-                                      : "from the annotations");
-    const nlohmann::json jfaults = printFaults(k);
-    const nlohmann::json jprop = recalibrate(replayer, k, faults, opt, input);
-    for (const auto& m : reader->skippedMessages())
-      std::fprintf(stderr, "skipped: %s\n", m.c_str());
-
-    if (p.isSet("report")) {
-      nlohmann::json rep;
-      rep["trace"] = reader->source();
-      rep["policy"] = eng.policy().name;
-      rep["slo_ms"] = static_cast<double>(opt.truth.slo) / 1000.0;
-      for (const auto& [tenant, slo] : opt.truth.tenantSlo)
-        rep["tenant_slo_ms"][tenant] = static_cast<double>(slo) / 1000.0;
-      rep["records"] = replayer.fed();
-      rep["skipped_lines"] = reader->skipped();
-      rep["late_records"] = replayer.late();
-      rep["instances"] = jinst;
-      nlohmann::json tot = {{"rejected", k.rejected},
-                            {"blocked_would_succeed", k.blockedWouldSucceed},
-                            {"faults_from_recording", k.faultsFromRecording}};
-      putBlockFigures(tot, k.blocks, k.falseTripsPerHour());
-      rep["totals"] = tot;
-      rep["faults"] = jfaults;
-      rep["recalibration"] = jprop;
-      const std::string rp = p.value("report").toStdString();
-      std::ofstream f(rp);
-      if (!f) throw InputError(rp, 0, "", "cannot write");
-      f << rep.dump(2) << "\n";
-    }
-  } catch (const InputError& e) {
-    if (out && out != stdout)
-      std::fclose(out);
-    else if (out)
-      std::fflush(out);
-    std::fprintf(stderr, "%s\n", e.what());
-    rc = kInputError;
-  }
-  return rc;
+  addReplayOptions(p);
+  if (const auto done = parseCommandLine(p, args)) return *done;
+  const auto o = readReplayOptions(p);
+  if (!o) return kInputError;
+  return replayAndReport(*o);
 }
 
 }  // namespace spillway::cli

@@ -1,9 +1,6 @@
 #pragma once
 // `simulate --serve-metrics`: the simulation paced in real time behind a Prometheus /metrics
-// endpoint. It needs Qt Network (app/live), which only spillway-cli links: the console links
-// spillway_cli_lib, and with it runSimulate, too. So simulate_command.cpp parses the options
-// and calls whatever runner spillway-cli registered (serve_metrics_command.cpp); without one
-// the option is refused.
+// endpoint (app/live). simulate_command.cpp parses the options; serve_metrics_command.cpp runs.
 #include <string>
 
 #include "spillway/sim/scenario.hpp"
@@ -17,9 +14,7 @@ struct ServeMetricsRequest {
   bool protection = true;
 };
 
-using ServeMetricsRunner = int (*)(const sim::Scenario& sc, const ServeMetricsRequest& rq);
-
-void setServeMetricsRunner(ServeMetricsRunner r);
-ServeMetricsRunner serveMetricsRunner();
+// Serves until the scenario ends or SIGINT/SIGTERM; prints the report table. Returns the exit code.
+int runServeMetrics(const sim::Scenario& sc, const ServeMetricsRequest& rq);
 
 }  // namespace spillway::cli

@@ -25,7 +25,9 @@ void onSignal(int) {
   gStop = 1;
 }
 
-int run(const sim::Scenario& sc, const ServeMetricsRequest& rq) {
+}  // namespace
+
+int runServeMetrics(const sim::Scenario& sc, const ServeMetricsRequest& rq) {
   live::ListenAddress at;
   try {
     at = live::parseListenAddress(rq.address, rq.allowRemote, "--serve-metrics");
@@ -91,9 +93,4 @@ int run(const sim::Scenario& sc, const ServeMetricsRequest& rq) {
   return kOk;
 }
 
-// spillway-cli links this file, the console does not: registering here is what makes the
-// option available in spillway-cli only (serve_metrics.hpp).
-[[maybe_unused]] const bool kRegistered = (setServeMetricsRunner(&run), true);
-
-}  // namespace
 }  // namespace spillway::cli

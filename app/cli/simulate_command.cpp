@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 #include "cli_common.hpp"
 #include "save_incident.hpp"
@@ -80,8 +81,6 @@ sim::RunReport runOne(const sim::Scenario& sc, bool protection, const QString& d
   return r;
 }
 
-ServeMetricsRunner gServeMetrics = nullptr;
-
 // --serve-metrics: checks the options that go with it and hands over to the registered runner.
 int serveMetrics(const QCommandLineParser& p, const sim::Scenario& sc) {
   for (const char* opt : {"compare", "out", "json", "save-incident"})
@@ -99,23 +98,10 @@ int serveMetrics(const QCommandLineParser& p, const sim::Scenario& sc) {
     throw InputError(
         "--speed", 0, "",
         "expected a number in (0, 1000000], got '" + p.value("speed").toStdString() + "'");
-  if (!gServeMetrics)
-    throw InputError("--serve-metrics", 0, "", "not available in this program (use spillway-cli)");
-  return gServeMetrics(sc, rq);
+  return runServeMetrics(sc, rq);
 }
 
-}  // namespace
-
-void setServeMetricsRunner(ServeMetricsRunner r) {
-  gServeMetrics = r;
-}
-
-ServeMetricsRunner serveMetricsRunner() {
-  return gServeMetrics;
-}
-
-int runSimulate(const QStringList& args) {
-  QCommandLineParser p;
+void addSimulateOptions(QCommandLineParser& p) {
   p.setApplicationDescription(
       "Simulate a scenario (model instances, clients with retries, faults) with the engine in\n"
       "the loop and report the KPIs of docs/kpis.md. SCENARIO is a YAML file or a built-in\n"
@@ -151,119 +137,177 @@ int runSimulate(const QStringList& args) {
                "ADDR"});
   p.addOption({"speed", "with --serve-metrics: scenario time = wall time x X", "X", "1"});
   p.addOption({"metrics-allow-remote", "let --serve-metrics listen on a non-loopback address"});
-  if (!p.parse(args)) {
-    std::fprintf(stderr, "spillway-cli simulate: %s\n", qPrintable(p.errorText()));
-    return kInputError;
+}
+
+// The scenario named on the command line with --seed, --policy and --duration applied.
+sim::Scenario loadSimulateScenario(const QCommandLineParser& p) {
+  const std::string name = p.positionalArguments().isEmpty()
+                               ? "seed-000"
+                               : p.positionalArguments().front().toStdString();
+  sim::Scenario sc = loadScenario(name);
+  if (p.isSet("seed")) {
+    bool ok = false;
+    sc.seed = p.value("seed").toULongLong(&ok);
+    if (!ok) throw InputError("--seed", 0, "", "expected a whole number");
   }
-  if (p.isSet("help")) {
-    std::fputs(qPrintable(p.helpText()), stdout);
-    return kOk;
+  if (p.isSet("policy")) usePolicy(sc, loadPolicyFile(p.value("policy").toStdString()));
+  if (p.isSet("duration")) {
+    const auto d = parseDuration(p.value("duration").toStdString());
+    if (!d || *d <= 0) throw InputError("--duration", 0, "", "expected a duration like 5m");
+    sc.duration = *d;
+    std::erase_if(sc.faults, [&](const sim::FaultSpec& f) { return f.at >= sc.duration; });
+    try {
+      sim::checkScenarioBudget(sc);
+    } catch (const InputError& e) {
+      throw InputError("--duration", 0, e.field() == "duration" ? "" : e.field(), e.detail());
+    }
   }
+  return sc;
+}
+
+struct ModesOptions {
+  std::vector<sim::Mode> modes;
+  uint seeds = 1;
+  bool json = false;
+};
+
+ModesOptions readModesOptions(const QCommandLineParser& p) {
+  ModesOptions o;
+  try {
+    o.modes = sim::parseModes(p.value("modes").toStdString());
+  } catch (const std::invalid_argument& e) {
+    throw InputError("--modes", 0, "", e.what());
+  }
+  if (p.isSet("seeds")) {
+    bool ok = false;
+    o.seeds = p.value("seeds").toUInt(&ok);
+    if (!ok || o.seeds < 1 || o.seeds > 1000)
+      throw InputError("--seeds", 0, "", "expected 1 … 1000");
+  }
+  for (const char* opt : {"out", "save-incident", "no-protection", "compare"})
+    if (p.isSet(opt)) throw InputError(std::string("--") + opt, 0, "", "not with --modes");
+  o.json = p.isSet("json");
+  return o;
+}
+
+// --modes: the layers of defence side by side.
+int simulateModes(const sim::Scenario& sc, ModesOptions o) {
+  const sim::ModeRuns runs = sim::runModes(sc, std::move(o.modes), o.seeds);
+  std::fputs((o.json ? sim::modesJson(runs, sc) + "\n" : sim::modesTable(runs, sc)).c_str(),
+             stdout);
+  return kOk;
+}
+
+struct SeedsOptions {
+  uint seeds = 2;
+  bool json = false;
+};
+
+SeedsOptions readSeedsOptions(const QCommandLineParser& p) {
+  SeedsOptions o;
+  bool ok = false;
+  o.seeds = p.value("seeds").toUInt(&ok);
+  if (!ok || o.seeds < 2 || o.seeds > 1000) throw InputError("--seeds", 0, "", "expected 2 … 1000");
+  for (const char* opt : {"out", "save-incident", "no-protection"})
+    if (p.isSet(opt)) throw InputError(std::string("--") + opt, 0, "", "not with --seeds");
+  o.json = p.isSet("json");
+  return o;
+}
+
+// --seeds: baseline and protected over N seeds, each KPI as mean and interval.
+int simulateSeeds(const sim::Scenario& sc, const SeedsOptions& o) {
+  const sim::SeedRuns runs = sim::runSeeds(sc, o.seeds);
+  std::fputs((o.json ? sim::seedsJson(runs, sc) + "\n" : sim::seedsTable(runs, sc)).c_str(),
+             stdout);
+  return kOk;
+}
+
+// One run, or --compare's two.
+struct RunOptions {
+  QString out;
+  bool compare = false;
+  bool protection = true;
+  bool json = false;
+  bool save = false;
+  std::string incident;                // --save-incident NAME
+  std::optional<std::string> library;  // --library, else the default library
+};
+
+RunOptions readRunOptions(const QCommandLineParser& p) {
+  for (const char* opt : {"speed", "metrics-allow-remote"})
+    if (p.isSet(opt)) throw InputError(std::string("--") + opt, 0, "", "only with --serve-metrics");
+  RunOptions o;
+  o.out = p.value("out");
+  o.compare = p.isSet("compare");
+  o.protection = !p.isSet("no-protection");
+  o.json = p.isSet("json");
+  o.save = p.isSet("save-incident");
+  o.incident = p.value("save-incident").toStdString();
+  if (p.isSet("library")) o.library = p.value("library").toStdString();
+  // The incident to save is what a gateway without protection would have recorded.
+  if (o.save && o.protection && !o.compare)
+    throw InputError("--save-incident", 0, "",
+                     "saves the unprotected run: use it with --compare or --no-protection");
+  return o;
+}
+
+void saveRun(const RunOptions& o, const sim::Scenario& sc, const sim::VectorSeries& kept,
+             const sim::RunReport& r) {
+  const std::string lp = o.library ? *o.library : library::defaultLibraryPath();
+  const std::string& name = o.incident;
+  const std::string key = sc.name + "|" + std::to_string(sc.seed) + "|" +
+                          std::to_string(sc.duration) + "|" + sim::reportJson(r);
+  const std::uint64_t n = saveSimulatedIncident(lp, name, kept, r, key, sc.tick);
+  if (n)
+    std::fprintf(stderr, "simulate: saved %llu samples as incident '%s' in %s\n",
+                 static_cast<unsigned long long>(n), name.c_str(), lp.c_str());
+  else
+    std::fprintf(stderr, "simulate: incident '%s' already holds this run\n", name.c_str());
+}
+
+int simulateCompare(const sim::Scenario& sc, const RunOptions& o) {
+  const QString& out = o.out;
+  sim::VectorSeries kept;
+  const sim::RunReport base = runOne(sc, false, out.isEmpty() ? out : out + "/baseline", "baseline",
+                                     o.save ? &kept : nullptr);
+  if (o.save) saveRun(o, sc, kept, base);
+  const sim::RunReport prot =
+      runOne(sc, true, out.isEmpty() ? out : out + "/protected", "protected");
+  if (!out.isEmpty()) {
+    std::ofstream cmp(out.toStdString() + "/compare.json", std::ios::binary);
+    cmp << sim::compareJson(base, prot) << "\n";
+  }
+  std::fputs((o.json ? sim::compareJson(base, prot) + "\n" : sim::compareTable(base, prot)).c_str(),
+             stdout);
+  return kOk;
+}
+
+int simulateOnce(const sim::Scenario& sc, const RunOptions& o) {
+  sim::VectorSeries kept;
+  const sim::RunReport r = runOne(sc, o.protection, o.out, o.protection ? "protected" : "baseline",
+                                  o.save ? &kept : nullptr);
+  if (o.save) saveRun(o, sc, kept, r);
+  std::fputs((o.json ? sim::reportJson(r) + "\n" : sim::reportTable(r)).c_str(), stdout);
+  return kOk;
+}
+
+}  // namespace
+
+int runSimulate(const QStringList& args) {
+  QCommandLineParser p;
+  addSimulateOptions(p);
+  if (const auto done = parseCommandLine(p, args)) return *done;
   if (p.positionalArguments().size() > 1) {
     std::fprintf(stderr, "spillway-cli simulate: one scenario at a time\n");
     return kInputError;
   }
   try {
-    const std::string name = p.positionalArguments().isEmpty()
-                                 ? "seed-000"
-                                 : p.positionalArguments().front().toStdString();
-    sim::Scenario sc = loadScenario(name);
-    if (p.isSet("seed")) {
-      bool ok = false;
-      sc.seed = p.value("seed").toULongLong(&ok);
-      if (!ok) throw InputError("--seed", 0, "", "expected a whole number");
-    }
-    if (p.isSet("policy")) usePolicy(sc, loadPolicyFile(p.value("policy").toStdString()));
-    if (p.isSet("duration")) {
-      const auto d = parseDuration(p.value("duration").toStdString());
-      if (!d || *d <= 0) throw InputError("--duration", 0, "", "expected a duration like 5m");
-      sc.duration = *d;
-      std::erase_if(sc.faults, [&](const sim::FaultSpec& f) { return f.at >= sc.duration; });
-      try {
-        sim::checkScenarioBudget(sc);
-      } catch (const InputError& e) {
-        throw InputError("--duration", 0, e.field() == "duration" ? "" : e.field(), e.detail());
-      }
-    }
+    const sim::Scenario sc = loadSimulateScenario(p);
     if (p.isSet("serve-metrics")) return serveMetrics(p, sc);
-    if (p.isSet("modes")) {
-      std::vector<sim::Mode> modes;
-      try {
-        modes = sim::parseModes(p.value("modes").toStdString());
-      } catch (const std::invalid_argument& e) {
-        throw InputError("--modes", 0, "", e.what());
-      }
-      uint n = 1;
-      if (p.isSet("seeds")) {
-        bool ok = false;
-        n = p.value("seeds").toUInt(&ok);
-        if (!ok || n < 1 || n > 1000) throw InputError("--seeds", 0, "", "expected 1 … 1000");
-      }
-      for (const char* opt : {"out", "save-incident", "no-protection", "compare"})
-        if (p.isSet(opt)) throw InputError(std::string("--") + opt, 0, "", "not with --modes");
-      const sim::ModeRuns runs = sim::runModes(sc, std::move(modes), n);
-      std::fputs(
-          (p.isSet("json") ? sim::modesJson(runs, sc) + "\n" : sim::modesTable(runs, sc)).c_str(),
-          stdout);
-      return kOk;
-    }
-    if (p.isSet("seeds")) {
-      bool ok = false;
-      const uint n = p.value("seeds").toUInt(&ok);
-      if (!ok || n < 2 || n > 1000) throw InputError("--seeds", 0, "", "expected 2 … 1000");
-      for (const char* opt : {"out", "save-incident", "no-protection"})
-        if (p.isSet(opt)) throw InputError(std::string("--") + opt, 0, "", "not with --seeds");
-      const sim::SeedRuns runs = sim::runSeeds(sc, n);
-      std::fputs(
-          (p.isSet("json") ? sim::seedsJson(runs, sc) + "\n" : sim::seedsTable(runs, sc)).c_str(),
-          stdout);
-      return kOk;
-    }
-    for (const char* opt : {"speed", "metrics-allow-remote"})
-      if (p.isSet(opt))
-        throw InputError(std::string("--") + opt, 0, "", "only with --serve-metrics");
-    const QString out = p.value("out");
-    // The incident to save is what a gateway without protection would have recorded.
-    sim::VectorSeries kept;
-    const bool save = p.isSet("save-incident");
-    auto saveRun = [&](const sim::RunReport& r) {
-      const std::string lp =
-          p.isSet("library") ? p.value("library").toStdString() : library::defaultLibraryPath();
-      const std::string name = p.value("save-incident").toStdString();
-      const std::string key = sc.name + "|" + std::to_string(sc.seed) + "|" +
-                              std::to_string(sc.duration) + "|" + sim::reportJson(r);
-      const std::uint64_t n = saveSimulatedIncident(lp, name, kept, r, key, sc.tick);
-      if (n)
-        std::fprintf(stderr, "simulate: saved %llu samples as incident '%s' in %s\n",
-                     static_cast<unsigned long long>(n), name.c_str(), lp.c_str());
-      else
-        std::fprintf(stderr, "simulate: incident '%s' already holds this run\n", name.c_str());
-    };
-    if (save && p.isSet("no-protection") == false && !p.isSet("compare"))
-      throw InputError("--save-incident", 0, "",
-                       "saves the unprotected run: use it with --compare or --no-protection");
-    if (p.isSet("compare")) {
-      const sim::RunReport base = runOne(sc, false, out.isEmpty() ? out : out + "/baseline",
-                                         "baseline", save ? &kept : nullptr);
-      if (save) saveRun(base);
-      const sim::RunReport prot =
-          runOne(sc, true, out.isEmpty() ? out : out + "/protected", "protected");
-      if (!out.isEmpty()) {
-        std::ofstream cmp(out.toStdString() + "/compare.json", std::ios::binary);
-        cmp << sim::compareJson(base, prot) << "\n";
-      }
-      std::fputs(
-          (p.isSet("json") ? sim::compareJson(base, prot) + "\n" : sim::compareTable(base, prot))
-              .c_str(),
-          stdout);
-      return kOk;
-    }
-    const bool protection = !p.isSet("no-protection");
-    const sim::RunReport r =
-        runOne(sc, protection, out, protection ? "protected" : "baseline", save ? &kept : nullptr);
-    if (save) saveRun(r);
-    std::fputs((p.isSet("json") ? sim::reportJson(r) + "\n" : sim::reportTable(r)).c_str(), stdout);
-    return kOk;
+    if (p.isSet("modes")) return simulateModes(sc, readModesOptions(p));
+    if (p.isSet("seeds")) return simulateSeeds(sc, readSeedsOptions(p));
+    const RunOptions o = readRunOptions(p);
+    return o.compare ? simulateCompare(sc, o) : simulateOnce(sc, o);
   } catch (const InputError& e) {
     // FILE:LINE: KEY: what, as every command prints an input error (it names the file).
     std::fprintf(stderr, "%s\n", e.what());

@@ -291,9 +291,7 @@ void writeCsv(const SweepResult& r, const std::string& path) {
   }
 }
 
-int runSweepLike(const QStringList& args, bool calibrateMode) {
-  const char* name = calibrateMode ? "calibrate" : "sweep";
-  QCommandLineParser p;
+void addSweepOptions(QCommandLineParser& p, bool calibrateMode) {
   p.setApplicationDescription(
       calibrateMode
           ? "Find the policy that meets the targets on the incidents, or say which target "
@@ -320,72 +318,117 @@ int runSweepLike(const QStringList& args, bool calibrateMode) {
     p.addOption({"top", "Rows to print (default 20).", "N", "20"});
     p.addOption({"csv", "Write every candidate's scores as CSV.", "FILE"});
   }
-  if (!p.parse(args)) {
-    std::fprintf(stderr, "%s: %s\n", name, qPrintable(p.errorText()));
-    return kInputError;
+}
+
+// How the result is reported. Only the options the mode registered are read: asking the
+// parser about any other one warns on stderr.
+struct SweepOutput {
+  bool json = false;
+  std::size_t top = 20;            // sweep: rows to print
+  std::optional<std::string> csv;  // sweep: every candidate's scores
+  std::optional<std::string> out;  // calibrate: the chosen policy
+};
+
+SweepOutput readSweepOutput(const QCommandLineParser& p, bool calibrateMode) {
+  SweepOutput o;
+  o.json = p.isSet("json");
+  if (calibrateMode) {
+    if (p.isSet("out")) o.out = p.value("out").toStdString();
+  } else {
+    o.top = p.value("top").toUInt();
+    if (p.isSet("csv")) o.csv = p.value("csv").toStdString();
   }
-  if (p.isSet("help")) {
-    std::fputs(qPrintable(p.helpText()), stdout);
-    return kOk;
+  return o;
+}
+
+// What the candidates are expanded from and scored on, loaded in the order errors are reported.
+struct SweepJob {
+  Bench bench;
+  Policy base;
+  SweepSpec spec;
+  std::vector<Target> targets;  // calibrate only
+};
+
+SweepJob loadSweepJob(const QCommandLineParser& p, bool calibrateMode) {
+  Bench bench = loadBench(p);
+  Policy base =
+      bench.scenario ? bench.scenario->policy : loadPolicy(p.value("policy").toStdString());
+  SweepSpec spec = loadSpace(p);
+  std::vector<Target> targets = calibrateMode
+                                    ? parseTargets(p.value("target").toStdString(), "--target")
+                                    : std::vector<Target>{};
+  for (const Target& t : targets)
+    if (t.simulatedOnly() && !bench.scenario)
+      throw InputError("--target", 0, t.text,
+                       "mis_kill, waste and cost are measured on simulated runs only: use "
+                       "--scenario (a recording holds no slot time, limiter or prices)");
+  return {std::move(bench), std::move(base), std::move(spec), std::move(targets)};
+}
+
+nlohmann::json sweepJson(const SweepResult& r) {
+  nlohmann::json j = nlohmann::json::array();
+  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
+    nlohmann::json c = scoreJson(r.scores[i]);
+    for (const auto& [k, v] : r.candidates[i].values) c["params"][k] = v;
+    c["pareto"] = static_cast<bool>(r.pareto[i]);
+    j.push_back(c);
   }
+  return j;
+}
+
+void printSweep(const SweepResult& r, const SweepOutput& o) {
+  if (o.csv) writeCsv(r, *o.csv);
+  if (o.json)
+    std::printf("%s\n", sweepJson(r).dump(2).c_str());
+  else
+    printTable(r, o.top);
+}
+
+void printCalibration(const SweepResult& r, const Calibration& c, bool json) {
+  if (json) {
+    nlohmann::json j;
+    j["met"] = c.chosen.has_value();
+    j["findings"] = c.findings;
+    if (c.chosen) {
+      j["score"] = scoreJson(r.scores[*c.chosen]);
+      for (const auto& [k, v] : r.candidates[*c.chosen].values) j["params"][k] = v;
+    }
+    std::printf("%s\n", j.dump(2).c_str());
+    return;
+  }
+  std::printf("%s over %zu candidates:\n", c.chosen ? "targets met" : "targets NOT met",
+              r.candidates.size());
+  for (const std::string& f : c.findings) std::printf("  %s\n", f.c_str());
+  if (c.chosen) {
+    std::printf("chosen:");
+    for (const auto& [k, v] : r.candidates[*c.chosen].values) std::printf(" %s=%g", k.c_str(), v);
+    std::printf("\n");
+  }
+}
+
+void writePolicy(const Policy& policy, const std::string& out, const char* command) {
+  std::ofstream f(out, std::ios::binary);
+  f << policyToYaml(policy);
+  if (!f) throw InputError(out, 0, "", "cannot write");
+  std::fprintf(stderr, "%s: wrote %s\n", command, out.c_str());
+}
+
+int runSweepLike(const QStringList& args, bool calibrateMode) {
+  const char* name = calibrateMode ? "calibrate" : "sweep";
+  QCommandLineParser p;
+  addSweepOptions(p, calibrateMode);
+  if (const auto done = parseCommandLine(p, args)) return *done;
   try {
-    const Bench bench = loadBench(p);
-    const Policy base =
-        bench.scenario ? bench.scenario->policy : loadPolicy(p.value("policy").toStdString());
-    const SweepSpec spec = loadSpace(p);
-    const std::vector<Target> targets =
-        calibrateMode ? parseTargets(p.value("target").toStdString(), "--target")
-                      : std::vector<Target>{};
-    for (const Target& t : targets)
-      if (t.simulatedOnly() && !bench.scenario)
-        throw InputError("--target", 0, t.text,
-                         "mis_kill, waste and cost are measured on simulated runs only: use "
-                         "--scenario (a recording holds no slot time, limiter or prices)");
-    const SweepResult r = runWithProgress(expandSweep(base, spec), bench, p);
+    const SweepOutput output = readSweepOutput(p, calibrateMode);
+    const SweepJob job = loadSweepJob(p, calibrateMode);
+    const SweepResult r = runWithProgress(expandSweep(job.base, job.spec), job.bench, p);
     if (!calibrateMode) {
-      if (p.isSet("csv")) writeCsv(r, p.value("csv").toStdString());
-      if (p.isSet("json")) {
-        nlohmann::json j = nlohmann::json::array();
-        for (std::size_t i = 0; i < r.candidates.size(); ++i) {
-          nlohmann::json c = scoreJson(r.scores[i]);
-          for (const auto& [k, v] : r.candidates[i].values) c["params"][k] = v;
-          c["pareto"] = static_cast<bool>(r.pareto[i]);
-          j.push_back(c);
-        }
-        std::printf("%s\n", j.dump(2).c_str());
-      } else {
-        printTable(r, p.value("top").toUInt());
-      }
+      printSweep(r, output);
       return kOk;
     }
-    const Calibration c = calibrate(r, targets);
-    if (p.isSet("json")) {
-      nlohmann::json j;
-      j["met"] = c.chosen.has_value();
-      j["findings"] = c.findings;
-      if (c.chosen) {
-        j["score"] = scoreJson(r.scores[*c.chosen]);
-        for (const auto& [k, v] : r.candidates[*c.chosen].values) j["params"][k] = v;
-      }
-      std::printf("%s\n", j.dump(2).c_str());
-    } else {
-      std::printf("%s over %zu candidates:\n", c.chosen ? "targets met" : "targets NOT met",
-                  r.candidates.size());
-      for (const std::string& f : c.findings) std::printf("  %s\n", f.c_str());
-      if (c.chosen) {
-        std::printf("chosen:");
-        for (const auto& [k, v] : r.candidates[*c.chosen].values)
-          std::printf(" %s=%g", k.c_str(), v);
-        std::printf("\n");
-      }
-    }
-    if (c.chosen && p.isSet("out")) {
-      const std::string out = p.value("out").toStdString();
-      std::ofstream f(out, std::ios::binary);
-      f << policyToYaml(r.candidates[*c.chosen].policy);
-      if (!f) throw InputError(out, 0, "", "cannot write");
-      std::fprintf(stderr, "%s: wrote %s\n", name, out.c_str());
-    }
+    const Calibration c = calibrate(r, job.targets);
+    printCalibration(r, c, output.json);
+    if (c.chosen && output.out) writePolicy(r.candidates[*c.chosen].policy, *output.out, name);
     return c.chosen ? kOk : kFindings;
   } catch (const InputError& e) {
     std::fprintf(stderr, "%s\n", e.what());  // FILE:LINE: KEY: what
@@ -416,14 +459,7 @@ int runCompare(const QStringList& args) {
       {"policy", "A policy to compare (repeatable; 'default' = the built-in one).", "P.yaml"});
   p.addOption({"seed", "Seed of the replays (default 1).", "N", "1"});
   p.addOption({"json", "Print JSON instead of the table."});
-  if (!p.parse(args)) {
-    std::fprintf(stderr, "compare: %s\n", qPrintable(p.errorText()));
-    return kInputError;
-  }
-  if (p.isSet("help")) {
-    std::fputs(qPrintable(p.helpText()), stdout);
-    return kOk;
-  }
+  if (const auto done = parseCommandLine(p, args)) return *done;
   try {
     QStringList names = p.values("policy");
     if (names.isEmpty()) names << "default";

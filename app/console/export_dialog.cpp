@@ -11,7 +11,6 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
-#include <QPointer>
 #include <QPushButton>
 #include <QRegularExpression>
 #include <QSplitter>
@@ -64,6 +63,87 @@ class ConfigHighlighter final : public QSyntaxHighlighter {
   std::vector<std::pair<QRegularExpression, QTextCharFormat>> rules_;
 };
 
+// What one validation brings back from the worker: the report, and what the native replay
+// taught the exporter.
+struct Validation {
+  QString report;
+  exporter::ExportContext ctx;
+  bool met = false, ok = true;
+};
+
+// The incident to replay: the built-in seed-000 sample, or `trace` with its X.faults.jsonl
+// sibling when there is one.
+exporter::Incident loadIncident(const std::string& trace) {
+  exporter::Incident inc;
+  if (trace.empty()) {
+    inc.name = "seed000-sample";
+    inc.text = app::readWhole(app::kSampleTrace, input_limits::kWholeTrace, "trace");
+    inc.faults = parseFaultAnnotations(
+        app::readWhole(app::kSampleFaults, input_limits::kFaults, "faults file"),
+        "seed000-sample.faults.jsonl (built-in)");
+  } else {
+    inc.name = QFileInfo(QString::fromStdString(trace)).fileName().toStdString();
+    inc.text = app::readWhole(trace, input_limits::kWholeTrace, "trace");
+    const std::string faults =
+        (trace.ends_with(".jsonl") ? trace.substr(0, trace.size() - 6) : trace) + ".faults.jsonl";
+    if (std::ifstream(faults).good())
+      inc.faults = parseFaultAnnotations(
+          app::readWhole(faults, input_limits::kFaults, "faults file"), faults);
+  }
+  return inc;
+}
+
+// The native and the emulated replay's KPIs side by side.
+QString kpiLines(const exporter::ExportResult& r, const std::string& incident, DialectKind target,
+                 const ReplayKpis& native, const ReplayKpis& t) {
+  QString report = QString("%1 on %2: native vs %3\n")
+                       .arg(QString::fromStdString(r.fileName), QString::fromStdString(incident),
+                            QString::fromStdString(std::string(dialectName(target))));
+  report +=
+      QString("  blocked %1 vs %2, opens %3 vs %4, FP rate %5 vs %6\n")
+          .arg(native.rejected)
+          .arg(t.rejected)
+          .arg(native.opens)
+          .arg(t.opens)
+          .arg(native.fpRate() ? QString::number(*native.fpRate() * 100, 'f', 1) + " %" : "n/a")
+          .arg(t.fpRate() ? QString::number(*t.fpRate() * 100, 'f', 1) + " %" : "n/a");
+  return report;
+}
+
+// On the worker: replays the incident under the native policy and under the target's
+// emulation, names the gaps and checks the requirements. Never touches the dialog.
+Validation replayBoth(const Policy& policy, DialectKind target,
+                      const std::vector<exporter::Requirement>& reqs, const std::string& trace) {
+  Validation v;
+  try {
+    const exporter::Incident inc = loadIncident(trace);
+    const exporter::NativeRun native = exporter::replayNative(policy, inc);
+    v.ctx = exporter::contextFrom({native}, inc.name);
+    const exporter::ExportResult r = exporter::exportPolicy(policy, target, v.ctx);
+    const ReplayKpis t = exporter::replayTarget(r, inc);
+    v.report += kpiLines(r, inc.name, target, native.kpis, t);
+    v.report += "Gaps:\n";
+    const auto gaps = exporter::nameGaps(r, inc.name, native.kpis, t);
+    if (gaps.empty()) v.report += "  none on this incident\n";
+    for (const std::string& g : gaps) v.report += "  - " + QString::fromStdString(g) + "\n";
+    v.met = true;
+    for (const auto& res : exporter::checkRequirements(reqs, {inc.name}, {t})) {
+      v.met = v.met && res.passed;
+      v.report +=
+          QString("  %1 %2  %3 (%4)\n")
+              .arg(res.passed ? "ok  " : "FAIL", QString::fromStdString(res.req.text),
+                   QString::fromStdString(exporter::formatMetric(res.req.metric, res.actual)),
+                   QString::fromStdString(res.detail));
+    }
+    v.report += v.met ? "PASS: the export meets the requirements on this incident\n"
+                      : "FAIL: the export does not meet the requirements\n";
+  } catch (const std::exception& e) {
+    v.ok = false;
+    v.report = QString::fromUtf8(e.what());
+  }
+  return v;
+}
+
 }  // namespace
 
 ExportDialog::ExportDialog(const Policy& policy, QWidget* parent)
@@ -71,40 +151,8 @@ ExportDialog::ExportDialog(const Policy& policy, QWidget* parent)
   setWindowTitle(tr("Export policy '%1'").arg(QString::fromStdString(policy.name)));
   resize(1000, 760);
   auto* layout = new QVBoxLayout(this);
-  auto* form = new QFormLayout;
-  target_ = new QComboBox(this);
-  for (DialectKind k :
-       {DialectKind::Resilience4j, DialectKind::Envoy, DialectKind::Istio, DialectKind::Sentinel,
-        DialectKind::Haproxy, DialectKind::Nginx, DialectKind::Litellm}) {
-    const auto n = dialectName(k);
-    target_->addItem(QString::fromUtf8(n.data(), static_cast<int>(n.size())), static_cast<int>(k));
-  }
-  require_ = new QLineEdit("fp<=0.03,ttd<=30s", this);
-  require_->setToolTip(tr("fp, ttd, mttr, from_trip, recovery_lag, blocked, opens"));
-  incident_ = new QLabel(this);
-  auto* pick = new QPushButton(tr("Trace…"), this);
-  auto* incidentRow = new QHBoxLayout;
-  incidentRow->addWidget(incident_, 1);
-  incidentRow->addWidget(pick);
-  form->addRow(tr("Target"), target_);
-  form->addRow(tr("Validate on"), incidentRow);
-  form->addRow(tr("Require"), require_);
-  layout->addLayout(form);
-  auto* split = new QSplitter(Qt::Vertical, this);
-  const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
-  preview_ = new QPlainTextEdit(this);
-  preview_->setReadOnly(true);
-  preview_->setFont(mono);
-  preview_->setLineWrapMode(QPlainTextEdit::NoWrap);
-  new ConfigHighlighter(preview_->document());
-  report_ = new QPlainTextEdit(this);
-  report_->setReadOnly(true);
-  report_->setFont(mono);
-  split->addWidget(preview_);
-  split->addWidget(report_);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
-  layout->addWidget(split, 1);
+  QPushButton* pick = buildForm(layout);
+  buildPanes(layout);
   auto* buttons = new QHBoxLayout;
   validate_ = new QPushButton(tr("Validate"), this);
   auto* copy = new QPushButton(tr("Copy"), this);
@@ -128,23 +176,64 @@ ExportDialog::ExportDialog(const Policy& policy, QWidget* parent)
   });
   connect(copy, &QPushButton::clicked, this,
           [this] { QApplication::clipboard()->setText(exportText()); });
-  connect(save, &QPushButton::clicked, this, [this] {
-    const exporter::ExportResult r = exporter::exportPolicy(
-        policy_, static_cast<DialectKind>(target_->currentData().toInt()), context_);
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save configuration"),
-                                                      QString::fromStdString(r.fileName));
-    if (path.isEmpty()) return;
-    std::ofstream out(path.toStdString(), std::ios::binary);
-    out << r.text;
-    if (!out) report_->appendPlainText(tr("Could not write %1").arg(path));
-  });
+  connect(save, &QPushButton::clicked, this, [this] { saveConfig(); });
   connect(close, &QPushButton::clicked, this, &QDialog::accept);
   setTrace({});
 }
 
-ExportDialog::~ExportDialog() {
-  *alive_ = false;
-  if (worker_.joinable()) worker_.join();
+// Target, the validation trace and the requirements; returns the trace picker's button.
+QPushButton* ExportDialog::buildForm(QVBoxLayout* layout) {
+  auto* form = new QFormLayout;
+  target_ = new QComboBox(this);
+  for (DialectKind k :
+       {DialectKind::Resilience4j, DialectKind::Envoy, DialectKind::Istio, DialectKind::Sentinel,
+        DialectKind::Haproxy, DialectKind::Nginx, DialectKind::Litellm}) {
+    const auto n = dialectName(k);
+    target_->addItem(QString::fromUtf8(n.data(), static_cast<int>(n.size())), static_cast<int>(k));
+  }
+  require_ = new QLineEdit("fp<=0.03,ttd<=30s", this);
+  require_->setToolTip(tr("fp, ttd, mttr, from_trip, recovery_lag, blocked, opens"));
+  incident_ = new QLabel(this);
+  auto* pick = new QPushButton(tr("Trace…"), this);
+  auto* incidentRow = new QHBoxLayout;
+  incidentRow->addWidget(incident_, 1);
+  incidentRow->addWidget(pick);
+  form->addRow(tr("Target"), target_);
+  form->addRow(tr("Validate on"), incidentRow);
+  form->addRow(tr("Require"), require_);
+  layout->addLayout(form);
+  return pick;
+}
+
+// The highlighted preview over the mapping notes and validation report.
+void ExportDialog::buildPanes(QVBoxLayout* layout) {
+  auto* split = new QSplitter(Qt::Vertical, this);
+  const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+  preview_ = new QPlainTextEdit(this);
+  preview_->setReadOnly(true);
+  preview_->setFont(mono);
+  preview_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  new ConfigHighlighter(preview_->document());
+  report_ = new QPlainTextEdit(this);
+  report_->setReadOnly(true);
+  report_->setFont(mono);
+  split->addWidget(preview_);
+  split->addWidget(report_);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  layout->addWidget(split, 1);
+}
+
+// Save…: the exported configuration under the file name the target expects.
+void ExportDialog::saveConfig() {
+  const exporter::ExportResult r = exporter::exportPolicy(
+      policy_, static_cast<DialectKind>(target_->currentData().toInt()), context_);
+  const QString path = QFileDialog::getSaveFileName(this, tr("Save configuration"),
+                                                    QString::fromStdString(r.fileName));
+  if (path.isEmpty()) return;
+  std::ofstream out(path.toStdString(), std::ios::binary);
+  out << r.text;
+  if (!out) report_->appendPlainText(tr("Could not write %1").arg(path));
 }
 
 bool ExportDialog::setTarget(const QString& name) {
@@ -191,7 +280,6 @@ void ExportDialog::refresh() {
 }
 
 void ExportDialog::validate() {
-  if (worker_.joinable()) worker_.join();
   const auto target = static_cast<DialectKind>(target_->currentData().toInt());
   std::vector<exporter::Requirement> reqs;
   try {
@@ -203,81 +291,20 @@ void ExportDialog::validate() {
   }
   validate_->setEnabled(false);
   report_->setPlainText(tr("Replaying…"));
-  QPointer<ExportDialog> self(this);
-  auto alive = alive_;
   const std::string trace = trace_.toStdString();
-  // The replays run on a worker: a long trace must not freeze the window.
-  worker_ = std::thread([self, alive, target, reqs, trace, policy = policy_] {
-    QString report;
-    exporter::ExportContext ctx;
-    bool met = false, ok = true;
-    try {
-      exporter::Incident inc;
-      if (trace.empty()) {
-        inc.name = "seed000-sample";
-        inc.text = app::readWhole(app::kSampleTrace, input_limits::kWholeTrace, "trace");
-        inc.faults = parseFaultAnnotations(
-            app::readWhole(app::kSampleFaults, input_limits::kFaults, "faults file"),
-            "seed000-sample.faults.jsonl (built-in)");
-      } else {
-        inc.name = QFileInfo(QString::fromStdString(trace)).fileName().toStdString();
-        inc.text = app::readWhole(trace, input_limits::kWholeTrace, "trace");
-        const std::string faults =
-            (trace.ends_with(".jsonl") ? trace.substr(0, trace.size() - 6) : trace) +
-            ".faults.jsonl";
-        if (std::ifstream(faults).good())
-          inc.faults = parseFaultAnnotations(
-              app::readWhole(faults, input_limits::kFaults, "faults file"), faults);
+  // The replays run on a worker: a long trace must not freeze the window. A newer Validate or
+  // closing the dialog abandons it.
+  job_.start([this, target, reqs, trace, policy = policy_](const BackgroundJob::Context& job) {
+    const Validation v = replayBoth(policy, target, reqs, trace);
+    job.deliver([this, v] {
+      if (!v.ok) {
+        report_->setPlainText(v.report);
+        validate_->setEnabled(true);
+        emit failed(v.report);
+        return;
       }
-      const exporter::NativeRun native = exporter::replayNative(policy, inc);
-      ctx = exporter::contextFrom({native}, inc.name);
-      const exporter::ExportResult r = exporter::exportPolicy(policy, target, ctx);
-      const ReplayKpis t = exporter::replayTarget(r, inc);
-      report += QString("%1 on %2: native vs %3\n")
-                    .arg(QString::fromStdString(r.fileName), QString::fromStdString(inc.name),
-                         QString::fromStdString(std::string(dialectName(target))));
-      report += QString("  blocked %1 vs %2, opens %3 vs %4, FP rate %5 vs %6\n")
-                    .arg(native.kpis.rejected)
-                    .arg(t.rejected)
-                    .arg(native.kpis.opens)
-                    .arg(t.opens)
-                    .arg(native.kpis.fpRate()
-                             ? QString::number(*native.kpis.fpRate() * 100, 'f', 1) + " %"
-                             : "n/a")
-                    .arg(t.fpRate() ? QString::number(*t.fpRate() * 100, 'f', 1) + " %" : "n/a");
-      report += "Gaps:\n";
-      const auto gaps = exporter::nameGaps(r, inc.name, native.kpis, t);
-      if (gaps.empty()) report += "  none on this incident\n";
-      for (const std::string& g : gaps) report += "  - " + QString::fromStdString(g) + "\n";
-      met = true;
-      for (const auto& res : exporter::checkRequirements(reqs, {inc.name}, {t})) {
-        met = met && res.passed;
-        report +=
-            QString("  %1 %2  %3 (%4)\n")
-                .arg(res.passed ? "ok  " : "FAIL", QString::fromStdString(res.req.text),
-                     QString::fromStdString(exporter::formatMetric(res.req.metric, res.actual)),
-                     QString::fromStdString(res.detail));
-      }
-      report += met ? "PASS: the export meets the requirements on this incident\n"
-                    : "FAIL: the export does not meet the requirements\n";
-    } catch (const std::exception& e) {
-      ok = false;
-      report = QString::fromUtf8(e.what());
-    }
-    if (!*alive) return;
-    QMetaObject::invokeMethod(
-        qApp,
-        [self, ctx, report, met, ok] {
-          if (!self) return;
-          if (!ok) {
-            self->report_->setPlainText(report);
-            self->validate_->setEnabled(true);
-            emit self->failed(report);
-            return;
-          }
-          self->finishValidation(ctx, report, met);
-        },
-        Qt::QueuedConnection);
+      finishValidation(v.ctx, v.report, v.met);
+    });
   });
 }
 

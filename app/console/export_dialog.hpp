@@ -5,10 +5,9 @@
 // semantics (off the UI thread), names every gap and checks the requirements; Save and Copy.
 #include <QDialog>
 
-#include <atomic>
 #include <memory>
-#include <thread>
 
+#include "background_job.hpp"
 #include "spillway/export/export.hpp"
 #include "spillway/policy.hpp"
 
@@ -17,6 +16,7 @@ class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QPushButton;
+class QVBoxLayout;
 
 namespace spillway::console {
 
@@ -24,7 +24,6 @@ class ExportDialog : public QDialog {
   Q_OBJECT
  public:
   explicit ExportDialog(const Policy& policy, QWidget* parent = nullptr);
-  ~ExportDialog() override;
   // For tests and scripting.
   bool setTarget(const QString& name);
   void setTrace(const QString& path);  // empty: the built-in seed-000 sample
@@ -38,6 +37,9 @@ class ExportDialog : public QDialog {
   void failed(const QString& message);
 
  private:
+  QPushButton* buildForm(QVBoxLayout* layout);
+  void buildPanes(QVBoxLayout* layout);
+  void saveConfig();
   void refresh();  // re-export with what validation learned, into the preview
   void finishValidation(exporter::ExportContext ctx, QString report, bool met);
   Policy policy_;
@@ -49,8 +51,7 @@ class ExportDialog : public QDialog {
   QPlainTextEdit* preview_;
   QPlainTextEdit* report_;
   QPushButton* validate_;
-  std::thread worker_;
-  std::shared_ptr<std::atomic<bool>> alive_ = std::make_shared<std::atomic<bool>>(true);
+  BackgroundJob job_;  // the validation replays
 };
 
 }  // namespace spillway::console

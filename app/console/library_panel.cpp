@@ -92,6 +92,15 @@ QString timeRange(Micros start, Micros end) {
 
 LibraryPanel::LibraryPanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
+  buildIncidentList(layout);
+  buildImportRow(layout);
+  buildDetails(layout);
+  connectSignals();
+  pathLabel_->setText(tr("No library open. Import… creates one."));
+}
+
+// The library's path, the filter and the incidents table.
+void LibraryPanel::buildIncidentList(QVBoxLayout* layout) {
   pathLabel_ = new QLabel(this);
   pathLabel_->setWordWrap(true);
   pathLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -112,7 +121,10 @@ LibraryPanel::LibraryPanel(QWidget* parent) : QWidget(parent) {
   table_->horizontalHeader()->setStretchLastSection(true);
   table_->setToolTip(tr("Select an incident to replay it under the editor's policy"));
   layout->addWidget(table_, 2);
+}
 
+// Import…, Delete, Drills…, the import's progress and cancel, and the panel's message line.
+void LibraryPanel::buildImportRow(QVBoxLayout* layout) {
   auto* buttons = new QHBoxLayout;
   import_ = new QPushButton(tr("Import…"), this);
   import_->setToolTip(tr("Import a recorded trace (JSONL, CSV, nginx, Envoy, OTLP, Prometheus)"));
@@ -135,7 +147,10 @@ LibraryPanel::LibraryPanel(QWidget* parent) : QWidget(parent) {
   message_->setWordWrap(true);
   message_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(message_);
+}
 
+// The selected incident's tags, notes and fault annotations.
+void LibraryPanel::buildDetails(QVBoxLayout* layout) {
   auto* details = new QGroupBox(tr("Incident"), this);
   auto* form = new QFormLayout(details);
   tags_ = new QLineEdit(details);
@@ -154,7 +169,9 @@ LibraryPanel::LibraryPanel(QWidget* parent) : QWidget(parent) {
   form->addRow(saveNotes_);
   form->addRow(tr("faults"), annotations_);
   layout->addWidget(details, 1);
+}
 
+void LibraryPanel::connectSignals() {
   connect(filter_, &QLineEdit::textChanged, this, &LibraryPanel::applyFilter);
   connect(table_, &QTableWidget::itemSelectionChanged, this, [this] {
     showDetails();
@@ -172,16 +189,11 @@ LibraryPanel::LibraryPanel(QWidget* parent) : QWidget(parent) {
   });
   connect(saveNotes_, &QPushButton::clicked, this,
           [this] { saveNotes(tags_->text(), notes_->toPlainText()); });
-  pathLabel_->setText(tr("No library open. Import… creates one."));
 }
 
+// An import in flight stops at its next block and rolls its file back on its own.
 LibraryPanel::~LibraryPanel() {
   if (cancelFlag_) cancelFlag_->store(true);
-  joinImport();
-}
-
-void LibraryPanel::joinImport() {
-  if (worker_.joinable()) worker_.join();
 }
 
 bool LibraryPanel::openLibrary(const QString& path, bool create, QString* error) {
@@ -421,7 +433,6 @@ void LibraryPanel::startImport(const ImportRequest& req) {
     showMessage(tr("An import is running"), true);
     return;
   }
-  joinImport();
   QString path = path_;
   if (path.isEmpty()) path = QString::fromStdString(library::defaultLibraryPath());
   ImportRequest r = req;
@@ -435,43 +446,11 @@ void LibraryPanel::startImport(const ImportRequest& req) {
   progress_->setVisible(true);
   progress_->setFormat(tr("importing…"));
   showMessage(tr("Importing %1…").arg(r.files.join(", ")), false);
-  auto flag = cancelFlag_;
-  worker_ = std::thread([this, r, path, flag] {
+  job_.start([this, r, path, flag = cancelFlag_](const BackgroundJob::Context& job) {
     bool ok = true;
     QString msg;
-    QStringList notes;
     try {
-      // Its own connection, created if missing (the first import makes the library).
-      library::Library lib(path.toStdString(), library::OpenOptions{.mustExist = false});
-      formats::ImportOptions opt;
-      opt.skipBadLines = r.skipBadLines;
-      bool stored = false;
-      std::uint64_t records = 0, skipped = 0;
-      for (const QString& f : r.files) {
-        const auto res = lib.importFile(
-            f.toStdString(), r.format, opt, r.incident.toStdString(), [&](std::uint64_t n) {
-              if (flag->load()) throw ImportCancelled{};  // rolls the file's transaction back
-              QMetaObject::invokeMethod(
-                  this, [this, n] { progress_->setFormat(tr("%L1 records").arg(n)); },
-                  Qt::QueuedConnection);
-            });
-        if (res.alreadyImported) {
-          notes << tr("%1 was already imported into %2")
-                       .arg(QFileInfo(f).fileName(), QString::fromStdString(res.incident));
-          continue;
-        }
-        stored = true;
-        records += res.records;
-        skipped += res.skipped;
-        for (const std::string& m : res.skippedMessages) notes << QString::fromStdString(m);
-      }
-      if (stored && !r.faultsFile.isEmpty())
-        for (const library::Annotation& a : readFaults(r.faultsFile))
-          lib.annotate(r.incident.toStdString(), a);
-      msg = stored ? tr("Imported %L1 records into %2").arg(records).arg(r.incident)
-                   : tr("Nothing new imported");
-      if (skipped) msg += tr(" (%L1 bad lines skipped)").arg(skipped);
-      if (!notes.isEmpty()) msg += "\n" + notes.mid(0, 20).join("\n");
+      msg = importFiles(r, path, *flag, job);
     } catch (const ImportCancelled&) {
       ok = false;
       msg = tr("Import cancelled; the library is as it was before that file");
@@ -479,25 +458,66 @@ void LibraryPanel::startImport(const ImportRequest& req) {
       ok = false;
       msg = QString::fromUtf8(e.what());
     }
-    QMetaObject::invokeMethod(
-        this,
-        [this, ok, msg, path, incident = r.incident] {
-          importing_ = false;
-          import_->setEnabled(true);
-          cancel_->setVisible(false);
-          progress_->setVisible(false);
-          showMessage(msg, !ok);
-          if (path_ != path || !lib_) {
-            QString error;
-            if (QFileInfo::exists(path)) openLibrary(path, false, &error);
-          } else {
-            refresh();
-          }
-          if (ok) selectIncident(incident);
-          emit importFinished(ok, msg);
-        },
-        Qt::QueuedConnection);
+    job.deliver(
+        [this, ok, msg, path, incident = r.incident] { finishImport(ok, msg, path, incident); });
   });
+}
+
+// On the import worker: the files (and the fault annotations) into the library at `path`;
+// what was imported, as the panel says it. Throws ImportCancelled once `cancelled` is set.
+QString LibraryPanel::importFiles(const ImportRequest& r, const QString& path,
+                                  const std::atomic<bool>& cancelled,
+                                  const BackgroundJob::Context& job) {
+  QStringList notes;
+  // Its own connection, created if missing (the first import makes the library).
+  library::Library lib(path.toStdString(), library::OpenOptions{.mustExist = false});
+  formats::ImportOptions opt;
+  opt.skipBadLines = r.skipBadLines;
+  bool stored = false;
+  std::uint64_t records = 0, skipped = 0;
+  for (const QString& f : r.files) {
+    const auto res = lib.importFile(
+        f.toStdString(), r.format, opt, r.incident.toStdString(), [&](std::uint64_t n) {
+          if (cancelled.load()) throw ImportCancelled{};  // rolls the file's transaction back
+          job.post([this, n] { progress_->setFormat(tr("%L1 records").arg(n)); });
+        });
+    if (res.alreadyImported) {
+      notes << tr("%1 was already imported into %2")
+                   .arg(QFileInfo(f).fileName(), QString::fromStdString(res.incident));
+      continue;
+    }
+    stored = true;
+    records += res.records;
+    skipped += res.skipped;
+    for (const std::string& m : res.skippedMessages) notes << QString::fromStdString(m);
+  }
+  if (stored && !r.faultsFile.isEmpty())
+    for (const library::Annotation& a : readFaults(r.faultsFile))
+      lib.annotate(r.incident.toStdString(), a);
+  QString msg = stored ? tr("Imported %L1 records into %2").arg(records).arg(r.incident)
+                       : tr("Nothing new imported");
+  if (skipped) msg += tr(" (%L1 bad lines skipped)").arg(skipped);
+  if (!notes.isEmpty()) msg += "\n" + notes.mid(0, 20).join("\n");
+  return msg;
+}
+
+// Back on the UI thread: the panel's controls again, the library reopened or refreshed, the
+// imported incident selected.
+void LibraryPanel::finishImport(bool ok, const QString& msg, const QString& path,
+                                const QString& incident) {
+  importing_ = false;
+  import_->setEnabled(true);
+  cancel_->setVisible(false);
+  progress_->setVisible(false);
+  showMessage(msg, !ok);
+  if (path_ != path || !lib_) {
+    QString error;
+    if (QFileInfo::exists(path)) openLibrary(path, false, &error);
+  } else {
+    refresh();
+  }
+  if (ok) selectIncident(incident);
+  emit importFinished(ok, msg);
 }
 
 void LibraryPanel::cancelImport() {

@@ -10,8 +10,8 @@
 
 #include <atomic>
 #include <memory>
-#include <thread>
 
+#include "background_job.hpp"
 #include "spillway/formats/source.hpp"
 
 class QLabel;
@@ -21,6 +21,7 @@ class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
 class QTableWidget;
+class QVBoxLayout;
 
 namespace spillway::library {
 class Library;
@@ -75,6 +76,10 @@ class LibraryPanel : public QWidget {
   void libraryOpened(const QString& path);
 
  private:
+  void buildIncidentList(QVBoxLayout* layout);
+  void buildImportRow(QVBoxLayout* layout);
+  void buildDetails(QVBoxLayout* layout);
+  void connectSignals();
   void showMessage(const QString& text, bool error);
   void applyFilter();
   void selectOnly(int row);
@@ -87,7 +92,9 @@ class LibraryPanel : public QWidget {
   DrillBoard* openDrillBoard();
 
  private:
-  void joinImport();
+  QString importFiles(const ImportRequest& r, const QString& path,
+                      const std::atomic<bool>& cancelled, const BackgroundJob::Context& job);
+  void finishImport(bool ok, const QString& msg, const QString& path, const QString& incident);
 
   QString path_;
   std::unique_ptr<library::Library> lib_;
@@ -98,7 +105,7 @@ class LibraryPanel : public QWidget {
   QListWidget* annotations_;
   QPushButton *import_, *cancel_, *delete_, *drills_, *saveNotes_;
   QProgressBar* progress_;
-  std::thread worker_;
+  BackgroundJob job_;  // the import
   std::shared_ptr<std::atomic<bool>> cancelFlag_;
   bool importing_ = false;
 };

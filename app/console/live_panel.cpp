@@ -23,6 +23,16 @@ namespace spillway::console {
 
 LivePanel::LivePanel(QWidget* parent) : QWidget(parent) {
   QSettings settings;
+  QPushButton* browse = buildSources(settings);
+  buildSession(settings);
+  layOut(browse);
+  connect(start_, &QPushButton::clicked, this, &LivePanel::startRequested);
+  connect(stop_, &QPushButton::clicked, this, &LivePanel::stopRequested);
+}
+
+// The source fields (OTLP receiver, access log, Prometheus) as the last session left them;
+// returns the log's browse button, which the form places.
+QPushButton* LivePanel::buildSources(const QSettings& settings) {
   useOtlp_ = new QCheckBox(tr("OTLP/HTTP receiver"), this);
   useOtlp_->setChecked(settings.value("live/useOtlp", true).toBool());
   otlp_ = new QLineEdit(settings.value("live/otlp", "127.0.0.1:4318").toString(), this);
@@ -71,6 +81,11 @@ LivePanel::LivePanel(QWidget* parent) : QWidget(parent) {
   promStep_->setRange(1, 300);
   promStep_->setSuffix(tr(" s step"));
   promStep_->setValue(settings.value("live/promStep", 5).toInt());
+  return browse;
+}
+
+// Recording, the timelines' span, the instance bound, Go live / Stop and what the session says.
+void LivePanel::buildSession(const QSettings& settings) {
   record_ = new QCheckBox(tr("Record into the library"), this);
   record_->setChecked(settings.value("live/record", true).toBool());
   record_->setToolTip(
@@ -103,7 +118,9 @@ LivePanel::LivePanel(QWidget* parent) : QWidget(parent) {
   status_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   verdicts_ = new QListWidget(this);
   verdicts_->setToolTip(tr("What the policy would have done (shadow mode: nothing is blocked)"));
+}
 
+void LivePanel::layOut(QPushButton* browse) {
   auto* form = new QFormLayout;
   auto* otlpRow = new QHBoxLayout;
   otlpRow->addWidget(useOtlp_);
@@ -143,8 +160,6 @@ LivePanel::LivePanel(QWidget* parent) : QWidget(parent) {
   layout->addWidget(status_);
   layout->addWidget(new QLabel(tr("Would open (newest first):"), this));
   layout->addWidget(verdicts_, 1);
-  connect(start_, &QPushButton::clicked, this, &LivePanel::startRequested);
-  connect(stop_, &QPushButton::clicked, this, &LivePanel::stopRequested);
 }
 
 bool LivePanel::config(LiveConfig& out, QString* error) const {

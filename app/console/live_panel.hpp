@@ -13,6 +13,7 @@ class QLabel;
 class QLineEdit;
 class QListWidget;
 class QPushButton;
+class QSettings;
 class QSpinBox;
 
 namespace spillway::console {
@@ -41,6 +42,10 @@ class LivePanel : public QWidget {
   void stopRequested();
 
  private:
+  QPushButton* buildSources(const QSettings& settings);
+  void buildSession(const QSettings& settings);
+  void layOut(QPushButton* browse);
+
   QCheckBox *useOtlp_, *useTail_, *fromStart_, *useProm_;
   QLineEdit *otlp_, *token_, *tail_, *prom_;
   QComboBox *format_, *preset_;

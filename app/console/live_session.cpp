@@ -17,6 +17,24 @@
 #include "spillway/view/live_timeline.hpp"
 
 namespace spillway::console {
+namespace {
+
+// Calls per second over the last 10 whole seconds of data.
+double callsPerSecond(const view::RunTimeline& timeline) {
+  double sum = 0;
+  int secs = 0;
+  for (const view::InstanceTimeline& it : timeline.instances()) {
+    const std::size_t n = it.calls.size();
+    const std::size_t from = n > 11 ? n - 11 : 0;
+    double s = 0;
+    for (std::size_t k = from; k + 1 < n; ++k) s += it.calls[k];
+    sum += s;
+    secs = std::max(secs, static_cast<int>(n > 0 ? n - 1 - from : 0));
+  }
+  return secs > 0 ? sum / secs : 0;
+}
+
+}  // namespace
 
 LiveSession::LiveSession(LiveConfig cfg) : cfg_(std::move(cfg)) {}
 
@@ -40,101 +58,11 @@ void LiveSession::record(const std::function<void()>& append) {
 
 void LiveSession::start() {
   try {
-    live::ShadowOptions so;
-    so.format = cfg_.tailFormat;
-    so.sourceName = cfg_.tailFile.isEmpty() ? "live" : cfg_.tailFile.toStdString();
-    // The live timeline reads one shared engine by dense ids, so instances are never evicted:
-    // the bound is a hard cap on the names every source can bring (the timeline's per-second
-    // cells are per engine instance, so they are bounded by it too).
-    so.sharedEngine = true;
-    cfg_.maxInstances = std::clamp<std::size_t>(cfg_.maxInstances, 1, 1'000'000);
-    so.maxInstances = cfg_.maxInstances;
-    shadow_ = std::make_unique<live::ShadowMonitor>(cfg_.policy.value_or(Policy{}), so);
-    timeline_ = std::make_unique<view::LiveTimeline>(shadow_->engine(),
-                                                     view::LiveTimelineOptions{.span = cfg_.span});
-    if (!cfg_.recordLibrary.isEmpty()) {
-      library::RecorderOptions ro;
-      ro.retention = cfg_.retention;
-      recorder_ = std::make_unique<library::LiveRecorder>(cfg_.recordLibrary.toStdString(),
-                                                          cfg_.recording.toStdString(), ro);
-    }
-    shadow_->onRecorded = [this](const live::RecordedCall& c) {
-      timeline_->onCall(c.id, c.rec->end(), c.rec->latency, c.failure, c.slow);
-      if (recorder_) {
-        CallRecord r = *c.rec;
-        r.instance = c.instance;  // as the engine names it (aliases applied)
-        record([&] { recorder_->append(r); });
-      }
-    };
-    shadow_->onAggregated = [this](InstanceId id, const formats::AggregateSample& s) {
-      timeline_->onAggregate(id, s.end, s.step, s.calls, s.failures, s.slow);
-      if (recorder_) record([&] { recorder_->append(s); });
-    };
-    shadow_->onWouldOpen = [this](const live::WouldOpenVerdict& v) {
-      // The mark's label is the verdict without its clock and instance (the lane says which).
-      const auto at = v.text.find("would open");
-      timeline_->onEvent(v.event, at == std::string::npos ? v.text : v.text.substr(at));
-      verdicts_.push_back(QString::fromStdString(v.text));
-    };
+    openShadow();
     quint16 port = 0;
-    if (!cfg_.otlp.isEmpty()) {
-      const live::ListenAddress a =
-          live::parseListenAddress(cfg_.otlp.toStdString(), cfg_.otlpAllowRemote, "OTLP receiver");
-      live::OtlpReceiverOptions o;
-      o.address = a.address;
-      o.port = a.port;
-      // The same reader as `listen --otlp-token-file`: a file without a token is an error,
-      // never authentication silently off; beyond loopback a token is required.
-      if (!cfg_.otlpTokenFile.isEmpty())
-        o.bearerToken = live::readBearerTokenFile(cfg_.otlpTokenFile.toStdString());
-      if (!o.address.isLoopback() && o.bearerToken.empty())
-        throw InputError("OTLP receiver", 0, "",
-                         "listening on " + o.address.toString().toStdString() +
-                             " needs a token file (anyone who can reach it could send spans)");
-      // The instance bound is applied before a request is acknowledged, as in `listen`: a span
-      // of a name over it is answered in partialSuccess, an admitted one reaches the engine.
-      otlp_ = new live::OtlpReceiver(
-          o, [this](const formats::SpanCall& s) { shadow_->addReservedCall(s.view()); }, this);
-      otlp_->admit = [this](const formats::SpanCall& c) {
-        return shadow_->reserve(c.instance, c.model, c.ts + c.latency);
-      };
-      otlp_->admitRefusal = "their instance is over the console's Live mode bound of " +
-                            std::to_string(so.maxInstances) +
-                            " instances (--live-max-instances; kept until Live mode restarts)";
-      otlp_->onBatchApplied = [this](std::size_t, std::int64_t latencyUs) {
-        noteData(steadyNowNs() - latencyUs * 1000);  // from the request's arrival
-      };
-      if (!otlp_->start())
-        throw InputError("OTLP receiver", 0, "",
-                         "cannot listen on " + cfg_.otlp.toStdString() + ": " +
-                             otlp_->errorString().toStdString());
-      port = otlp_->port();
-    }
-    if (!cfg_.tailFile.isEmpty()) {
-      live::TailOptions to;
-      to.pollMs = 100;  // a line is on screen within a poll plus a refresh
-      to.fromStart = cfg_.tailFromStart;
-      tail_ = new live::LogTail(
-          cfg_.tailFile, to,
-          [this](std::string_view line) {
-            shadow_->addLine(line);
-            noteData(steadyNowNs());
-          },
-          this);
-      tail_->start();
-    }
-    if (cfg_.prometheus) {
-      prom_ = new live::PrometheusPuller(
-          live::pullerOptions(*cfg_.prometheus, "Prometheus: "),
-          [this](const live::PromSample& s) {
-            shadow_->addAggregate(s.view(), s.p99Ms);
-            noteData(steadyNowNs());
-          },
-          this);
-      connect(prom_, &live::PrometheusPuller::failed, this,
-              [this](const QString& m) { sourceErrors_.push_back(m); });
-      prom_->start();
-    }
+    if (!cfg_.otlp.isEmpty()) port = openOtlp();
+    if (!cfg_.tailFile.isEmpty()) openTail();
+    if (cfg_.prometheus) openPrometheus();
     if (!otlp_ && !tail_ && !prom_)
       throw InputError("live", 0, "", "no source: give an OTLP port, a log or a Prometheus URL");
     timer_ = new QTimer(this);
@@ -149,6 +77,108 @@ void LiveSession::start() {
     recorder_.reset();
     emit failed(QString::fromUtf8(e.what()));
   }
+}
+
+// The shadow engine, the rolling timeline and the recorder, and what the engine tells them.
+void LiveSession::openShadow() {
+  live::ShadowOptions so;
+  so.format = cfg_.tailFormat;
+  so.sourceName = cfg_.tailFile.isEmpty() ? "live" : cfg_.tailFile.toStdString();
+  // The live timeline reads one shared engine by dense ids, so instances are never evicted:
+  // the bound is a hard cap on the names every source can bring (the timeline's per-second
+  // cells are per engine instance, so they are bounded by it too).
+  so.sharedEngine = true;
+  cfg_.maxInstances = std::clamp<std::size_t>(cfg_.maxInstances, 1, 1'000'000);
+  so.maxInstances = cfg_.maxInstances;
+  shadow_ = std::make_unique<live::ShadowMonitor>(cfg_.policy.value_or(Policy{}), so);
+  timeline_ = std::make_unique<view::LiveTimeline>(shadow_->engine(),
+                                                   view::LiveTimelineOptions{.span = cfg_.span});
+  if (!cfg_.recordLibrary.isEmpty()) {
+    library::RecorderOptions ro;
+    ro.retention = cfg_.retention;
+    recorder_ = std::make_unique<library::LiveRecorder>(cfg_.recordLibrary.toStdString(),
+                                                        cfg_.recording.toStdString(), ro);
+  }
+  shadow_->onRecorded = [this](const live::RecordedCall& c) {
+    timeline_->onCall(c.id, c.rec->end(), c.rec->latency, c.failure, c.slow);
+    if (recorder_) {
+      CallRecord r = *c.rec;
+      r.instance = c.instance;  // as the engine names it (aliases applied)
+      record([&] { recorder_->append(r); });
+    }
+  };
+  shadow_->onAggregated = [this](InstanceId id, const formats::AggregateSample& s) {
+    timeline_->onAggregate(id, s.end, s.step, s.calls, s.failures, s.slow);
+    if (recorder_) record([&] { recorder_->append(s); });
+  };
+  shadow_->onWouldOpen = [this](const live::WouldOpenVerdict& v) {
+    // The mark's label is the verdict without its clock and instance (the lane says which).
+    const auto at = v.text.find("would open");
+    timeline_->onEvent(v.event, at == std::string::npos ? v.text : v.text.substr(at));
+    verdicts_.push_back(QString::fromStdString(v.text));
+  };
+}
+
+// The OTLP/HTTP receiver, listening; its port.
+quint16 LiveSession::openOtlp() {
+  const live::ListenAddress a =
+      live::parseListenAddress(cfg_.otlp.toStdString(), cfg_.otlpAllowRemote, "OTLP receiver");
+  live::OtlpReceiverOptions o;
+  o.address = a.address;
+  o.port = a.port;
+  // The same reader as `listen --otlp-token-file`: a file without a token is an error,
+  // never authentication silently off; beyond loopback a token is required.
+  if (!cfg_.otlpTokenFile.isEmpty())
+    o.bearerToken = live::readBearerTokenFile(cfg_.otlpTokenFile.toStdString());
+  if (!o.address.isLoopback() && o.bearerToken.empty())
+    throw InputError("OTLP receiver", 0, "",
+                     "listening on " + o.address.toString().toStdString() +
+                         " needs a token file (anyone who can reach it could send spans)");
+  // The instance bound is applied before a request is acknowledged, as in `listen`: a span
+  // of a name over it is answered in partialSuccess, an admitted one reaches the engine.
+  otlp_ = new live::OtlpReceiver(
+      o, [this](const formats::SpanCall& s) { shadow_->addReservedCall(s.view()); }, this);
+  otlp_->admit = [this](const formats::SpanCall& c) {
+    return shadow_->reserve(c.instance, c.model, c.ts + c.latency);
+  };
+  otlp_->admitRefusal = "their instance is over the console's Live mode bound of " +
+                        std::to_string(cfg_.maxInstances) +
+                        " instances (--live-max-instances; kept until Live mode restarts)";
+  otlp_->onBatchApplied = [this](std::size_t, std::int64_t latencyUs) {
+    noteData(steadyNowNs() - latencyUs * 1000);  // from the request's arrival
+  };
+  if (!otlp_->start())
+    throw InputError(
+        "OTLP receiver", 0, "",
+        "cannot listen on " + cfg_.otlp.toStdString() + ": " + otlp_->errorString().toStdString());
+  return otlp_->port();
+}
+
+void LiveSession::openTail() {
+  live::TailOptions to;
+  to.pollMs = 100;  // a line is on screen within a poll plus a refresh
+  to.fromStart = cfg_.tailFromStart;
+  tail_ = new live::LogTail(
+      cfg_.tailFile, to,
+      [this](std::string_view line) {
+        shadow_->addLine(line);
+        noteData(steadyNowNs());
+      },
+      this);
+  tail_->start();
+}
+
+void LiveSession::openPrometheus() {
+  prom_ = new live::PrometheusPuller(
+      live::pullerOptions(*cfg_.prometheus, "Prometheus: "),
+      [this](const live::PromSample& s) {
+        shadow_->addAggregate(s.view(), s.p99Ms);
+        noteData(steadyNowNs());
+      },
+      this);
+  connect(prom_, &live::PrometheusPuller::failed, this,
+          [this](const QString& m) { sourceErrors_.push_back(m); });
+  prom_->start();
 }
 
 void LiveSession::closeSources() {
@@ -220,7 +250,7 @@ void LiveSession::publish() {
     return;
   refusedSent_ = refused;
   auto c = std::make_shared<Comparison>();
-  c->live = true;
+  c->mode = view::Mode::Live;
   c->scenarioName = "live";
   c->protectedRun.timeline = timeline_->snapshot();
   c->origin = timeline_->origin() == kNever ? 0 : timeline_->origin();
@@ -239,18 +269,7 @@ void LiveSession::publish() {
     st.spansRejected = otlp_->stats().spansRejected;
     st.requestsShed = otlp_->stats().shed;
   }
-  // Calls per second over the last 10 whole seconds of data.
-  double sum = 0;
-  int secs = 0;
-  for (const view::InstanceTimeline& it : c->protectedRun.timeline.instances()) {
-    const std::size_t n = it.calls.size();
-    const std::size_t from = n > 11 ? n - 11 : 0;
-    double s = 0;
-    for (std::size_t k = from; k + 1 < n; ++k) s += it.calls[k];
-    sum += s;
-    secs = std::max(secs, static_cast<int>(n > 0 ? n - 1 - from : 0));
-  }
-  st.callsPerSecond = secs > 0 ? sum / secs : 0;
+  st.callsPerSecond = callsPerSecond(c->protectedRun.timeline);
   for (; verdictsSent_ < verdicts_.size(); ++verdictsSent_) st.verdicts << verdicts_[verdictsSent_];
   if (prom_) {
     st.promSamples = prom_->stats().samples;
@@ -279,7 +298,7 @@ LiveController::LiveController(QObject* parent) : QObject(parent) {
 }
 
 LiveController::~LiveController() {
-  stop();
+  stop(Qt::BlockingQueuedConnection);  // at shutdown the session must be gone before its thread
   thread_.quit();
   thread_.wait();
 }
@@ -298,31 +317,42 @@ void LiveController::start(const LiveConfig& cfg) {
   QMetaObject::invokeMethod(session_, &LiveSession::start, Qt::QueuedConnection);
 }
 
-bool LiveController::flushRecording(QString* error) {
+void LiveController::flushRecording(std::function<void(bool ok, const QString& error)> done) {
   if (!session_) {
-    if (error) *error = tr("Live mode is off");
-    return false;
+    done(false, tr("Live mode is off"));
+    return;
   }
-  bool ok = false;
-  QString message;
+  // Queued before any stop() of this session, so it runs while the session exists; the answer
+  // comes back to this object, which outlives the session thread (its destructor waits).
+  LiveSession* s = session_;
   QMetaObject::invokeMethod(
-      session_, [&] { ok = session_->flushRecording(&message); }, Qt::BlockingQueuedConnection);
-  if (!ok && error) *error = message;
-  return ok;
+      s,
+      [this, s, done = std::move(done)] {
+        QString message;
+        const bool ok = s->flushRecording(&message);
+        QMetaObject::invokeMethod(
+            this, [done, ok, message] { done(ok, message); }, Qt::QueuedConnection);
+      },
+      Qt::QueuedConnection);
 }
 
 void LiveController::stop() {
+  stop(Qt::QueuedConnection);
+}
+
+void LiveController::stop(Qt::ConnectionType how) {
   if (!session_) return;
   LiveSession* s = session_;
   session_ = nullptr;
-  // Closed on its own thread (its sockets and timers live there), then deleted there.
+  // Closed on its own thread (its sockets and timers live there), then deleted there; a new
+  // session's start is queued behind it, so a port it held is free again by then.
   QMetaObject::invokeMethod(
       s,
       [s] {
         s->stop();
         delete s;
       },
-      Qt::BlockingQueuedConnection);
+      how);
   emit stopped();
 }
 

@@ -111,6 +111,10 @@ class LiveSession : public QObject {
                 spillway::console::LiveStatus status);
 
  private:
+  void openShadow();
+  quint16 openOtlp();
+  void openTail();
+  void openPrometheus();
   void noteData(qint64 receivedNs);
   void closeSources();
   void record(const std::function<void()>& append);
@@ -141,10 +145,12 @@ class LiveController : public QObject {
   explicit LiveController(QObject* parent = nullptr);
   ~LiveController() override;
   void start(const LiveConfig& cfg);
+  // Ends the session: it closes its sources on its own thread; the UI does not wait for it.
   void stop();
   bool running() const { return session_ != nullptr; }
-  // Blocks until the session committed its recording buffer (a cut follows).
-  bool flushRecording(QString* error);
+  // Has the session commit its recording buffer (a cut follows), then calls `done` on the UI
+  // thread: ok, or the reason it could not.
+  void flushRecording(std::function<void(bool ok, const QString& error)> done);
 
  signals:
   void started(quint16 otlpPort);
@@ -154,6 +160,7 @@ class LiveController : public QObject {
   void stopped();
 
  private:
+  void stop(Qt::ConnectionType how);
   QThread thread_;
   LiveSession* session_ = nullptr;
 };

@@ -151,6 +151,211 @@ void printVersion() {
              stdout);
 }
 
+// With no display, the KPI table of the baseline-vs-protected run instead of the window.
+int runHeadless(int& argc, char** argv, const QCommandLineParser& pre, bool parsed,
+                const QString& scenario) {
+  if (!parsed) {
+    std::fprintf(stderr, "spillway: %s\nTry 'spillway --help' for more information.\n",
+                 qPrintable(pre.errorText()));
+    return 2;
+  }
+  // A server or CI: the same comparison, printed (README's first command works anywhere).
+  QCoreApplication app(argc, argv);
+  std::fprintf(stderr, "spillway: no display; running %s headless (baseline vs protected)\n",
+               qPrintable(scenario));
+  return spillway::cli::runSimulate({"spillway", scenario, "--compare"});
+}
+
+// --theme and --seeds onto the window; false once an error is printed.
+bool applyLook(const QCommandLineParser& p, spillway::console::MainWindow& w) {
+  if (p.isSet("theme")) {
+    using Theme = spillway::console::MainWindow::Theme;
+    const QString t = p.value("theme");
+    if (t != "desktop" && t != "light" && t != "dark") {
+      std::fprintf(stderr, "spillway: --theme: expected desktop, light or dark, got '%s'\n",
+                   qPrintable(t));
+      return false;
+    }
+    w.setTheme(t == "dark" ? Theme::Dark : t == "light" ? Theme::Light : Theme::System);
+  }
+  if (p.isSet("seeds")) {
+    bool ok = false;
+    const int n = p.value("seeds").toInt(&ok);
+    if (!ok || n < 1 || n > 20) {
+      std::fprintf(stderr, "spillway: --seeds: expected a whole number from 1 to 20, got '%s'\n",
+                   qPrintable(p.value("seeds")));
+      return false;
+    }
+    w.setSeeds(n);
+  }
+  return true;
+}
+
+// The --live-* options as a Live mode config, checked in option-table order; false once an
+// error is printed.
+bool readLiveConfig(const QCommandLineParser& p, spillway::console::LiveConfig& cfg) {
+  cfg.otlp = p.value("live-otlp");
+  cfg.tailFile = p.value("live-tail");
+  cfg.tailFromStart = p.isSet("live-from-start");
+  if (p.isSet("live-otlp-token-file")) {
+    if (!p.isSet("live-otlp")) {
+      std::fprintf(stderr, "spillway: --live-otlp-token-file needs --live-otlp\n");
+      return false;
+    }
+    cfg.otlpTokenFile = p.value("live-otlp-token-file");
+    try {
+      // The same reader as listen: a file without a token is an error, never no token.
+      spillway::live::readBearerTokenFile(cfg.otlpTokenFile.toStdString());
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "spillway: --live-otlp-token-file: %s\n", e.what());
+      return false;
+    }
+  }
+  if (p.isSet("live-max-instances")) {
+    bool ok = false;
+    const qulonglong n = p.value("live-max-instances").toULongLong(&ok);
+    if (!ok || n < 1 || n > 1'000'000) {
+      std::fprintf(stderr,
+                   "spillway: --live-max-instances: expected a count from 1 to 1000000, "
+                   "got '%s'\n",
+                   qPrintable(p.value("live-max-instances")));
+      return false;
+    }
+    cfg.maxInstances = static_cast<std::size_t>(n);
+  }
+  if (p.isSet("live-record"))
+    cfg.recordLibrary = p.isSet("library")
+                            ? p.value("library")
+                            : QString::fromStdString(spillway::library::defaultLibraryPath());
+  if (p.isSet("live-prometheus")) {
+    spillway::live::PromSourceSpec spec;
+    spec.url = p.value("live-prometheus").toStdString();
+    spec.preset = p.isSet("live-prom-preset") ? p.value("live-prom-preset").toStdString()
+                                              : std::string("spillway");
+    try {
+      spillway::live::pullerOptions(spec, "--live-");
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "spillway: %s\n", e.what());
+      return false;
+    }
+    cfg.prometheus = spec;
+  }
+  if (p.isSet("live-format") &&
+      (!spillway::formats::parseFormat(p.value("live-format").toStdString(), cfg.tailFormat) ||
+       (cfg.tailFormat != spillway::formats::Format::Nginx &&
+        cfg.tailFormat != spillway::formats::Format::Envoy &&
+        cfg.tailFormat != spillway::formats::Format::Jsonl))) {
+    std::fprintf(stderr, "spillway: --live-format: expected nginx, envoy or jsonl, got '%s'\n",
+                 qPrintable(p.value("live-format")));
+    return false;
+  }
+  if (p.isSet("live-span")) {
+    const auto d = spillway::parseDuration(p.value("live-span").toStdString());
+    if (!d || *d < spillway::seconds(10) || *d > spillway::seconds(7200)) {
+      std::fprintf(stderr, "spillway: --live-span: expected a duration from 10s to 2h\n");
+      return false;
+    }
+    cfg.span = *d;
+  }
+  return true;
+}
+
+// What the window shows first: Live mode, a library incident, or SCENARIO simulated; false once
+// an error is printed.
+bool showFirst(const QCommandLineParser& p, spillway::console::MainWindow& w, bool live,
+               bool replay, const QString& shown, QString& error) {
+  if (live) {
+    spillway::console::LiveConfig cfg;
+    if (!readLiveConfig(p, cfg)) return false;
+    if (auto* dock = qobject_cast<QDockWidget*>(w.livePanel()->parentWidget())) dock->raise();
+    if (!w.startLive(cfg, &error)) {
+      std::fprintf(stderr, "spillway: %s\n", qPrintable(error));
+      return false;
+    }
+  } else if (replay) {
+    // The incident's tab in front: what was replayed, its tags, notes and annotations.
+    if (auto* dock = qobject_cast<QDockWidget*>(w.libraryPanel()->parentWidget())) dock->raise();
+    if (!w.libraryPanel()->selectIncident(p.value("incident")) &&
+        !w.replayIncident(p.value("incident"), &error)) {
+      std::fprintf(stderr, "spillway: %s\n", qPrintable(error));
+      return false;
+    }
+  } else if (!w.runScenario(shown, &error)) {
+    std::fprintf(stderr, "spillway: %s\n", qPrintable(error));
+    return false;
+  }
+  return true;
+}
+
+bool saveShot(QWidget* what, const QString& file) {
+  const bool ok = what->grab().save(file);
+  std::fprintf(stderr, "spillway: %s %s\n", ok ? "wrote" : "could not write", qPrintable(file));
+  return ok;
+}
+
+// --sweep-screenshot: the sweep dialog over the replayed incident, default grid, first front
+// candidate loaded.
+void scheduleSweepShot(spillway::console::MainWindow& w, const QString& file, const QString& shot) {
+  QObject::connect(&w, &spillway::console::MainWindow::runShown, &w, [&w, file, shot] {
+    static bool once = false;
+    if (once) return;
+    once = true;
+    spillway::console::SweepDialog* d = w.openSweep();
+    QObject::connect(d, &spillway::console::SweepDialog::finished, d, [&w, d, file, shot] {
+      // Exit once the dialog and (with --screenshot) the candidate's what-if are saved.
+      auto pending = std::make_shared<int>(shot.isEmpty() ? 1 : 2);
+      auto done = [pending](bool ok) {
+        if (!ok) QApplication::exit(1);
+        if (--*pending == 0) QApplication::exit(0);
+      };
+      if (!shot.isEmpty())
+        QObject::connect(&w, &spillway::console::MainWindow::runShown, &w, [&w, shot, done] {
+          QTimer::singleShot(200, &w, [&w, shot, done] { done(saveShot(&w, shot)); });
+        });
+      // Calibrate against the dialog's default targets; without a winner, load the first
+      // candidate of the Pareto front.
+      if (!d->calibrateTargets("fp<=0.03,ttd<=30s")) {
+        const auto& front = d->result()->pareto;
+        for (std::size_t i = 0; i < front.size(); ++i)
+          if (front[i]) {
+            d->chooseCandidate(i);
+            break;
+          }
+      }
+      QTimer::singleShot(300, d, [d, file, done] { done(saveShot(d, file)); });
+    });
+    d->start();
+  });
+}
+
+// The screenshot options: each saves once its picture is complete, then exits (1 when the
+// file could not be written).
+void scheduleScreenshots(const QCommandLineParser& p, spillway::console::MainWindow& w, bool live,
+                         bool replay) {
+  if (p.isSet("sweep-screenshot") && replay) {
+    scheduleSweepShot(w, p.value("sweep-screenshot"), p.value("screenshot"));
+  } else if (p.isSet("screenshot") && live) {
+    // Live: once the data has settled (no new snapshot for a second), or after 30 s.
+    const QString file = p.value("screenshot");
+    auto* quiet = new QTimer(&w);
+    quiet->setSingleShot(true);
+    quiet->setInterval(1000);
+    QObject::connect(&w, &spillway::console::MainWindow::liveShown, quiet,
+                     [quiet] { quiet->start(); });
+    QObject::connect(quiet, &QTimer::timeout, &w,
+                     [&w, file] { QApplication::exit(saveShot(&w, file) ? 0 : 1); });
+    QTimer::singleShot(30000, &w, [&w, file] { QApplication::exit(saveShot(&w, file) ? 0 : 1); });
+  } else if (p.isSet("screenshot")) {
+    const QString file = p.value("screenshot");
+    // With --seeds the picture waits for the intervals.
+    const auto shown = p.isSet("seeds") ? &spillway::console::MainWindow::intervalsShown
+                                        : &spillway::console::MainWindow::runShown;
+    QObject::connect(&w, shown, &w, [&w, file] {
+      QTimer::singleShot(200, &w, [&w, file] { QApplication::exit(saveShot(&w, file) ? 0 : 1); });
+    });
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -168,18 +373,7 @@ int main(int argc, char** argv) {
   const QString scenario = parsed && !pre.positionalArguments().isEmpty()
                                ? pre.positionalArguments().first()
                                : QString("seed-000");
-  if (!haveDisplay()) {
-    if (!parsed) {
-      std::fprintf(stderr, "spillway: %s\nTry 'spillway --help' for more information.\n",
-                   qPrintable(pre.errorText()));
-      return 2;
-    }
-    // A server or CI: the same comparison, printed (README's first command works anywhere).
-    QCoreApplication app(argc, argv);
-    std::fprintf(stderr, "spillway: no display; running %s headless (baseline vs protected)\n",
-                 qPrintable(scenario));
-    return spillway::cli::runSimulate({"spillway", scenario, "--compare"});
-  }
+  if (!haveDisplay()) return runHeadless(argc, argv, pre, parsed, scenario);
   QApplication app(argc, argv);
   QApplication::setOrganizationName("Spillway");
   QApplication::setApplicationName("spillway");
@@ -194,26 +388,7 @@ int main(int argc, char** argv) {
   const QString shown =
       p.positionalArguments().isEmpty() ? QString("seed-000") : p.positionalArguments().first();
   spillway::console::MainWindow w;
-  if (p.isSet("theme")) {
-    using Theme = spillway::console::MainWindow::Theme;
-    const QString t = p.value("theme");
-    if (t != "desktop" && t != "light" && t != "dark") {
-      std::fprintf(stderr, "spillway: --theme: expected desktop, light or dark, got '%s'\n",
-                   qPrintable(t));
-      return 2;
-    }
-    w.setTheme(t == "dark" ? Theme::Dark : t == "light" ? Theme::Light : Theme::System);
-  }
-  if (p.isSet("seeds")) {
-    bool ok = false;
-    const int n = p.value("seeds").toInt(&ok);
-    if (!ok || n < 1 || n > 20) {
-      std::fprintf(stderr, "spillway: --seeds: expected a whole number from 1 to 20, got '%s'\n",
-                   qPrintable(p.value("seeds")));
-      return 2;
-    }
-    w.setSeeds(n);
-  }
+  if (!applyLook(p, w)) return 2;
   // Screenshots (docs, tests) are taken at one known size, whatever the last session left.
   if (p.isSet("screenshot")) w.resize(1500, 950);
   w.show();
@@ -224,146 +399,7 @@ int main(int argc, char** argv) {
   }
   const bool replay = p.isSet("incident");
   const bool live = p.isSet("live-otlp") || p.isSet("live-tail") || p.isSet("live-prometheus");
-  if (live) {
-    spillway::console::LiveConfig cfg;
-    cfg.otlp = p.value("live-otlp");
-    cfg.tailFile = p.value("live-tail");
-    cfg.tailFromStart = p.isSet("live-from-start");
-    if (p.isSet("live-otlp-token-file")) {
-      if (!p.isSet("live-otlp")) {
-        std::fprintf(stderr, "spillway: --live-otlp-token-file needs --live-otlp\n");
-        return 2;
-      }
-      cfg.otlpTokenFile = p.value("live-otlp-token-file");
-      try {
-        // The same reader as listen: a file without a token is an error, never no token.
-        spillway::live::readBearerTokenFile(cfg.otlpTokenFile.toStdString());
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "spillway: --live-otlp-token-file: %s\n", e.what());
-        return 2;
-      }
-    }
-    if (p.isSet("live-max-instances")) {
-      bool ok = false;
-      const qulonglong n = p.value("live-max-instances").toULongLong(&ok);
-      if (!ok || n < 1 || n > 1'000'000) {
-        std::fprintf(stderr,
-                     "spillway: --live-max-instances: expected a count from 1 to 1000000, "
-                     "got '%s'\n",
-                     qPrintable(p.value("live-max-instances")));
-        return 2;
-      }
-      cfg.maxInstances = static_cast<std::size_t>(n);
-    }
-    if (p.isSet("live-record"))
-      cfg.recordLibrary = p.isSet("library")
-                              ? p.value("library")
-                              : QString::fromStdString(spillway::library::defaultLibraryPath());
-    if (p.isSet("live-prometheus")) {
-      spillway::live::PromSourceSpec spec;
-      spec.url = p.value("live-prometheus").toStdString();
-      spec.preset = p.isSet("live-prom-preset") ? p.value("live-prom-preset").toStdString()
-                                                : std::string("spillway");
-      try {
-        spillway::live::pullerOptions(spec, "--live-");
-      } catch (const std::exception& e) {
-        std::fprintf(stderr, "spillway: %s\n", e.what());
-        return 2;
-      }
-      cfg.prometheus = spec;
-    }
-    if (p.isSet("live-format") &&
-        (!spillway::formats::parseFormat(p.value("live-format").toStdString(), cfg.tailFormat) ||
-         (cfg.tailFormat != spillway::formats::Format::Nginx &&
-          cfg.tailFormat != spillway::formats::Format::Envoy &&
-          cfg.tailFormat != spillway::formats::Format::Jsonl))) {
-      std::fprintf(stderr, "spillway: --live-format: expected nginx, envoy or jsonl, got '%s'\n",
-                   qPrintable(p.value("live-format")));
-      return 2;
-    }
-    if (p.isSet("live-span")) {
-      const auto d = spillway::parseDuration(p.value("live-span").toStdString());
-      if (!d || *d < spillway::seconds(10) || *d > spillway::seconds(7200)) {
-        std::fprintf(stderr, "spillway: --live-span: expected a duration from 10s to 2h\n");
-        return 2;
-      }
-      cfg.span = *d;
-    }
-    if (auto* dock = qobject_cast<QDockWidget*>(w.livePanel()->parentWidget())) dock->raise();
-    if (!w.startLive(cfg, &error)) {
-      std::fprintf(stderr, "spillway: %s\n", qPrintable(error));
-      return 2;
-    }
-  } else if (replay) {
-    // The incident's tab in front: what was replayed, its tags, notes and annotations.
-    if (auto* dock = qobject_cast<QDockWidget*>(w.libraryPanel()->parentWidget())) dock->raise();
-    if (!w.libraryPanel()->selectIncident(p.value("incident")) &&
-        !w.replayIncident(p.value("incident"), &error)) {
-      std::fprintf(stderr, "spillway: %s\n", qPrintable(error));
-      return 2;
-    }
-  } else if (!w.runScenario(shown, &error)) {
-    std::fprintf(stderr, "spillway: %s\n", qPrintable(error));
-    return 2;
-  }
-  auto save = [](QWidget* what, const QString& file) {
-    const bool ok = what->grab().save(file);
-    std::fprintf(stderr, "spillway: %s %s\n", ok ? "wrote" : "could not write", qPrintable(file));
-    return ok;
-  };
-  if (p.isSet("sweep-screenshot") && replay) {
-    // The sweep dialog over the replayed incident: default grid, first front candidate loaded.
-    const QString file = p.value("sweep-screenshot"), shot = p.value("screenshot");
-    QObject::connect(&w, &spillway::console::MainWindow::runShown, &w, [&w, file, shot, save] {
-      static bool once = false;
-      if (once) return;
-      once = true;
-      spillway::console::SweepDialog* d = w.openSweep();
-      QObject::connect(d, &spillway::console::SweepDialog::finished, d, [&w, d, file, shot, save] {
-        // Exit once the dialog and (with --screenshot) the candidate's what-if are saved.
-        auto pending = std::make_shared<int>(shot.isEmpty() ? 1 : 2);
-        auto done = [pending](bool ok) {
-          if (!ok) QApplication::exit(1);
-          if (--*pending == 0) QApplication::exit(0);
-        };
-        if (!shot.isEmpty())
-          QObject::connect(
-              &w, &spillway::console::MainWindow::runShown, &w, [&w, shot, save, done] {
-                QTimer::singleShot(200, &w, [&w, shot, save, done] { done(save(&w, shot)); });
-              });
-        // Calibrate against the dialog's default targets; without a winner, load the first
-        // candidate of the Pareto front.
-        if (!d->calibrateTargets("fp<=0.03,ttd<=30s")) {
-          const auto& front = d->result()->pareto;
-          for (std::size_t i = 0; i < front.size(); ++i)
-            if (front[i]) {
-              d->chooseCandidate(i);
-              break;
-            }
-        }
-        QTimer::singleShot(300, d, [d, file, save, done] { done(save(d, file)); });
-      });
-      d->start();
-    });
-  } else if (p.isSet("screenshot") && live) {
-    // Live: once the data has settled (no new snapshot for a second), or after 30 s.
-    const QString file = p.value("screenshot");
-    auto* quiet = new QTimer(&w);
-    quiet->setSingleShot(true);
-    quiet->setInterval(1000);
-    QObject::connect(&w, &spillway::console::MainWindow::liveShown, quiet,
-                     [quiet] { quiet->start(); });
-    QObject::connect(quiet, &QTimer::timeout, &w,
-                     [&w, file, save] { QApplication::exit(save(&w, file) ? 0 : 1); });
-    QTimer::singleShot(30000, &w, [&w, file, save] { QApplication::exit(save(&w, file) ? 0 : 1); });
-  } else if (p.isSet("screenshot")) {
-    const QString file = p.value("screenshot");
-    // With --seeds the picture waits for the intervals.
-    const auto shown = p.isSet("seeds") ? &spillway::console::MainWindow::intervalsShown
-                                        : &spillway::console::MainWindow::runShown;
-    QObject::connect(&w, shown, &w, [&w, file, save] {
-      QTimer::singleShot(200, &w, [&w, file, save] { QApplication::exit(save(&w, file) ? 0 : 1); });
-    });
-  }
+  if (!showFirst(p, w, live, replay, shown, error)) return 2;
+  scheduleScreenshots(p, w, live, replay);
   return app.exec();
 }

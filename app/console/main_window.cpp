@@ -126,7 +126,8 @@ void MainWindow::buildRunToolbar() {
   bar->addWidget(seeds_);
   seedJob_ = new QFutureWatcher<sim::SeedRuns>(this);
   connect(seedJob_, &QFutureWatcherBase::finished, this, [this] {
-    if (seedGeneration_ != runGeneration_ || !current_ || current_->replay) return;  // stale
+    if (seedGeneration_ != runGeneration_ || !current_ || current_->mode == view::Mode::Replay)
+      return;  // stale
     seedRuns_ = std::make_shared<const sim::SeedRuns>(seedJob_->result());
     fillKpis();
     emit intervalsShown();
@@ -362,37 +363,23 @@ void MainWindow::buildMenus() {
 void MainWindow::buildPlayback() {
   playTimer_ = new QTimer(this);
   playTimer_->setInterval(50);
+  playback_.setSpeed(speed_->currentIndex());
+  connect(speed_, &QComboBox::currentIndexChanged, this, [this](int i) { playback_.setSpeed(i); });
+  connect(loop_, &QCheckBox::toggled, this, [this](bool on) { playback_.setLoop(on); });
   connect(playTimer_, &QTimer::timeout, this, [this] {
-    static const double speeds[] = {0.5, 1, 5, 20, 100};
-    const Micros dt = static_cast<Micros>(50000 * speeds[speed_->currentIndex()]);
-    if (current_ && loop_->isChecked() && cursor_ + dt >= current_->protectedRun.timeline.end()) {
-      setCursorTime(0);
-      return;
-    }
-    if (!current_ || cursor_ + dt >= current_->protectedRun.timeline.end()) {
-      playTimer_->stop();
-      play_->setText(tr("Play"));
-      return;
-    }
-    setCursorTime(cursor_ + dt);
+    playback_.advance(millis(50));
+    syncCursor();
   });
   connect(play_, &QPushButton::clicked, this, [this] {
-    if (current_ && current_->live) {  // Live: the button is Follow
-      follow_ = true;
-      setCursorTime(current_->protectedRun.timeline.end());
-      return;
-    }
-    if (playTimer_->isActive()) {
-      playTimer_->stop();
-      play_->setText(tr("Play"));
-    } else if (current_) {
+    playback_.togglePlay();  // Live: the button is Follow
+    if (playback_.playing()) {
       playTimer_->start();
       play_->setText(tr("Pause"));
     }
+    syncCursor();
   });
   connect(scrubber_, &QSlider::valueChanged, this, [this](int v) {
-    follow_ = false;  // Live: looking back pauses following until Follow
-    setCursorTime(static_cast<Micros>(v) * 1000000);
+    setCursorTime(static_cast<Micros>(v) * 1000000);  // Live: looking back pauses following
   });
 }
 
@@ -435,7 +422,7 @@ void MainWindow::connectRuns() {
   });
   connect(plot_, &TimelinePlot::rangeMarked, this, [this](std::size_t i, double from, double to) {
     QString error;
-    if (current_ && current_->live) {  // Live: the stretch becomes an incident
+    if (current_ && current_->mode == view::Mode::Live) {  // Live: the stretch becomes an incident
       if (to < from) std::swap(from, to);
       const QString when = QDateTime::fromMSecsSinceEpoch(
                                (current_->origin + static_cast<Micros>(from * 1e6)) / 1000)
@@ -446,6 +433,7 @@ void MainWindow::connectRuns() {
           tr("Incident name for %1 s of live data:").arg(to - from, 0, 'f', 0), QLineEdit::Normal,
           "live-" + when, &ok);
       if (ok && !cutLive(from, to, name, &error)) QMessageBox::warning(this, tr("Cut"), error);
+      // The cut itself runs in the background: its result or refusal is said in the status bar.
       return;
     }
     if (!annotateRange(i, from, to, &error)) statusBar()->showMessage(error);
@@ -599,17 +587,17 @@ void MainWindow::redrawPlot() {
       if (!tiles_->isHidden(i)) in.lanes.push_back(i);
   }
   plot_->show(in);
-  plot_->setCursorTime(cursor_);
+  plot_->setCursorTime(playback_.cursor());
 }
 
 void MainWindow::startWhatIf() {
   if (!current_) return;
-  if (current_->live) {
+  if (current_->mode == view::Mode::Live) {
     statusBar()->showMessage(
         tr("Live: the edited policy applies from the next Go live (shadow state starts over)"));
     return;
   }
-  if (current_->replay) {
+  if (current_->mode == view::Mode::Replay) {
     policy_ = editor_->policy();
     startReplay(current_->incident, true);
     return;
@@ -624,11 +612,12 @@ void MainWindow::startWhatIf() {
 }
 
 void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
-  if (current_ && current_->live) {  // a run or replay that ended Live mode: a fresh view
+  if (current_ &&
+      current_->mode == view::Mode::Live) {  // a run or replay that ended Live mode: a fresh view
     current_.reset();
     whatIfRunning_ = false;
   }
-  if (whatIfRunning_ && current_ && c->replay == current_->replay) {
+  if (whatIfRunning_ && current_ && c->mode == current_->mode) {
     // A what-if: keep the cursor and the focused instance, remember the run it replaces (an
     // annotation's re-replay keeps the policy, so the ghost stays the previous policy's).
     whatIfRunning_ = false;
@@ -641,7 +630,9 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
     tiles_->setRun(current_, true);  // keeps the focus and the hidden lanes
     redrawPlot();
     startSeeds();
-    setCursorTime(cursor_);
+    playback_.extend(current_->protectedRun.timeline.start(),
+                     current_->protectedRun.timeline.end());
+    syncCursor();
     lastRoundTripMs_ = roundTrip_.elapsed();
     statusBar()->showMessage(tr("Re-run and redrawn in %1 ms").arg(lastRoundTripMs_));
     emit runShown();
@@ -657,7 +648,7 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
   std::size_t focus = 0;
   std::string faulted;
   Micros at = 0;
-  if (current_->replay) {
+  if (current_->mode == view::Mode::Replay) {
     const auto& faults = current_->protectedRun.replayKpis.faults;
     for (const FaultKpis& f : faults)
       if (f.found) {
@@ -677,8 +668,10 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
   redrawPlot();
   scrubber_->setRange(0, static_cast<int>(current_->protectedRun.timeline.end() / 1000000));
   startSeeds();
-  setCursorTime(at);
-  if (current_->replay)
+  playback_.show(current_->mode, current_->protectedRun.timeline.start(),
+                 current_->protectedRun.timeline.end(), at);
+  syncCursor();
+  if (current_->mode == view::Mode::Replay)
     statusBar()->showMessage(tr("%1: %L2 recorded calls replayed watching only and under '%3'")
                                  .arg(current_->incident)
                                  .arg(current_->protectedRun.replayKpis.records)
@@ -734,7 +727,7 @@ void MainWindow::startReplay(const QString& incident, bool whatIf, bool keepPrev
 }
 
 bool MainWindow::annotateRange(std::size_t instance, double from, double to, QString* error) {
-  if (!current_ || !current_->replay || !library_->library()) {
+  if (!current_ || current_->mode != view::Mode::Replay || !library_->library()) {
     if (error)
       *error =
           tr("Shift+drag marks a replayed incident's instance bad: select an "
@@ -785,7 +778,8 @@ SweepDialog* MainWindow::openSweep() {
   }
   sweep_->setBasePolicy(editor_->policy());
   QStringList chosen = library_->selectedIncidents();
-  if (chosen.isEmpty() && current_ && current_->replay) chosen << current_->incident;
+  if (chosen.isEmpty() && current_ && current_->mode == view::Mode::Replay)
+    chosen << current_->incident;
   sweep_->setLibrary(library_->libraryPath(), library_->shownIncidents(), chosen);
   sweep_->show();
   sweep_->raise();
@@ -806,7 +800,9 @@ void MainWindow::startSeeds() {
   seedRuns_.reset();
   if (!current_) return;
   fillKpis();
-  if (current_->replay || current_->live || seeds_->value() < 2) return;
+  if (current_->mode == view::Mode::Replay || current_->mode == view::Mode::Live ||
+      seeds_->value() < 2)
+    return;
   sim::Scenario sc = scenarioData_;
   sc.policy = policy_;
   const auto n = static_cast<std::uint32_t>(seeds_->value());
@@ -817,8 +813,8 @@ void MainWindow::startSeeds() {
 }
 
 void MainWindow::fillKpis() {
-  const bool replay = current_->replay;
-  const bool comparable = previous_ && previous_->replay == replay;
+  const bool replay = current_->mode == view::Mode::Replay;
+  const bool comparable = previous_ && previous_->mode == current_->mode;
   auto rows = replay ? view::replayKpiRows(
                            current_->protectedRun.replayKpis, &current_->baseline.replayKpis,
                            comparable ? &previous_->protectedRun.replayKpis : nullptr)
@@ -861,30 +857,38 @@ void MainWindow::fillKpis() {
 }
 
 void MainWindow::setCursorTime(Micros t) {
-  cursor_ = std::max<Micros>(current_ ? current_->protectedRun.timeline.start() : 0, t);
-  if (current_) cursor_ = std::min(cursor_, current_->protectedRun.timeline.end());
-  tiles_->setCursorTime(cursor_);
-  plot_->setCursorTime(cursor_);
+  playback_.seek(t);
+  syncCursor();
+}
+
+void MainWindow::syncCursor() {
+  if (!playback_.playing() && playTimer_->isActive()) {
+    playTimer_->stop();
+    play_->setText(tr("Play"));
+  }
+  tiles_->setCursorTime(playback_.cursor());
+  plot_->setCursorTime(playback_.cursor());
   const QSignalBlocker block(scrubber_);
-  scrubber_->setValue(static_cast<int>(cursor_ / 1000000));
+  scrubber_->setValue(static_cast<int>(playback_.cursor() / 1000000));
   updateTimeLabel();
 }
 
 void MainWindow::step(int ticks) {
-  setCursorTime(cursor_ + ticks * seconds(1));
+  setCursorTime(playback_.cursor() + ticks * seconds(1));
 }
 
 void MainWindow::updateTimeLabel() {
   const Micros end = current_ ? current_->protectedRun.timeline.end() : 0;
-  QString text = clock(cursor_) + " / " + clock(end);
-  if (current_ && current_->live) {  // the gateway's clock, local time
+  const Micros cursor = playback_.cursor();
+  QString text = clock(cursor) + " / " + clock(end);
+  if (current_ && current_->mode == view::Mode::Live) {  // the gateway's clock, local time
     time_->setText(
-        QDateTime::fromMSecsSinceEpoch((current_->origin + cursor_) / 1000).toString("HH:mm:ss") +
-        (follow_ ? tr("  LIVE") : tr("  (paused)")));
+        QDateTime::fromMSecsSinceEpoch((current_->origin + cursor) / 1000).toString("HH:mm:ss") +
+        (playback_.following() ? tr("  LIVE") : tr("  (paused)")));
     return;
   }
-  if (current_ && current_->replay)  // a recording: its wall clock too
-    text = QDateTime::fromMSecsSinceEpoch((current_->origin + cursor_) / 1000, Qt::UTC)
+  if (current_ && current_->mode == view::Mode::Replay)  // a recording: its wall clock too
+    text = QDateTime::fromMSecsSinceEpoch((current_->origin + cursor) / 1000, Qt::UTC)
                .toString("HH:mm:ss") +
            " UTC  " + text;
   time_->setText(text);
@@ -905,7 +909,7 @@ bool MainWindow::startLive(LiveConfig cfg, QString* error) {
   pendingLive_.reset();
   pendingStatus_ = {};
   liveLatencies_.clear();
-  follow_ = true;
+  playback_.clear();
   policy_ = *cfg.policy;
   liveLibrary_ = cfg.recordLibrary;
   liveRecording_ = cfg.recordLibrary.isEmpty() ? QString() : cfg.recording;
@@ -927,35 +931,64 @@ bool MainWindow::startLive(LiveConfig cfg, QString* error) {
 }
 
 bool MainWindow::cutLive(double from, double to, const QString& name, QString* error) {
-  auto fail = [error](const QString& m) {
-    if (error) *error = m;
+  if (!current_ || current_->mode != view::Mode::Live || liveRecording_.isEmpty()) {
+    if (error) *error = tr("Cutting needs Live mode recording into the library (Live dock)");
     return false;
-  };
-  if (!current_ || !current_->live || liveRecording_.isEmpty())
-    return fail(tr("Cutting needs Live mode recording into the library (Live dock)"));
+  }
+  if (cutJob_.running()) {
+    if (error) *error = tr("A cut is still running");
+    return false;
+  }
   if (to < from) std::swap(from, to);
   QString message;
-  if (live_.running() && !live_.flushRecording(&message)) return fail(tr("Cut: %1").arg(message));
   if (library_->libraryPath() != liveLibrary_ &&
-      !library_->openLibrary(liveLibrary_, true, &message))
-    return fail(message);
+      !library_->openLibrary(liveLibrary_, true, &message)) {
+    if (error) *error = message;
+    return false;
+  }
   const Micros a = current_->origin + static_cast<Micros>(std::llround(from * 1e6));
   const Micros b = current_->origin + static_cast<Micros>(std::llround(to * 1e6));
-  try {
-    const library::CutResult r = library_->library()->cutRecording(liveRecording_.toStdString(), a,
-                                                                   b, name.trimmed().toStdString());
-    library_->refresh();
-    statusBar()->showMessage(tr("Cut %L1 %2 (%3) into the incident '%4'; select it in the "
-                                "Library to replay and tune")
-                                 .arg(r.records)
-                                 .arg(QString::fromStdString(r.kind))
-                                 .arg(timeRange(r.from, r.to))
-                                 .arg(QString::fromStdString(r.incident)));
-    emit liveCut(QString::fromStdString(r.incident), static_cast<qulonglong>(r.records));
+  statusBar()->showMessage(tr("Cutting %1…").arg(name.trimmed()));
+  if (!live_.running()) {
+    startCut(a, b, name.trimmed());
     return true;
-  } catch (const std::exception& e) {
-    return fail(QString::fromUtf8(e.what()));
   }
+  live_.flushRecording([this, a, b, name = name.trimmed()](bool ok, const QString& why) {
+    if (ok)
+      startCut(a, b, name);
+    else
+      cutFailed(tr("Cut: %1").arg(why));
+  });
+  return true;
+}
+
+// The cut copies the recording's blocks into a new incident on a worker, with its own library
+// connection (SQLite's WAL lets the recorder go on writing meanwhile).
+void MainWindow::startCut(Micros from, Micros to, const QString& name) {
+  cutJob_.start([this, lib = liveLibrary_.toStdString(), rec = liveRecording_.toStdString(), from,
+                 to, name = name.toStdString()](const BackgroundJob::Context& job) {
+    try {
+      library::Library l(lib, library::OpenOptions{.mustExist = true});
+      const library::CutResult r = l.cutRecording(rec, from, to, name);
+      job.deliver([this, r] {
+        library_->refresh();
+        statusBar()->showMessage(tr("Cut %L1 %2 (%3) into the incident '%4'; select it in the "
+                                    "Library to replay and tune")
+                                     .arg(r.records)
+                                     .arg(QString::fromStdString(r.kind))
+                                     .arg(timeRange(r.from, r.to))
+                                     .arg(QString::fromStdString(r.incident)));
+        emit liveCut(QString::fromStdString(r.incident), static_cast<qulonglong>(r.records));
+      });
+    } catch (const std::exception& e) {
+      job.deliver([this, msg = QString::fromUtf8(e.what())] { cutFailed(msg); });
+    }
+  });
+}
+
+void MainWindow::cutFailed(const QString& message) {
+  statusBar()->showMessage(message);
+  emit liveCutFailed(message);
 }
 
 void MainWindow::stopLive() {
@@ -985,7 +1018,7 @@ void MainWindow::onLiveSnapshot(std::shared_ptr<const Comparison> c, const LiveS
 void MainWindow::applyLive() {
   liveApplyScheduled_ = false;
   if (!pendingLive_) return;
-  const bool first = !current_ || !current_->live;
+  const bool first = !current_ || current_->mode != view::Mode::Live;
   const std::size_t before = current_ ? current_->protectedRun.timeline.instances().size() : 0;
   current_ = std::move(pendingLive_);
   pendingLive_.reset();
@@ -1002,7 +1035,11 @@ void MainWindow::applyLive() {
     scrubber_->setRange(static_cast<int>(tl.start() / 1000000),
                         static_cast<int>(tl.end() / 1000000));
   }
-  setCursorTime(follow_ ? tl.end() : cursor_);
+  if (first)
+    playback_.show(view::Mode::Live, tl.start(), tl.end());
+  else
+    playback_.extend(tl.start(), tl.end());
+  syncCursor();
   tiles_->repaint();  // the tiles are what the latency is measured to
   double latencyMs = -1;
   if (st.oldestNewDataNs != 0) {
@@ -1010,7 +1047,7 @@ void MainWindow::applyLive() {
     liveLatencies_.push_back(latencyMs);
   }
   redrawPlot();
-  plot_->setCursorTime(cursor_);
+  plot_->setCursorTime(playback_.cursor());
   fillLiveKpis(st);
   livePanel_->showStatus(st, latencyMs);
   if (!st.verdicts.isEmpty()) statusBar()->showMessage(st.verdicts.back());

@@ -53,7 +53,7 @@ class MainWindow : public QMainWindow {
   enum class Theme { System, Light, Dark };
   void setTheme(Theme t);
   void setCursorTime(Micros t);
-  Micros cursorTime() const { return cursor_; }
+  Micros cursorTime() const { return playback_.cursor(); }
 
   // The incident library (File → Open library…, `--library`); false + a message when the file
   // is not one. Selecting an incident replays it under the editor's policy.
@@ -77,14 +77,16 @@ class MainWindow : public QMainWindow {
   bool isLive() const { return live_.running(); }
   // Live mode recording: the stretch [from, to] (seconds on the live time axis) of the
   // recording becomes the library incident `name` (what a Shift+drag does, after asking the
-  // name). false + a message when not recording or the cut is refused.
+  // name), off the UI thread: liveCut() or liveCutFailed() follows. false + a message when not
+  // recording.
   bool cutLive(double from, double to, const QString& name, QString* error = nullptr);
   LivePanel* livePanel() const { return livePanel_; }
   LiveController& liveController() { return live_; }
   // Span received → tiles repainted, per applied snapshot with new data (ms).
   const std::vector<double>& liveLatenciesMs() const { return liveLatencies_; }
   // The cursor follows the newest data (Live); scrubbing back pauses it, Follow resumes.
-  bool following() const { return follow_; }
+  bool following() const { return playback_.following(); }
+  const view::Playback& playback() const { return playback_; }
 
   RunController& controller() { return controller_; }
   ReplayController& replayController() { return replayer_; }
@@ -108,7 +110,8 @@ class MainWindow : public QMainWindow {
   void liveShown();  // a live snapshot is on screen
   void liveStarted(quint16 otlpPort);
   void liveCut(const QString& incident, qulonglong records);
-  void intervalsShown();  // the KPI table holds the intervals over the seeds
+  void liveCutFailed(const QString& message);  // the library refused the cut: its reason
+  void intervalsShown();                       // the KPI table holds the intervals over the seeds
 
  protected:
   void keyPressEvent(QKeyEvent* e) override;
@@ -126,6 +129,7 @@ class MainWindow : public QMainWindow {
   void fillKpis();
   void startSeeds();  // after a simulated run: the same scenario and policy over more seeds
   void step(int ticks);
+  void syncCursor();  // the widgets to playback_'s cursor and play state
   void updateTimeLabel();
   void redrawPlot();
   void focusInstance(std::size_t i);
@@ -136,12 +140,14 @@ class MainWindow : public QMainWindow {
   void onLiveSnapshot(std::shared_ptr<const Comparison> c, const LiveStatus& st);
   void applyLive();
   void fillLiveKpis(const LiveStatus& st);
+  void startCut(Micros from, Micros to, const QString& name);
+  void cutFailed(const QString& message);
 
   RunController controller_;
   ReplayController replayer_;
   LiveController live_;
+  BackgroundJob cutJob_;  // a cut of the live recording into an incident
   LivePanel* livePanel_ = nullptr;
-  bool follow_ = true;
   std::shared_ptr<const Comparison> pendingLive_;  // newest snapshot not yet drawn
   LiveStatus pendingStatus_;                       // merged over skipped snapshots
   bool liveApplyScheduled_ = false;
@@ -161,7 +167,7 @@ class MainWindow : public QMainWindow {
   SweepDialog* sweep_ = nullptr;
   ModesDialog* modes_ = nullptr;
   QMenu* recentMenu_ = nullptr;
-  Micros cursor_ = 0;
+  view::Playback playback_;  // the mode on screen and the cursor
   QComboBox* scenario_;
   QPushButton *run_, *cancel_, *play_;
   QProgressBar* progress_;

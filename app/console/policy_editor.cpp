@@ -34,7 +34,15 @@ Micros fromSec(double s) {
 
 PolicyEditor::PolicyEditor(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
-  // Scope: the default breaker, or one model's override on top of it.
+  buildScopeRow(layout);
+  buildBreakerGroups(layout);
+  buildWholePolicyGroups(layout);
+  buildFileButtons(layout);
+  connectScope();
+}
+
+// Scope: the default breaker, or one model's override on top of it.
+void PolicyEditor::buildScopeRow(QVBoxLayout* layout) {
   auto* scopeRow = new QHBoxLayout;
   scope_ = new QComboBox(this);
   scope_->addItem(tr("all models (default)"), QString());
@@ -45,79 +53,79 @@ PolicyEditor::PolicyEditor(QWidget* parent) : QWidget(parent) {
   scopeRow->addWidget(scope_, 1);
   scopeRow->addWidget(resetOverride_);
   layout->addLayout(scopeRow);
+}
 
-  QFormLayout* form = nullptr;
-  auto group = [&](const QString& title) {
-    auto* box = new QGroupBox(title, this);
-    form = new QFormLayout(box);
-    form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
-    layout->addWidget(box);
-  };
-  auto row = [&](const QString& key, const QString& label, double lo, double hi, double step,
-                 int decimals, const QString& suffix, const QString& tip) {
-    QDoubleSpinBox* box = add(key, lo, hi, step, decimals, suffix);
-    box->setToolTip(tip);
-    auto* line = new QHBoxLayout;
-    line->addWidget(slider(key), 1);
-    line->addWidget(box);
-    form->addRow(label, line);
-  };
-  auto checkRow = [&](const QString& key, const QString& label, const QString& tip) {
-    form->addRow(addCheck(key, label, tip));
-  };
-  group(tr("Detect"));
-  row("window.length", tr("window"), 1, 600, 1, 0, " s", tr("sliding time window"));
-  row("min_calls", tr("min calls"), 1, 10000, 1, 0, "", tr("the rule ignores thinner windows"));
-  row("slow.k", tr("slow = k × P99"), 0.5, 20, 0.1, 1, "", tr("slow-call threshold factor"));
-  row("slow.floor", tr("slow floor"), 0, 60, 0.05, 2, " s", tr("never below this"));
-  row("slow.absolute", tr("fixed slow"), 0, 120, 0.1, 1, " s",
-      tr("> 0: a fixed slow-call threshold instead of k × P99"));
-  row("baseline.horizon", tr("baseline horizon"), 10, 3600, 10, 0, " s",
-      tr("time constant of the P99 baseline's forgetting"));
-  row("baseline.min_calls", tr("baseline min calls"), 1, 100000, 10, 0, "",
-      tr("calls learned before the baseline is trusted"));
-  group(tr("Trip"));
-  row("trip.error_rate", tr("error rate >"), 0.01, 1, 0.01, 2, "", tr("share of failures"));
-  row("trip.slow_rate", tr("slow rate >"), 0.01, 1, 0.01, 2, "", tr("share of slow calls"));
-  row("trip.sustain", tr("sustained"), 0, 120, 0.5, 1, " s", tr("how long it must hold"));
-  row("trip.weight", tr("topology weight"), 0.1, 5, 0.05, 2, "",
-      tr("multiplies both rate thresholds (seed 001: core 1.2, edge 0.8)"));
-  group(tr("Open"));
-  row("open.duration", tr("open for"), 0.1, 600, 1, 1, " s", tr("first open duration"));
-  row("open.backoff_multiplier", tr("backoff ×"), 1, 10, 0.1, 1, "", tr("per consecutive open"));
-  row("open.max_duration", tr("max open"), 0.1, 3600, 5, 0, " s", tr("backoff cap"));
-  row("open.jitter", tr("jitter"), 0, 1, 0.05, 2, "",
-      tr("± share of the open time, so breakers do not re-probe in lockstep"));
-  row("open.decay_after", tr("backoff decays after"), 1, 3600, 10, 0, " s",
-      tr("healthy this long forgets one open of the backoff"));
-  group(tr("Recover"));
-  row("half_open.probe_share", tr("probe share"), 0.01, 1, 0.01, 2, "",
-      tr("share of traffic let through in HALF_OPEN"));
-  row("half_open.success_streak", tr("success streak"), 1, 1000, 1, 0, "",
-      tr("good probes in a row to close"));
-  row("ramp.duration", tr("ramp"), 0, 600, 5, 0, " s", tr("back to full traffic over"));
-  group(tr("Degrade (whole policy)"));
-  row("degrade.max_quality_drop", tr("max quality drop"), 0, 1, 0.05, 2, "",
-      tr("a backup may be at most this much worse"));
-  row("degrade.retry_budget", tr("re-route budget"), 0, 1, 0.05, 2, "",
-      tr("share of live traffic the gateway may re-route"));
-  row("degrade.lock_ttl", tr("lock TTL"), 1, 3600, 10, 0, " s",
-      tr("a degraded session stays degraded this long"));
-  checkRow("degrade.non_critical_backups", tr("backups for non-critical traffic"),
-           tr("off: backups are kept for core traffic"));
-  checkRow("degrade.fast_fail_non_critical", tr("fast-fail non-critical without a backup"), {});
-  checkRow("degrade.cache", tr("serve cached answers"), {});
-  checkRow("degrade.lock", tr("degrade lock"), tr("a degraded session stays on its backup"));
-  checkRow("degrade.truncate_tail", tr("cut the long tail at the slow threshold"),
-           tr("an attempt still running at k × P99 is cut and degraded (seed 001)"));
-  checkRow("degrade.cheaper_non_core", tr("cheaper model for non-core traffic"),
-           tr("cost routing (seed 002): non-core requests go to the cheapest matched model"));
-  checkRow("degrade.cheaper_simple", tr("cheaper model for simple requests"),
-           tr("cost routing (seed 002): requests of few tokens go to the cheapest model"));
-  group(tr("Shedding (whole policy)"));
-  row("limits.shed_at", tr("shed non-critical at"), 0, 1, 0.05, 2, "",
-      tr("share of gateway capacity in use; 0 = off"));
+// The breaker's parameters, grouped as the policy file is: detect, trip, open, recover.
+void PolicyEditor::buildBreakerGroups(QVBoxLayout* layout) {
+  QFormLayout* form = addGroup(layout, tr("Detect"));
+  addSliderRow(form, "window.length", tr("window"), 1, 600, 1, 0, " s", tr("sliding time window"));
+  addSliderRow(form, "min_calls", tr("min calls"), 1, 10000, 1, 0, "",
+               tr("the rule ignores thinner windows"));
+  addSliderRow(form, "slow.k", tr("slow = k × P99"), 0.5, 20, 0.1, 1, "",
+               tr("slow-call threshold factor"));
+  addSliderRow(form, "slow.floor", tr("slow floor"), 0, 60, 0.05, 2, " s", tr("never below this"));
+  addSliderRow(form, "slow.absolute", tr("fixed slow"), 0, 120, 0.1, 1, " s",
+               tr("> 0: a fixed slow-call threshold instead of k × P99"));
+  addSliderRow(form, "baseline.horizon", tr("baseline horizon"), 10, 3600, 10, 0, " s",
+               tr("time constant of the P99 baseline's forgetting"));
+  addSliderRow(form, "baseline.min_calls", tr("baseline min calls"), 1, 100000, 10, 0, "",
+               tr("calls learned before the baseline is trusted"));
+  form = addGroup(layout, tr("Trip"));
+  addSliderRow(form, "trip.error_rate", tr("error rate >"), 0.01, 1, 0.01, 2, "",
+               tr("share of failures"));
+  addSliderRow(form, "trip.slow_rate", tr("slow rate >"), 0.01, 1, 0.01, 2, "",
+               tr("share of slow calls"));
+  addSliderRow(form, "trip.sustain", tr("sustained"), 0, 120, 0.5, 1, " s",
+               tr("how long it must hold"));
+  addSliderRow(form, "trip.weight", tr("topology weight"), 0.1, 5, 0.05, 2, "",
+               tr("multiplies both rate thresholds (seed 001: core 1.2, edge 0.8)"));
+  form = addGroup(layout, tr("Open"));
+  addSliderRow(form, "open.duration", tr("open for"), 0.1, 600, 1, 1, " s",
+               tr("first open duration"));
+  addSliderRow(form, "open.backoff_multiplier", tr("backoff ×"), 1, 10, 0.1, 1, "",
+               tr("per consecutive open"));
+  addSliderRow(form, "open.max_duration", tr("max open"), 0.1, 3600, 5, 0, " s", tr("backoff cap"));
+  addSliderRow(form, "open.jitter", tr("jitter"), 0, 1, 0.05, 2, "",
+               tr("± share of the open time, so breakers do not re-probe in lockstep"));
+  addSliderRow(form, "open.decay_after", tr("backoff decays after"), 1, 3600, 10, 0, " s",
+               tr("healthy this long forgets one open of the backoff"));
+  form = addGroup(layout, tr("Recover"));
+  addSliderRow(form, "half_open.probe_share", tr("probe share"), 0.01, 1, 0.01, 2, "",
+               tr("share of traffic let through in HALF_OPEN"));
+  addSliderRow(form, "half_open.success_streak", tr("success streak"), 1, 1000, 1, 0, "",
+               tr("good probes in a row to close"));
+  addSliderRow(form, "ramp.duration", tr("ramp"), 0, 600, 5, 0, " s",
+               tr("back to full traffic over"));
+}
 
+// Degrade and shedding: one setting for the whole policy, whatever the scope.
+void PolicyEditor::buildWholePolicyGroups(QVBoxLayout* layout) {
+  QFormLayout* form = addGroup(layout, tr("Degrade (whole policy)"));
+  addSliderRow(form, "degrade.max_quality_drop", tr("max quality drop"), 0, 1, 0.05, 2, "",
+               tr("a backup may be at most this much worse"));
+  addSliderRow(form, "degrade.retry_budget", tr("re-route budget"), 0, 1, 0.05, 2, "",
+               tr("share of live traffic the gateway may re-route"));
+  addSliderRow(form, "degrade.lock_ttl", tr("lock TTL"), 1, 3600, 10, 0, " s",
+               tr("a degraded session stays degraded this long"));
+  addCheckRow(form, "degrade.non_critical_backups", tr("backups for non-critical traffic"),
+              tr("off: backups are kept for core traffic"));
+  addCheckRow(form, "degrade.fast_fail_non_critical", tr("fast-fail non-critical without a backup"),
+              {});
+  addCheckRow(form, "degrade.cache", tr("serve cached answers"), {});
+  addCheckRow(form, "degrade.lock", tr("degrade lock"),
+              tr("a degraded session stays on its backup"));
+  addCheckRow(form, "degrade.truncate_tail", tr("cut the long tail at the slow threshold"),
+              tr("an attempt still running at k × P99 is cut and degraded (seed 001)"));
+  addCheckRow(form, "degrade.cheaper_non_core", tr("cheaper model for non-core traffic"),
+              tr("cost routing (seed 002): non-core requests go to the cheapest matched model"));
+  addCheckRow(form, "degrade.cheaper_simple", tr("cheaper model for simple requests"),
+              tr("cost routing (seed 002): requests of few tokens go to the cheapest model"));
+  form = addGroup(layout, tr("Shedding (whole policy)"));
+  addSliderRow(form, "limits.shed_at", tr("shed non-critical at"), 0, 1, 0.05, 2, "",
+               tr("share of gateway capacity in use; 0 = off"));
+}
+
+void PolicyEditor::buildFileButtons(QVBoxLayout* layout) {
   auto* buttons = new QHBoxLayout;
   auto* loadButton = new QPushButton(tr("Load…"), this);
   auto* saveButton = new QPushButton(tr("Save…"), this);
@@ -127,6 +135,9 @@ PolicyEditor::PolicyEditor(QWidget* parent) : QWidget(parent) {
   layout->addStretch(1);
   connect(loadButton, &QPushButton::clicked, this, &PolicyEditor::load);
   connect(saveButton, &QPushButton::clicked, this, &PolicyEditor::save);
+}
+
+void PolicyEditor::connectScope() {
   connect(scope_, &QComboBox::currentIndexChanged, this, [this] {
     const QString m = scope();
     resetOverride_->setEnabled(!m.isEmpty() && policy_.modelOverrides.count(m.toStdString()));
@@ -139,6 +150,31 @@ PolicyEditor::PolicyEditor(QWidget* parent) : QWidget(parent) {
     emit policyEdited(policy_);
   });
   resetOverride_->setEnabled(false);
+}
+
+QFormLayout* PolicyEditor::addGroup(QVBoxLayout* layout, const QString& title) {
+  auto* box = new QGroupBox(title, this);
+  auto* form = new QFormLayout(box);
+  form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
+  layout->addWidget(box);
+  return form;
+}
+
+// A slider with its spin box (see add()) as one row of `form`.
+void PolicyEditor::addSliderRow(QFormLayout* form, const QString& key, const QString& label,
+                                double lo, double hi, double step, int decimals,
+                                const QString& suffix, const QString& tip) {
+  QDoubleSpinBox* box = add(key, lo, hi, step, decimals, suffix);
+  box->setToolTip(tip);
+  auto* line = new QHBoxLayout;
+  line->addWidget(slider(key), 1);
+  line->addWidget(box);
+  form->addRow(label, line);
+}
+
+void PolicyEditor::addCheckRow(QFormLayout* form, const QString& key, const QString& label,
+                               const QString& tip) {
+  form->addRow(addCheck(key, label, tip));
 }
 
 QDoubleSpinBox* PolicyEditor::add(const QString& key, double lo, double hi, double step,

@@ -11,8 +11,10 @@
 class QCheckBox;
 class QComboBox;
 class QDoubleSpinBox;
+class QFormLayout;
 class QPushButton;
 class QSlider;
+class QVBoxLayout;
 
 namespace spillway::console {
 
@@ -42,6 +44,16 @@ class PolicyEditor : public QWidget {
     QSlider* slider;
     bool log;
   };
+  void buildScopeRow(QVBoxLayout* layout);
+  void buildBreakerGroups(QVBoxLayout* layout);
+  void buildWholePolicyGroups(QVBoxLayout* layout);
+  void buildFileButtons(QVBoxLayout* layout);
+  void connectScope();
+  QFormLayout* addGroup(QVBoxLayout* layout, const QString& title);
+  void addSliderRow(QFormLayout* form, const QString& key, const QString& label, double lo,
+                    double hi, double step, int decimals, const QString& suffix,
+                    const QString& tip);
+  void addCheckRow(QFormLayout* form, const QString& key, const QString& label, const QString& tip);
   QDoubleSpinBox* add(const QString& key, double lo, double hi, double step, int decimals,
                       const QString& suffix);
   QCheckBox* addCheck(const QString& key, const QString& label, const QString& tip);

@@ -7,9 +7,7 @@
 #include <QObject>
 #include <QString>
 
-#include <atomic>
 #include <memory>
-#include <thread>
 
 #include "run_controller.hpp"
 
@@ -19,12 +17,12 @@ class ReplayController : public QObject {
   Q_OBJECT
  public:
   explicit ReplayController(QObject* parent = nullptr);
-  ~ReplayController() override;
 
   void start(const QString& libraryPath, const QString& incident, const Policy& policy);
+  // Stops the replay; cancelled() follows from the event loop. Never waits for the worker.
   void cancel();
-  bool running() const { return running_; }
-  int started() const { return started_; }
+  bool running() const { return job_.running(); }
+  int started() const { return job_.started(); }
 
  signals:
   void progress(int percent);
@@ -33,11 +31,7 @@ class ReplayController : public QObject {
   void cancelled();
 
  private:
-  void join();
-  std::thread worker_;
-  std::shared_ptr<std::atomic<bool>> cancel_;
-  bool running_ = false;
-  int started_ = 0;
+  BackgroundJob job_;
 };
 
 }  // namespace spillway::console

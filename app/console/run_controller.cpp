@@ -33,72 +33,35 @@ bool runOne(const sim::Scenario& sc, bool protection, RunResult& out,
 RunController::RunController(QObject* parent) : QObject(parent) {
   qRegisterMetaType<std::shared_ptr<const Comparison>>(
       "std::shared_ptr<const spillway::console::Comparison>");
-}
-
-RunController::~RunController() {
-  cancel();
-  join();
-}
-
-void RunController::join() {
-  if (worker_.joinable()) worker_.join();
+  connect(&job_, &BackgroundJob::progress, this, &RunController::progress);
 }
 
 void RunController::cancel() {
-  if (cancel_) cancel_->store(true);
+  if (!job_.running()) return;
+  job_.cancel();
+  QMetaObject::invokeMethod(this, &RunController::cancelled, Qt::QueuedConnection);
 }
 
 void RunController::start(const sim::Scenario& scenario,
                           std::shared_ptr<const Comparison> baseline) {
-  cancel();
-  join();  // a stale run stops at its next chunk
-  cancel_ = std::make_shared<std::atomic<bool>>(false);
-  running_ = true;
-  ++started_;
-  auto flag = cancel_;
-  worker_ = std::thread([this, scenario, flag, baseline] {
+  if (!baseline) ++baselineRuns_;
+  job_.start([this, scenario, baseline](const BackgroundJob::Context& job) {
     auto result = std::make_shared<Comparison>();
     result->scenarioName = QString::fromStdString(scenario.name);
-    int last = -1;
-    auto report = [&](double share) {
-      const int pct = static_cast<int>(share * 100);
-      if (pct == last) return;
-      last = pct;
-      QMetaObject::invokeMethod(
-          this, [this, pct] { emit progress(pct); }, Qt::QueuedConnection);
-    };
     try {
       bool ok = true;
-      if (baseline) {
+      if (baseline)
         result->baseline = baseline->baseline;
-      } else {
-        ++baselineRuns_;
-        ok = runOne(scenario, false, result->baseline, *flag, [&](double f) { report(f * 0.5); });
-      }
+      else
+        ok = runOne(scenario, false, result->baseline, job.cancelFlag(),
+                    [&](double f) { job.progress(f * 0.5); });
       const double from = baseline ? 0.0 : 0.5, span = baseline ? 1.0 : 0.5;
-      ok = ok && runOne(scenario, true, result->protectedRun, *flag,
-                        [&](double f) { report(from + f * span); });
-      QMetaObject::invokeMethod(
-          this,
-          [this, ok, result, flag] {
-            if (flag != cancel_) return;  // superseded by a newer run
-            running_ = false;
-            if (ok) {
-              emit finished(result);
-            } else {
-              emit cancelled();
-            }
-          },
-          Qt::QueuedConnection);
+      ok = ok && runOne(scenario, true, result->protectedRun, job.cancelFlag(),
+                        [&](double f) { job.progress(from + f * span); });
+      // Stopped: cancel() said so already, or a newer run superseded this one.
+      if (ok) job.deliver([this, result] { emit finished(result); });
     } catch (const std::exception& e) {
-      const QString msg = QString::fromUtf8(e.what());
-      QMetaObject::invokeMethod(
-          this,
-          [this, msg] {
-            running_ = false;
-            emit failed(msg);
-          },
-          Qt::QueuedConnection);
+      job.deliver([this, msg = QString::fromUtf8(e.what())] { emit failed(msg); });
     }
   });
 }

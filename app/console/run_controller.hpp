@@ -4,12 +4,12 @@
 #include <QObject>
 #include <QString>
 
-#include <atomic>
 #include <memory>
-#include <thread>
 
+#include "background_job.hpp"
 #include "spillway/dialect_replay.hpp"
 #include "spillway/sim/scenario.hpp"
+#include "spillway/view/playback.hpp"
 #include "spillway/view/timeline.hpp"
 
 namespace spillway::console {
@@ -21,15 +21,14 @@ struct RunResult {
   ReplayKpis replayKpis;  // a replayed incident's KPIs (replay_controller.hpp)
 };
 
-// Two runs of one scenario — or two replays of one recorded incident (`replay`): the baseline
+// Two runs of one scenario — or two replays of one recorded incident (Mode::Replay): the baseline
 // watches only (METRICS_ONLY), the protected one applies the policy.
 struct Comparison {
   QString scenarioName;
   RunResult baseline, protectedRun;
-  bool replay = false;
-  // Live mode (live_session.hpp): protectedRun is the rolling shadow-mode timeline; there is
-  // no baseline run and no report.
-  bool live = false;
+  // A simulated run, a replayed incident, or Live mode (live_session.hpp): protectedRun is
+  // then the rolling shadow-mode timeline, with no baseline run and no report.
+  view::Mode mode = view::Mode::Simulation;
   QString incident;   // the library's incident name (replay)
   Micros origin = 0;  // epoch µs of t = 0 (replay)
 };
@@ -38,16 +37,16 @@ class RunController : public QObject {
   Q_OBJECT
  public:
   explicit RunController(QObject* parent = nullptr);
-  ~RunController() override;
 
   // `baseline`: a finished baseline run of the same scenario to reuse (a policy change does
   // not change the unprotected run), or null to run it too.
   void start(const sim::Scenario& scenario, std::shared_ptr<const Comparison> baseline = {});
-  int started() const { return started_; }  // runs started so far (for tests)
-  // Baseline (unprotected) runs simulated so far, not reused (for tests).
-  int baselineRuns() const { return baselineRuns_.load(); }
+  int started() const { return job_.started(); }  // runs started so far (for tests)
+  // Baseline (unprotected) runs started so far, not reused (for tests).
+  int baselineRuns() const { return baselineRuns_; }
+  // Stops the run; cancelled() follows from the event loop. Never waits for the worker.
   void cancel();
-  bool running() const { return running_; }
+  bool running() const { return job_.running(); }
 
  signals:
   void progress(int percent);  // 0…100 over both runs
@@ -56,12 +55,8 @@ class RunController : public QObject {
   void cancelled();
 
  private:
-  void join();
-  std::thread worker_;
-  std::shared_ptr<std::atomic<bool>> cancel_;
-  bool running_ = false;
-  int started_ = 0;
-  std::atomic<int> baselineRuns_{0};
+  BackgroundJob job_;
+  int baselineRuns_ = 0;
 };
 
 }  // namespace spillway::console

@@ -45,6 +45,44 @@ QString seconds(std::optional<double> s) {
   return s ? QString::number(*s, 'f', 1) + " s" : QString("n/a");
 }
 
+// The candidates' availability span (%) for the colour scale; never empty.
+QCPRange availabilityRange(const SweepResult& r) {
+  double lo = 1, hi = 0;
+  for (const SweepScore& s : r.scores) {
+    lo = std::min(lo, s.availability());
+    hi = std::max(hi, s.availability());
+  }
+  if (hi - lo < 1e-6) {
+    lo -= 0.0005;
+    hi += 0.0005;
+  }
+  return QCPRange(lo * 100, hi * 100);
+}
+
+// An axis range widened by 8 % (at least 0.5) each side, never below zero: no point on the
+// frame.
+void pad(QCPAxis* a) {
+  const QCPRange rg = a->range();
+  const double m = std::max(rg.size() * 0.08, 0.5);
+  a->setRange(std::max(0.0, rg.lower - m), rg.upper + m);
+}
+
+// The chosen incidents' calls, each read once for every candidate; stops early once cancelled.
+std::vector<IncidentTrace> readTraces(library::Library& lib, const std::string& path,
+                                      const QStringList& names, const std::atomic<bool>& cancel) {
+  std::vector<IncidentTrace> traces;
+  for (const QString& n : names) {
+    const std::string name = n.toStdString();
+    auto src = lib.open(name);
+    if (src->aggregates())
+      throw InputError(path, 0, name, "holds aggregate samples (metrics); a sweep replays calls");
+    traces.push_back(
+        IncidentTrace::read([&](CallRecord& r) { return src->next(r); }, name, lib.faults(name)));
+    if (cancel.load()) break;
+  }
+  return traces;
+}
+
 // The sweep's grid; a row without a usable step sweeps `from` alone.
 std::vector<double> gridValues(double from, double to, double step) {
   std::vector<double> v = gridSteps(from, to, step);
@@ -57,7 +95,20 @@ SweepDialog::SweepDialog(QWidget* parent) : QDialog(parent) {
   setWindowTitle(tr("Sweep thresholds over recorded incidents"));
   auto* layout = new QVBoxLayout(this);
   auto* top = new QHBoxLayout;
+  const ParamButtons rowButtons = buildParams(top);
+  buildIncidents(top);
+  layout->addLayout(top);
+  buildRunRow(layout);
+  buildResults(layout);
+  QPushButton* calibrate = buildCalibration(layout);
+  resize(1100, 780);
+  connectSignals(rowButtons, calibrate);
+  setParams({{"trip.slow_rate", 0.3, 0.5, 0.1}, {"trip.sustain", 2, 6, 2}});
+}
 
+// The parameter space: the key / from / to / step rows with Add and Remove, mode, samples,
+// seed and threads.
+SweepDialog::ParamButtons SweepDialog::buildParams(QBoxLayout* top) {
   auto* space = new QGroupBox(tr("Parameters"), this);
   auto* spaceLayout = new QVBoxLayout(space);
   params_ = new QTableWidget(0, 4, space);
@@ -91,7 +142,10 @@ SweepDialog::SweepDialog(QWidget* parent) : QDialog(parent) {
   opts->addRow(tr("threads"), threads_);
   spaceLayout->addLayout(opts);
   top->addWidget(space, 3);
+  return {add, remove};
+}
 
+void SweepDialog::buildIncidents(QBoxLayout* top) {
   auto* incBox = new QGroupBox(tr("Incidents"), this);
   auto* incLayout = new QVBoxLayout(incBox);
   incidents_ = new QListWidget(incBox);
@@ -99,8 +153,9 @@ SweepDialog::SweepDialog(QWidget* parent) : QDialog(parent) {
   incidents_->setMaximumHeight(190);
   incLayout->addWidget(incidents_);
   top->addWidget(incBox, 2);
-  layout->addLayout(top);
+}
 
+void SweepDialog::buildRunRow(QBoxLayout* layout) {
   auto* runRow = new QHBoxLayout;
   run_ = new QPushButton(tr("Run sweep"), this);
   cancel_ = new QPushButton(tr("Cancel"), this);
@@ -114,7 +169,10 @@ SweepDialog::SweepDialog(QWidget* parent) : QDialog(parent) {
   message_ = new QLabel(this);
   message_->setWordWrap(true);
   layout->addWidget(message_);
+}
 
+// The results table and the Pareto plot side by side.
+void SweepDialog::buildResults(QBoxLayout* layout) {
   auto* split = new QSplitter(Qt::Horizontal, this);
   table_ = new QTableWidget(split);
   table_->verticalHeader()->hide();
@@ -131,7 +189,10 @@ SweepDialog::SweepDialog(QWidget* parent) : QDialog(parent) {
   split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 1);
   layout->addWidget(split, 1);
+}
 
+// Calibration targets and their answer; returns the Calibrate button.
+QPushButton* SweepDialog::buildCalibration(QBoxLayout* layout) {
   auto* calRow = new QHBoxLayout;
   targets_ = new QLineEdit("fp<=0.03,ttd<=30s", this);
   targets_->setToolTip(
@@ -146,12 +207,14 @@ SweepDialog::SweepDialog(QWidget* parent) : QDialog(parent) {
   calibration_->setWordWrap(true);
   calibration_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   layout->addWidget(calibration_);
-  resize(1100, 780);
+  return calibrate;
+}
 
-  connect(add, &QPushButton::clicked, this, [this] {
+void SweepDialog::connectSignals(const ParamButtons& rowButtons, QPushButton* calibrate) {
+  connect(rowButtons.add, &QPushButton::clicked, this, [this] {
     addParamRow({"trip.error_rate", 0.3, 0.7, 0.1});
   });
-  connect(remove, &QPushButton::clicked, this, [this] {
+  connect(rowButtons.remove, &QPushButton::clicked, this, [this] {
     if (params_->rowCount() > 0)
       params_->removeRow(params_->currentRow() >= 0 ? params_->currentRow()
                                                     : params_->rowCount() - 1);
@@ -166,12 +229,11 @@ SweepDialog::SweepDialog(QWidget* parent) : QDialog(parent) {
     const long i = candidateAt(e->position());
     if (i >= 0) chooseCandidate(static_cast<std::size_t>(i));
   });
-  setParams({{"trip.slow_rate", 0.3, 0.5, 0.1}, {"trip.sustain", 2, 6, 2}});
 }
 
+// A sweep in flight stops at its next candidate check, on its own.
 SweepDialog::~SweepDialog() {
   if (cancelFlag_) cancelFlag_->store(true);
-  if (worker_.joinable()) worker_.join();
 }
 
 void SweepDialog::addParamRow(const SweepParamRow& r) {
@@ -290,7 +352,6 @@ bool SweepDialog::start() {
     message_->setText(tr("Check at least one incident of the library"));
     return false;
   }
-  if (worker_.joinable()) worker_.join();
   cancelFlag_ = std::make_shared<std::atomic<bool>>(false);
   setRunning(true);
   progress_->setValue(0);
@@ -299,38 +360,26 @@ bool SweepDialog::start() {
   const std::string path = libraryPath_.toStdString();
   const unsigned threads = static_cast<unsigned>(threads_->value());
   const Policy base = base_;
-  worker_ = std::thread([this, spec, names, flag, path, threads, base] {
-    auto post = [this](auto fn) { QMetaObject::invokeMethod(this, fn, Qt::QueuedConnection); };
+  job_.start([this, spec, names, flag, path, threads, base](const BackgroundJob::Context& job) {
     try {
       std::vector<SweepCandidate> candidates = expandSweep(base, spec, 20000);
       library::Library lib(path, library::OpenOptions{.mustExist = true});
-      std::vector<IncidentTrace> traces;
-      for (const QString& n : names) {
-        const std::string name = n.toStdString();
-        auto src = lib.open(name);
-        if (src->aggregates())
-          throw InputError(path, 0, name,
-                           "holds aggregate samples (metrics); a sweep replays calls");
-        traces.push_back(IncidentTrace::read([&](CallRecord& r) { return src->next(r); }, name,
-                                             lib.faults(name)));
-        if (flag->load()) break;
-      }
+      const std::vector<IncidentTrace> traces = readTraces(lib, path, names, *flag);
       const std::size_t total = candidates.size();
-      post([this, total] { message_->setText(tr("Replaying %1 candidates…").arg(total)); });
+      job.post([this, total] { message_->setText(tr("Replaying %1 candidates…").arg(total)); });
       auto lastPct = std::make_shared<std::atomic<int>>(-1);
       SweepRunOptions opt;
       opt.threads = threads;
       opt.cancel = flag.get();
-      opt.progress = [this, lastPct](std::size_t done, std::size_t all) {
+      opt.progress = [this, lastPct, &job](std::size_t done, std::size_t all) {
         const int pct = static_cast<int>(100 * done / std::max<std::size_t>(all, 1));
         if (lastPct->exchange(pct) == pct) return;
-        QMetaObject::invokeMethod(
-            this, [this, pct] { progress_->setValue(pct); }, Qt::QueuedConnection);
+        job.post([this, pct] { progress_->setValue(pct); });
       };
       auto result = std::make_shared<SweepResult>(
           flag->load() ? SweepResult{} : runSweep(std::move(candidates), traces, opt));
       if (flag->load()) result->cancelled = true;
-      post([this, result] {
+      job.deliver([this, result] {
         setRunning(false);
         if (result->cancelled) {
           message_->setText(tr("Cancelled"));
@@ -344,7 +393,7 @@ bool SweepDialog::start() {
       });
     } catch (const std::exception& e) {
       const QString msg = QString::fromUtf8(e.what());
-      post([this, msg] {
+      job.deliver([this, msg] {
         setRunning(false);
         message_->setText(msg);
         emit failed(msg);
@@ -436,21 +485,24 @@ void SweepDialog::drawPareto() {
     return;
   }
   const SweepResult& r = *result_;
-  double lo = 1, hi = 0;
-  for (const SweepScore& s : r.scores) {
-    lo = std::min(lo, s.availability());
-    hi = std::max(hi, s.availability());
-  }
-  if (hi - lo < 1e-6) {
-    lo -= 0.0005;
-    hi += 0.0005;
-  }
-  const QCPRange range(lo * 100, hi * 100);
+  const QCPRange range = availabilityRange(r);
   scale->setDataRange(range);
   for (std::size_t i = 0; i < r.scores.size(); ++i)
     points_.emplace_back(r.scores[i].fpRate() * 100, r.scores[i].meanTtdSeconds().value_or(0));
-  // One graph per colour level (availability in 32 steps): thousands of candidates stay a
-  // few dozen plottables.
+  plotCandidates(x, y, gradient, range);
+  plotFront(x, y);
+  rect->setupFullAxesBox();
+  plot_->rescaleAxes();
+  pad(x);
+  pad(y);
+  plot_->replot();
+}
+
+// One graph per colour level (availability in 32 steps): thousands of candidates stay a few
+// dozen plottables.
+void SweepDialog::plotCandidates(QCPAxis* x, QCPAxis* y, QCPColorGradient& gradient,
+                                 const QCPRange& range) {
+  const SweepResult& r = *result_;
   constexpr int kLevels = 32;
   std::vector<QCPGraph*> levels(kLevels, nullptr);
   for (std::size_t i = 0; i < r.scores.size(); ++i) {
@@ -465,6 +517,11 @@ void SweepDialog::drawPareto() {
     }
     levels[level]->addData(points_[i].x(), points_[i].y());
   }
+}
+
+// The Pareto front circled, and the loaded candidate marked.
+void SweepDialog::plotFront(QCPAxis* x, QCPAxis* y) {
+  const SweepResult& r = *result_;
   auto addPoint = [&](std::size_t i, QCPScatterStyle style) {
     QCPGraph* g = plot_->addGraph(x, y);
     g->setLineStyle(QCPGraph::lsNone);
@@ -494,16 +551,6 @@ void SweepDialog::drawPareto() {
         QCPScatterStyle(QCPScatterStyle::ssCrossCircle, QPen(Qt::black, 2), Qt::NoBrush, 18));
     c->setName(tr("loaded"));
   }
-  rect->setupFullAxesBox();
-  plot_->rescaleAxes();
-  auto pad = [](QCPAxis* a) {
-    const QCPRange rg = a->range();
-    const double m = std::max(rg.size() * 0.08, 0.5);
-    a->setRange(std::max(0.0, rg.lower - m), rg.upper + m);
-  };
-  pad(x);
-  pad(y);
-  plot_->replot();
 }
 
 long SweepDialog::candidateAt(const QPointF& pixel) const {

@@ -10,12 +10,16 @@
 
 #include <atomic>
 #include <memory>
-#include <thread>
 
+#include "background_job.hpp"
 #include "spillway/sweep.hpp"
 
+class QBoxLayout;
 class QCheckBox;
 class QComboBox;
+class QCPAxis;
+class QCPColorGradient;
+class QCPRange;
 class QCustomPlot;
 class QLabel;
 class QLineEdit;
@@ -71,10 +75,21 @@ class SweepDialog : public QDialog {
   void failed(const QString& message);
 
  private:
+  struct ParamButtons {
+    QPushButton *add, *remove;
+  };
+  ParamButtons buildParams(QBoxLayout* top);
+  void buildIncidents(QBoxLayout* top);
+  void buildRunRow(QBoxLayout* layout);
+  void buildResults(QBoxLayout* layout);
+  QPushButton* buildCalibration(QBoxLayout* layout);
+  void connectSignals(const ParamButtons& rowButtons, QPushButton* calibrate);
   void addParamRow(const SweepParamRow& r);
   bool readSpec(SweepSpec& spec, QString& error) const;
   void showResult();
   void drawPareto();
+  void plotCandidates(QCPAxis* x, QCPAxis* y, QCPColorGradient& gradient, const QCPRange& range);
+  void plotFront(QCPAxis* x, QCPAxis* y);
   void setRunning(bool on);
   QString describe(std::size_t index) const;
 
@@ -92,7 +107,7 @@ class SweepDialog : public QDialog {
   std::unique_ptr<SweepResult> result_;
   std::vector<QPointF> points_;  // per candidate: (FP %, mean TTD s) as plotted
   long chosen_ = -1;
-  std::thread worker_;
+  BackgroundJob job_;  // the sweep
   std::shared_ptr<std::atomic<bool>> cancelFlag_;
   bool running_ = false;
 };

@@ -9,6 +9,9 @@ namespace {
 
 constexpr int kLanePx = 15;    // height of one instance's band lane
 const char* kGhost = "ghost";  // graph property: a faint comparison run, not read out
+// The focused instance's series keep their colour in every rect (rates, latency, thresholds).
+const QColor kErrorColor(200, 40, 40), kSlowColor(220, 130, 0), kFpColor(130, 60, 170),
+    kLatencyColor(40, 90, 200);
 
 QString clock(double s) {
   const long t = std::lround(std::max(0.0, s));
@@ -111,8 +114,35 @@ QCPGraph* TimelinePlot::graphNamed(const QString& name) const {
 }
 
 void TimelinePlot::show(const PlotInput& in) {
+  clearRun(in.focus);
+  const auto& c = in.run;
+  if (!c || in.focus >= c->protectedRun.timeline.instances().size()) {
+    replot();
+    return;
+  }
+  const view::InstanceTimeline& p = c->protectedRun.timeline.instances()[in.focus];
+  // Live mode has no baseline run: the shadow timeline is all there is.
+  const view::InstanceTimeline& b =
+      c->mode == view::Mode::Live ? p : c->baseline.timeline.instances()[in.focus];
+  const view::InstanceTimeline* prev = nullptr;
+  if (in.previous && in.focus < in.previous->protectedRun.timeline.instances().size())
+    prev = &in.previous->protectedRun.timeline.instances()[in.focus];
+  drawBands(in);
+  const BreakerConfig cfg = resolveBreaker(in.policy, p.model, p.name);
+  drawRates(*c, p, b, prev, cfg);
+  drawLatency(*c, p, b, prev, cfg);
+  drawTraffic(p);
+  drawMarkers(*c, p);
+  addCrosshair();
+  addLegends();
+  fitTimeAxis(*c);
+  applyPalette();
+  setCursorTime(0);
+}
+
+void TimelinePlot::clearRun(std::size_t focus) {
   clearGraphs();
-  clearItems();  // also drops the cursors and the crosshair: re-create them below
+  clearItems();  // also drops the cursors and the crosshair: show() re-creates them
   for (QCPAxisRect* r : {rates_, latency_, traffic_})
     while (r->insetLayout()->elementCount() > 0) r->insetLayout()->removeAt(0);
   cursors_.clear();
@@ -122,65 +152,65 @@ void TimelinePlot::show(const PlotInput& in) {
   lanes_.clear();
   markRects_.clear();
   markFrom_ = -1;
-  focus_ = in.focus;
-  const auto& c = in.run;
-  if (!c || in.focus >= c->protectedRun.timeline.instances().size()) {
-    replot();
-    return;
-  }
-  const view::InstanceTimeline& p = c->protectedRun.timeline.instances()[in.focus];
-  // Live mode has no baseline run: the shadow timeline is all there is.
-  const view::InstanceTimeline& b = c->live ? p : c->baseline.timeline.instances()[in.focus];
-  const view::InstanceTimeline* prev = nullptr;
-  if (in.previous && in.focus < in.previous->protectedRun.timeline.instances().size())
-    prev = &in.previous->protectedRun.timeline.instances()[in.focus];
-  drawBands(in);
+  focus_ = focus;
+}
 
-  // Rates with the trip thresholds, over the baseline run (faint) and the previous policy's
-  // run (dashed) — so a threshold edit shows what it changed.
-  const BreakerConfig cfg = resolveBreaker(in.policy, p.model, p.name);
-  const QColor err(200, 40, 40), slow(220, 130, 0), fp(130, 60, 170), lat(40, 90, 200);
+// Rates with the trip thresholds, over the baseline run (faint) and the previous policy's
+// run (dashed) — so a threshold edit shows what it changed.
+void TimelinePlot::drawRates(const Comparison& c, const view::InstanceTimeline& p,
+                             const view::InstanceTimeline& b, const view::InstanceTimeline* prev,
+                             const BreakerConfig& cfg) {
   // A replay's baseline is the recording itself, the breakers only watching.
-  if (!c->live) {
-    addGraph(rates_, b.t, b.errorRate, err,
-             c->replay ? "recorded, watch only (faint)" : "baseline run (faint)", Qt::SolidLine,
-             70);
-    addGraph(rates_, b.t, b.slowRate, slow, "slow rate (baseline)", Qt::SolidLine, 70);
+  if (c.mode != view::Mode::Live) {
+    addGraph(rates_, b.t, b.errorRate, kErrorColor,
+             c.mode == view::Mode::Replay ? "recorded, watch only (faint)" : "baseline run (faint)",
+             Qt::SolidLine, 70);
+    addGraph(rates_, b.t, b.slowRate, kSlowColor, "slow rate (baseline)", Qt::SolidLine, 70);
   }
   if (prev) {
-    addGraph(rates_, prev->t, prev->errorRate, err, "previous policy (dashed)", Qt::DashLine, 110);
-    addGraph(rates_, prev->t, prev->slowRate, slow, "slow rate (previous)", Qt::DashLine, 110);
+    addGraph(rates_, prev->t, prev->errorRate, kErrorColor, "previous policy (dashed)",
+             Qt::DashLine, 110);
+    addGraph(rates_, prev->t, prev->slowRate, kSlowColor, "slow rate (previous)", Qt::DashLine,
+             110);
   }
-  addGraph(rates_, p.t, p.errorRate, err, "error rate");
-  addGraph(rates_, p.t, p.slowRate, slow, "slow rate");
+  addGraph(rates_, p.t, p.errorRate, kErrorColor, "error rate");
+  addGraph(rates_, p.t, p.slowRate, kSlowColor, "slow rate");
   // A simulated run's series counts the avoidable blocks (误伤 over a sliding minute); a replay's
   // every block the recording answered within the SLO (the classes need the whole recording).
   // Live shadow mode blocks nothing.
-  if (!c->live)
-    addGraph(rates_, p.t, p.fpRate, fp,
-             c->replay ? "good calls blocked, share (60 s)" : "误伤 (60 s)");
+  if (c.mode != view::Mode::Live)
+    addGraph(rates_, p.t, p.fpRate, kFpColor,
+             c.mode == view::Mode::Replay ? "good calls blocked, share (60 s)" : "误伤 (60 s)");
   auto threshold = [&](QCPAxisRect* r, double y, const QColor& col) {
     auto* line = straightLine(r, QPen(col, 1, Qt::DashLine));
     line->point1->setCoords(0, y);
     line->point2->setCoords(1, y);
   };
-  threshold(rates_, cfg.trip.errorRate, err);
-  threshold(rates_, cfg.trip.slowRate, slow);
+  threshold(rates_, cfg.trip.errorRate, kErrorColor);
+  threshold(rates_, cfg.trip.slowRate, kSlowColor);
+}
 
-  if (!c->live) addGraph(latency_, b.t, b.p99Ms, lat, "p99 (baseline)", Qt::SolidLine, 70);
-  if (prev) addGraph(latency_, prev->t, prev->p99Ms, lat, "p99 (previous)", Qt::DashLine, 110);
-  addGraph(latency_, p.t, p.p99Ms, lat, "p99");
+void TimelinePlot::drawLatency(const Comparison& c, const view::InstanceTimeline& p,
+                               const view::InstanceTimeline& b, const view::InstanceTimeline* prev,
+                               const BreakerConfig& cfg) {
+  if (c.mode != view::Mode::Live)
+    addGraph(latency_, b.t, b.p99Ms, kLatencyColor, "p99 (baseline)", Qt::SolidLine, 70);
+  if (prev)
+    addGraph(latency_, prev->t, prev->p99Ms, kLatencyColor, "p99 (previous)", Qt::DashLine, 110);
+  addGraph(latency_, p.t, p.p99Ms, kLatencyColor, "p99");
   addGraph(latency_, p.t, p.baselineP99Ms, QColor(120, 120, 120), "P99 baseline");
-  addGraph(latency_, p.t, view::slowThresholdMs(p, cfg.slow), slow, "slow threshold", Qt::DashLine);
-  drawTraffic(p);
+  addGraph(latency_, p.t, view::slowThresholdMs(p, cfg.slow), kSlowColor, "slow threshold",
+           Qt::DashLine);
+}
 
-  // Fault onset / end, detection and restore, through every detail rect.
+// Fault onset / end, detection and restore, through every detail rect.
+void TimelinePlot::drawMarkers(const Comparison& c, const view::InstanceTimeline& p) {
   int liveLabels = 0;
   for (const view::Marker& m : p.markers) {
     if (m.kind == view::Marker::Kind::WouldOpen) {
       // Live: the verdict at its moment on the focused instance's rates ("would open (slow
       // rate 0.62 > 0.40 for 10 s)"); a run's marks are the lanes' triangles only.
-      if (c->live) {
+      if (c.mode == view::Mode::Live) {
         auto* line = straightLine(rates_, QPen(QColor(20, 20, 20), 1, Qt::DotLine));
         line->point1->setCoords(m.at / 1e6, 0);
         line->point2->setCoords(m.at / 1e6, 1);
@@ -206,6 +236,10 @@ void TimelinePlot::show(const PlotInput& in) {
       line->point2->setCoords(m.at / 1e6, 1);
     }
   }
+}
+
+// The replay cursor and the hidden crosshair lines in every rect, and the crosshair's readout.
+void TimelinePlot::addCrosshair() {
   for (QCPAxisRect* r : {bands_, rates_, latency_, traffic_}) {
     cursors_.push_back(straightLine(r, QPen(QColor(60, 60, 200), 1)));
     auto* h = straightLine(r, QPen(QColor(128, 128, 128), 1, Qt::DashLine));
@@ -222,18 +256,17 @@ void TimelinePlot::show(const PlotInput& in) {
   readout_->setPadding(QMargins(4, 2, 4, 2));
   readout_->setFont(QFont(font().family(), 8));
   readout_->setVisible(false);
-  addLegends();
+}
 
-  const double start = c->protectedRun.timeline.start() / 1e6;  // a live timeline rolls
-  const double end = std::max(start + 1, c->protectedRun.timeline.end() / 1e6);
+void TimelinePlot::fitTimeAxis(const Comparison& c) {
+  const double start = c.protectedRun.timeline.start() / 1e6;  // a live timeline rolls
+  const double end = std::max(start + 1, c.protectedRun.timeline.end() / 1e6);
   for (QCPAxisRect* r : {bands_, rates_, latency_, traffic_})
     r->axis(QCPAxis::atBottom)->setRange(start, end);
   latency_->axis(QCPAxis::atLeft)->rescale();
   latency_->axis(QCPAxis::atLeft)->setRangeLower(0);
   traffic_->axis(QCPAxis::atLeft)->rescale();
   traffic_->axis(QCPAxis::atLeft)->setRangeLower(0);
-  applyPalette();
-  setCursorTime(0);
 }
 
 // One lane per visible instance, top to bottom; the focused one labelled in bold. Triangles
@@ -267,8 +300,9 @@ void TimelinePlot::drawBands(const PlotInput& in) {
       ++bandCount_;
     }
     // Would-open marks: the unprotected run's, or live, the shadow engine's own.
-    const view::RunTimeline& marks =
-        in.run->live ? in.run->protectedRun.timeline : in.run->baseline.timeline;
+    const view::RunTimeline& marks = in.run->mode == view::Mode::Live
+                                         ? in.run->protectedRun.timeline
+                                         : in.run->baseline.timeline;
     if (i < marks.instances().size())
       for (const view::Marker& m : marks.instances()[i].markers)
         if (m.kind == view::Marker::Kind::WouldOpen) {
@@ -280,7 +314,8 @@ void TimelinePlot::drawBands(const PlotInput& in) {
   if (!wx.isEmpty()) {
     QCPGraph* g =
         QCustomPlot::addGraph(bands_->axis(QCPAxis::atBottom), bands_->axis(QCPAxis::atLeft));
-    g->setName(in.run->live ? "would open (shadow)" : "would open (unprotected run)");
+    g->setName(in.run->mode == view::Mode::Live ? "would open (shadow)"
+                                                : "would open (unprotected run)");
     g->setLineStyle(QCPGraph::lsNone);
     g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, Qt::black,
                                        QColor(255, 255, 255, 220), 7));

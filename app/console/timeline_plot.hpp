@@ -60,8 +60,18 @@ class TimelinePlot : public QCustomPlot {
   QCPGraph* addGraph(QCPAxisRect* r, const std::vector<double>& x, const std::vector<double>& y,
                      const QColor& c, const QString& name, Qt::PenStyle style = Qt::SolidLine,
                      int alpha = 255);
+  void clearRun(std::size_t focus);
   void drawBands(const PlotInput& in);
+  void drawRates(const Comparison& c, const view::InstanceTimeline& p,
+                 const view::InstanceTimeline& b, const view::InstanceTimeline* prev,
+                 const BreakerConfig& cfg);
+  void drawLatency(const Comparison& c, const view::InstanceTimeline& p,
+                   const view::InstanceTimeline& b, const view::InstanceTimeline* prev,
+                   const BreakerConfig& cfg);
   void drawTraffic(const view::InstanceTimeline& p);
+  void drawMarkers(const Comparison& c, const view::InstanceTimeline& p);
+  void addCrosshair();
+  void fitTimeAxis(const Comparison& c);
   void addLegends();
   void applyPalette();
   QCPMarginGroup* margins_ = nullptr;  // keeps the rects' left edges aligned

@@ -203,13 +203,13 @@ void Simulator::Impl::finish(std::uint32_t ri, End e) {
   }
   if (e == End::Success) {
     if (r.model == kNone) {
-      ++cl.rep.answeredBy[kTierCache];
+      ++cl.rep.answeredBy[kByCache];
     } else if (r.model == cl.model) {
-      ++cl.rep.answeredBy[kTierPrimary];
+      ++cl.rep.answeredBy[kByPrimary];
     } else if (r.costRouted) {
       ++cl.rep.costRouted;  // by choice (cost routing), not a fallback
     } else {
-      ++cl.rep.answeredBy[kTierBackup];
+      ++cl.rep.answeredBy[kByBackup];
       if (degrading) {
         const ModelProfile* prim = router->profile(cl.model);
         const ModelProfile* used = router->profile(r.model);

@@ -276,7 +276,7 @@ void Simulator::Impl::onTimeout(std::uint32_t ri, std::uint32_t token) {
 // When a call arriving now would get a slot of the instance: slots free at their jobs' finish
 // times (a min-heap in a reused scratch vector), and the live queued calls (later arrivals
 // cannot overtake them) take them in FIFO order.
-Micros Simulator::Impl::replayFifo(const Instance& in, const ModelSpec& ms) {
+Micros Simulator::Impl::rerunFifo(const Instance& in, const ModelSpec& ms) {
   std::vector<Micros>& free = gtScratch_;
   const auto later = std::greater<>();
   free.clear();
@@ -304,7 +304,7 @@ Micros Simulator::Impl::replayFifo(const Instance& in, const ModelSpec& ms) {
 
 // Ground truth for a blocked attempt: would it have succeeded on instance i right now? The
 // instance is sampled without taking capacity: fault and error draws from the ground-truth
-// stream, then the exact FIFO start time given the running calls and the queue (replayFifo),
+// stream, then the exact FIFO start time given the running calls and the queue (rerunFifo),
 // then the call's own service time. Success = no failure, within the caller's timeout and its
 // SLO latency — the client's bar, never the policy's slow threshold, so that every candidate
 // policy is judged by the same yardstick (docs/kpis.md).
@@ -325,12 +325,12 @@ bool Simulator::Impl::wouldSucceed(std::uint32_t i, const Request& r, Stream& dr
   std::uint32_t occupancy = in.busy + 1;
   if (in.busy >= in.slotsEff || in.queue.size() > 0) {
     if (in.queue.full()) return false;
-    if (in.replayEpoch != in.fifoEpoch || !opt.reuseReplay) {
-      in.replayFree = replayFifo(in, ms);
-      // Idle slots enter the replay at `now`: only an answer without them holds later on.
-      in.replayEpoch = in.running.size() >= in.slotsEff ? in.fifoEpoch : ~std::uint64_t{0};
+    if (in.rerunEpoch != in.fifoEpoch || !opt.reuseRerun) {
+      in.rerunFree = rerunFifo(in, ms);
+      // Idle slots enter the re-run at `now`: only an answer without them holds later on.
+      in.rerunEpoch = in.running.size() >= in.slotsEff ? in.fifoEpoch : ~std::uint64_t{0};
     }
-    start = std::max(now, in.replayFree);
+    start = std::max(now, in.rerunFree);
     occupancy = in.slotsEff;
   }
   const Micros latency = start - now + serviceTime(in, work, occupancy, start);

@@ -53,7 +53,7 @@ enum Prio : std::uint8_t {
 
 constexpr std::uint32_t kNone = 0xffffffffu;
 // Who answered a successful original.
-constexpr int kTierPrimary = 0, kTierBackup = 1, kTierCache = 2;
+constexpr int kByPrimary = 0, kByBackup = 1, kByCache = 2;
 constexpr Micros kRefuseLatency = millis(1);  // connection refused / reset / queue full
 
 // How one attempt ended, as the caller sees it.
@@ -176,15 +176,15 @@ struct Instance {
   std::vector<Health> healthRing;
   std::uint32_t unhealthyRun = 0;
   std::uint64_t judgedBefore = 0, wouldBefore = 0;  // block tally at the last tick
-  // The ground truth's FIFO replay (replayFifo) depends only on the running jobs, the queue
+  // The ground truth's FIFO re-run (rerunFifo) depends only on the running jobs, the queue
   // and the faults in force; every change to those bumps `fifoEpoch`. While an open breaker
   // blocks call after call, the instance does not change between most of them, and the
-  // replay's answer is reused. (A queued caller giving up needs no bump: by then its deadline
-  // has passed, and the replay only counted it if a slot freed before that — a job end, which
+  // re-run's answer is reused. (A queued caller giving up needs no bump: by then its deadline
+  // has passed, and the re-run only counted it if a slot freed before that — a job end, which
   // bumped.)
   std::uint64_t fifoEpoch = 0;
-  std::uint64_t replayEpoch = ~std::uint64_t{0};  // fifoEpoch of replayFree
-  Micros replayFree = 0;                          // when a new call would get a slot
+  std::uint64_t rerunEpoch = ~std::uint64_t{0};  // fifoEpoch of rerunFree
+  Micros rerunFree = 0;                          // when a new call would get a slot
   InstanceReport rep;
 };
 
@@ -325,7 +325,7 @@ struct Simulator::Impl {
   std::vector<std::string> instanceNames, clientNames;
   LatencyHistogram answered;  // answeredLatency()'s result, merged from the clients on request
   std::vector<std::uint8_t> tried_;  // scratch for dispatch
-  std::vector<Micros> gtScratch_;    // scratch for the ground truth's FIFO replay
+  std::vector<Micros> gtScratch_;    // scratch for the ground truth's FIFO re-run
   // Degradation and limits (off in the baseline: a plain forwarder has neither).
   std::optional<Limiter> limiter;
   std::optional<DegradeRouter> router;
@@ -458,7 +458,7 @@ struct Simulator::Impl {
   bool tryCheaper(std::uint32_t ri);
   void updateLoads();
   bool gatewayFault(std::uint32_t ri);
-  Micros replayFifo(const Instance& in, const ModelSpec& ms);
+  Micros rerunFifo(const Instance& in, const ModelSpec& ms);
 
   void onTick();
 

@@ -541,137 +541,180 @@ ImportResult Library::importSource(formats::RecordSource& src, std::string_view 
   return r;
 }
 
+namespace {
+
+// The incident a store appends to: its row, and what it held before.
+struct IncidentRow {
+  std::int64_t id = 0;
+  std::uint64_t before = 0;  // records already stored
+  Micros tStart = 0, tEnd = 0;
+};
+
+// The time span of what one store added.
+struct Added {
+  std::uint64_t stored = 0;
+  Micros start = kForever, end = kNever;
+  void note(Micros from, Micros to) {
+    start = std::min(start, from);
+    end = std::max(end, to);
+  }
+};
+
+IncidentRow findOrCreateIncident(sqlite3* db, const std::string& path,
+                                 const formats::RecordSource& src, std::string_view incident,
+                                 const char* kind, bool mustBeNew) {
+  IncidentRow row;
+  Stmt q(db, path, "SELECT id, kind, records, t_start, t_end FROM incidents WHERE name=?");
+  q.bind(1, incident);
+  if (q.step()) {
+    if (mustBeNew)
+      throw InputError(path, 0, "name", "incident '" + std::string(incident) + "' already exists");
+    row.id = q.i64(0);
+    if (q.text(1) != kind)
+      throw InputError(src.source(), 0, "incident",
+                       "incident '" + std::string(incident) + "' holds " + std::string(q.text(1)) +
+                           "; this file has " + kind);
+    row.before = static_cast<std::uint64_t>(q.i64(2));
+    row.tStart = q.i64(3);
+    row.tEnd = q.i64(4);
+  } else {
+    Stmt ins(db, path, "INSERT INTO incidents(name, kind, source, created) VALUES(?,?,?,?)");
+    ins.bind(1, incident).bind(2, kind).bind(3, src.source()).bind(4, nowUtc());
+    ins.run();
+    row.id = sqlite3_last_insert_rowid(db);
+  }
+  return row;
+}
+
+// The next block (calls) or sample (aggregates) sequence number of an incident.
+std::int64_t nextSeq(sqlite3* db, const std::string& path, std::int64_t incId, bool agg) {
+  Stmt q(db, path,
+         agg ? "SELECT coalesce(max(seq) + 1, 0) FROM samples WHERE incident_id=?"
+             : "SELECT coalesce(max(seq) + 1, 0) FROM blocks WHERE incident_id=?");
+  q.bind(1, incId);
+  return q.step() ? q.i64(0) : 0;
+}
+
+void appendCall(BlockColumns& cols, Dictionaries& dict, const CallRecord& rec) {
+  const std::uint32_t id = dict.instance(rec.instance, rec.model);
+  dict.note(id, rec.ts, rec.end(), 1);
+  cols.ts.push_back(rec.ts);
+  cols.latency.push_back(rec.latency);
+  cols.status.push_back(static_cast<std::uint16_t>(rec.status));
+  cols.outcome.push_back(static_cast<std::uint8_t>(rec.outcome));
+  cols.critical.push_back(rec.critical ? (*rec.critical ? 2 : 1) : 0);
+  cols.instance.push_back(id);
+  cols.model.push_back(dict.str(rec.model));
+  cols.tenant.push_back(dict.str(rec.tenant));
+  cols.route.push_back(dict.str(rec.route));
+  cols.session.push_back(dict.str(rec.session));
+  cols.tokensIn.push_back(rec.tokensIn);
+  cols.tokensOut.push_back(rec.tokensOut);
+}
+
+// Calls go in columnar blocks of kBlockCalls, each with its time span.
+Added storeCalls(sqlite3* db, const std::string& path, formats::RecordSource& src,
+                 std::int64_t incId, std::int64_t seq, Dictionaries& dict,
+                 const ProgressFn& progress) {
+  Stmt ins(db, path,
+           "INSERT INTO blocks(incident_id, seq, n, t_min, t_max, data) VALUES(?,?,?,?,?,?)");
+  Added added;
+  BlockColumns cols;
+  cols.reserve(kBlockCalls);
+  std::string blob;
+  Micros bMin = kForever, bMax = kNever;
+  auto flush = [&] {
+    if (cols.size() == 0) return;
+    blob.clear();
+    encodeBlock(cols, blob);
+    ins.bind(1, incId).bind(2, seq++).bind(3, static_cast<std::int64_t>(cols.size()));
+    ins.bind(4, bMin).bind(5, bMax).bindBlob(6, blob.data(), blob.size());
+    ins.run();
+    added.stored += cols.size();
+    cols.clear();
+    bMin = kForever;
+    bMax = kNever;
+    if (progress) progress(added.stored);
+  };
+  CallRecord rec;
+  while (src.next(rec)) {
+    appendCall(cols, dict, rec);
+    bMin = std::min(bMin, rec.ts);
+    bMax = std::max(bMax, rec.end());
+    added.note(rec.ts, rec.end());
+    if (cols.size() == kBlockCalls) flush();
+  }
+  flush();
+  return added;
+}
+
+// Aggregate samples go one row each.
+Added storeSamples(sqlite3* db, const std::string& path, formats::RecordSource& src,
+                   std::int64_t incId, std::int64_t seq, Dictionaries& dict,
+                   const ProgressFn& progress) {
+  Stmt ins(db, path,
+           "INSERT INTO samples(incident_id, seq, instance_idx, t_end, step, calls, failures, "
+           "slow) VALUES(?,?,?,?,?,?,?,?)");
+  Added added;
+  formats::AggregateSample s;
+  while (src.nextAggregate(s)) {
+    const std::uint32_t id = dict.instance(s.instance, s.model);
+    dict.note(id, s.end - s.step, s.end, s.calls);
+    ins.bind(1, incId).bind(2, seq++).bind(3, static_cast<std::int64_t>(id)).bind(4, s.end);
+    ins.bind(5, s.step).bind(6, static_cast<std::int64_t>(s.calls));
+    ins.bind(7, static_cast<std::int64_t>(s.failures)).bind(8, s.slow);
+    ins.run();
+    added.note(s.end - s.step, s.end);
+    if (++added.stored % kBlockCalls == 0 && progress) progress(added.stored);
+  }
+  return added;
+}
+
+// The incident's record count and time span with what was added.
+void updateIncident(sqlite3* db, const std::string& path, IncidentRow row, const Added& added) {
+  if (added.stored) {
+    if (row.before == 0) {
+      row.tStart = added.start;
+      row.tEnd = added.end;
+    } else {
+      row.tStart = std::min(row.tStart, added.start);
+      row.tEnd = std::max(row.tEnd, added.end);
+    }
+  }
+  Stmt up(db, path, "UPDATE incidents SET records=?, t_start=?, t_end=? WHERE id=?");
+  up.bind(1, static_cast<std::int64_t>(row.before + added.stored)).bind(2, row.tStart);
+  up.bind(3, row.tEnd).bind(4, row.id);
+  up.run();
+}
+
+}  // namespace
+
 ImportResult Library::store(formats::RecordSource& src, std::string_view incident,
                             std::string_view format, std::string_view hash,
                             const ProgressFn& progress, bool mustBeNew) {
   const bool agg = src.aggregates();
-  const char* kind = agg ? "aggregates" : "calls";
-  std::int64_t incId = 0;
-  std::uint64_t before = 0;
-  Micros tStart = 0, tEnd = 0;
-  {
-    Stmt q(db_, path_, "SELECT id, kind, records, t_start, t_end FROM incidents WHERE name=?");
-    q.bind(1, incident);
-    if (q.step()) {
-      if (mustBeNew)
-        throw InputError(path_, 0, "name",
-                         "incident '" + std::string(incident) + "' already exists");
-      incId = q.i64(0);
-      if (q.text(1) != kind)
-        throw InputError(src.source(), 0, "incident",
-                         "incident '" + std::string(incident) + "' holds " +
-                             std::string(q.text(1)) + "; this file has " + kind);
-      before = static_cast<std::uint64_t>(q.i64(2));
-      tStart = q.i64(3);
-      tEnd = q.i64(4);
-    } else {
-      Stmt ins(db_, path_, "INSERT INTO incidents(name, kind, source, created) VALUES(?,?,?,?)");
-      ins.bind(1, incident).bind(2, kind).bind(3, src.source()).bind(4, nowUtc());
-      ins.run();
-      incId = sqlite3_last_insert_rowid(db_);
-    }
-  }
+  const IncidentRow row =
+      findOrCreateIncident(db_, path_, src, incident, agg ? "aggregates" : "calls", mustBeNew);
   Dictionaries dict;
-  dict.load(db_, path_, incId);
-  std::int64_t seq = 0;
-  {
-    Stmt q(db_, path_,
-           agg ? "SELECT coalesce(max(seq) + 1, 0) FROM samples WHERE incident_id=?"
-               : "SELECT coalesce(max(seq) + 1, 0) FROM blocks WHERE incident_id=?");
-    q.bind(1, incId);
-    if (q.step()) seq = q.i64(0);
-  }
-  std::uint64_t stored = 0;
-  Micros newStart = kForever, newEnd = kNever;
-  if (!agg) {
-    Stmt ins(db_, path_,
-             "INSERT INTO blocks(incident_id, seq, n, t_min, t_max, data) VALUES(?,?,?,?,?,?)");
-    BlockColumns cols;
-    cols.reserve(kBlockCalls);
-    std::string blob;
-    Micros bMin = kForever, bMax = kNever;
-    auto flush = [&] {
-      if (cols.size() == 0) return;
-      blob.clear();
-      encodeBlock(cols, blob);
-      ins.bind(1, incId).bind(2, seq++).bind(3, static_cast<std::int64_t>(cols.size()));
-      ins.bind(4, bMin).bind(5, bMax).bindBlob(6, blob.data(), blob.size());
-      ins.run();
-      stored += cols.size();
-      cols.clear();
-      bMin = kForever;
-      bMax = kNever;
-      if (progress) progress(stored);
-    };
-    CallRecord rec;
-    while (src.next(rec)) {
-      const std::uint32_t id = dict.instance(rec.instance, rec.model);
-      dict.note(id, rec.ts, rec.end(), 1);
-      cols.ts.push_back(rec.ts);
-      cols.latency.push_back(rec.latency);
-      cols.status.push_back(static_cast<std::uint16_t>(rec.status));
-      cols.outcome.push_back(static_cast<std::uint8_t>(rec.outcome));
-      cols.critical.push_back(rec.critical ? (*rec.critical ? 2 : 1) : 0);
-      cols.instance.push_back(id);
-      cols.model.push_back(dict.str(rec.model));
-      cols.tenant.push_back(dict.str(rec.tenant));
-      cols.route.push_back(dict.str(rec.route));
-      cols.session.push_back(dict.str(rec.session));
-      cols.tokensIn.push_back(rec.tokensIn);
-      cols.tokensOut.push_back(rec.tokensOut);
-      bMin = std::min(bMin, rec.ts);
-      bMax = std::max(bMax, rec.end());
-      newStart = std::min(newStart, rec.ts);
-      newEnd = std::max(newEnd, rec.end());
-      if (cols.size() == kBlockCalls) flush();
-    }
-    flush();
-  } else {
-    Stmt ins(db_, path_,
-             "INSERT INTO samples(incident_id, seq, instance_idx, t_end, step, calls, failures, "
-             "slow) VALUES(?,?,?,?,?,?,?,?)");
-    formats::AggregateSample s;
-    while (src.nextAggregate(s)) {
-      const std::uint32_t id = dict.instance(s.instance, s.model);
-      dict.note(id, s.end - s.step, s.end, s.calls);
-      ins.bind(1, incId).bind(2, seq++).bind(3, static_cast<std::int64_t>(id)).bind(4, s.end);
-      ins.bind(5, s.step).bind(6, static_cast<std::int64_t>(s.calls));
-      ins.bind(7, static_cast<std::int64_t>(s.failures)).bind(8, s.slow);
-      ins.run();
-      newStart = std::min(newStart, s.end - s.step);
-      newEnd = std::max(newEnd, s.end);
-      if (++stored % kBlockCalls == 0 && progress) progress(stored);
-    }
-  }
-  dict.save(db_, path_, incId);
-  if (stored) {
-    if (before == 0) {
-      tStart = newStart;
-      tEnd = newEnd;
-    } else {
-      tStart = std::min(tStart, newStart);
-      tEnd = std::max(tEnd, newEnd);
-    }
-  }
-  {
-    Stmt up(db_, path_, "UPDATE incidents SET records=?, t_start=?, t_end=? WHERE id=?");
-    up.bind(1, static_cast<std::int64_t>(before + stored)).bind(2, tStart).bind(3, tEnd);
-    up.bind(4, incId);
-    up.run();
-  }
+  dict.load(db_, path_, row.id);
+  const std::int64_t seq = nextSeq(db_, path_, row.id, agg);
+  const Added added = agg ? storeSamples(db_, path_, src, row.id, seq, dict, progress)
+                          : storeCalls(db_, path_, src, row.id, seq, dict, progress);
+  dict.save(db_, path_, row.id);
+  updateIncident(db_, path_, row, added);
   if (!hash.empty()) {
     Stmt ins(db_, path_,
              "INSERT INTO sources(hash, incident_id, path, format, records, skipped, imported) "
              "VALUES(?,?,?,?,?,?,?)");
-    ins.bind(1, hash).bind(2, incId).bind(3, src.source()).bind(4, format);
-    ins.bind(5, static_cast<std::int64_t>(stored))
+    ins.bind(1, hash).bind(2, row.id).bind(3, src.source()).bind(4, format);
+    ins.bind(5, static_cast<std::int64_t>(added.stored))
         .bind(6, static_cast<std::int64_t>(src.skipped()));
     ins.bind(7, nowUtc());
     ins.run();
   }
   ImportResult r;
   r.incident = incident;
-  r.records = stored;
+  r.records = added.stored;
   r.skipped = src.skipped();
   r.ignored = src.ignored();
   r.skippedMessages = src.skippedMessages();

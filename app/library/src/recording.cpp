@@ -132,16 +132,52 @@ std::unique_ptr<formats::RecordSource> Library::openRecording(std::string_view n
                                        "recording " + rec.name + " " + rangeText(from, to));
 }
 
+namespace {
+
+void checkCutRequest(const std::string& path, std::string_view name, std::string_view kind,
+                     Micros from, Micros to) {
+  if (name.empty()) throw InputError(path, 0, "name", "the new incident needs a name");
+  if (!kind.empty() && kind != "calls" && kind != "aggregates")
+    throw InputError(path, 0, "kind",
+                     "expected calls or aggregates, not '" + std::string(kind) + "'");
+  if (from >= to)
+    throw InputError(path, 0, "range",
+                     "from (" + formatUtc(from) + ") must be before to (" + formatUtc(to) + ")");
+}
+
+// The range must reach data the recording still retains.
+void checkCutRange(const std::string& path, const RecordingInfo& rec, Micros from, Micros to) {
+  if (rec.blocks == 0)
+    throw InputError(path, 0, "range",
+                     "recording '" + rec.name +
+                         "' holds no data yet (nothing recorded, or all of "
+                         "it dropped by retention)");
+  if (to <= rec.tStart || from > rec.tEnd)
+    throw InputError(path, 0, "range",
+                     rangeText(from, to) + " is outside the data recording '" + rec.name +
+                         "' retains (" + formatUtc(rec.tStart) + " .. " + formatUtc(rec.tEnd) +
+                         ")");
+}
+
+// The recording's annotations that overlap the range, unclipped: a fault that began before
+// `from` still began then, and TTD is measured from its real onset. Returns how many.
+std::uint64_t copyCutAnnotations(sqlite3* db, const std::string& path, std::int64_t incidentId,
+                                 std::int64_t recordingId, Micros from, Micros to) {
+  Stmt copy(db, path,
+            "INSERT INTO annotations(incident_id, instance, t1, t2, kind, origin) "
+            "SELECT ?, instance, t1, t2, kind, origin FROM rec_annotations "
+            "WHERE recording_id=? AND t1<? AND t2>=? ORDER BY t1, id");
+  copy.bind(1, incidentId).bind(2, recordingId).bind(3, to).bind(4, from);
+  copy.run();
+  return static_cast<std::uint64_t>(sqlite3_changes(db));
+}
+
+}  // namespace
+
 CutResult Library::cutRecording(std::string_view recordingName, Micros from, Micros to,
                                 std::string_view name, std::string_view kind,
                                 const ProgressFn& progress) {
-  if (name.empty()) throw InputError(path_, 0, "name", "the new incident needs a name");
-  if (!kind.empty() && kind != "calls" && kind != "aggregates")
-    throw InputError(path_, 0, "kind",
-                     "expected calls or aggregates, not '" + std::string(kind) + "'");
-  if (from >= to)
-    throw InputError(path_, 0, "range",
-                     "from (" + formatUtc(from) + ") must be before to (" + formatUtc(to) + ")");
+  checkCutRequest(path_, name, kind, from, to);
   requireWritable("cut a recording");
   // One transaction: the checks and the copy see the same state of the recording (a recorder's
   // commits and retention wait), and the incident appears whole or not at all.
@@ -149,16 +185,7 @@ CutResult Library::cutRecording(std::string_view recordingName, Micros from, Mic
   const RecordingInfo rec = requireRecording(recordingName);
   if (incident(name))
     throw InputError(path_, 0, "name", "incident '" + std::string(name) + "' already exists");
-  if (rec.blocks == 0)
-    throw InputError(path_, 0, "range",
-                     "recording '" + rec.name +
-                         "' holds no data yet (nothing recorded, or all of "
-                         "it dropped by retention)");
-  if (to <= rec.tStart || from > rec.tEnd)
-    throw InputError(path_, 0, "range",
-                     rangeText(from, to) + " is outside the data recording '" + rec.name +
-                         "' retains (" + formatUtc(rec.tStart) + " .. " + formatUtc(rec.tEnd) +
-                         ")");
+  checkCutRange(path_, rec, from, to);
   auto reaches = [&](RecordKind k) {
     Stmt q(db_, path_,
            "SELECT 1 FROM rec_blocks WHERE recording_id=? AND kind=? AND t_max>=? AND t_min<? "
@@ -203,16 +230,7 @@ CutResult Library::cutRecording(std::string_view recordingName, Micros from, Mic
   }
   r.kind = k == RecordKind::Calls ? "calls" : "aggregates";
   r.otherKindInRange = k == RecordKind::Calls ? hasSamples : hasCalls;
-  // The recording's annotations that overlap the range, unclipped: a fault that began before
-  // `from` still began then, and TTD is measured from its real onset.
-  const IncidentInfo inc = requireIncident(name);
-  Stmt copy(db_, path_,
-            "INSERT INTO annotations(incident_id, instance, t1, t2, kind, origin) "
-            "SELECT ?, instance, t1, t2, kind, origin FROM rec_annotations "
-            "WHERE recording_id=? AND t1<? AND t2>=? ORDER BY t1, id");
-  copy.bind(1, inc.id).bind(2, rec.id).bind(3, to).bind(4, from);
-  copy.run();
-  r.annotations = static_cast<std::uint64_t>(sqlite3_changes(db_));
+  r.annotations = copyCutAnnotations(db_, path_, requireIncident(name).id, rec.id, from, to);
   tx.commit();
   return r;
 }

@@ -220,6 +220,36 @@ bool HttpRequestParser::parseHead(std::string_view head) {
   };
   std::string_view line;
   nextLine(line);
+  if (!parseRequestLine(line)) return false;
+
+  std::optional<std::size_t> contentLength;
+  bool chunked = false;
+  while (nextLine(line)) {
+    if (!parseHeaderField(line, contentLength, chunked)) return false;
+  }
+  if (chunked && contentLength) {
+    fail(400, "both Content-Length and Transfer-Encoding");
+    return false;
+  }
+  if (chunked && cur_.minorVersion == 0) {
+    fail(400, "Transfer-Encoding in an HTTP/1.0 request");
+    return false;
+  }
+  chunked_ = chunked;
+  bodyLength_ = contentLength.value_or(0);
+  if (bodyLength_ > limits_.maxBodyBytes) {
+    fail(413, "request body larger than " + std::to_string(limits_.maxBodyBytes) + " bytes");
+    return false;
+  }
+  const auto conn = cur_.header("connection");
+  if (cur_.minorVersion == 0)
+    cur_.keepAlive = conn && hasToken(*conn, "keep-alive");
+  else
+    cur_.keepAlive = !(conn && hasToken(*conn, "close"));
+  return true;
+}
+
+bool HttpRequestParser::parseRequestLine(std::string_view line) {
   // request-line = method SP request-target SP HTTP-version
   const std::size_t sp1 = line.find(' ');
   const std::size_t sp2 = sp1 == std::string_view::npos ? sp1 : line.find(' ', sp1 + 1);
@@ -256,79 +286,59 @@ bool HttpRequestParser::parseHead(std::string_view head) {
   cur_.method = std::string(method);
   cur_.target = std::string(target);
   cur_.minorVersion = version[7] - '0';
+  return true;
+}
 
-  std::optional<std::size_t> contentLength;
-  bool chunked = false;
-  while (nextLine(line)) {
-    if (cur_.headers.size() >= limits_.maxHeaders) {
-      fail(431, "more than " + std::to_string(limits_.maxHeaders) + " header fields");
-      return false;
-    }
-    if (!line.empty() && (line.front() == ' ' || line.front() == '\t')) {
-      fail(400, "obsolete header line folding");
-      return false;
-    }
-    const std::size_t colon = line.find(':');
-    const std::string_view name = line.substr(0, colon);
-    if (colon == std::string_view::npos || name.empty() ||
-        !std::all_of(name.begin(), name.end(),
-                     [](char c) { return isTokenChar(static_cast<unsigned char>(c)); })) {
-      fail(400, "malformed header field");
-      return false;
-    }
-    const std::string_view value = trim(line.substr(colon + 1));
-    if (std::any_of(value.begin(), value.end(), [](char c) {
-          const auto u = static_cast<unsigned char>(c);
-          return (u < 0x20 && u != '\t') || u == 0x7f;
+bool HttpRequestParser::parseHeaderField(std::string_view line,
+                                         std::optional<std::size_t>& contentLength, bool& chunked) {
+  if (cur_.headers.size() >= limits_.maxHeaders) {
+    fail(431, "more than " + std::to_string(limits_.maxHeaders) + " header fields");
+    return false;
+  }
+  if (!line.empty() && (line.front() == ' ' || line.front() == '\t')) {
+    fail(400, "obsolete header line folding");
+    return false;
+  }
+  const std::size_t colon = line.find(':');
+  const std::string_view name = line.substr(0, colon);
+  if (colon == std::string_view::npos || name.empty() ||
+      !std::all_of(name.begin(), name.end(),
+                   [](char c) { return isTokenChar(static_cast<unsigned char>(c)); })) {
+    fail(400, "malformed header field");
+    return false;
+  }
+  const std::string_view value = trim(line.substr(colon + 1));
+  if (std::any_of(value.begin(), value.end(), [](char c) {
+        const auto u = static_cast<unsigned char>(c);
+        return (u < 0x20 && u != '\t') || u == 0x7f;
+      })) {
+    fail(400, "control character in header '" + std::string(name) + "'");
+    return false;
+  }
+  std::string key = lower(name);
+  if (key == "content-length") {
+    if (value.empty() || value.size() > 18 || !std::all_of(value.begin(), value.end(), [](char c) {
+          return std::isdigit(static_cast<unsigned char>(c));
         })) {
-      fail(400, "control character in header '" + std::string(name) + "'");
+      fail(400, "invalid Content-Length");
       return false;
     }
-    std::string key = lower(name);
-    if (key == "content-length") {
-      if (value.empty() || value.size() > 18 ||
-          !std::all_of(value.begin(), value.end(),
-                       [](char c) { return std::isdigit(static_cast<unsigned char>(c)); })) {
-        fail(400, "invalid Content-Length");
-        return false;
-      }
-      const std::size_t n = std::stoull(std::string(value));
-      if (contentLength && *contentLength != n) {
-        fail(400, "conflicting Content-Length headers");
-        return false;
-      }
-      contentLength = n;
-    } else if (key == "transfer-encoding") {
-      // Only a lone "chunked" (no other codings, no repeats) where chunked bodies are enabled.
-      if (!limits_.chunkedBodies || chunked || lower(value) != "chunked") {
-        fail(501, limits_.chunkedBodies
-                      ? "only Transfer-Encoding: chunked is supported"
-                      : "Transfer-Encoding is not supported; send Content-Length");
-        return false;
-      }
-      chunked = true;
+    const std::size_t n = std::stoull(std::string(value));
+    if (contentLength && *contentLength != n) {
+      fail(400, "conflicting Content-Length headers");
+      return false;
     }
-    cur_.headers.emplace_back(std::move(key), std::string(value));
+    contentLength = n;
+  } else if (key == "transfer-encoding") {
+    // Only a lone "chunked" (no other codings, no repeats) where chunked bodies are enabled.
+    if (!limits_.chunkedBodies || chunked || lower(value) != "chunked") {
+      fail(501, limits_.chunkedBodies ? "only Transfer-Encoding: chunked is supported"
+                                      : "Transfer-Encoding is not supported; send Content-Length");
+      return false;
+    }
+    chunked = true;
   }
-  if (chunked && contentLength) {
-    fail(400, "both Content-Length and Transfer-Encoding");
-    return false;
-  }
-  if (chunked && cur_.minorVersion == 0) {
-    fail(400, "Transfer-Encoding in an HTTP/1.0 request");
-    return false;
-  }
-  chunked_ = chunked;
-  bodyLength_ = contentLength.value_or(0);
-  if (bodyLength_ > limits_.maxBodyBytes) {
-    fail(413, "request body larger than " + std::to_string(limits_.maxBodyBytes) + " bytes");
-    return false;
-  }
-  const auto conn = cur_.header("connection");
-  if (cur_.minorVersion == 0)
-    cur_.keepAlive = conn && hasToken(*conn, "keep-alive");
-  else
-    cur_.keepAlive = !(conn && hasToken(*conn, "close"));
+  cur_.headers.emplace_back(std::move(key), std::string(value));
   return true;
 }
 

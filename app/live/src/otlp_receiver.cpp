@@ -540,6 +540,10 @@ void OtlpReceiver::handle(Conn* c, const HttpRequest& req) {
       return reject(400, e.what());
     }
   }
+  acknowledge(c, batch, protobuf);
+}
+
+void OtlpReceiver::acknowledge(Conn* c, formats::OtlpBatch& batch, bool protobuf) {
   stats_.spans += batch.spans;
   // Shed before acknowledging: a 200 promises that every call reaches the sink. A batch larger
   // than the whole bound is taken when the queue is empty, or it could never be.

@@ -37,6 +37,19 @@ QString excerpt(const QByteArray& body) {
   return body.size() > 160 ? s + "…" : s;
 }
 
+PromSample toSample(formats::PromPoint&& pt) {
+  PromSample s;
+  s.end = pt.end;
+  s.step = pt.step;
+  s.instance = std::move(pt.instance);
+  s.model = std::move(pt.model);
+  s.calls = toCount(pt.calls);
+  s.failures = pt.failures < 0 ? 0 : toCount(pt.failures);  // no 5xx series yet: none
+  s.slow = pt.slow < 0 ? -1 : static_cast<std::int64_t>(toCount(pt.slow));
+  s.p99Ms = pt.p99;
+  return s;
+}
+
 }  // namespace
 
 formats::AggregateSample PromSample::view() const {
@@ -254,6 +267,27 @@ void PrometheusPuller::finishPoll() {
   // are asked again rather than handed on without one of their roles.
   formats::PromMatrixJoin join(opt_.labels);
   std::map<std::string, std::uint64_t> bad;  // role + what → series
+  if (!joinAnswers(done, url, join, bad)) {
+    emit polled(0);
+    return;
+  }
+  if (failuresInARow_) {
+    emit warning(QString("prometheus %1 answers again after %2 failed poll(s)")
+                     .arg(url)
+                     .arg(failuresInARow_));
+    failuresInARow_ = 0;
+    lastFailure_.clear();
+  }
+  warnBadSeries(bad);
+  const int handed = handOn(join);
+  stats_.steps += static_cast<std::uint64_t>((queryEnd_ - queryStart_) / opt_.step + 1);
+  lastEnd_ = queryEnd_;
+  emit polled(handed);
+}
+
+bool PrometheusPuller::joinAnswers(const std::vector<Pending>& done, const QString& url,
+                                   formats::PromMatrixJoin& join,
+                                   std::map<std::string, std::uint64_t>& bad) {
   for (const Pending& p : done) {
     const std::string role(formats::promRoleName(p.role));
     // p99 is for display: without it the counts still go on (said once per distinct error).
@@ -277,17 +311,13 @@ void PrometheusPuller::finishPoll() {
       }
       fail(QString("prometheus POST %1 (role %2): %3; asking again at the next poll")
                .arg(url, roleText(p.role), QString::fromStdString(what)));
-      emit polled(0);
-      return;
+      return false;
     }
   }
-  if (failuresInARow_) {
-    emit warning(QString("prometheus %1 answers again after %2 failed poll(s)")
-                     .arg(url)
-                     .arg(failuresInARow_));
-    failuresInARow_ = 0;
-    lastFailure_.clear();
-  }
+  return true;
+}
+
+void PrometheusPuller::warnBadSeries(const std::map<std::string, std::uint64_t>& bad) {
   for (const auto& [key, n] : bad) {
     const std::string role = key.substr(0, key.find('\t'));
     const std::string what = key.substr(key.find('\t') + 1);
@@ -307,6 +337,9 @@ void PrometheusPuller::finishPoll() {
                        .arg(n)
                        .arg(QString::fromStdString(what)));
   }
+}
+
+int PrometheusPuller::handOn(formats::PromMatrixJoin& join) {
   const bool wantSlow = opt_.queries.count(formats::PromRole::Slow) > 0;
   int handed = 0;
   for (formats::PromPoint& pt : join.take(opt_.step)) {
@@ -329,22 +362,12 @@ void PrometheusPuller::finishPoll() {
               .arg(QString::fromStdString(pt.instance), QString::fromStdString(clockTime(pt.end))));
     else if (pt.slow >= 0)
       warned_.erase("noslow\t" + pt.instance);  // warn again should it go missing again
-    PromSample s;
-    s.end = pt.end;
-    s.step = pt.step;
-    s.instance = std::move(pt.instance);
-    s.model = std::move(pt.model);
-    s.calls = toCount(pt.calls);
-    s.failures = pt.failures < 0 ? 0 : toCount(pt.failures);  // no 5xx series yet: none
-    s.slow = pt.slow < 0 ? -1 : static_cast<std::int64_t>(toCount(pt.slow));
-    s.p99Ms = pt.p99;
+    const PromSample s = toSample(std::move(pt));
     ++handed;
     ++stats_.samples;
     if (sink_) sink_(s);
   }
-  stats_.steps += static_cast<std::uint64_t>((queryEnd_ - queryStart_) / opt_.step + 1);
-  lastEnd_ = queryEnd_;
-  emit polled(handed);
+  return handed;
 }
 
 }  // namespace spillway::live

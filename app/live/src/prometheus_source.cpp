@@ -9,24 +9,31 @@ namespace spillway::live {
 
 using formats::PromRole;
 
-PullerOptions pullerOptions(const PromSourceSpec& spec, const std::string& prefix) {
-  PullerOptions o;
-  const std::string& urlText = spec.url;
-  o.server = QUrl(QString::fromStdString(urlText), QUrl::StrictMode);
-  if (!o.server.isValid() || (o.server.scheme() != "http" && o.server.scheme() != "https") ||
-      o.server.host().isEmpty() || o.server.hasQuery() || o.server.hasFragment())
+namespace {
+
+QUrl serverUrl(const std::string& urlText, const std::string& prefix) {
+  const QUrl server(QString::fromStdString(urlText), QUrl::StrictMode);
+  if (!server.isValid() || (server.scheme() != "http" && server.scheme() != "https") ||
+      server.host().isEmpty() || server.hasQuery() || server.hasFragment())
     throw InputError(prefix + "prometheus", 0, "",
                      "expected http://HOST:PORT[/PREFIX], got '" + urlText + "'");
+  return server;
+}
 
-  const PromPreset* preset = nullptr;
-  if (!spec.preset.empty()) {
-    const std::string& name = spec.preset;
-    preset = findPromPreset(name);
-    if (!preset)
-      throw InputError(
-          prefix + "prom-preset", 0, "",
-          "expected envoy, litellm, kong, apisix, spillway or list, got '" + name + "'");
-  }
+// nullptr when the spec names no preset.
+const PromPreset* specPreset(const PromSourceSpec& spec, const std::string& prefix) {
+  if (spec.preset.empty()) return nullptr;
+  const std::string& name = spec.preset;
+  const PromPreset* preset = findPromPreset(name);
+  if (!preset)
+    throw InputError(prefix + "prom-preset", 0, "",
+                     "expected envoy, litellm, kong, apisix, spillway or list, got '" + name + "'");
+  return preset;
+}
+
+// The preset's PromQL per role, overridden by the spec's own queries.
+std::map<PromRole, std::string> queryTemplates(const PromSourceSpec& spec, const PromPreset* preset,
+                                               const std::string& prefix) {
   std::map<PromRole, std::string> templates;
   if (preset) templates = preset->queries;
   for (const auto& [roleName, tmpl] : spec.queries) {
@@ -41,16 +48,15 @@ PullerOptions pullerOptions(const PromSourceSpec& spec, const std::string& prefi
     throw InputError(prefix + "prometheus", 0, "",
                      "needs --prom-preset NAME or --prom-query calls=PROMQL "
                      "(--prom-preset list shows the presets)");
+  return templates;
+}
 
-  if (spec.step < seconds(1) || spec.step > seconds(3600) || spec.step % kMicrosPerMilli)
-    throw InputError(prefix + "prom-step", 0, "",
-                     "expected a duration from 1s to 1h in whole milliseconds");
-  o.step = spec.step;
-  o.poll = spec.poll;
-  o.delay = spec.delay;
-  o.backfill = spec.backfill;
-  o.timeoutMs = static_cast<int>(spec.timeout / kMicrosPerMilli);
+struct SeriesLabels {
+  std::string instance, model;  // model empty: no model label
+};
 
+SeriesLabels seriesLabels(const PromSourceSpec& spec, const PromPreset* preset,
+                          const std::string& prefix) {
   std::string instanceLabel = preset ? preset->instanceLabel : "instance";
   std::string modelLabel = preset ? preset->modelLabel : "model";
   if (!spec.instanceLabel.empty()) instanceLabel = spec.instanceLabel;
@@ -64,12 +70,13 @@ PullerOptions pullerOptions(const PromSourceSpec& spec, const std::string& prefi
         throw InputError(opt, 0, "", "expected a label name, got '" + label + "'");
   if (instanceLabel.empty())
     throw InputError(prefix + "prom-instance-label", 0, "", "expected a label name");
-  o.labels["instance"] = instanceLabel;
-  o.labels["model"] = modelLabel;  // empty: every sample's model is empty
+  return {instanceLabel, modelLabel};
+}
 
-  PromPlaceholders ph;
-  ph.step = promDuration(o.step);
-  ph.by = instanceLabel + (modelLabel.empty() ? "" : ", " + modelLabel);
+// ph: step and by filled in; the slow bound's ${le} is added here.
+std::map<PromRole, std::string> expandQueries(const PromSourceSpec& spec, const PromPreset* preset,
+                                              const std::map<PromRole, std::string>& templates,
+                                              PromPlaceholders ph, const std::string& prefix) {
   const std::string le = !spec.slowLe.empty() ? spec.slowLe
                          : preset             ? preset->slowLe
                                               : std::string();
@@ -77,6 +84,7 @@ PullerOptions pullerOptions(const PromSourceSpec& spec, const std::string& prefi
   if (!spec.slowLe.empty() && !leValid)
     throw InputError(prefix + "prom-slow-le", 0, "",
                      "expected a bucket bound like 5000 or 0.5, got '" + le + "'");
+  std::map<PromRole, std::string> queries;
   for (const auto& [role, tmpl] : templates) {
     const std::string roleName(formats::promRoleName(role));
     const bool usesLe =
@@ -88,8 +96,36 @@ PullerOptions pullerOptions(const PromSourceSpec& spec, const std::string& prefi
     std::string expanded, error;
     if (!expandPromQuery(tmpl, ph, expanded, error))
       throw InputError(prefix + "prom-query", 0, roleName, error);
-    o.queries[role] = expanded;
+    queries[role] = expanded;
   }
+  return queries;
+}
+
+}  // namespace
+
+PullerOptions pullerOptions(const PromSourceSpec& spec, const std::string& prefix) {
+  PullerOptions o;
+  o.server = serverUrl(spec.url, prefix);
+  const PromPreset* preset = specPreset(spec, prefix);
+  const std::map<PromRole, std::string> templates = queryTemplates(spec, preset, prefix);
+
+  if (spec.step < seconds(1) || spec.step > seconds(3600) || spec.step % kMicrosPerMilli)
+    throw InputError(prefix + "prom-step", 0, "",
+                     "expected a duration from 1s to 1h in whole milliseconds");
+  o.step = spec.step;
+  o.poll = spec.poll;
+  o.delay = spec.delay;
+  o.backfill = spec.backfill;
+  o.timeoutMs = static_cast<int>(spec.timeout / kMicrosPerMilli);
+
+  const SeriesLabels labels = seriesLabels(spec, preset, prefix);
+  o.labels["instance"] = labels.instance;
+  o.labels["model"] = labels.model;  // empty: every sample's model is empty
+
+  PromPlaceholders ph;
+  ph.step = promDuration(o.step);
+  ph.by = labels.instance + (labels.model.empty() ? "" : ", " + labels.model);
+  o.queries = expandQueries(spec, preset, templates, ph, prefix);
   return o;
 }
 

@@ -21,17 +21,25 @@ void grow(std::vector<T>& v, std::size_t n) {
   if (v.size() < n) v.resize(n);
 }
 
-// Lower = more likely to have been blocked: OPEN blocks everything, HALF_OPEN all but probes.
-int blockRank(BreakerState s) {
-  switch (s) {
-    case BreakerState::Open:
-    case BreakerState::ForcedOpen:
-      return 0;
-    case BreakerState::HalfOpen:
-      return 1;
-    default:
-      return 2;
+// Each fault's start and end, its detection and restore, on its instance's timeline (t = 0 at
+// the origin), every instance's markers then in time order.
+void addFaultMarkers(std::vector<InstanceTimeline>& out, const std::vector<FaultKpis>& faults,
+                     const Engine& eng, Micros origin) {
+  for (const FaultKpis& f : faults) {
+    const auto id = eng.find(f.fault.instance);
+    if (!id) continue;
+    const std::string kind = f.fault.kind.empty() ? std::string("fault") : f.fault.kind;
+    auto& m = out[*id].markers;
+    const Micros start = f.fault.start - origin;
+    m.push_back({start, Marker::Kind::FaultStart, kind + " starts"});
+    m.push_back({f.fault.end - origin, Marker::Kind::FaultEnd, kind + " ends"});
+    if (f.score.detected) m.push_back({start + f.score.ttd, Marker::Kind::Detected, "detected"});
+    if (f.score.restored)
+      m.push_back({start + f.score.mttr, Marker::Kind::Restored, "traffic restored"});
   }
+  for (InstanceTimeline& it : out)
+    std::stable_sort(it.markers.begin(), it.markers.end(),
+                     [](const Marker& a, const Marker& b) { return a.at < b.at; });
 }
 
 }  // namespace
@@ -43,6 +51,7 @@ ReplayTimelineBuilder::ReplayTimelineBuilder(Policy policy, std::vector<NamedFau
       options_(options),
       replayer_(std::move(policy), options),
       origin_(origin == kNever ? kNever : floorSecond(origin)) {
+  replayer_.setObserver(this);
   if (origin_ != kNever) nextSample_ = origin_ + kSecond;
 }
 
@@ -60,30 +69,10 @@ void ReplayTimelineBuilder::feed(const CallRecord& rec) {
     origin_ = floorSecond(rec.ts);
     nextSample_ = origin_ + kSecond;
   }
-  replayer_.feed(rec);
-  const InstanceId id = *replayer_.engine().find(rec.instance);  // registered by feed()
-  acc(id);
-  // The Replayer's insertion rule: appended when in order, else after equal start times.
-  const Pending p{
-      rec.ts, rec.latency, seq_++, id, rec.status, rec.outcome, options_.truth.sloFor(rec.tenant)};
-  if (pending_.empty() || pending_.back().ts <= rec.ts) {
-    pending_.push_back(p);
-  } else {
-    auto at = std::upper_bound(pending_.begin(), pending_.end(), p,
-                               [](const Pending& a, const Pending& b) { return a.ts < b.ts; });
-    pending_.insert(at, p);
-  }
-  if (rec.ts > maxTs_) maxTs_ = rec.ts;
-  const Micros watermark = maxTs_ - options_.reorderWindow;
-  std::vector<Pending> batch;
-  while (!pending_.empty() && pending_.front().ts <= watermark) {
-    batch.push_back(pending_.front());
-    pending_.pop_front();
-  }
-  if (batch.empty()) return;
-  readEvents();
-  admitted(batch);
-  sampleUntil(watermark);
+  const std::uint64_t decided = decided_;
+  replayer_.feed(rec);                          // onDecided() counts the calls it admits or blocks
+  acc(*replayer_.engine().find(rec.instance));  // registered by feed()
+  if (decided_ != decided) sampleUntil(replayer_.watermark());
 }
 
 void ReplayTimelineBuilder::feedAggregate(const formats::AggregateSample& s) {
@@ -104,86 +93,26 @@ void ReplayTimelineBuilder::feedAggregate(const formats::AggregateSample& s) {
     a.failures[k] += s.failures * share;
     a.slow[k] += static_cast<double>(std::max<std::int64_t>(0, s.slow)) * share;
   }
-  readEvents();
   sampleUntil(s.end);
 }
 
-void ReplayTimelineBuilder::readEvents() {
-  const std::vector<Event>& ev = replayer_.events();
-  for (; eventsRead_ < ev.size(); ++eventsRead_) {
-    const Event& e = ev[eventsRead_];
-    if (e.kind == EventKind::Transition) acc(e.instance).states.emplace_back(e.ts, e.to);
-  }
-}
-
-// The calls one feed admitted, in admission order. Per instance the breaker's counters say
-// how many of them it blocked and how many of those would have succeeded; in an ordered
-// recording a feed admits one call, so the attribution is exact. When a feed admits several
-// calls of one instance (records out of order, the last reorder window at the end), the blocks
-// go to the calls the breaker was OPEN for, then HALF_OPEN, then the latest ones.
-void ReplayTimelineBuilder::admitted(std::vector<Pending>& batch) {
-  std::stable_sort(batch.begin(), batch.end(),
-                   [](const Pending& a, const Pending& b) { return a.id < b.id; });
-  for (std::size_t from = 0; from < batch.size();) {
-    std::size_t to = from;
-    while (to < batch.size() && batch[to].id == batch[from].id) ++to;
-    const InstanceId id = batch[from].id;
-    const Breaker& b = replayer_.engine().breaker(id);
-    Acc& a = acc(id);
-    const std::uint64_t rejected = b.counters().rejected - a.rejectedSeen;
-    const std::uint64_t fps = b.counters().blockedWouldSucceed - a.fpSeen;
-    a.rejectedSeen = b.counters().rejected;
-    a.fpSeen = b.counters().blockedWouldSucceed;
-    const std::size_t n = to - from;
-    std::vector<bool> succeeded(n), blocked(n, rejected >= n);
-    for (std::size_t j = 0; j < n; ++j) {
-      const Pending& p = batch[from + j];
-      const std::size_t k = bucket(p.ts);
-      for (auto* v : {&a.calls, &a.failures, &a.slow, &a.blocked, &a.fp}) grow(*v, k + 1);
-      grow(a.latencyMs, k + 1);
-      const bool failure = classify(b.config().classify, p.status, p.outcome) == Verdict::Failure;
-      const bool slow = p.latency > b.slowThreshold();
-      succeeded[j] = replayer_.truth().wouldSucceed(p.status, p.outcome, p.latency, p.slo);
-      a.calls[k] += 1;
-      a.failures[k] += failure;
-      a.slow[k] += slow;
-      a.latencyMs[k].push_back(static_cast<float>(static_cast<double>(p.latency) / 1e3));
-    }
-    if (rejected > 0 && rejected < n) {
-      auto stateAt = [&](Micros ts) {
-        BreakerState s = BreakerState::Closed;
-        for (const auto& [at, st] : a.states) {
-          if (at > ts) break;
-          s = st;
-        }
-        return s;
-      };
-      std::vector<std::size_t> order(n);
-      for (std::size_t j = 0; j < n; ++j) order[j] = j;
-      std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-        const int rx = blockRank(stateAt(batch[from + x].ts));
-        const int ry = blockRank(stateAt(batch[from + y].ts));
-        return rx != ry ? rx < ry : x > y;
-      });
-      for (std::size_t j = 0; j < rejected; ++j) blocked[order[j]] = true;
-    }
-    // Good calls blocked: answered within the SLO in the recording (the Replayer's rule),
-    // then any blocked one should the threshold have moved within the feed.
-    std::vector<bool> fp(n, false);
-    std::uint64_t left = fps;
-    for (int pass = 0; pass < 2 && left > 0; ++pass)
-      for (std::size_t j = 0; j < n && left > 0; ++j)
-        if (blocked[j] && !fp[j] && (pass == 1 || succeeded[j])) {
-          fp[j] = true;
-          --left;
-        }
-    for (std::size_t j = 0; j < n; ++j) {
-      const std::size_t k = bucket(batch[from + j].ts);
-      a.blocked[k] += blocked[j];
-      a.fp[k] += fp[j];
-    }
-    from = to;
-  }
+// One recorded call as its breaker decided it: its second's calls, failures and slow calls (by
+// the breaker's own classification and current slow threshold), its latency, and whether it
+// was blocked and, blocked, answered within the client's SLO in the recording (a false
+// positive).
+void ReplayTimelineBuilder::onDecided(const PendingCall& call, bool admitted, bool wouldSucceed) {
+  ++decided_;
+  Acc& a = acc(call.id);
+  const std::size_t k = bucket(call.ts);
+  for (auto* v : {&a.calls, &a.failures, &a.slow, &a.blocked, &a.fp}) grow(*v, k + 1);
+  grow(a.latencyMs, k + 1);
+  const Breaker& b = replayer_.engine().breaker(call.id);
+  a.calls[k] += 1;
+  a.failures[k] += classify(b.config().classify, call.status, call.outcome) == Verdict::Failure;
+  a.slow[k] += call.latency > b.slowThreshold();
+  a.latencyMs[k].push_back(static_cast<float>(static_cast<double>(call.latency) / 1e3));
+  a.blocked[k] += !admitted;
+  a.fp[k] += !admitted && wouldSucceed;
 }
 
 // The decision window and the learned baseline at each whole second the replay has reached.
@@ -203,12 +132,48 @@ void ReplayTimelineBuilder::sampleUntil(Micros watermark) {
   }
 }
 
+void ReplayTimelineBuilder::fillInstance(InstanceTimeline& it, InstanceId id, std::size_t n,
+                                         Micros end, const std::vector<Event>& shifted,
+                                         BreakerState initial) {
+  const Engine& eng = replayer_.engine();
+  Acc& a = acc(id);
+  it.name = eng.name(id);
+  it.model = eng.model(id);
+  for (auto* s : {&a.calls, &a.failures, &a.slow, &a.blocked, &a.fp, &a.errorRate, &a.slowRate,
+                  &a.baselineMs})
+    grow(*s, n);
+  grow(a.latencyMs, n);
+  it.t.resize(n);
+  it.p99Ms.resize(n);
+  it.throughput.resize(n);
+  for (std::size_t k = 0; k < n; ++k) {
+    it.t[k] = static_cast<double>(k + 1);
+    it.p99Ms[k] = p99(a.latencyMs[k]);
+    it.throughput[k] = a.calls[k] - a.blocked[k];
+  }
+  a.latencyMs = {};
+  it.calls.assign(a.calls.begin(), a.calls.begin() + static_cast<std::ptrdiff_t>(n));
+  it.failures.assign(a.failures.begin(), a.failures.begin() + static_cast<std::ptrdiff_t>(n));
+  it.slow.assign(a.slow.begin(), a.slow.begin() + static_cast<std::ptrdiff_t>(n));
+  it.rejected.assign(a.blocked.begin(), a.blocked.begin() + static_cast<std::ptrdiff_t>(n));
+  it.blockedJudged = it.rejected;  // replay judges every block against the recording
+  it.blockedWouldSucceed.assign(a.fp.begin(), a.fp.begin() + static_cast<std::ptrdiff_t>(n));
+  it.errorRate.assign(a.errorRate.begin(), a.errorRate.begin() + static_cast<std::ptrdiff_t>(n));
+  it.slowRate.assign(a.slowRate.begin(), a.slowRate.begin() + static_cast<std::ptrdiff_t>(n));
+  it.baselineP99Ms.assign(a.baselineMs.begin(),
+                          a.baselineMs.begin() + static_cast<std::ptrdiff_t>(n));
+  it.queueFull.assign(n, 0);
+  it.overflow.assign(n, 0);
+  it.busy.assign(n, 0);
+  it.queued.assign(n, 0);
+  it.bands = bandsFromEvents(shifted, id, initial, end);
+  for (const Event& e : shifted)
+    if (e.instance == id && e.kind == EventKind::WouldOpen)
+      it.markers.push_back({e.ts, Marker::Kind::WouldOpen, "would open"});
+}
+
 ReplayView ReplayTimelineBuilder::finish() {
   replayer_.finish();
-  readEvents();
-  std::vector<Pending> tail(pending_.begin(), pending_.end());
-  pending_.clear();
-  if (!tail.empty()) admitted(tail);
 
   ReplayView v;
   v.protection = policy_.breaker.mode != BreakerMode::MetricsOnly;
@@ -230,58 +195,9 @@ ReplayView ReplayTimelineBuilder::finish() {
   const Engine& eng = replayer_.engine();
   const BreakerState initial = v.protection ? BreakerState::Closed : BreakerState::MetricsOnly;
   std::vector<InstanceTimeline> out(eng.size());
-  for (InstanceId id = 0; id < eng.size(); ++id) {
-    InstanceTimeline& it = out[id];
-    Acc& a = acc(id);
-    it.name = eng.name(id);
-    it.model = eng.model(id);
-    for (auto* s : {&a.calls, &a.failures, &a.slow, &a.blocked, &a.fp, &a.errorRate, &a.slowRate,
-                    &a.baselineMs})
-      grow(*s, n);
-    grow(a.latencyMs, n);
-    it.t.resize(n);
-    it.p99Ms.resize(n);
-    it.throughput.resize(n);
-    for (std::size_t k = 0; k < n; ++k) {
-      it.t[k] = static_cast<double>(k + 1);
-      it.p99Ms[k] = p99(a.latencyMs[k]);
-      it.throughput[k] = a.calls[k] - a.blocked[k];
-    }
-    a.latencyMs = {};
-    it.calls.assign(a.calls.begin(), a.calls.begin() + static_cast<std::ptrdiff_t>(n));
-    it.failures.assign(a.failures.begin(), a.failures.begin() + static_cast<std::ptrdiff_t>(n));
-    it.slow.assign(a.slow.begin(), a.slow.begin() + static_cast<std::ptrdiff_t>(n));
-    it.rejected.assign(a.blocked.begin(), a.blocked.begin() + static_cast<std::ptrdiff_t>(n));
-    it.blockedJudged = it.rejected;  // replay judges every block against the recording
-    it.blockedWouldSucceed.assign(a.fp.begin(), a.fp.begin() + static_cast<std::ptrdiff_t>(n));
-    it.errorRate.assign(a.errorRate.begin(), a.errorRate.begin() + static_cast<std::ptrdiff_t>(n));
-    it.slowRate.assign(a.slowRate.begin(), a.slowRate.begin() + static_cast<std::ptrdiff_t>(n));
-    it.baselineP99Ms.assign(a.baselineMs.begin(),
-                            a.baselineMs.begin() + static_cast<std::ptrdiff_t>(n));
-    it.queueFull.assign(n, 0);
-    it.overflow.assign(n, 0);
-    it.busy.assign(n, 0);
-    it.queued.assign(n, 0);
-    it.bands = bandsFromEvents(shifted, id, initial, end);
-    for (const Event& e : shifted)
-      if (e.instance == id && e.kind == EventKind::WouldOpen)
-        it.markers.push_back({e.ts, Marker::Kind::WouldOpen, "would open"});
-  }
-  for (const FaultKpis& f : v.kpis.faults) {
-    const auto id = eng.find(f.fault.instance);
-    if (!id) continue;
-    const std::string kind = f.fault.kind.empty() ? std::string("fault") : f.fault.kind;
-    auto& m = out[*id].markers;
-    const Micros start = f.fault.start - origin_;
-    m.push_back({start, Marker::Kind::FaultStart, kind + " starts"});
-    m.push_back({f.fault.end - origin_, Marker::Kind::FaultEnd, kind + " ends"});
-    if (f.score.detected) m.push_back({start + f.score.ttd, Marker::Kind::Detected, "detected"});
-    if (f.score.restored)
-      m.push_back({start + f.score.mttr, Marker::Kind::Restored, "traffic restored"});
-  }
-  for (InstanceTimeline& it : out)
-    std::stable_sort(it.markers.begin(), it.markers.end(),
-                     [](const Marker& a, const Marker& b) { return a.at < b.at; });
+  for (InstanceId id = 0; id < eng.size(); ++id)
+    fillInstance(out[id], id, n, end, shifted, initial);
+  addFaultMarkers(out, v.kpis.faults, eng, origin_);
   v.timeline = RunTimeline::fromInstances(std::move(out), kSecond, end);
   return v;
 }

@@ -4,23 +4,14 @@
 
 namespace spillway {
 
-class DialectReplayer::Tee final : public EventSink {
- public:
-  Tee(std::vector<Event>& keep, EventSink* next) : keep_(keep), next_(next) {}
-  void onEvent(const Event& e) override {
-    keep_.push_back(e);
-    if (next_) next_->onEvent(e);
-  }
-
- private:
-  std::vector<Event>& keep_;
-  EventSink* next_;
-};
-
 DialectReplayer::DialectReplayer(DialectCluster& dialect, DialectReplayOptions options)
-    : d_(dialect), options_(options), previousSink_(dialect.sink()), truth_(options.truth) {
-  tee_ = std::make_unique<Tee>(events_, previousSink_);
-  d_.setSink(tee_.get());
+    : d_(dialect),
+      options_(options),
+      previousSink_(dialect.sink()),
+      tee_(events_, previousSink_),
+      buffer_(options.reorderWindow),
+      truth_(options.truth) {
+  d_.setSink(&tee_);
 }
 
 DialectReplayer::~DialectReplayer() {
@@ -35,39 +26,27 @@ void DialectReplayer::feed(const CallRecord& rec) {
   }
   ++fed_;
   if (first_ == kNever || rec.ts < first_) first_ = rec.ts;
-  Pending p{
-      rec.ts, rec.latency, seq_++, id, rec.status, rec.outcome, options_.truth.sloFor(rec.tenant)};
-  if (rec.ts < lastAdmit_) ++late_;  // beyond the reorder window: applied at "now"
-  if (pending_.empty() || pending_.back().ts <= rec.ts) {
-    pending_.push_back(p);
-  } else {
-    auto at = std::upper_bound(pending_.begin(), pending_.end(), p,
-                               [](const Pending& a, const Pending& b) { return a.ts < b.ts; });
-    pending_.insert(at, p);
-  }
-  maxTs_ = std::max(maxTs_, rec.ts);
-  drainUntil(maxTs_ - options_.reorderWindow);
+  // A late call (beyond the reorder window) is applied at "now" (the dialect clamps).
+  late_ += buffer_.push(
+      {rec.ts, rec.latency, 0, id, rec.status, rec.outcome, options_.truth.sloFor(rec.tenant)});
+  drainUntil(buffer_.watermark());
 }
 
-void DialectReplayer::completeUntil(Micros t) {
-  while (!inflight_.empty() && inflight_.top().end <= t) {
-    const Completion c = inflight_.top();
-    inflight_.pop();
-    d_.record(c.id, c.decision, c.end, c.latency, c.status, c.outcome);
-    last_ = std::max(last_, c.end);
-    releaseWaiters(c.id, c.end);
-  }
+void DialectReplayer::complete(const Completion& c) {
+  d_.record(c.id, c.decision, c.end, c.latency, c.status, c.outcome);
+  last_ = std::max(last_, c.end);
+  releaseWaiters(c.id, c.end);
 }
 
 // cockatiel's waiting callers retry once the half-open trial has decided.
 void DialectReplayer::releaseWaiters(InstanceId id, Micros at) {
   if (waiting_[id].empty() || d_.state(id) == BreakerState::HalfOpen) return;
-  std::vector<Pending> w;
+  std::vector<PendingCall> w;
   w.swap(waiting_[id]);
-  for (const Pending& p : w) admit(p, at, true);  // a waiter asking again: counted once
+  for (const PendingCall& p : w) admit(p, at, true);  // a waiter asking again: counted once
 }
 
-void DialectReplayer::admit(const Pending& p, Micros at, bool retry) {
+void DialectReplayer::admit(const PendingCall& p, Micros at, bool retry) {
   ReplayInstanceStats& st = stats_[p.id];
   const bool would = truth_.wouldSucceed(p.status, p.outcome, p.latency, p.slo);
   if (!retry) {
@@ -84,8 +63,8 @@ void DialectReplayer::admit(const Pending& p, Micros at, bool retry) {
       const Micros cut = d_.callTimeout();
       const bool timedOut = p.latency > cut;
       const Micros lat = timedOut ? cut : p.latency;
-      inflight_.push(Completion{at + lat, p.seq, p.id, lat, p.status,
-                                timedOut ? Outcome::Timeout : p.outcome, dec});
+      buffer_.schedule(Completion{at + lat, p.seq, p.id, lat, p.status,
+                                  timedOut ? Outcome::Timeout : p.outcome, dec});
       break;
     }
     case Admission::Reject:
@@ -99,22 +78,18 @@ void DialectReplayer::admit(const Pending& p, Micros at, bool retry) {
   last_ = std::max(last_, at);
 }
 
-void DialectReplayer::drainUntil(Micros watermark) {
-  while (!pending_.empty() && pending_.front().ts <= watermark) {
-    const Pending p = pending_.front();
-    pending_.pop_front();
-    completeUntil(p.ts);  // outcomes known by now come first
-    lastAdmit_ = std::max(lastAdmit_, p.ts);
-    admit(p, p.ts, false);  // a late record is applied at "now" (the dialect clamps)
-  }
+void DialectReplayer::drainUntil(Micros upTo) {
+  buffer_.drain(
+      upTo, [this](const PendingCall& p) { admit(p, p.ts, false); },
+      [this](const Completion& c) { complete(c); });
 }
 
 void DialectReplayer::finish() {
   drainUntil(kForever);
-  completeUntil(kForever);
+  buffer_.completeUntil(kForever, [this](const Completion& c) { complete(c); });
   // Callers still waiting when the trace ends never ran: count them as blocked.
   for (InstanceId id = 0; id < waiting_.size(); ++id) {
-    for (const Pending& p : waiting_[id]) {
+    for (const PendingCall& p : waiting_[id]) {
       const bool would = truth_.wouldSucceed(p.status, p.outcome, p.latency, p.slo);
       d_.noteBlocked(id, would);
       truth_.onBlock(id, p.ts, would);

@@ -261,12 +261,16 @@ IncidentTrace IncidentTrace::read(const std::function<bool(CallRecord&)>& next, 
 }
 
 ReplayKpis replayIncident(const Policy& policy, const IncidentTrace& incident, std::uint64_t seed,
-                          const ReplayTruthOptions& truth) {
+                          const ReplayTruthOptions& truth, const std::atomic<bool>* cancel) {
   ReplayOptions opt;
   opt.seed = seed;
   opt.truth = truth;
   Replayer replayer(policy, opt);
-  for (const CallRecord& c : incident.calls()) replayer.feed(c);
+  std::size_t n = 0;
+  for (const CallRecord& c : incident.calls()) {
+    if (cancel && ++n % 4096 == 0 && cancel->load(std::memory_order_relaxed)) break;
+    replayer.feed(c);
+  }
   replayer.finish();
   return nativeReplayKpis(replayer, incident.faults());
 }
@@ -384,7 +388,7 @@ SweepResult runSweep(std::vector<SweepCandidate> candidates,
       [&](const Policy& policy) {
         SweepScore s;
         for (const IncidentTrace& inc : incidents)
-          s.add(replayIncident(policy, inc, options.seed, options.truth));
+          s.add(replayIncident(policy, inc, options.seed, options.truth, options.cancel));
         return s;
       },
       options);
@@ -407,6 +411,8 @@ SweepResult runSweep(std::vector<SweepCandidate> candidates, const CandidateScor
       if (i >= total) return;
       // Each candidate's score is independent of scheduling: deterministic.
       r.scores[i] = score(r.candidates[i].policy);
+      // Cancelled during the candidate: its score is partial, not done.
+      if (options.cancel && options.cancel->load(std::memory_order_relaxed)) return;
       const std::size_t d = done.fetch_add(1) + 1;
       if (options.progress) options.progress(d, total);
     }

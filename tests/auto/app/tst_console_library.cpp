@@ -90,7 +90,7 @@ void TstConsoleLibrary::importListsAndReplays() {
   // The import selects the incident, which replays it.
   QVERIFY(waitRun());
   const auto c = w_->current();
-  QVERIFY(c->replay);
+  QVERIFY(c->mode == view::Mode::Replay);
   QCOMPARE(c->incident, QString("seed000-sample"));
   const auto& insts = c->protectedRun.timeline.instances();
   QCOMPARE(insts.size(), std::size_t{4});
@@ -151,7 +151,7 @@ void TstConsoleLibrary::filterTagsNotes() {
 }
 
 void TstConsoleLibrary::policyEditReReplays() {
-  QVERIFY(w_->current()->replay);
+  QVERIFY(w_->current()->mode == view::Mode::Replay);
   QVERIFY(!w_->previous());
   const int started = w_->replayController().started();
   QDoubleSpinBox* box = w_->policyEditor()->control("trip.slow_rate");
@@ -159,7 +159,7 @@ void TstConsoleLibrary::policyEditReReplays() {
   box->setValue(box->value() + 0.05);  // two quick edits: one replay
   QVERIFY(waitRun());
   QCOMPARE(w_->replayController().started(), started + 1);
-  QVERIFY(w_->previous() && w_->previous()->replay);
+  QVERIFY(w_->previous() && w_->previous()->mode == view::Mode::Replay);
   QVERIFY(w_->plot()->graphNamed("previous policy (dashed)"));
   QVERIFY(w_->kpiTable()->item(1, 4)->text() != "—");  // Δ previous policy is filled
 }

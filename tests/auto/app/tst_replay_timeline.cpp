@@ -4,6 +4,8 @@
 // of a plain Replayer; watch-only replays mark "would open"; fault markers and KPI rows.
 #include <QTest>
 
+#include <algorithm>
+
 #include <cmath>
 
 #include "spillway/policy_yaml.hpp"
@@ -82,6 +84,7 @@ class TstReplayTimeline : public QObject {
   void markersFromFaults();
   void watchOnlyMarksWouldOpen();
   void sampleMatchesPlainReplayer();
+  void outOfOrderRecordsSameSeries();
   void kpiRows();
 };
 
@@ -225,6 +228,32 @@ void TstReplayTimeline::sampleMatchesPlainReplayer() {
           notClosed = notClosed || s.state != BreakerState::Closed || s.ramping;
       QVERIFY2(notClosed, qPrintable(QString("blocks in a closed second %1").arg(i)));
     }
+}
+
+// Logs are written at completion: records come out of start order. Within the reorder window
+// the replay decides the same, and the timeline attributes each block to the call it blocked,
+// so every per-second series is the one of the ordered recording.
+void TstReplayTimeline::outOfOrderRecordsSameSeries() {
+  const Policy p = parsePolicy(kPolicy, "tiny");
+  const ReplayView ordered = replay(p);
+  std::vector<CallRecord> shuffled = incident();
+  for (std::size_t i = 0; i + 12 <= shuffled.size(); i += 12)  // 12 records: about 1.3 s
+    std::reverse(shuffled.begin() + static_cast<std::ptrdiff_t>(i),
+                 shuffled.begin() + static_cast<std::ptrdiff_t>(i + 12));
+  ReplayTimelineBuilder b(p, {}, ReplayOptions{}, kT0);  // the library knows the first start
+  for (const CallRecord& r : shuffled) b.feed(r);
+  const ReplayView v = b.finish();
+  QCOMPARE(v.kpis.late, std::uint64_t{0});
+  QVERIFY(v.kpis.rejected > 0);  // blocks to attribute
+  for (const char* name : {"a", "b", "c"}) {
+    const InstanceTimeline& want = named(ordered, name);
+    const InstanceTimeline& got = named(v, name);
+    QCOMPARE(got.calls, want.calls);
+    QCOMPARE(got.failures, want.failures);
+    QCOMPARE(got.slow, want.slow);
+    QCOMPARE(got.rejected, want.rejected);
+    QCOMPARE(got.blockedWouldSucceed, want.blockedWouldSucceed);
+  }
 }
 
 void TstReplayTimeline::kpiRows() {

@@ -94,6 +94,7 @@ class TstSweep : public QObject {
   void paretoHandBuilt();
   void sweepEqualsSingleReplays();
   void cancelStops();
+  void cancelInsideACandidate();
   void calibrateChoosesOrExplains();
   void blockingNothingNeverMeetsFp();
   void calibrationNeverTradesDetection();
@@ -275,6 +276,36 @@ void TstSweep::cancelStops() {
   const SweepResult r = runSweep(expandSweep(basePolicy(), spec), incidents, opt);
   QVERIFY(r.cancelled);
   QCOMPARE(r.scores[0].records, std::uint64_t{0});  // nothing ran
+}
+
+// A long incident does not hold a cancel up: the replay checks every 4096 calls, and a
+// candidate cancelled half-way is not scored as done.
+void TstSweep::cancelInsideACandidate() {
+  const IncidentTrace inc = syntheticIncident();
+  QVERIFY(inc.calls().size() > 8192);
+  std::atomic<bool> cancel{true};
+  const ReplayKpis k = replayIncident(basePolicy(), inc, 1, {}, &cancel);
+  QCOMPARE(k.records, std::uint64_t{4095});
+  cancel = false;
+  QCOMPARE(replayIncident(basePolicy(), inc, 1, {}, &cancel).records,
+           std::uint64_t(inc.calls().size()));
+
+  SweepSpec spec;
+  spec.params = {parseSweepParam("trip.error_rate=0.3,0.4", "t")};
+  SweepRunOptions opt;
+  opt.threads = 1;
+  opt.cancel = &cancel;
+  std::size_t progressed = 0;
+  opt.progress = [&](std::size_t, std::size_t) { ++progressed; };
+  const SweepResult r = runSweep(
+      expandSweep(basePolicy(), spec),
+      [&](const Policy&) {
+        cancel = true;  // the user cancels while the first candidate runs
+        return SweepScore{};
+      },
+      opt);
+  QVERIFY(r.cancelled);
+  QCOMPARE(progressed, std::size_t{0});
 }
 
 void TstSweep::calibrateChoosesOrExplains() {

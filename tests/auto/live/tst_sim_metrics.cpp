@@ -476,7 +476,9 @@ class TstSimMetrics : public QObject {
                  [&] {
                    err += p.readAllStandardError();
                    port = portFrom(err);
-                   return port != 0 || p.state() == QProcess::NotRunning;
+                   // The scrape hint is a second write; the port line alone may arrive first.
+                   const bool hint = err.contains("scrape with:");
+                   return (port != 0 && hint) || p.state() == QProcess::NotRunning;
                  },
                  10000) &&
                  port,

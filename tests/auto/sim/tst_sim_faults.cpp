@@ -145,8 +145,8 @@ class TstSimFaults : public QObject {
   void groundTruthForcedOpenHealthy();
   void groundTruthQueueFull();
   void groundTruthRespectsDeadline();
-  void groundTruthReplayReuse_data();
-  void groundTruthReplayReuse();
+  void groundTruthRerunReuse_data();
+  void groundTruthRerunReuse();
   void groundTruthIndependentOfPolicy();
   void benignBlipIsAFalseTrip();
   void serviceRestorationOfAnOutage();
@@ -507,12 +507,12 @@ clients:
   QCOMPARE(r.falsePositive.num, r.originals);
 }
 
-// The ground truth reuses an instance's FIFO replay between blocks while nothing it depends
-// on changed (SimOptions::reuseReplay). Each row has an instance whose breaker opens while it
+// The ground truth reuses an instance's FIFO re-run between blocks while nothing it depends
+// on changed (SimOptions::reuseRerun). Each row has an instance whose breaker opens while it
 // still holds a queue that changes under the blocks — calls finish, queued callers give up,
 // probes are admitted, capacity drops, a drift keeps growing — and the verdicts must be
-// exactly those of a replay on every block: the whole report, byte for byte.
-void TstSimFaults::groundTruthReplayReuse_data() {
+// exactly those of a re-run on every block: the whole report, byte for byte.
+void TstSimFaults::groundTruthRerunReuse_data() {
   QTest::addColumn<QString>("fault");
   QTest::addColumn<bool>("serveAbandoned");
   QTest::addColumn<QString>("timeout");
@@ -541,7 +541,7 @@ void TstSimFaults::groundTruthReplayReuse_data() {
   }
 }
 
-void TstSimFaults::groundTruthReplayReuse() {
+void TstSimFaults::groundTruthRerunReuse() {
   QFETCH(QString, fault);
   QFETCH(bool, serveAbandoned);
   QFETCH(QString, timeout);
@@ -571,7 +571,7 @@ faults:
   const Scenario sc = parseScenario(yaml, "rig.yaml");
   auto run = [&sc](bool reuse) {
     SimOptions opt;
-    opt.reuseReplay = reuse;
+    opt.reuseRerun = reuse;
     Simulator sim(sc, opt);
     sim.run();
     return sim.report();

@@ -267,7 +267,7 @@ struct DegradeConfig {
   bool nonCriticalBackups = true;   // false: backups are kept for core traffic only
   bool fastFailNonCritical = true;  // no matched backup: non-critical fails fast, never a
                                     // hard switch to an unsuitable model
-  bool staticAnswer = true;         // tier 4: "queued, retry later" for core traffic
+  bool staticAnswer = true;         // the last resort: "queued, retry later" for core
   bool lock = true;                 // degrade lock: a degraded session stays degraded
   Micros lockTtl = seconds(300);
   double retryBudget = 0.2;  // gateway re-routes ≤ this share of live traffic

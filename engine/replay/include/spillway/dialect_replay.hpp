@@ -5,10 +5,8 @@
 // rejected, false positives, opens, time in state), ReplayInstanceStats, and FaultScores from
 // scoreFault over the events. ReplayKpis is also built from a native Replayer, so export and
 // validate compare a policy with its emulation on one footing.
-#include <deque>
 #include <memory>
 #include <optional>
-#include <queue>
 #include <string>
 #include <vector>
 
@@ -92,15 +90,6 @@ class DialectReplayer {
   ReplayKpis kpis(const std::vector<NamedFault>& faults = {}) const;
 
  private:
-  struct Pending {
-    Micros ts;
-    Micros latency;
-    std::uint64_t seq;
-    InstanceId id;
-    int status;
-    Outcome outcome;
-    Micros slo;  // its tenant's
-  };
   struct Completion {
     Micros end;
     std::uint64_t seq;
@@ -109,27 +98,24 @@ class DialectReplayer {
     int status;
     Outcome outcome;
     DialectDecision decision;
-    bool operator>(const Completion& o) const { return end != o.end ? end > o.end : seq > o.seq; }
   };
-  class Tee;
 
-  void drainUntil(Micros watermark);
-  void completeUntil(Micros t);
-  void admit(const Pending& p, Micros at, bool retry);
+  void drainUntil(Micros upTo);
+  void complete(const Completion& c);
+  void admit(const PendingCall& p, Micros at, bool retry);
   void releaseWaiters(InstanceId id, Micros at);
 
   DialectCluster& d_;
   DialectReplayOptions options_;
   std::vector<Event> events_;
-  std::unique_ptr<Tee> tee_;
   EventSink* previousSink_;
-  std::deque<Pending> pending_;
-  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> inflight_;
-  std::vector<std::vector<Pending>> waiting_;  // per instance: callers awaiting a verdict
+  EventTee tee_;
+  ReorderBuffer<Completion> buffer_;
+  std::vector<std::vector<PendingCall>> waiting_;  // per instance: callers awaiting a verdict
   std::vector<ReplayInstanceStats> stats_;
   ReplayGroundTruth truth_;
-  std::uint64_t seq_ = 0, late_ = 0, fed_ = 0;
-  Micros maxTs_ = kNever, lastAdmit_ = kNever, first_ = kNever, last_ = kNever;
+  std::uint64_t late_ = 0, fed_ = 0;
+  Micros first_ = kNever, last_ = kNever;
 };
 
 // Builds the dialect from native config text and replays `records` under it.

@@ -4,13 +4,13 @@
 // rejects is counted as rejected, judged against the recording by ReplayGroundTruth (the
 // client's SLO, never the policy), and its outcome is not fed to the windows, as in production
 // it would not have been sent.
-#include <deque>
-#include <queue>
 #include <string>
 #include <vector>
 
 #include "spillway/engine.hpp"
+#include "spillway/event_tee.hpp"
 #include "spillway/kpi.hpp"
+#include "spillway/reorder_buffer.hpp"
 #include "spillway/replay_truth.hpp"
 #include "spillway/telemetry.hpp"
 
@@ -29,9 +29,19 @@ struct ReplayInstanceStats {
   std::uint64_t recordedSucceeded = 0;  // answered within the SLO (ReplayGroundTruth)
 };
 
+// Watches a replay call by call (the console's timeline): each recorded call as its breaker
+// decides it, in admission order, with whether it was admitted and whether the recording
+// answered it within the client's SLO.
+class ReplayObserver {
+ public:
+  virtual ~ReplayObserver() = default;
+  virtual void onDecided(const PendingCall& call, bool admitted, bool wouldSucceed) = 0;
+};
+
 class Replayer {
  public:
   Replayer(Policy policy, ReplayOptions options, EventSink* sink = nullptr);
+  void setObserver(ReplayObserver* o) { observer_ = o; }
 
   void feed(const CallRecord& rec);
   // An aggregate sample (calls, failures, slow over an interval ending at `end`, e.g. from
@@ -52,17 +62,10 @@ class Replayer {
   std::uint64_t fed() const { return fed_; }
   Micros firstTime() const { return first_; }
   Micros lastTime() const { return last_; }
+  // Calls that start at or before this time have all been admitted.
+  Micros watermark() const { return buffer_.watermark(); }
 
  private:
-  struct Pending {
-    Micros ts;
-    Micros latency;
-    std::uint64_t seq;
-    InstanceId id;
-    int status;
-    Outcome outcome;
-    Micros slo;  // its tenant's
-  };
   struct Completion {
     Micros end;
     std::uint64_t seq;
@@ -71,38 +74,22 @@ class Replayer {
     int status;
     Outcome outcome;
     bool probe;
-    bool operator>(const Completion& o) const { return end != o.end ? end > o.end : seq > o.seq; }
-  };
-  class Tee final : public EventSink {
-   public:
-    Tee(std::vector<Event>& keep, EventSink* next) : keep_(keep), next_(next) {}
-    void onEvent(const Event& e) override {
-      keep_.push_back(e);
-      if (next_) next_->onEvent(e);
-    }
-
-   private:
-    std::vector<Event>& keep_;
-    EventSink* next_;
   };
 
-  void drainUntil(Micros watermark);
-  void completeUntil(Micros t);
-  void admit(const Pending& p);
+  void admit(const PendingCall& p);
+  void complete(const Completion& c);
+  void drainUntil(Micros upTo);
 
   std::vector<Event> events_;
-  Tee tee_;
+  EventTee tee_;
   Engine engine_;
   ReplayOptions options_;
   ReplayGroundTruth truth_;
-  std::deque<Pending> pending_;  // sorted by (ts, seq); appends are the common case
-  std::priority_queue<Completion, std::vector<Completion>, std::greater<>> inflight_;
+  ReorderBuffer<Completion> buffer_;
+  ReplayObserver* observer_ = nullptr;
   std::vector<ReplayInstanceStats> stats_;
-  std::uint64_t seq_ = 0;
   std::uint64_t late_ = 0;
   std::uint64_t fed_ = 0;
-  Micros maxTs_ = kNever;
-  Micros lastAdmit_ = kNever;
   Micros first_ = kNever;
   Micros last_ = kNever;
 };

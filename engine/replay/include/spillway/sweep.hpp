@@ -80,9 +80,11 @@ class IncidentTrace {
       std::make_shared<std::unordered_set<std::string>>();
 };
 
-// One policy on one incident, as native replay scores it.
+// One policy on one incident, as native replay scores it. With `cancel` set the replay stops
+// within 4096 calls and what it returns is partial: the caller drops it.
 ReplayKpis replayIncident(const Policy& policy, const IncidentTrace& incident,
-                          std::uint64_t seed = 1, const ReplayTruthOptions& truth = {});
+                          std::uint64_t seed = 1, const ReplayTruthOptions& truth = {},
+                          const std::atomic<bool>* cancel = nullptr);
 
 // ---- scores -------------------------------------------------------------------------------
 

@@ -413,7 +413,7 @@ class Calendar {
 
 // One pending event per slot (a client's next arrival) in a winner tree: each inner node holds
 // the slot whose event is earliest below it, so the root holds the next one, and setting or
-// clearing a slot replays the log2(slots) matches on its path — the same compare-and-select at
+// clearing a slot re-runs the log2(slots) matches on its path — the same compare-and-select at
 // every level, where a heap's sift stops at a data-dependent level the branch predictor keeps
 // missing (that sift was a third of scheduling an arrival).
 class SlotTree {
@@ -430,19 +430,19 @@ class SlotTree {
       resize(slot + 1);
     count_ += ev_[slot].order == kFree;
     ev_[slot] = e;
-    replay(slot);
+    rematch(slot);
   }
   void clear(std::uint32_t slot) {
     if (!occupied(slot)) return;
     --count_;
     ev_[slot] = free();
-    replay(slot);
+    rematch(slot);
   }
 
  private:
   static constexpr std::uint64_t kFree = ~std::uint64_t{0};  // no real order word is all ones
   static SimEvent free() { return SimEvent{kForever, kFree, 0, 0, 0, 0}; }
-  void replay(std::uint32_t slot) {
+  void rematch(std::uint32_t slot) {
     for (std::size_t k = (leaves_ + slot) >> 1; k >= 1; k >>= 1) {
       const std::uint32_t a = win_[2 * k], b = win_[2 * k + 1];
       const auto bFirst = static_cast<std::uint32_t>(EventQueue::earlier(ev_[b], ev_[a]));

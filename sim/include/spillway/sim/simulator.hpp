@@ -42,10 +42,10 @@ struct SimOptions {
   EventSink* events = nullptr;          // breaker transitions as they happen
   SeriesSink* series = nullptr;         // one row per instance and client per tick
   AttemptObserver* attempts = nullptr;  // every recorded attempt
-  // The ground truth of a blocked call reuses the instance's last FIFO replay while nothing
+  // The ground truth of a blocked call reuses the instance's last FIFO re-run while nothing
   // it depends on has changed. false recomputes it on every block: the same results, slower
   // (the tests compare the two).
-  bool reuseReplay = true;
+  bool reuseRerun = true;
   Layers layers;  // with protection: which layers run (last: aggregate initializers keep working)
 };
 

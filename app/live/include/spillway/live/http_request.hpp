@@ -73,6 +73,10 @@ class HttpRequestParser {
   State parseChunked();
   State fail(int status, std::string message);
   bool parseHead(std::string_view head);
+  bool parseRequestLine(std::string_view line);
+  // One header field line; tracks Content-Length and chunked across the head's fields.
+  bool parseHeaderField(std::string_view line, std::optional<std::size_t>& contentLength,
+                        bool& chunked);
 
   HttpLimits limits_;
   std::string buf_;

@@ -130,6 +130,8 @@ class OtlpReceiver : public QObject {
   void onHeadComplete(Conn* c);
   bool refuseEarly(Conn* c, const HttpRequest& head);
   void handle(Conn* c, const HttpRequest& req);
+  // A decoded request: sheds it (429) or queues its admitted calls and answers 200.
+  void acknowledge(Conn* c, formats::OtlpBatch& batch, bool protobuf);
   void accountBuffered(Conn* c, std::size_t incoming = 0);
   void release(Conn* c);
   void finishShutdown();

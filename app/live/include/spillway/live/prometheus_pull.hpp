@@ -110,6 +110,12 @@ class PrometheusPuller : public QObject {
   Pending* find(QNetworkReply* reply);
   void onFinished(QNetworkReply* reply);
   void finishPoll();
+  // Joins the roles' answers; false (after fail()) when one of them is malformed.
+  bool joinAnswers(const std::vector<Pending>& done, const QString& url,
+                   formats::PromMatrixJoin& join, std::map<std::string, std::uint64_t>& bad);
+  void warnBadSeries(const std::map<std::string, std::uint64_t>& bad);
+  // Hands the new complete steps to the sink; returns how many samples.
+  int handOn(formats::PromMatrixJoin& join);
   void fail(const QString& message);
   void warnOnce(const std::string& key, const QString& message);
   QString roleText(formats::PromRole r) const;

@@ -1,14 +1,14 @@
 #pragma once
 // A recorded incident replayed under a policy, as the console draws it — toolkit-neutral (no
 // Qt), tested without widgets. The engine's own Replayer decides (so the KPIs are exactly those
-// of `spillway-cli replay` and of the sweep's replayIncident); this builder only watches it:
+// of `spillway-cli replay` and of the sweep's replayIncident); this builder only watches it
+// (ReplayObserver, each call as decided):
 // per instance and per second the recording's calls, failures and slow calls, the p99 of the
 // recorded latencies, the calls the policy blocked and of those the false positives, the
 // decision window's error and slow rates and the learned P99 baseline; breaker state bands
 // from the replay's events, and fault annotations with their detection and restore as markers.
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -29,51 +29,40 @@ struct ReplayView {
   bool protection = true;  // false: the breakers only watched (METRICS_ONLY)
 };
 
-class ReplayTimelineBuilder {
+class ReplayTimelineBuilder final : ReplayObserver {
  public:
   // `origin`: epoch µs of t = 0, floored to a second; kNever = the first record's second.
   // A policy whose default breaker is METRICS_ONLY builds a watch-only (baseline) timeline.
   ReplayTimelineBuilder(Policy policy, std::vector<NamedFault> faults, ReplayOptions options = {},
                         Micros origin = kNever);
+  ReplayTimelineBuilder(const ReplayTimelineBuilder&) = delete;  // the Replayer watches `this`
+  ReplayTimelineBuilder& operator=(const ReplayTimelineBuilder&) = delete;
   void feed(const CallRecord& rec);
   void feedAggregate(const formats::AggregateSample& s);
   ReplayView finish();
   std::uint64_t fed() const { return replayer_.fed(); }
 
  private:
-  struct Pending {
-    Micros ts, latency;
-    std::uint64_t seq;
-    InstanceId id;
-    int status;
-    Outcome outcome;
-    Micros slo;  // its tenant's
-  };
   struct Acc {  // one instance's per-second accumulators
     std::vector<double> calls, failures, slow, blocked, fp;
     std::vector<std::vector<float>> latencyMs;
     std::vector<double> errorRate, slowRate, baselineMs;  // sampled once a second
-    std::uint64_t rejectedSeen = 0, fpSeen = 0;
-    std::vector<std::pair<Micros, BreakerState>> states;  // transitions so far
   };
   std::size_t bucket(Micros ts) const;
   Acc& acc(InstanceId id);
-  void admitted(std::vector<Pending>& batch);
+  void onDecided(const PendingCall& call, bool admitted, bool wouldSucceed) override;
   void sampleUntil(Micros watermark);
-  void readEvents();
+  // One instance's series over n seconds, its state bands and would-open markers.
+  void fillInstance(InstanceTimeline& it, InstanceId id, std::size_t n, Micros end,
+                    const std::vector<Event>& shifted, BreakerState initial);
 
   Policy policy_;
   std::vector<NamedFault> faults_;
   ReplayOptions options_;
   Replayer replayer_;
   Micros origin_;
-  // A mirror of the Replayer's reorder buffer (same insertion rule), so that the calls each
-  // feed admits — and the counters they moved — are known call by call.
-  std::deque<Pending> pending_;
-  std::uint64_t seq_ = 0;
-  Micros maxTs_ = kNever;
   Micros nextSample_ = kNever;
-  std::size_t eventsRead_ = 0;
+  std::uint64_t decided_ = 0;  // calls the Replayer has admitted or blocked
   std::vector<Acc> acc_;
 };
 
