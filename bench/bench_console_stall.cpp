@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <vector>
 
 #include "library_panel.hpp"
@@ -61,13 +62,24 @@ void pump(int ms) {
 // Starts work, supersedes it after `ms` with a second start, cancels that after `ms`: the UI
 // must never wait for either worker.
 template <class Start, class Cancel>
-qint64 supersedeAndCancel(StallMeter& m, Start start, Cancel cancel, int ms) {
+qint64 supersedeAndCancel(MainWindow& w, StallMeter& m, Start start, Cancel cancel, int ms) {
   m.begin();
+  QElapsedTimer t;
+  t.start();
+  QSignalSpy shownSpy(&w, &MainWindow::runShown);
   start();
+  const qint64 a = t.restart();
   pump(ms);
+  t.restart();
   start();
+  const qint64 b = t.restart();
   pump(ms);
+  t.restart();
   cancel();
+  if (std::getenv("STALL_DEBUG"))
+    std::fprintf(stderr, "start %lld ms, restart %lld ms, cancel %lld ms, shown %lld\n",
+                 static_cast<long long>(a), static_cast<long long>(b),
+                 static_cast<long long>(t.elapsed()), static_cast<long long>(shownSpy.count()));
   const qint64 end = m.now();
   pump(50);
   return m.longest(end);
@@ -99,12 +111,12 @@ int main(int argc, char** argv) {
 
   qint64 run = 0, replay = 0, cut = 0, stop = 0;
   for (int r = 0; r < rounds; ++r) {
-    run = std::max(
-        run, supersedeAndCancel(
-                 meter, [&] { w.runScenario("seed-001"); }, [&] { w.controller().cancel(); }, 150));
+    run = std::max(run, supersedeAndCancel(
+                            w, meter, [&] { w.runScenario("seed-001"); },
+                            [&] { w.controller().cancel(); }, 150));
     replay = std::max(replay, supersedeAndCancel(
-                                  meter, [&] { w.replayIncident("sample"); },
-                                  [&] { w.replayController().cancel(); }, 100));
+                                  w, meter, [&] { w.replayIncident("sample"); },
+                                  [&] { w.replayController().cancel(); }, 20));
     // Live mode recording, a cut of it (refused or not, it runs off the UI thread), then stop.
     console::LiveConfig cfg;
     cfg.otlp = "127.0.0.1:0";

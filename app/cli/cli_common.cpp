@@ -4,6 +4,7 @@
 
 #include <yaml-cpp/exceptions.h>
 
+#include <csignal>
 #include <cstdio>
 #include <new>
 
@@ -12,6 +13,24 @@
 #include "spillway/policy_yaml.hpp"
 
 namespace spillway::cli {
+
+namespace {
+
+volatile std::sig_atomic_t gStopSignal = 0;
+void onStopSignal(int) {
+  gStopSignal = 1;
+}
+
+}  // namespace
+
+StopOnSignal::StopOnSignal(std::function<void()> onStop, std::chrono::milliseconds every) {
+  std::signal(SIGINT, onStopSignal);
+  std::signal(SIGTERM, onStopSignal);
+  QObject::connect(&timer_, &QTimer::timeout, [onStop = std::move(onStop)] {
+    if (gStopSignal) onStop();
+  });
+  timer_.start(every);
+}
 
 std::optional<int> parseCommandLine(QCommandLineParser& p, const QStringList& args) {
   if (!p.parse(args)) {

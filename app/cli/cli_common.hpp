@@ -1,10 +1,14 @@
 #pragma once
 // Shared by spillway-cli subcommands: exit codes, built-in resources, policy loading.
 #include <QCommandLineParser>
+#include <QCoreApplication>
 #include <QStringList>
+#include <QTimer>
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -40,6 +44,17 @@ int reportUncaught(const QString& command);
 // ("spillway-cli CMD: …") and returns kInputError, on --help prints the help and returns kOk.
 // Returns nothing when the command should go on.
 std::optional<int> parseCommandLine(QCommandLineParser& p, const QStringList& args);
+
+// SIGINT and SIGTERM while the event loop runs: a timer polls for them every `every` and then
+// calls `onStop` (by default, quits the loop). Keep it alive as long as the loop runs.
+class StopOnSignal {
+ public:
+  explicit StopOnSignal(std::function<void()> onStop = &QCoreApplication::quit,
+                        std::chrono::milliseconds every = std::chrono::milliseconds(100));
+
+ private:
+  QTimer timer_;
+};
 
 // Formats a duration for tables: "18.2s", "1m32s", "inf", "n/a".
 std::string humanDuration(Micros d);

@@ -8,7 +8,6 @@
 #include <QTimer>
 
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -29,11 +28,6 @@
 
 namespace spillway::cli {
 namespace {
-
-volatile std::sig_atomic_t gStop = 0;
-void onSignal(int) {
-  gStop = 1;
-}
 
 nlohmann::json verdictJson(const live::WouldOpenVerdict& v) {
   return {{"ts", static_cast<double>(v.event.ts) / 1e3},
@@ -391,8 +385,6 @@ void announceSources(const ListenOptions& o, const ListenSources& s) {
 // The event loop, until a signal or --duration.
 void runUntilStopped(Micros wall, const std::unique_ptr<live::OtlpReceiver>& otlp,
                      std::unique_ptr<library::LiveRecorder>& recorder) {
-  std::signal(SIGINT, onSignal);
-  std::signal(SIGTERM, onSignal);
   // Stopping (a signal or --duration): the receiver stops accepting, answers or refuses what
   // it has, and hands every answer to the kernel before the loop ends; then the summary.
   auto stop = [&otlp] {
@@ -402,11 +394,7 @@ void runUntilStopped(Micros wall, const std::unique_ptr<live::OtlpReceiver>& otl
                      &QCoreApplication::quit);
     otlp->shutdown();
   };
-  QTimer stopCheck;
-  QObject::connect(&stopCheck, &QTimer::timeout, [&stop] {
-    if (gStop) stop();
-  });
-  stopCheck.start(50);
+  const StopOnSignal stopOnSignal(stop, std::chrono::milliseconds(50));
   // The recorder commits by data time; a quiet source is committed within a second anyway.
   QTimer commit;
   if (recorder) {

@@ -5,7 +5,6 @@
 #include <QTimer>
 
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 
 #include "cli_common.hpp"
@@ -14,11 +13,6 @@
 
 namespace spillway::cli {
 namespace {
-
-volatile std::sig_atomic_t gStop = 0;
-void onSignal(int) {
-  gStop = 1;
-}
 
 // What to serve and for how long, checked against the scenario it is served from.
 struct ServeOptions {
@@ -72,13 +66,7 @@ void announceListeners(const live::InstanceFarm& farm, const ServeOptions& o) {
 
 // The event loop, until a signal or the wall-clock duration.
 void serveUntilStopped(Micros wall) {
-  std::signal(SIGINT, onSignal);
-  std::signal(SIGTERM, onSignal);
-  QTimer stopCheck;
-  QObject::connect(&stopCheck, &QTimer::timeout, [] {
-    if (gStop) QCoreApplication::quit();
-  });
-  stopCheck.start(100);
+  const StopOnSignal stopOnSignal;
   QTimer::singleShot(std::chrono::milliseconds(wall / 1000), Qt::PreciseTimer,
                      QCoreApplication::instance(), &QCoreApplication::quit);
   QCoreApplication::exec();

@@ -5,7 +5,6 @@
 #include <QCoreApplication>
 #include <QTimer>
 
-#include <csignal>
 #include <cstdio>
 
 #include "cli_common.hpp"
@@ -18,14 +17,6 @@
 #include "spillway/sim/report.hpp"
 
 namespace spillway::cli {
-namespace {
-
-volatile std::sig_atomic_t gStop = 0;
-void onSignal(int) {
-  gStop = 1;
-}
-
-}  // namespace
 
 int runServeMetrics(const sim::Scenario& sc, const ServeMetricsRequest& rq) {
   live::ListenAddress at;
@@ -72,13 +63,7 @@ int runServeMetrics(const sim::Scenario& sc, const ServeMetricsRequest& rq) {
                target.c_str());
   std::fflush(stderr);
 
-  std::signal(SIGINT, onSignal);
-  std::signal(SIGTERM, onSignal);
-  QTimer stopCheck;
-  QObject::connect(&stopCheck, &QTimer::timeout, [] {
-    if (gStop) QCoreApplication::quit();
-  });
-  stopCheck.start(100);
+  const StopOnSignal stopOnSignal;
   QObject::connect(&paced, &live::PacedSimulation::done, QCoreApplication::instance(),
                    &QCoreApplication::quit);
   paced.start();

@@ -598,18 +598,7 @@ std::int64_t nextSeq(sqlite3* db, const std::string& path, std::int64_t incId, b
 void appendCall(BlockColumns& cols, Dictionaries& dict, const CallRecord& rec) {
   const std::uint32_t id = dict.instance(rec.instance, rec.model);
   dict.note(id, rec.ts, rec.end(), 1);
-  cols.ts.push_back(rec.ts);
-  cols.latency.push_back(rec.latency);
-  cols.status.push_back(static_cast<std::uint16_t>(rec.status));
-  cols.outcome.push_back(static_cast<std::uint8_t>(rec.outcome));
-  cols.critical.push_back(rec.critical ? (*rec.critical ? 2 : 1) : 0);
-  cols.instance.push_back(id);
-  cols.model.push_back(dict.str(rec.model));
-  cols.tenant.push_back(dict.str(rec.tenant));
-  cols.route.push_back(dict.str(rec.route));
-  cols.session.push_back(dict.str(rec.session));
-  cols.tokensIn.push_back(rec.tokensIn);
-  cols.tokensOut.push_back(rec.tokensOut);
+  cols.push(rec, id, [&dict](std::string_view s) { return dict.str(s); });
 }
 
 // Calls go in columnar blocks of kBlockCalls, each with its time span.

@@ -39,25 +39,13 @@ void RecordingBlockBuilder::span(Micros start, Micros end) {
 
 void RecordingBlockBuilder::add(const CallRecord& r) {
   span(r.ts, std::max(r.ts, r.end()));
-  BlockColumns& c = calls_;
-  c.ts.push_back(r.ts);
-  c.latency.push_back(r.latency);
-  c.status.push_back(static_cast<std::uint16_t>(r.status));
-  c.outcome.push_back(static_cast<std::uint8_t>(r.outcome));
-  c.critical.push_back(r.critical ? (*r.critical ? 2 : 1) : 0);
   // The instance is never absent; an empty name still gets a slot so the column stays 1-based.
   std::uint32_t inst = strings_.intern(r.instance);
   if (inst == 0) {
     if (emptyInstance_ == 0) emptyInstance_ = strings_.append({}, false);
     inst = emptyInstance_;
   }
-  c.instance.push_back(inst);
-  c.model.push_back(strings_.intern(r.model));
-  c.tenant.push_back(strings_.intern(r.tenant));
-  c.route.push_back(strings_.intern(r.route));
-  c.session.push_back(strings_.intern(r.session));
-  c.tokensIn.push_back(r.tokensIn);
-  c.tokensOut.push_back(r.tokensOut);
+  calls_.push(r, inst, [this](std::string_view s) { return strings_.intern(s); });
 }
 
 void RecordingBlockBuilder::add(const formats::AggregateSample& s) {

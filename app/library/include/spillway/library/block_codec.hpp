@@ -26,6 +26,23 @@ struct BlockColumns {
   std::size_t size() const { return ts.size(); }
   void clear();
   void reserve(std::size_t n);
+  // Appends one call: `instanceId` for its instance, `str(view)` the dictionary id of each
+  // other string column.
+  template <class Str>
+  void push(const CallRecord& r, std::uint32_t instanceId, Str&& str) {
+    ts.push_back(r.ts);
+    latency.push_back(r.latency);
+    status.push_back(static_cast<std::uint16_t>(r.status));
+    outcome.push_back(static_cast<std::uint8_t>(r.outcome));
+    critical.push_back(r.critical ? (*r.critical ? 2 : 1) : 0);
+    instance.push_back(instanceId);
+    model.push_back(str(r.model));
+    tenant.push_back(str(r.tenant));
+    route.push_back(str(r.route));
+    session.push_back(str(r.session));
+    tokensIn.push_back(r.tokensIn);
+    tokensOut.push_back(r.tokensOut);
+  }
 };
 
 // Appends the encoded block to `out`.
