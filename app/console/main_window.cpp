@@ -48,6 +48,7 @@
 #include "spillway/input_error.hpp"
 #include "spillway/library/library.hpp"
 #include "spillway/sim/scenario_yaml.hpp"
+#include "spillway/view/live_kpis.hpp"
 #include "spillway/view/replay_timeline.hpp"
 #include "sweep_dialog.hpp"
 #include "timeline_plot.hpp"
@@ -1055,44 +1056,23 @@ void MainWindow::applyLive() {
 }
 
 void MainWindow::fillLiveKpis(const LiveStatus& st) {
-  const view::RunTimeline& tl = current_->protectedRun.timeline;
-  double calls = 0, failures = 0, slow = 0;
-  int wouldOpen = 0, instancesOpen = 0;
-  for (const view::InstanceTimeline& it : tl.instances()) {
-    for (std::size_t k = 0; k < it.calls.size(); ++k) {
-      calls += it.calls[k];
-      failures += it.failures[k];
-      slow += it.slow[k];
-    }
-    int marks = 0;
-    for (const view::Marker& m : it.markers) marks += m.kind == view::Marker::Kind::WouldOpen;
-    wouldOpen += marks;
-    instancesOpen += marks > 0;
-  }
-  const double shown = static_cast<double>(tl.end() - tl.start()) / 1e6;
-  auto share = [&](double x) -> QString {
-    return calls > 0 ? QString::number(x / calls * 100, 'f', 1) + " %" : "n/a";
+  const view::LiveKpis k = view::liveKpis(current_->protectedRun.timeline, liveLatencies_);
+  auto share = [](std::optional<double> x) -> QString {
+    return x ? QString::number(*x * 100, 'f', 1) + " %" : "n/a";
   };
-  double p50 = 0, worst = 0;
-  if (!liveLatencies_.empty()) {
-    std::vector<double> v(liveLatencies_.end() - std::min<std::size_t>(liveLatencies_.size(), 200),
-                          liveLatencies_.end());
-    worst = *std::max_element(v.begin(), v.end());
-    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-    p50 = v[v.size() / 2];
-  }
+  auto ms = [](std::optional<double> x) -> QString {
+    return x ? QString::number(*x, 'f', 0) + " ms" : "n/a";
+  };
   const std::vector<std::pair<QString, QString>> rows = {
-      {tr("calls in view (last %1 s)").arg(shown, 0, 'f', 0), QString("%L1").arg(calls, 0, 'f', 0)},
+      {tr("calls in view (last %1 s)").arg(k.shownSeconds, 0, 'f', 0),
+       QString("%L1").arg(k.calls, 0, 'f', 0)},
       {tr("calls per second (last 10 s)"), QString::number(st.callsPerSecond, 'f', 0)},
-      {tr("failures (by the policy's classification)"), share(failures)},
-      {tr("slow calls (over each breaker's threshold)"), share(slow)},
-      {tr("would-open verdicts in view"), QString::number(wouldOpen)},
-      {tr("instances that would open"),
-       QString("%1 of %2").arg(instancesOpen).arg(tl.instances().size())},
-      {tr("arrival → tiles (median, last 200)"),
-       liveLatencies_.empty() ? "n/a" : QString::number(p50, 'f', 0) + " ms"},
-      {tr("arrival → tiles (worst, last 200)"),
-       liveLatencies_.empty() ? "n/a" : QString::number(worst, 'f', 0) + " ms"},
+      {tr("failures (by the policy's classification)"), share(k.failureShare)},
+      {tr("slow calls (over each breaker's threshold)"), share(k.slowShare)},
+      {tr("would-open verdicts in view"), QString::number(k.wouldOpen)},
+      {tr("instances that would open"), QString("%1 of %2").arg(k.instancesOpen).arg(k.instances)},
+      {tr("arrival → tiles (median, last 200)"), ms(k.drawMedianMs)},
+      {tr("arrival → tiles (worst, last 200)"), ms(k.drawWorstMs)},
       {tr("data too late for its second"), QString("%L1").arg(st.late)},
   };
   kpis_->setHorizontalHeaderLabels(

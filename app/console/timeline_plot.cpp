@@ -114,6 +114,7 @@ QCPGraph* TimelinePlot::graphNamed(const QString& name) const {
 }
 
 void TimelinePlot::show(const PlotInput& in) {
+  ++rebuilds_;
   clearRun(in.focus);
   const auto& c = in.run;
   if (!c || in.focus >= c->protectedRun.timeline.instances().size()) {

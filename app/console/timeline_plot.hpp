@@ -37,6 +37,8 @@ class TimelinePlot : public QCustomPlot {
   int laneCount() const { return laneCount_; }
   int wouldOpenMarks() const { return wouldOpenMarks_; }
   int faultMarkers() const { return faultMarkers_; }  // fault onset / end lines drawn
+  // Graph rebuilds so far (show()); a cursor move only replots.
+  int rebuilds() const { return rebuilds_; }
   // What a Shift+drag over the breaker or rates rect does when released: marks the focused
   // instance bad over [from, to] (seconds on the time axis).
   void markRange(double from, double to);
@@ -82,6 +84,7 @@ class TimelinePlot : public QCustomPlot {
   std::vector<std::size_t> lanes_;
   std::size_t focus_ = 0;
   int bandCount_ = 0, laneCount_ = 0, wouldOpenMarks_ = 0, faultMarkers_ = 0;
+  int rebuilds_ = 0;
   double markFrom_ = -1;  // a Shift+drag in progress: where it started (seconds)
   std::vector<QCPItemRect*> markRects_;
 };

@@ -86,6 +86,11 @@ void TstConsole::cursorDrivesTiles() {
   // The cursor never leaves the run.
   w.setCursorTime(seconds(1000000));
   QCOMPARE(w.cursorTime(), w.current()->protectedRun.timeline.end());
+  // A cursor move is a replot, never a rebuild of the graphs.
+  const int rebuilds = w.plot()->rebuilds();
+  for (int s = 0; s < 50; ++s) w.setCursorTime(seconds(10 * s));
+  QTest::keyClick(&w, Qt::Key_Right);
+  QCOMPARE(w.plot()->rebuilds(), rebuilds);
 }
 
 void TstConsole::cancelStopsARun() {
@@ -155,10 +160,12 @@ void TstConsole::policyChangeReRunsOnce() {
   QDoubleSpinBox* sustain = w.policyEditor()->control("trip.sustain");
   QVERIFY(slow && sustain);
   QCOMPARE(slow->value(), 0.4);  // the scenario's policy is loaded into the editor
+  const int rebuilds = w.plot()->rebuilds();
   slow->setValue(0.6);
   sustain->setValue(5);
   QVERIFY(shown.wait(30000));
   QCOMPARE(w.controller().started(), before + 1);
+  QCOMPARE(w.plot()->rebuilds(), rebuilds + 1);  // two edits, one re-run, one rebuild
   QCOMPARE(w.policyEditor()->policy().breaker.trip.slowRate, 0.6);
   QCOMPARE(w.previous(), first);
   // The baseline was reused, not re-simulated (a deterministic re-run would give the same

@@ -9,6 +9,7 @@
 
 #include "spillway/live/shadow.hpp"
 #include "spillway/policy_yaml.hpp"
+#include "spillway/view/live_kpis.hpp"
 #include "spillway/view/live_timeline.hpp"
 
 using namespace spillway;
@@ -78,6 +79,7 @@ class TstLiveTimeline : public QObject {
   void lateCallsAreCountedNotPlotted();
   void aggregatesSpreadOverTheirStep();
   void wouldOpenMarksRollOut();
+  void kpisOfTheView();
   void jumpFarAheadStartsOver();
   void emptyTimeline();
 };
@@ -203,6 +205,42 @@ void TstLiveTimeline::wouldOpenMarksRollOut() {
   tl = rig.timeline.snapshot();
   QVERIFY(inst(tl, "bad").markers.empty());
   QCOMPARE(tl.start(), seconds(50));
+}
+
+// The Live KPI rows from the view: shares of the calls in view, would-open verdicts and the
+// instances they are on, and the draw latency over the last 200 snapshots only.
+void TstLiveTimeline::kpisOfTheView() {
+  QVERIFY(!liveKpis(RunTimeline{}, {}).failureShare);  // no calls: n/a, not 0 %
+  Rig rig(LiveTimelineOptions{.span = seconds(30), .lateness = seconds(2)});
+  for (int k = 0; k < 200; ++k) {
+    rig.call("good", k * 100.0, k % 4 == 0 ? 800 : 20);  // a quarter slow (> 500 ms)
+    rig.call("bad", k * 100.0 + 1, 20, k >= 50 ? 503 : 200);
+  }
+  const RunTimeline tl = rig.timeline.snapshot();
+  std::vector<double> lat(250, 1.0);
+  lat[10] = 900;  // older than the last 200: not counted
+  lat[240] = 40;
+  lat[241] = 30;
+  const LiveKpis k = liveKpis(tl, lat);
+  double calls = 0, failures = 0, slow = 0;
+  for (const InstanceTimeline& it : tl.instances())
+    for (std::size_t s = 0; s < it.calls.size(); ++s) {
+      calls += it.calls[s];
+      failures += it.failures[s];
+      slow += it.slow[s];
+    }
+  QVERIFY(calls > 300);
+  QCOMPARE(k.calls, calls);
+  QCOMPARE(*k.failureShare, failures / calls);
+  QVERIFY(*k.failureShare > 0.3);  // "bad" fails from second 5 on
+  QCOMPARE(*k.slowShare, slow / calls);
+  QVERIFY(*k.slowShare > 0.1);
+  QCOMPARE(k.wouldOpen, 1);
+  QCOMPARE(k.instancesOpen, 1);
+  QCOMPARE(k.instances, std::size_t{2});
+  QCOMPARE(*k.drawWorstMs, 40.0);
+  QCOMPARE(*k.drawMedianMs, 1.0);
+  QCOMPARE(k.shownSeconds, static_cast<double>(tl.end() - tl.start()) / 1e6);
 }
 
 void TstLiveTimeline::jumpFarAheadStartsOver() {
