@@ -5,13 +5,17 @@
 #include <QFileInfo>
 
 #include <cstdio>
+#include <ctime>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 
 #include "cli_common.hpp"
 #include "spillway/export/export.hpp"
 #include "spillway/export/validate.hpp"
+#include "spillway/fault_annotations.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/input_limits.hpp"
 
@@ -20,47 +24,6 @@ namespace {
 
 using namespace spillway::exporter;
 
-// Fault annotations next to a trace: JSON Lines {"instance","start","end","kind"} with epoch ms
-// or RFC 3339 times (the format `spillway-cli replay --faults` reads).
-std::vector<NamedFault> readFaultsFile(const std::string& path, const std::string& text) {
-  std::vector<NamedFault> out;
-  long lineNo = 0;
-  std::size_t pos = 0;
-  while (pos < text.size()) {
-    std::size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    const std::string line = text.substr(pos, nl - pos);
-    pos = nl + 1;
-    ++lineNo;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    nlohmann::json j;
-    try {
-      j = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-      throw InputError(path, lineNo, "", std::string("invalid JSON: ") + e.what());
-    }
-    if (!j.is_object()) throw InputError(path, lineNo, "", "expected a JSON object per line");
-    auto time = [&](const char* key) -> Micros {
-      if (!j.contains(key)) throw InputError(path, lineNo, key, "missing required field");
-      const auto& v = j[key];
-      if (v.is_number()) return static_cast<Micros>(v.get<double>() * 1000.0);
-      if (v.is_string())
-        if (auto t = parseRfc3339(v.get<std::string>())) return *t;
-      throw InputError(path, lineNo, key, "expected epoch milliseconds or an RFC 3339 string");
-    };
-    if (!j.contains("instance") || !j["instance"].is_string())
-      throw InputError(path, lineNo, "instance", "missing or not a string");
-    NamedFault f;
-    f.instance = j["instance"].get<std::string>();
-    f.start = time("start");
-    f.end = time("end");
-    if (f.end < f.start) throw InputError(path, lineNo, "end", "is before start");
-    if (j.contains("kind") && j["kind"].is_string()) f.kind = j["kind"].get<std::string>();
-    out.push_back(std::move(f));
-  }
-  return out;
-}
-
 // An incident file, or "sample" for the built-in seed-000 sample; faults from X.faults.jsonl
 // next to X.jsonl when it exists.
 Incident loadIncident(const std::string& arg) {
@@ -68,8 +31,9 @@ Incident loadIncident(const std::string& arg) {
   if (arg == "sample") {
     inc.name = "seed000-sample";
     inc.text = readWhole(kSampleTrace, input_limits::kWholeTrace, "trace");
-    inc.faults = readFaultsFile("seed000-sample.faults.jsonl (built-in)",
-                                readWhole(kSampleFaults, input_limits::kFaults, "faults file"));
+    inc.faults =
+        parseFaultAnnotations(readWhole(kSampleFaults, input_limits::kFaults, "faults file"),
+                              "seed000-sample.faults.jsonl (built-in)");
     return inc;
   }
   inc.name = QFileInfo(QString::fromStdString(arg)).fileName().toStdString();
@@ -79,7 +43,8 @@ Incident loadIncident(const std::string& arg) {
     stem.resize(stem.size() - 6);
   const std::string faults = stem + ".faults.jsonl";
   if (QFileInfo::exists(QString::fromStdString(faults)))
-    inc.faults = readFaultsFile(faults, readWhole(faults, input_limits::kFaults, "faults file"));
+    inc.faults =
+        parseFaultAnnotations(readWhole(faults, input_limits::kFaults, "faults file"), faults);
   return inc;
 }
 
@@ -93,6 +58,17 @@ std::string pct(std::optional<double> r) {
 nlohmann::json msOrNull(Micros d) {
   if (d == kForever) return nullptr;
   return static_cast<double>(d) / 1000.0;
+}
+
+// Each out period as {down_ms, up_ms (null: still down at the trace's end), failed_trials}.
+nlohmann::json outsJson(const std::vector<OutPeriod>& outs) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const OutPeriod& o : outs)
+    a.push_back({{"down_ms", static_cast<double>(o.down) / 1000.0},
+                 {"up_ms", o.up == kNever ? nlohmann::json(nullptr)
+                                          : nlohmann::json(static_cast<double>(o.up) / 1000.0)},
+                 {"failed_trials", o.failedTrials}});
+  return a;
 }
 
 nlohmann::json kpisJson(const ReplayKpis& k) {
@@ -124,7 +100,8 @@ nlohmann::json kpisJson(const ReplayKpis& k) {
                   {"records", i.stats.records},
                   {"rejected", i.counters.rejected},
                   {"blocked_would_succeed", i.counters.blockedWouldSucceed},
-                  {"opens", i.counters.opens}});
+                  {"opens", i.counters.opens},
+                  {"outs", outsJson(i.outs)}});
   j["instances"] = is;
   return j;
 }
@@ -196,6 +173,11 @@ void addExportOptions(QCommandLineParser& p) {
                "D", "5s"});
   p.addOption({"out", "Write the configuration here (the report then goes to stdout).", "FILE"});
   p.addOption({"json", "Print the report (configuration, notes, validation) as JSON."});
+  p.addOption({"addresses",
+               "Where the instances are served, for server lines (nginx, HAProxy, Envoy): a file "
+               "of 'INSTANCE HOST:PORT' lines ('#' comments), or 'auto' (the default: an "
+               "instance named HOST:PORT is its own address, the others get placeholders).",
+               "FILE|auto"});
   p.addOption({"idempotent-only",
                "nginx: leave non_idempotent out of proxy_next_upstream (failed POST requests, "
                "every LLM call, are then neither retried nor counted against max_fails)."});
@@ -213,7 +195,32 @@ struct ExportOptions {
   bool toFile = false;  // --out
   bool json = false;
   bool idempotentOnly = false;
+  std::string addressesPath;  // --addresses FILE; empty: auto
 };
+
+// `--addresses FILE`: one `INSTANCE HOST:PORT` per line, '#' comments and blank lines ignored.
+std::map<std::string, std::string> readAddresses(const std::string& path) {
+  const std::string text = readWhole(path, input_limits::kNativeConfig, "addresses file");
+  std::map<std::string, std::string> out;
+  std::istringstream in(text);
+  std::string line;
+  for (long lineNo = 1; std::getline(in, line); ++lineNo) {
+    if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+    std::istringstream words(line);
+    std::string instance, address, extra;
+    if (!(words >> instance)) continue;
+    if (!(words >> address))
+      throw InputError(path, lineNo, "address", "missing: expected 'INSTANCE HOST:PORT'");
+    if (words >> extra)
+      throw InputError(path, lineNo, "", "unexpected '" + extra + "' after the address");
+    if (!isServerAddress(address))
+      throw InputError(path, lineNo, "address",
+                       "expected HOST:PORT (port 1-65535), got '" + address + "'");
+    if (!out.emplace(instance, address).second)
+      throw InputError(path, lineNo, "instance", "'" + instance + "' is given twice");
+  }
+  return out;
+}
 
 // Prints the error and returns nothing when the options do not fit together.
 std::optional<ExportOptions> readExportOptions(const QCommandLineParser& p) {
@@ -256,6 +263,8 @@ std::optional<ExportOptions> readExportOptions(const QCommandLineParser& p) {
   o.toFile = p.isSet("out");
   o.json = p.isSet("json");
   o.idempotentOnly = p.isSet("idempotent-only");
+  if (p.isSet("addresses") && p.value("addresses") != "auto")
+    o.addressesPath = p.value("addresses").toStdString();
   return o;
 }
 
@@ -287,6 +296,7 @@ ExportRun exportAndValidate(const ExportOptions& o) {
   }
   ExportContext ctx = contextFrom(run.native, names);
   ctx.idempotentOnly = o.idempotentOnly;
+  if (!o.addressesPath.empty()) ctx.addresses = readAddresses(o.addressesPath);
   run.exported = exportPolicy(run.policy, o.target, ctx);
   const ExportResult& x = run.exported;
   // The exported text must read back under the target's own parser.
@@ -348,6 +358,39 @@ nlohmann::json reportJson(const ExportOptions& o, const ExportRun& run) {
   return j;
 }
 
+// HH:MM:SS.mmm UTC of an epoch time.
+std::string clockUtc(Micros t) {
+  const std::time_t secs = static_cast<std::time_t>(t / kMicrosPerSecond);
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%02d:%02d:%02d.%03lld", tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<long long>(t % kMicrosPerSecond / 1000));
+  return buf;
+}
+
+// When the target would take each server out and bring it back: "∞" only when the trace
+// ended first, and it says so.
+void printOuts(std::FILE* rep, const std::string& targetName, const ReplayKpis& k) {
+  bool any = false;
+  for (const InstanceKpis& i : k.instances)
+    for (const OutPeriod& o : i.outs) {
+      if (!any) std::fprintf(rep, "  Predicted on %s, per server (UTC):\n", targetName.c_str());
+      any = true;
+      const std::string trials =
+          o.failedTrials ? ", " + std::to_string(o.failedTrials) + " failed trial(s)" : "";
+      if (o.up == kNever)
+        std::fprintf(rep, "    %-18s down %s, still down when the trace ends at %s (%s+)%s\n",
+                     i.name.c_str(), clockUtc(o.down).c_str(), clockUtc(k.last).c_str(),
+                     humanDuration(k.last - o.down).c_str(), trials.c_str());
+      else
+        std::fprintf(rep, "    %-18s down %s, up %s (%s out)%s\n", i.name.c_str(),
+                     clockUtc(o.down).c_str(), clockUtc(o.up).c_str(),
+                     humanDuration(o.up - o.down).c_str(), trials.c_str());
+    }
+  if (!any) std::fprintf(rep, "  Predicted on %s: no server taken out.\n", targetName.c_str());
+}
+
 void printValidation(std::FILE* rep, const std::string& targetName, const ExportRun& run) {
   for (std::size_t i = 0; i < run.incidents.size(); ++i) {
     const Incident& inc = run.incidents[i];
@@ -355,6 +398,7 @@ void printValidation(std::FILE* rep, const std::string& targetName, const Export
                  inc.name.c_str(), static_cast<unsigned long long>(run.native[i].kpis.records),
                  inc.faults.size(), inc.faults.size() == 1 ? "" : "s");
     printTable(rep, targetName, run.native[i].kpis, run.targetRuns[i]);
+    printOuts(rep, targetName, run.targetRuns[i]);
     if (run.gaps[i].empty())
       std::fprintf(rep, "  No KPI gap between native and %s on this incident.\n",
                    targetName.c_str());

@@ -10,6 +10,7 @@
 
 #include "cli_common.hpp"
 #include "spillway/calibration.hpp"
+#include "spillway/dialect_replay.hpp"
 #include "spillway/event_format.hpp"
 #include "spillway/fault_annotations.hpp"
 #include "spillway/formats/source.hpp"
@@ -47,6 +48,11 @@ struct ReplayCliOptions {
   std::optional<std::string> library;  // unset: the default library
   std::optional<std::string> outPath;
   std::optional<std::string> reportPath;
+  // --dialect with --from-export: the target's emulation decides instead of the policy.
+  std::optional<DialectKind> dialect;
+  std::string nativeConfig, select;
+  std::optional<std::string> healthPath;  // --health: the endpoints' recorded answers
+  std::optional<Micros> gatewayStart;     // --gateway-start: the target's timer phase
 };
 
 void addReplayOptions(QCommandLineParser& p) {
@@ -76,6 +82,76 @@ void addReplayOptions(QCommandLineParser& p) {
                "NAME"});
   p.addOption(
       {"library", "The incident library (default $XDG_DATA_HOME/spillway/library.db).", "FILE"});
+  p.addOption({"dialect",
+               "Replay under a gateway's emulation instead of the policy (docs/dialects.md): "
+               "resilience4j, envoy, istio, sentinel, haproxy, nginx, litellm, opossum or "
+               "cockatiel. Needs --from-export; --out writes its transitions.",
+               "TARGET"});
+  p.addOption({"from-export",
+               "The target's native configuration the dialect runs (as `export` writes it, or "
+               "the gateway's own file).",
+               "FILE"});
+  p.addOption({"select",
+               "The entry of --from-export to emulate (an nginx upstream, an HAProxy backend, "
+               "an Envoy cluster, ...; default: the first).",
+               "NAME"});
+  p.addOption({"health",
+               "With --dialect: the instances' health-endpoint answers over time (JSON Lines "
+               "{\"ts\", \"instance\", \"healthy\"}, docs/telemetry.md), read by targets that "
+               "check out of band (HAProxy) instead of the last call.",
+               "H.jsonl"});
+  p.addOption({"gateway-start",
+               "With --dialect: when the gateway started (epoch ms or RFC 3339; HAProxy: `show "
+               "info` Uptime on its runtime API), for targets that phase their timers from it "
+               "(HAProxy's health checks). Default: each instance's checks start with its first "
+               "call.",
+               "TIME"});
+}
+
+// --dialect / --from-export / --select / --health; false after printing what is wrong.
+bool readDialectOptions(const QCommandLineParser& p, ReplayCliOptions& o) {
+  if (!p.isSet("dialect")) {
+    for (const char* opt : {"from-export", "select", "health", "gateway-start"})
+      if (p.isSet(opt)) {
+        std::fprintf(stderr, "replay: --%s needs --dialect\n", opt);
+        return false;
+      }
+    return true;
+  }
+  o.dialect = parseDialectKind(p.value("dialect").toStdString());
+  if (!o.dialect) {
+    std::fprintf(stderr,
+                 "replay: --dialect: expected resilience4j, envoy, istio, sentinel, haproxy, "
+                 "nginx, litellm, opossum or cockatiel, got '%s'\n",
+                 qPrintable(p.value("dialect")));
+    return false;
+  }
+  if (!p.isSet("from-export")) {
+    std::fprintf(stderr, "replay: --dialect needs --from-export FILE (the target's config)\n");
+    return false;
+  }
+  if (p.isSet("policy")) {
+    std::fprintf(stderr, "replay: give --policy or --dialect, not both\n");
+    return false;
+  }
+  o.nativeConfig = p.value("from-export").toStdString();
+  o.select = p.value("select").toStdString();
+  if (p.isSet("health")) o.healthPath = p.value("health").toStdString();
+  if (p.isSet("gateway-start")) {
+    const std::string v = p.value("gateway-start").toStdString();
+    bool number = false;
+    const double ms = p.value("gateway-start").toDouble(&number);
+    o.gatewayStart =
+        number ? std::optional<Micros>(static_cast<Micros>(ms * 1000.0)) : parseRfc3339(v);
+    if (!o.gatewayStart) {
+      std::fprintf(stderr,
+                   "replay: --gateway-start: expected epoch milliseconds or an RFC 3339 time, "
+                   "got '%s'\n",
+                   v.c_str());
+      return false;
+    }
+  }
+  return true;
 }
 
 // Prints what is wrong with the command line and returns nothing.
@@ -117,6 +193,7 @@ std::optional<ReplayCliOptions> readReplayOptions(const QCommandLineParser& p) {
   if (p.isSet("library")) o.library = p.value("library").toStdString();
   if (p.isSet("out")) o.outPath = p.value("out").toStdString();
   if (p.isSet("report")) o.reportPath = p.value("report").toStdString();
+  if (!readDialectOptions(p, o)) return std::nullopt;
   return o;
 }
 
@@ -418,6 +495,96 @@ int replayAndReport(const ReplayCliOptions& o) {
   return kOk;
 }
 
+// The per-instance table of a dialect replay (the target's own states); returns its JSON.
+nlohmann::json printDialectInstances(const ReplayKpis& k) {
+  std::printf("%-22s %-12s %8s %5s %9s %9s %9s %8s %8s  %-9s\n", "instance", "group", "records",
+              "opens", "closed", "open", "half-open", "rejected", "good blk", "state");
+  nlohmann::json out = nlohmann::json::array();
+  for (const InstanceKpis& i : k.instances) {
+    const BreakerCounters& c = i.counters;
+    auto tin = [&](BreakerState st) { return c.timeIn[static_cast<int>(st)]; };
+    std::printf("%-22s %-12s %8llu %5llu %9s %9s %9s %8llu %8llu  %-9s\n", i.name.c_str(),
+                i.group.c_str(), static_cast<unsigned long long>(i.stats.records),
+                static_cast<unsigned long long>(c.opens),
+                humanDuration(tin(BreakerState::Closed)).c_str(),
+                humanDuration(tin(BreakerState::Open)).c_str(),
+                humanDuration(tin(BreakerState::HalfOpen)).c_str(),
+                static_cast<unsigned long long>(c.rejected),
+                static_cast<unsigned long long>(c.blockedWouldSucceed),
+                std::string(stateName(i.finalState)).c_str());
+    out.push_back({{"instance", i.name},
+                   {"group", i.group},
+                   {"records", i.stats.records},
+                   {"admitted", c.admitted},
+                   {"rejected", c.rejected},
+                   {"blocked_would_succeed", c.blockedWouldSucceed},
+                   {"opens", c.opens},
+                   {"final_state", std::string(stateName(i.finalState))}});
+  }
+  return out;
+}
+
+// `--dialect`: the calls through the target's emulation built from its native config; the
+// same transitions JSONL, table, totals and fault scores as a native replay.
+int replayUnderDialectAndReport(const ReplayCliOptions& o) {
+  TransitionsOut out;
+  try {
+    const std::string config =
+        readWhole(o.nativeConfig, input_limits::kNativeConfig, "native config");
+    std::vector<NamedFault> faults = readFaults(o);
+    Input input = openInput(o, faults);
+    std::unique_ptr<formats::RecordSource> reader = input.open();
+    if (reader->aggregates())
+      throw InputError(reader->source(), 0, "",
+                       "holds per-interval counts, not calls: a dialect replays calls");
+    if (o.outPath) out.open(*o.outPath);
+    JsonlEventWriter writer(out.file);
+    auto dialect =
+        makeDialect(*o.dialect, config, o.nativeConfig, o.replay.seed, &writer, o.select);
+    writer.setNames([&d = *dialect](InstanceId id) {
+      return std::pair<std::string_view, std::string_view>(d.name(id), d.group(id));
+    });
+    if (o.healthPath)
+      for (const HealthObservation& h : parseHealthObservations(
+               readWhole(*o.healthPath, input_limits::kFaults, "health file"), *o.healthPath))
+        dialect->recordHealth(h.instance, h.at, h.healthy);
+    if (o.gatewayStart) dialect->setStartedAt(*o.gatewayStart);
+    DialectReplayer replayer(*dialect, {o.replay.reorderWindow, o.replay.truth});
+    CallRecord rec;
+    while (reader->next(rec)) replayer.feed(rec);
+    replayer.finish();
+    out.close();
+
+    const ReplayKpis k = replayer.kpis(faults);
+    std::printf("Replay of %s under the %s emulation of %s: %llu records", reader->source().c_str(),
+                std::string(dialectName(*o.dialect)).c_str(), o.nativeConfig.c_str(),
+                static_cast<unsigned long long>(k.records));
+    if (k.late) std::printf(", %llu late", static_cast<unsigned long long>(k.late));
+    std::printf("\n\n");
+    PrintedJson printed;
+    printed.instances = printDialectInstances(k);
+    printTotals(k);
+    printed.faults = printFaults(k);
+    for (const auto& m : reader->skippedMessages())
+      std::fprintf(stderr, "skipped: %s\n", m.c_str());
+    if (o.reportPath) {
+      nlohmann::json rep = {
+          {"trace", reader->source()}, {"dialect", std::string(dialectName(*o.dialect))},
+          {"config", o.nativeConfig},  {"records", k.records},
+          {"late_records", k.late},    {"instances", printed.instances},
+          {"faults", printed.faults}};
+      std::ofstream f(*o.reportPath);
+      if (!f) throw InputError(*o.reportPath, 0, "", "cannot write");
+      f << rep.dump(2) << "\n";
+    }
+  } catch (const InputError& e) {
+    out.close();
+    std::fprintf(stderr, "%s\n", e.what());
+    return kInputError;
+  }
+  return kOk;
+}
+
 }  // namespace
 
 int runReplay(const QStringList& args) {
@@ -426,7 +593,7 @@ int runReplay(const QStringList& args) {
   if (const auto done = parseCommandLine(p, args)) return *done;
   const auto o = readReplayOptions(p);
   if (!o) return kInputError;
-  return replayAndReport(*o);
+  return o->dialect ? replayUnderDialectAndReport(*o) : replayAndReport(*o);
 }
 
 }  // namespace spillway::cli

@@ -55,6 +55,53 @@ void HaproxyDialect::observe(InstanceId id, Micros, bool good) {
   m_[id].lastGood = good;
 }
 
+void HaproxyDialect::setStartedAt(Micros at) {
+  startedAt_ = at;
+}
+
+// start_checks(): the checked servers' first checks are spread over the shortest interval above
+// 1 s (at least the server's own) by their position in the configuration. Without the start
+// time, or for a server the configuration does not name, checks start with its first call.
+Micros HaproxyDialect::firstCheck(InstanceId id) const {
+  const auto pos = std::find(cfg_.order.begin(), cfg_.order.end(), name(id));
+  if (startedAt_ == kNever || pos == cfg_.order.end()) return firstSeen(id) + interval(id);
+  const auto startInter = [](const HaproxyServer& c) {  // health is `rise` at start
+    const bool full = c.fall <= 1;
+    return full || !c.fastinter ? c.inter : c.fastinter;
+  };
+  Micros minInter = 0;
+  std::int64_t checked = 0, position = 0;
+  for (const std::string& server : cfg_.order) {
+    const HaproxyServer& c = cfg_.servers.at(server);
+    if (!c.check) continue;
+    if (server == name(id)) position = checked;
+    ++checked;
+    const Micros i = startInter(c);
+    if (i > millis(1000) && (minInter == 0 || i < minInter)) minInter = i;
+  }
+  const Micros spread = std::max(minInter, startInter(m_[id].cfg)) / 1000;  // whole ms
+  return startedAt_ + millis(spread * position / std::max<std::int64_t>(checked, 1));
+}
+
+void HaproxyDialect::recordHealth(std::string_view instance, Micros at, bool healthy) {
+  auto it = health_.find(instance);
+  if (it == health_.end())
+    it = health_.emplace(std::string(instance), decltype(it->second)()).first;
+  it->second.emplace_back(at, healthy);
+  healthSorted_ = false;
+}
+
+// The health endpoint's last recorded answer at or before `at` (healthy before the first),
+// else the last call outcome.
+bool HaproxyDialect::checkPasses(InstanceId id, Micros at) const {
+  const auto it = health_.find(name(id));
+  if (it == health_.end()) return m_[id].lastGood;
+  const auto& v = it->second;
+  const auto after =
+      std::upper_bound(v.begin(), v.end(), at, [](Micros t, const auto& h) { return t < h.first; });
+  return after == v.begin() || std::prev(after)->second;
+}
+
 // srv_getinter: inter when fully up, downinter when fully down, fastinter in between.
 Micros HaproxyDialect::interval(InstanceId id) const {
   const Server& s = m_[id];
@@ -96,6 +143,12 @@ void HaproxyDialect::checkResult(InstanceId id, bool ok, Micros at, Reason downR
 }
 
 void HaproxyDialect::doAdvance(Micros now) {
+  if (!healthSorted_) {
+    for (auto& [server, v] : health_)
+      std::stable_sort(v.begin(), v.end(),
+                       [](const auto& a, const auto& b) { return a.first < b.first; });
+    healthSorted_ = true;
+  }
   for (InstanceId id = 0; id < m_.size(); ++id) {
     Server& s = m_[id];
     // The slowstart ramp ends at upSince + slowstart, in time order with the checks.
@@ -106,11 +159,11 @@ void HaproxyDialect::doAdvance(Micros now) {
       }
     };
     if (s.cfg.check && s.nextCheck == kNever && firstSeen(id) != kNever)
-      s.nextCheck = firstSeen(id) + interval(id);  // checks start with the server
+      s.nextCheck = firstCheck(id);
     while (s.cfg.check && s.nextCheck != kNever && s.nextCheck <= now) {
       const Micros at = s.nextCheck;
       rampDue(at);
-      checkResult(id, s.lastGood, at, Reason::ProbeFailed);
+      checkResult(id, checkPasses(id, at), at, Reason::ProbeFailed);
       s.nextCheck = at + interval(id);
     }
     rampDue(now);
@@ -356,6 +409,7 @@ HaproxyConfig parseHaproxyConfig(std::string_view text, const std::string& sourc
     apply(*l, 3, s);
     if (s.observe != HaproxyServer::Observe::None && !s.check)
       fail(l->no, "observe", "needs health checks: add `check` to the server");
+    if (!c.servers.count(name)) c.order.push_back(name);
     c.servers[name] = s;
     if (first) c.defaults = s;  // unnamed instances follow the first server
     first = false;

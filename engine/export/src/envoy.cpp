@@ -113,7 +113,7 @@ ExportResult exportEnvoy(const Policy& policy, const ExportContext& ctx) {
     const std::vector<std::string> members =
         e.instances.empty() ? std::vector<std::string>{""} : e.instances;
     for (const std::string& m : members) {
-      const std::string a = m.empty() ? placeholderAddress(addr++) : serverAddress(m, addr);
+      const std::string a = m.empty() ? placeholderAddress(addr++) : serverAddress(ctx, m, addr);
       const auto colon = a.find(':');
       t += "      - endpoint:\n";
       if (!m.empty()) t += "          hostname: " + quoted(m) + "\n";

@@ -88,9 +88,36 @@ ExportResult dispatch(const Policy& policy, DialectKind target, const ExportCont
 
 }  // namespace
 
+namespace {
+
+// `--addresses` entries the export did not use: a typo, or an instance no validation incident
+// had, must not pass silently.
+void noteUnusedAddresses(const ExportContext& ctx, DialectKind target,
+                         std::vector<MappingNote>& notes) {
+  if (ctx.addresses.empty()) return;
+  const bool servers = target == DialectKind::Nginx || target == DialectKind::Haproxy ||
+                       target == DialectKind::Envoy;
+  std::string unused;
+  for (const auto& [instance, address] : ctx.addresses) {
+    bool seen = false;
+    for (const auto& [name, model] : ctx.instances) seen = seen || name == instance;
+    if (!servers || !seen) unused += (unused.empty() ? "" : ", ") + instance;
+  }
+  if (unused.empty()) return;
+  notes.push_back({Topic::Scope, true, "",
+                   servers ? "addresses given for instances the export does not contain (not "
+                             "in the validation incidents): " +
+                                 unused
+                           : std::string(dialectName(target)) +
+                                 " configuration names no servers: the addresses are not used"});
+}
+
+}  // namespace
+
 ExportResult exportPolicy(const Policy& policy, DialectKind target, const ExportContext& ctx) {
   ExportResult r = dispatch(policy, target, ctx);
   noteAdaptive(policy, r.notes);
+  noteUnusedAddresses(ctx, target, r.notes);
   return r;
 }
 

@@ -87,7 +87,15 @@ ExportResult exportHaproxy(const Policy& policy, const ExportContext& ctx) {
   const Plan plan = makePlan(policy, ctx);
   std::string t =
       "# HAProxy backends with passive health (observe layer7), exported by Spillway.\n"
-      "# Mapping notes and gaps: spillway-cli export --target haproxy (docs/export.md).\n";
+      "# Mapping notes and gaps: spillway-cli export --target haproxy (docs/export.md).\n"
+      "#\n"
+      "# To replay HAProxy's own traffic under this file (spillway-cli import reads these log\n"
+      "# lines as they are; replay --dialect haproxy --from-export), and to see its states:\n"
+      "#   global:   log stdout format raw local0\n"
+      "#             stats socket /run/haproxy/spillway.sock mode 600 level admin\n"
+      "#   frontend: log global\n"
+      "#             log-format '" +
+      std::string(haproxyLogFormat()) + "'\n";
   std::size_t addr = 0;
   bool first = true;
   for (const Entry& e : plan.entries()) {
@@ -102,7 +110,7 @@ ExportResult exportHaproxy(const Policy& policy, const ExportContext& ctx) {
       continue;
     }
     for (const std::string& inst : e.instances) {
-      t += "    server " + inst + " " + serverAddress(inst, addr);
+      t += "    server " + inst + " " + serverAddress(ctx, inst, addr);
       for (const InstanceOverride& o : plan.instances)
         if (o.instance == inst) {
           t += " " + serverParams(health(o.cfg), o.cfg);
@@ -138,3 +146,13 @@ ExportResult exportHaproxy(const Policy& policy, const ExportContext& ctx) {
 }
 
 }  // namespace spillway::exporter::detail
+
+namespace spillway::exporter {
+
+std::string_view haproxyLogFormat() {
+  // %Ts%ms: the accept time in epoch ms (%ms is zero-padded); %Ta: the request's active time,
+  // never -1 unlike %Tr; %s is <NOSRV> when no server was chosen.
+  return R"({"ts":%Ts%ms,"instance":"%s","model":"%b","latency_ms":%Ta,"status":%ST})";
+}
+
+}  // namespace spillway::exporter

@@ -194,22 +194,10 @@ std::string placeholderAddress(std::size_t i) {
   return "127.0.0.1:" + std::to_string(8001 + i);
 }
 
-std::string serverAddress(const std::string& instance, std::size_t& placeholders) {
-  const std::size_t colon = instance.rfind(':');
-  const auto hostChar = [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-';
-  };
-  bool address =
-      colon != std::string::npos && colon > 0 && colon + 1 < instance.size() &&
-      instance.size() - colon - 1 <= 5 &&
-      std::all_of(instance.begin(), instance.begin() + static_cast<long>(colon), hostChar) &&
-      std::all_of(instance.begin() + static_cast<long>(colon) + 1, instance.end(),
-                  [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
-  if (address) {
-    const long port = std::stol(instance.substr(colon + 1));
-    address = port >= 1 && port <= 65535;
-  }
-  return address ? instance : placeholderAddress(placeholders++);
+std::string serverAddress(const ExportContext& ctx, const std::string& instance,
+                          std::size_t& placeholders) {
+  if (const auto it = ctx.addresses.find(instance); it != ctx.addresses.end()) return it->second;
+  return isServerAddress(instance) ? instance : placeholderAddress(placeholders++);
 }
 
 void Notes::add(Topic t, bool gap, const std::string& scope, const std::string& text) {
@@ -271,4 +259,21 @@ void noteJitterDecay(Notes& n, const std::string& target, const BreakerConfig& c
 }
 
 }  // namespace detail
+
+bool isServerAddress(std::string_view s) {
+  const std::size_t colon = s.rfind(':');
+  if (colon == std::string_view::npos || colon == 0 || colon + 1 >= s.size() ||
+      s.size() - colon - 1 > 5)
+    return false;
+  const auto hostChar = [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-';
+  };
+  const auto digit = [](char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; };
+  if (!std::all_of(s.begin(), s.begin() + static_cast<long>(colon), hostChar) ||
+      !std::all_of(s.begin() + static_cast<long>(colon) + 1, s.end(), digit))
+    return false;
+  const long port = std::stol(std::string(s.substr(colon + 1)));
+  return port >= 1 && port <= 65535;
+}
+
 }  // namespace spillway::exporter

@@ -55,9 +55,11 @@ std::string num(double v);                 // shortest decimal that reads back e
 std::string pct(double share);             // 0.5 → "50"
 std::string quoted(const std::string& s);  // a YAML/JSON double-quoted string
 std::string placeholderAddress(std::size_t i);  // 127.0.0.1:8001, :8002, ...
-// The instance's own address when its name is one (HOST:PORT, as a plain access-log import
-// records $upstream_addr), else the next placeholder; `placeholders` counts those used.
-std::string serverAddress(const std::string& instance, std::size_t& placeholders);
+// The instance's address from ctx.addresses, else its own name when that is an address
+// (HOST:PORT, as a plain access-log import records $upstream_addr), else the next placeholder;
+// `placeholders` counts those used.
+std::string serverAddress(const ExportContext& ctx, const std::string& instance,
+                          std::size_t& placeholders);
 
 class Notes {
  public:

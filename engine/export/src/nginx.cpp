@@ -105,7 +105,8 @@ ExportResult exportNginx(const Policy& policy, const ExportContext& ctx) {
             c = o.cfg;
             nginxNotes(n, c, inst);
           }
-        t += "    server " + serverAddress(inst, addr) + " " + params(c) + ";  # " + inst + "\n";
+        t += "    server " + serverAddress(ctx, inst, addr) + " " + params(c) + ";  # " + inst +
+             "\n";
       }
       if (e.instances.size() == 1)
         n.gap(Topic::Scope,

@@ -138,6 +138,15 @@ const InstanceKpis* findInstance(const ReplayKpis& k, const std::string& name) {
   return nullptr;
 }
 
+// The first time the run took `instance` out at or after `from`; kNever if it did not.
+Micros firstDownAfter(const ReplayKpis& k, const std::string& instance, Micros from) {
+  for (const InstanceKpis& i : k.instances)
+    if (i.name == instance)
+      for (const OutPeriod& o : i.outs)
+        if (o.down >= from) return o.down;
+  return kNever;
+}
+
 }  // namespace
 
 std::vector<std::string> nameGaps(const ExportResult& x, const std::string& incident,
@@ -159,8 +168,15 @@ std::vector<std::string> nameGaps(const ExportResult& x, const std::string& inci
     const FaultScore& ns = nf.score;
     const FaultScore& ts = tf.score;
     if (ns.detected && !ts.detected) {
-      say(detectWhy, "on " + incident + " " + what + " is never " + verb(x.target) +
-                         ": TTD inf vs " + human(ns.ttd) + " native");
+      // Taken out after the fault ended is not "never": say when.
+      const Micros late = firstDownAfter(t, inst, tf.fault.start);
+      if (late != kNever)
+        say(detectWhy, "on " + incident + " " + what + " is " + verb(x.target) + " only " +
+                           human(late - tf.fault.end) + " after the fault ended: TTD inf vs " +
+                           human(ns.ttd) + " native");
+      else
+        say(detectWhy, "on " + incident + " " + what + " is never " + verb(x.target) +
+                           ": TTD inf vs " + human(ns.ttd) + " native");
       continue;  // nothing to restore
     }
     if (!ns.detected && ts.detected)

@@ -84,10 +84,17 @@ std::string formatEventJson(const Event& e, std::string_view instance, std::stri
   return s;
 }
 
+void JsonlEventWriter::setEngine(const Engine* e) {
+  if (!e) return setNames({});
+  setNames([e](InstanceId id) {
+    return std::pair<std::string_view, std::string_view>(e->name(id), e->model(id));
+  });
+}
+
 void JsonlEventWriter::onEvent(const Event& e) {
-  if (!out_ || !engine_) return;
-  const std::string line =
-      formatEventJson(e, engine_->name(e.instance), engine_->model(e.instance));
+  if (!out_ || !names_) return;
+  const auto [name, model] = names_(e.instance);
+  const std::string line = formatEventJson(e, name, model);
   std::fwrite(line.data(), 1, line.size(), out_);
   std::fputc('\n', out_);
 }

@@ -147,6 +147,20 @@ void judgeBlocks(ReplayKpis& k, const ReplayGroundTruth& truth,
   for (InstanceId id = 0; id < k.instances.size(); ++id) k.instances[id].blocks = c.tallyOf(id);
 }
 
+void collectOuts(ReplayKpis& k, const std::vector<Event>& events) {
+  for (const Event& e : events) {
+    if (e.kind != EventKind::Transition || e.instance >= k.instances.size()) continue;
+    std::vector<OutPeriod>& outs = k.instances[e.instance].outs;
+    const bool out = !outs.empty() && outs.back().up == kNever;
+    if (e.to == BreakerState::Open && !out)
+      outs.push_back({e.ts, kNever, 0});
+    else if (e.to == BreakerState::Open && e.from == BreakerState::HalfOpen)
+      ++outs.back().failedTrials;
+    else if (e.to == BreakerState::Closed && out)
+      outs.back().up = e.ts;
+  }
+}
+
 void total(ReplayKpis& k) {
   for (const InstanceKpis& i : k.instances) {
     k.rejected += i.counters.rejected;
@@ -174,6 +188,7 @@ ReplayKpis DialectReplayer::kpis(const std::vector<NamedFault>& faults) const {
     k.instances.push_back(std::move(i));
   }
   total(k);
+  collectOuts(k, events_);
   const FindInstance find = [&](const std::string& n) { return d_.find(n); };
   scoreFaults(k, faults, events_, find);
   judgeBlocks(k, truth_, faults, events_, find);
@@ -211,6 +226,7 @@ ReplayKpis nativeReplayKpis(const Replayer& replayer, const std::vector<NamedFau
     k.instances.push_back(std::move(i));
   }
   total(k);
+  collectOuts(k, replayer.events());
   const FindInstance find = [&](const std::string& n) { return eng.find(n); };
   scoreFaults(k, faults, replayer.events(), find);
   judgeBlocks(k, replayer.truth(), faults, replayer.events(), find);

@@ -29,6 +29,13 @@ class TstCliBadInput : public QObject {
  private:
   QTemporaryDir tmp_;
   QString bigPolicy_, library_;
+  QString addressesBad_, addressesTwice_, healthBad_, upstreams_;
+
+  QString writeTmp(const char* name, const QByteArray& text) {
+    QFile f(tmp_.filePath(name));
+    if (!f.open(QIODevice::WriteOnly) || f.write(text) != text.size()) return {};
+    return f.fileName();
+  }
 
  private slots:
   void initTestCase() {
@@ -42,6 +49,16 @@ class TstCliBadInput : public QObject {
     for (int i = 0; i < 3 * 1024; ++i) f.write(line);
     f.close();
     library_ = tmp_.filePath("lib.db");
+    addressesBad_ = writeTmp("addresses.txt", "# where\nchat-1 127.0.0.1:8000\nchat-2 nohost\n");
+    addressesTwice_ = writeTmp("twice.txt", "chat-1 10.0.0.1:80\nchat-1 10.0.0.2:80\n");
+    healthBad_ = writeTmp("health.jsonl", R"({"ts":1,"instance":"a","healthy":true}
+{"ts":2,"instance":"a","healthy":"yes"}
+)");
+    upstreams_ =
+        writeTmp("upstreams.conf",
+                 "upstream m {\n  server 10.0.0.1:80 max_fails=2;\n  server 10.0.0.2:80;\n}\n");
+    QVERIFY(!addressesBad_.isEmpty() && !addressesTwice_.isEmpty() && !healthBad_.isEmpty() &&
+            !upstreams_.isEmpty());
   }
 
   void badInputExitsTwoWithANamedError_data() {
@@ -105,6 +122,44 @@ class TstCliBadInput : public QObject {
     QTest::newRow("import: /dev/zero as an nginx log")
         << QStringList{"import", "--format", "nginx", "--library", library_, "/dev/zero"}
         << R"(^/dev/zero:1: line longer than the 8 MiB limit for one record)";
+    // Exports to real servers and dialect replays (issue 19).
+    QTest::newRow("export --addresses: not an address")
+        << QStringList{"export", "--target", "nginx", "--addresses", addressesBad_}
+        << "^" + QRegularExpression::escape(addressesBad_) +
+               R"(:3: address: expected HOST:PORT \(port 1-65535\), got 'nohost')";
+    QTest::newRow("export --addresses: an instance twice")
+        << QStringList{"export", "--target", "haproxy", "--addresses", addressesTwice_}
+        << "^" + QRegularExpression::escape(addressesTwice_) +
+               R"(:2: instance: 'chat-1' is given twice)";
+    QTest::newRow("replay --health: not a boolean")
+        << QStringList{"replay",        "--trace",  data("tiny.jsonl"), "--dialect", "nginx",
+                       "--from-export", upstreams_, "--health",         healthBad_}
+        << "^" + QRegularExpression::escape(healthBad_) + R"(:2: healthy: expected true or false)";
+    QTest::newRow("replay --dialect: /dev/zero as the config")
+        << QStringList{"replay", "--dialect", "nginx", "--from-export", "/dev/zero"}
+        << R"(^/dev/zero: larger than the 4 MiB limit for a native config)";
+    QTest::newRow("replay --dialect without --from-export")
+        << QStringList{"replay", "--dialect", "nginx"}
+        << R"(^replay: --dialect needs --from-export FILE)";
+    QTest::newRow("replay --dialect: unknown target")
+        << QStringList{"replay", "--dialect", "traefik", "--from-export", upstreams_}
+        << R"(^replay: --dialect: expected resilience4j, .*, got 'traefik')";
+    QTest::newRow("replay --dialect and --policy")
+        << QStringList{"replay",
+                       "--dialect",
+                       "nginx",
+                       "--from-export",
+                       upstreams_,
+                       "--policy",
+                       data("complex-key-policy.yaml")}
+        << R"(^replay: give --policy or --dialect, not both)";
+    QTest::newRow("replay --health without --dialect")
+        << QStringList{"replay", "--health", healthBad_} << R"(^replay: --health needs --dialect)";
+    QTest::newRow("replay --gateway-start: not a time")
+        << QStringList{"replay",   "--dialect",       "haproxy",  "--from-export",
+                       upstreams_, "--gateway-start", "yesterday"}
+        << R"(^replay: --gateway-start: expected epoch milliseconds or an RFC 3339 time, got )"
+           R"('yesterday')";
     // Durations and the work of one run are bounded.
     QTest::newRow("simulate: duration 2500000h")
         << QStringList{"simulate", data("too-long-scenario.yaml")}

@@ -395,6 +395,41 @@ spec:
     QCOMPARE(ramp, 1);
   }
 
+  // HAProxy's first checks are spread by position from its start (start_checks: the shortest
+  // interval over 1 s, at least the server's own — fastinter while health is `rise` — times
+  // position / servers), and with recorded health the checks read it instead of the calls: a
+  // server that failed calls but answers /health comes back after `rise` checks.
+  void haproxyHealthRecordsAndStartPhase_data() {
+    QTest::addColumn<bool>("withHealth");
+    QTest::addColumn<QStringList>("log");
+    QTest::newRow("health recorded: back after rise checks")
+        << true << QStringList{"1011:CLOSED>OPEN", "3011:OPEN>CLOSED"};
+    QTest::newRow("no health: the checks read the last failed call")
+        << false << QStringList{"1011:CLOSED>OPEN"};
+  }
+  void haproxyHealthRecordsAndStartPhase() {
+    QFETCH(bool, withHealth);
+    QFETCH(QStringList, log);
+    Rig r(DialectKind::Haproxy,
+          "backend be\n  default-server check inter 2s fastinter 1s downinter 1s rise 2 fall 3 "
+          "observe layer7 error-limit 2 on-error mark-down\n  server h0 a:1\n  server h1 b:1\n"
+          "  server h2 c:1\n",
+          3);
+    r.d->setStartedAt(kT0);
+    if (withHealth) r.d->recordHealth("h2", kT0, true);
+    r.call(2, kT0 + millis(10), 200);
+    r.d->advance(kT0 + millis(20));
+    // h2 is third of three: its first check at 1000 ms × 2 / 3.
+    QCOMPARE(static_cast<HaproxyDialect*>(r.d.get())->nextCheck(r.ids[2]), kT0 + millis(666));
+    // Passes at 666 ms (full health, then every inter); two errors mark it down at 1011 ms and
+    // force the next check to fastinter (2011 ms), then fastinter while rising (3011 ms).
+    r.d->advance(kT0 + millis(990));  // Rig::call observes before it advances
+    r.call(2, kT0 + millis(1000), 500, millis(1));
+    r.call(2, kT0 + millis(1010), 500, millis(1));
+    r.d->advance(kT0 + seconds(10));
+    QCOMPARE(r.log(2), log);
+  }
+
   void haproxyConfigErrors() {
     try {
       parseHaproxyConfig("backend be\n  server h0 a:1 check rise x\n", "haproxy.cfg");

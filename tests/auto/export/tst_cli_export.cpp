@@ -107,6 +107,72 @@ class TstCliExport : public QObject {
     QVERIFY(v["native"].toObject()["faults"].toArray().at(0).toObject()["detected"].toBool());
   }
 
+  // issue 19: --addresses names the servers; the validation's predicted out periods per
+  // server are what `replay --dialect --from-export` of the same file shows, transition for
+  // transition.
+  void addressesAndPredictedOuts() {
+    QTemporaryDir dir;
+    QVERIFY(dir.isValid());
+    const QString addresses = dir.filePath("addresses.txt");
+    QFile f(addresses);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(
+        "chat-72b-1 10.0.0.1:8000\nchat-72b-3 10.0.0.3:8000  # the leaky one\nchat-9 10.9.9.9:1\n");
+    f.close();
+    const QString conf = dir.filePath("upstreams.conf");
+    const Run r = cli({"export", "--target", "nginx", "--validate", "sample", "--addresses",
+                       addresses, "--out", conf, "--json"});
+    QVERIFY2(r.code == 0, r.err.constData());
+    QFile c(conf);
+    QVERIFY(c.open(QIODevice::ReadOnly));
+    const QByteArray text = c.readAll();
+    QVERIFY2(text.contains("server 10.0.0.1:8000 ") && text.contains("# chat-72b-1\n") &&
+                 text.contains("server 10.0.0.3:8000 "),
+             text.constData());
+    QVERIFY2(text.contains("server 127.0.0.1:8001 "), text.constData());  // no address given
+    const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    bool unusedNoted = false;
+    for (const QJsonValue& n : j["notes"].toArray())
+      unusedNoted = unusedNoted || n.toObject()["text"].toString().contains(
+                                       "instances the export does not contain (not in the "
+                                       "validation incidents): chat-9");
+    QVERIFY(unusedNoted);
+
+    // Every predicted out period, as (instance, down, up).
+    QStringList outs;
+    for (const QJsonValue& v :
+         j["validation"].toArray()[0].toObject()["target"].toObject()["instances"].toArray())
+      for (const QJsonValue& o : v.toObject()["outs"].toArray())
+        outs << QString("%1 %2 %3")
+                    .arg(v.toObject()["instance"].toString())
+                    .arg(o.toObject()["down_ms"].toDouble(), 0, 'f', 3)
+                    .arg(o.toObject()["up_ms"].toDouble(), 0, 'f', 3);
+    QVERIFY(!outs.isEmpty());
+
+    const QString transitions = dir.filePath("nginx.jsonl");
+    const Run replay =
+        cli({"replay", "--dialect", "nginx", "--from-export", conf, "--out", transitions});
+    QVERIFY2(replay.code == 0, replay.err.constData());
+    QVERIFY2(replay.out.contains("under the nginx emulation of"), replay.out.constData());
+    QFile t(transitions);
+    QVERIFY(t.open(QIODevice::ReadOnly));
+    QStringList fromReplay;
+    QMap<QString, double> down;
+    for (const QByteArray& l : t.readAll().split('\n')) {
+      const QJsonObject o = QJsonDocument::fromJson(l).object();
+      if (o["event"].toString() != "transition") continue;
+      const QString inst = o["instance"].toString();
+      if (o["from"].toString() == "CLOSED" && o["to"].toString() == "OPEN")
+        down[inst] = o["ts"].toDouble();
+      if (o["to"].toString() == "CLOSED")
+        fromReplay << QString("%1 %2 %3")
+                          .arg(inst)
+                          .arg(down.take(inst), 0, 'f', 3)
+                          .arg(o["ts"].toDouble(), 0, 'f', 3);
+    }
+    QCOMPARE(fromReplay, outs);
+  }
+
   void importConfigBackToAPolicy() {
     QTemporaryDir dir;
     const QString app = dir.filePath("application.yml");

@@ -431,6 +431,39 @@ class TstExport : public QObject {
     QVERIFY(!none[0].passed);
     QVERIFY(none[0].detail.find("not measurable") != std::string::npos);
   }
+
+  // issue 19: a server the target takes out only after the fault ended is not "never taken
+  // out" — the gap says when.
+  void validationSaysWhenTakenOutAfterTheFault_data() {
+    QTest::addColumn<qint64>("downAfterEndMs");  // -1: never taken out
+    QTest::addColumn<QString>("expected");
+    QTest::newRow("0.9 s after the end")
+        << qint64(900) << "is marked down only 0.9s after the fault ended";
+    QTest::newRow("never") << qint64(-1) << "is never marked down: TTD inf vs";
+  }
+  void validationSaysWhenTakenOutAfterTheFault() {
+    QFETCH(qint64, downAfterEndMs);
+    QFETCH(QString, expected);
+    const Micros start = seconds(100), end = seconds(160);
+    FaultKpis native;
+    native.fault = {"chat-3", start, end, "errors"};
+    native.found = true;
+    native.score.detected = true;
+    native.score.ttd = seconds(4);
+    FaultKpis target = native;
+    target.score = FaultScore{};
+    ReplayKpis n, t;
+    n.faults = {native};
+    t.faults = {target};
+    InstanceKpis i;
+    i.name = "chat-3";
+    if (downAfterEndMs >= 0) i.outs = {{end + millis(downAfterEndMs), end + seconds(5), 0}};
+    t.instances = {i};
+    const ExportResult x = exportPolicy(Policy{}, DialectKind::Nginx);
+    const auto gaps = nameGaps(x, "inc", n, t);
+    QVERIFY(!gaps.empty());
+    QVERIFY2(gaps[0].find(expected.toStdString()) != std::string::npos, gaps[0].c_str());
+  }
 };
 
 QTEST_GUILESS_MAIN(TstExport)

@@ -85,6 +85,15 @@ class DialectCluster {
   // What the member really did at `at` (every recorded call, admitted or not). Only targets that
   // probe out of band use it: HAProxy's active health checks read the latest observation.
   virtual void observe(InstanceId, Micros /*at*/, bool /*good*/) {}
+  // What the member's health endpoint answered at `at`, recorded beside the calls (a prober,
+  // the gateway's check log): targets that check out of band read this instead of the calls
+  // once a member has any. Given before the replay, in any order; members not yet added are
+  // matched by name when they are.
+  virtual void recordHealth(std::string_view /*instance*/, Micros /*at*/, bool /*healthy*/) {}
+  // When the gateway (re)started, for targets whose timers take their phase from it (HAProxy
+  // spreads its first health checks from its start). Unknown: the target's timers start with a
+  // member's first call.
+  virtual void setStartedAt(Micros /*at*/) {}
   // Whether the target itself would count this call as good (not a failure, not slow).
   virtual bool succeeded(int status, Outcome outcome, Micros latency) const;
   // The target's own call timeout (opossum `timeout`): a longer call fails at start + this.

@@ -1,7 +1,9 @@
 #pragma once
 // One event as one JSON object (the transitions JSONL written by replay; docs/telemetry.md).
+#include <functional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <cstdio>
 
@@ -18,16 +20,21 @@ std::string formatEventJson(const Event& e, std::string_view instance, std::stri
 std::string describeEvent(const Event& e, double errorThreshold, double slowThreshold);
 
 // Streams every event as one JSON line to `out` as it happens, so memory stays bounded.
-// Instance names come from the engine, set once it exists (the engine takes the sink first).
+// Instance names come from whoever numbers the instances — the engine or a dialect — set once
+// it exists (it takes the sink first); events before that are not written.
 class JsonlEventWriter final : public EventSink {
  public:
+  // The instance's name and model (group) for an event's id.
+  using Names = std::function<std::pair<std::string_view, std::string_view>(InstanceId)>;
+
   explicit JsonlEventWriter(std::FILE* out) : out_(out) {}
-  void setEngine(const Engine* e) { engine_ = e; }
+  void setEngine(const Engine* e);
+  void setNames(Names names) { names_ = std::move(names); }
   void onEvent(const Event& e) override;
 
  private:
   std::FILE* out_;
-  const Engine* engine_ = nullptr;
+  Names names_;
 };
 
 }  // namespace spillway

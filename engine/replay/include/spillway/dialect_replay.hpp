@@ -31,6 +31,15 @@ struct NamedFault {
   bool benign = false;  // a known benign event (a blip, a burst): not a real fault
 };
 
+// A server out of rotation: from a mark-down (CLOSED → OPEN) to its mark-up (→ CLOSED); failed
+// trials in between (HALF_OPEN → OPEN) stay in the same period. `up` is kNever when the
+// replay ended first.
+struct OutPeriod {
+  Micros down = 0;
+  Micros up = kNever;
+  std::uint32_t failedTrials = 0;
+};
+
 struct InstanceKpis {
   std::string name;
   std::string group;
@@ -38,6 +47,7 @@ struct InstanceKpis {
   BreakerCounters counters;   // admitted, rejected, verdicts, FP, opens, timeIn, ...
   BreakerState finalState = BreakerState::Closed;
   BlockTally blocks;  // this instance's blocks by class
+  std::vector<OutPeriod> outs;
 };
 
 struct FaultKpis {

@@ -5,8 +5,10 @@
 // inter / fastinter (transitional health) / downinter (fully down); `rise` successes mark a
 // server UP, `fall` failures DOWN (health counter 0 … rise+fall-1; a server starts at `rise`,
 // "up, but will fall down at first failure"). After coming back UP, `slowstart` ramps the
-// admitted share linearly to 100 %. A replay has no check results: a check at time t reads the
-// last recorded outcome of the server at or before t (DialectCluster::observe).
+// admitted share linearly to 100 %. A check at time t reads the server's recorded health at t
+// when the replay has health observations for it (recordHealth); without them it reads the
+// last recorded call outcome at or before t (observe) — once HAProxy has marked a server down
+// it gets no calls, so that approximation keeps a recovered server down (docs/dialects.md).
 #include <map>
 #include <string>
 #include <string_view>
@@ -33,6 +35,7 @@ struct HaproxyServer {
 struct HaproxyConfig {
   HaproxyServer defaults;                        // default-server (defaults, then the backend)
   std::map<std::string, HaproxyServer> servers;  // `server NAME ...` lines, by name
+  std::vector<std::string> order;                // the same names in configuration order
   std::vector<std::string> ignoredKeys;
 };
 
@@ -46,6 +49,8 @@ class HaproxyDialect final : public DialectCluster {
   ~HaproxyDialect() override;
   DialectKind kind() const override { return DialectKind::Haproxy; }
   void observe(InstanceId id, Micros at, bool good) override;
+  void recordHealth(std::string_view instance, Micros at, bool healthy) override;
+  void setStartedAt(Micros at) override;
   bool succeeded(int status, Outcome outcome, Micros latency) const override;
   const HaproxyConfig& config() const { return cfg_; }
   std::uint32_t health(InstanceId id) const;
@@ -62,9 +67,15 @@ class HaproxyDialect final : public DialectCluster {
   struct Server;
   void checkResult(InstanceId id, bool ok, Micros at, Reason downReason);
   Micros interval(InstanceId id) const;
+  bool checkPasses(InstanceId id, Micros at) const;
+  Micros firstCheck(InstanceId id) const;
 
   const HaproxyConfig cfg_;
   std::vector<Server> m_;
+  // Recorded health per server name, sorted by time once the replay starts.
+  std::map<std::string, std::vector<std::pair<Micros, bool>>, std::less<>> health_;
+  bool healthSorted_ = false;
+  Micros startedAt_ = kNever;
 };
 
 }  // namespace spillway::dialects

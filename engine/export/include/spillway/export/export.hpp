@@ -48,6 +48,10 @@ struct ExportContext {
   std::string baselineSource;  // where they were learned, for the notes ("seed000-sample.jsonl")
   // Instances seen, (instance, model) in first-seen order: server lines and per-model entries.
   std::vector<std::pair<std::string, std::string>> instances;
+  // Where each instance is served (instance → HOST:PORT, `export --addresses FILE`): server
+  // lines get these; an instance without one is its own address when its name is one, else
+  // a placeholder.
+  std::map<std::string, std::string> addresses;
   // nginx: leave `non_idempotent` out of proxy_next_upstream (POST is then neither retried nor
   // counted against max_fails).
   bool idempotentOnly = false;
@@ -64,6 +68,13 @@ struct ExportResult {
 // The targets that can be exported to: resilience4j, envoy, istio, sentinel, haproxy, nginx,
 // litellm (opossum and cockatiel are emulated, not exported).
 bool exportable(DialectKind k);
+// An HAProxy log-format whose lines are canonical JSONL calls (docs/telemetry.md): accept time,
+// server, backend, active time, status. The HAProxy export carries it in its header.
+std::string_view haproxyLogFormat();
+
+// HOST:PORT with a host of letters, digits, '.', '-' and a port 1–65535 (what a server line
+// takes).
+bool isServerAddress(std::string_view s);
 ExportResult exportPolicy(const Policy& policy, DialectKind target, const ExportContext& ctx = {});
 
 // ---- import ----------------------------------------------------------------------------------
