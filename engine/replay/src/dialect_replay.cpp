@@ -59,9 +59,10 @@ void DialectReplayer::admit(const PendingCall& p, Micros at, bool retry) {
   switch (dec.kind) {
     case Admission::Admit:
     case Admission::Probe: {
-      // The target's own timeout cuts a longer call short, as a failure.
+      // The target's own timeout cuts a call short, as a failure — also one that would end just
+      // as it expires: the timer armed before the call runs fires first (opossum).
       const Micros cut = d_.callTimeout();
-      const bool timedOut = p.latency > cut;
+      const bool timedOut = p.latency >= cut;
       const Micros lat = timedOut ? cut : p.latency;
       buffer_.schedule(Completion{at + lat, p.seq, p.id, lat, p.status,
                                   timedOut ? Outcome::Timeout : p.outcome, dec});

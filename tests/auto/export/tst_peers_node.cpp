@@ -58,6 +58,10 @@ std::vector<Case> cases() {
     "volumeThreshold": 3, "rollingCountTimeout": 10000, "rollingCountBuckets": 10})";
   const QString opWarm = R"({"timeout": false, "resetTimeout": 500, "errorThresholdPercentage": 30,
     "rollingCountTimeout": 2000, "rollingCountBuckets": 4, "allowWarmUp": true})";
+  // The timeout path (issue 19): a call slower than `timeout` fails at start + timeout, and
+  // its late settlement is ignored.
+  const QString opTimeout = R"({"timeout": 150, "resetTimeout": 800, "errorThresholdPercentage": 50,
+    "volumeThreshold": 3, "rollingCountTimeout": 10000, "rollingCountBuckets": 10})";
   const QString ckCons = R"({"halfOpenAfter": 1000, "breaker": {"ConsecutiveBreaker": 3}})";
   const QString ckSamp = R"({"halfOpenAfter": 700,
     "breaker": {"SamplingBreaker": {"threshold": 0.5, "duration": 3000, "minimumRps": 2}}})";
@@ -66,6 +70,19 @@ std::vector<Case> cases() {
                fromPattern("ffff..........f..........ss")});
   c.push_back({"opossum below volume", "opossum", op, fromPattern("ffssssss")});
   c.push_back({"opossum warm-up", "opossum", opWarm, fromPattern("ffffffffffffffffffffffffff")});
+  c.push_back(
+      {"opossum timeouts trip it", "opossum", opTimeout, fromPattern("ssss.........ss", 100, 400)});
+  c.push_back({"opossum half-open trial times out",
+               "opossum",
+               opTimeout,
+               {{0, 300, false},
+                {100, 300, false},
+                {200, 300, false},
+                {1300, 300, false},
+                {2400, 20, false},
+                {2500, 20, false}}});
+  c.push_back(
+      {"opossum just under the timeout", "opossum", opTimeout, fromPattern("ssssssss", 100, 149)});
   c.push_back({"cockatiel consecutive", "cockatiel", ckCons, fromPattern("fff..........s.s")});
   c.push_back({"cockatiel reset by success", "cockatiel", ckCons, fromPattern("ffsffsfff")});
   c.push_back({"cockatiel waiters",
@@ -79,8 +96,8 @@ std::vector<Case> cases() {
                 {1400, 10, true}}});
   c.push_back({"cockatiel sampling", "cockatiel", ckSamp, fromPattern("sfsfffsfffff.......sss")});
   for (std::uint32_t s = 1; s <= 40; ++s) {
-    c.push_back({QString("opossum random %1").arg(s), "opossum", s % 2 ? op : opWarm,
-                 randomCalls(s, 120, 0.7)});
+    c.push_back({QString("opossum random %1").arg(s), "opossum",
+                 s % 3 == 0 ? opTimeout : (s % 2 ? op : opWarm), randomCalls(s, 120, 0.7)});
     c.push_back({QString("cockatiel random %1").arg(s), "cockatiel", s % 2 ? ckCons : ckSamp,
                  randomCalls(100 + s, 120, 0.7)});
   }

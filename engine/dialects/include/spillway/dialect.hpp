@@ -96,7 +96,8 @@ class DialectCluster {
   virtual void setStartedAt(Micros /*at*/) {}
   // Whether the target itself would count this call as good (not a failure, not slow).
   virtual bool succeeded(int status, Outcome outcome, Micros latency) const;
-  // The target's own call timeout (opossum `timeout`): a longer call fails at start + this.
+  // The target's own call timeout (opossum `timeout`): a call that lasts this long or longer
+  // fails at start + this.
   virtual Micros callTimeout() const { return kForever; }
   // Closes the time-in-state accounting at `now` (end of a replay).
   void finish(Micros now);
