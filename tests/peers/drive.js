@@ -39,6 +39,8 @@ async function runCase(c) {
       let breaker;
       if (o.breaker.ConsecutiveBreaker !== undefined)
         breaker = new ck.ConsecutiveBreaker(o.breaker.ConsecutiveBreaker);
+      else if (o.breaker.CountBreaker !== undefined)
+        breaker = new ck.CountBreaker(o.breaker.CountBreaker);
       else breaker = new ck.SamplingBreaker(o.breaker.SamplingBreaker);
       const p = ck.circuitBreaker(ck.handleAll, { halfOpenAfter: o.halfOpenAfter, breaker });
       const names = { [ck.CircuitState.Closed]: 'CLOSED', [ck.CircuitState.Open]: 'OPEN',

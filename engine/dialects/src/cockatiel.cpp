@@ -24,6 +24,10 @@ struct CockatielDialect::Member {
   std::vector<Window> windows;
   std::size_t current = 0;
   std::int64_t curFailures = 0, curSuccesses = 0;
+  // CountBreaker: the last `size` results (-1 empty, 0 failure, 1 success)
+  std::vector<std::int8_t> samples;
+  std::size_t sample = 0;
+  std::int64_t countFailures = 0, countSuccesses = 0;
   // Policy state
   Micros openedAt = 0;
   std::uint32_t attemptNo = 0;
@@ -50,13 +54,34 @@ void CockatielDialect::onAdded(InstanceId) {
   Member m;
   if (cfg_.breaker == CockatielConfig::Breaker::Sampling)
     m.windows.assign(static_cast<std::size_t>(windowCount(cfg_)), Member::Window{});
+  if (cfg_.breaker == CockatielConfig::Breaker::Count) m.samples.assign(cfg_.countSize, -1);
   m_.push_back(std::move(m));
+}
+
+void CockatielDialect::countSample(InstanceId id, bool success) {
+  Member& m = m_[id];
+  std::int8_t& slot = m.samples[m.sample];
+  if (slot == 1) --m.countSuccesses;
+  if (slot == 0) --m.countFailures;
+  slot = success ? 1 : 0;
+  ++(success ? m.countSuccesses : m.countFailures);
+  m.sample = (m.sample + 1) % m.samples.size();
+}
+
+bool CockatielDialect::countFailure(InstanceId id, BreakerState asOf) {
+  countSample(id, false);
+  if (asOf != BreakerState::Closed) return true;
+  const Member& m = m_[id];
+  const std::int64_t total = m.countSuccesses + m.countFailures;
+  if (total < static_cast<std::int64_t>(cfg_.countMinimumCalls)) return false;
+  return static_cast<double>(m.countFailures) > cfg_.countThreshold * static_cast<double>(total);
 }
 
 bool CockatielDialect::breakerFailure(InstanceId id, BreakerState asOf, Micros now) {
   Member& m = m_[id];
   if (cfg_.breaker == CockatielConfig::Breaker::Consecutive)
     return ++m.consecutive >= cfg_.consecutiveThreshold;
+  if (cfg_.breaker == CockatielConfig::Breaker::Count) return countFailure(id, asOf);
   // push(false): rotate at most one window when the current one is old enough.
   const std::int64_t t = nowMs(now), size = windowSize(cfg_);
   auto push = [&](bool success) {
@@ -89,6 +114,14 @@ void CockatielDialect::breakerSuccess(InstanceId id, BreakerState asOf, Micros n
   Member& m = m_[id];
   if (cfg_.breaker == CockatielConfig::Breaker::Consecutive) {
     m.consecutive = 0;
+    return;
+  }
+  if (cfg_.breaker == CockatielConfig::Breaker::Count) {
+    if (asOf == BreakerState::HalfOpen) {  // reset(): the ring empties, its position stays
+      std::fill(m.samples.begin(), m.samples.end(), std::int8_t{-1});
+      m.countFailures = m.countSuccesses = 0;
+    }
+    countSample(id, true);
     return;
   }
   if (asOf == BreakerState::HalfOpen) {  // resetWindows
@@ -188,7 +221,7 @@ CockatielConfig parseCockatielConfig(std::string_view text, const std::string& s
     r.fail(hoa.Mark(), "halfOpenAfter", "only a number of ms is emulated (no backoff)");
   c.halfOpenAfter = r.dur(hoa, "halfOpenAfter", BareUnit::Millis, 0);
   const YAML::Node b = r.need(root, "breaker", "");
-  r.checkNative(b, "breaker", {"ConsecutiveBreaker", "SamplingBreaker"}, {"CountBreaker"});
+  r.checkNative(b, "breaker", {"ConsecutiveBreaker", "SamplingBreaker", "CountBreaker"});
   if (b.size() != 1) r.fail(b.Mark(), "breaker", "name exactly one breaker");
   if (auto n = NativeReader::get(b, "ConsecutiveBreaker")) {
     c.breaker = CockatielConfig::Breaker::Consecutive;
@@ -203,8 +236,17 @@ CockatielConfig parseCockatielConfig(std::string_view text, const std::string& s
                                "breaker.SamplingBreaker.duration", BareUnit::Millis, 1000);
     if (auto n = NativeReader::get(s, "minimumRps"))
       c.minimumRps = r.number(n, "breaker.SamplingBreaker.minimumRps", 0, 1e9, true);
-  } else {
-    r.fail(b.Mark(), "breaker.CountBreaker", "CountBreaker is not emulated yet");
+  } else if (auto cb = NativeReader::get(b, "CountBreaker")) {
+    c.breaker = CockatielConfig::Breaker::Count;
+    const std::string at = "breaker.CountBreaker";
+    r.checkNative(cb, at, {"threshold", "size", "minimumNumberOfCalls"});
+    c.countThreshold = r.number(r.need(cb, "threshold", at), at + ".threshold", 0, 1, true, true);
+    c.countSize =
+        static_cast<std::uint32_t>(r.whole(r.need(cb, "size", at), at + ".size", 1, 1000000));
+    c.countMinimumCalls = c.countSize;
+    if (auto n = NativeReader::get(cb, "minimumNumberOfCalls"))
+      c.countMinimumCalls =
+          static_cast<std::uint32_t>(r.whole(n, at + ".minimumNumberOfCalls", 1, c.countSize));
   }
   if (auto h = NativeReader::get(root, "halfOpenSampling")) {
     r.checkNative(h, "halfOpenSampling", {"calls", "threshold"});

@@ -194,17 +194,61 @@ class TestDialectNode : public QObject {
     QCOMPARE(r.d->state(r.id), BreakerState::Closed);
   }
 
+  void cockatielConfigErrors_data() {
+    QTest::addColumn<QString>("config");
+    QTest::addColumn<QString>("error");
+    QTest::newRow("sampling threshold 1")
+        << R"({"halfOpenAfter": 1000,
+ "breaker": {"SamplingBreaker": {"threshold": 1, "duration": 5000}}})"
+        << "c.json:2: breaker.SamplingBreaker.threshold: must be in (0, 1)";
+    // As cockatiel's CountBreaker constructor refuses them.
+    QTest::newRow("count threshold 0")
+        << R"({"halfOpenAfter": 1000,
+ "breaker": {"CountBreaker": {"threshold": 0, "size": 5}}})"
+        << "c.json:2: breaker.CountBreaker.threshold: must be in (0, 1)";
+    QTest::newRow("count minimum over the size")
+        << R"({"halfOpenAfter": 1000,
+ "breaker": {"CountBreaker": {"threshold": 0.5, "size": 5, "minimumNumberOfCalls": 6}}})"
+        << "c.json:2: breaker.CountBreaker.minimumNumberOfCalls:";
+    QTest::newRow("count without a size")
+        << R"({"halfOpenAfter": 1000, "breaker": {"CountBreaker": {"threshold": 0.5}}})"
+        << "c.json:1: breaker.CountBreaker.size:";
+  }
   void cockatielConfigErrors() {
+    QFETCH(QString, config);
+    QFETCH(QString, error);
     try {
-      parseCockatielConfig(R"({"halfOpenAfter": 1000,
- "breaker": {"SamplingBreaker": {"threshold": 1, "duration": 5000}}})",
-                           "c.json");
+      parseCockatielConfig(config.toStdString(), "c.json");
       QFAIL("accepted");
     } catch (const InputError& e) {
-      QVERIFY2(QString(e.what()).startsWith(
-                   "c.json:2: breaker.SamplingBreaker.threshold: must be in (0, 1)"),
-               e.what());
+      QVERIFY2(QString(e.what()).startsWith(error), e.what());
     }
+  }
+
+  // CountBreaker: the ring of the last `size` results, judged on a failure once
+  // minimumNumberOfCalls are in it (cockatiel src/breaker/CountBreaker.ts).
+  void cockatielCount() {
+    auto d = makeDialect(DialectKind::Cockatiel, R"({"halfOpenAfter": 1000,
+ "breaker": {"CountBreaker": {"threshold": 0.5, "size": 4, "minimumNumberOfCalls": 3}}})",
+                         "c.json", 1);
+    const InstanceId id = d->addInstance("fn", "g");
+    auto call = [&](Micros t, bool ok) {
+      const DialectDecision dec = d->admit(id, t);
+      if (dec.admitted()) d->record(id, dec, t + millis(1), millis(1), ok ? 200 : 500, Outcome::Ok);
+      return dec.kind;
+    };
+    call(0, false);
+    call(millis(10), false);  // two failures: under the minimum of 3
+    QCOMPARE(d->state(id), BreakerState::Closed);
+    call(millis(20), true);
+    call(millis(30), true);
+    call(millis(40), true);   // the first failure leaves the ring: F S S S
+    call(millis(50), false);  // the second one too: S S S F, 1 of 4
+    QCOMPARE(d->state(id), BreakerState::Closed);
+    call(millis(60), false);  // S S F F: 2 of 4, not more than half
+    QCOMPARE(d->state(id), BreakerState::Closed);
+    call(millis(70), false);  // S F F F: 3 of 4
+    QCOMPARE(d->state(id), BreakerState::Open);
   }
 };
 

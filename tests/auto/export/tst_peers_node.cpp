@@ -63,6 +63,10 @@ std::vector<Case> cases() {
   const QString opTimeout = R"({"timeout": 150, "resetTimeout": 800, "errorThresholdPercentage": 50,
     "volumeThreshold": 3, "rollingCountTimeout": 10000, "rollingCountBuckets": 10})";
   const QString ckCons = R"({"halfOpenAfter": 1000, "breaker": {"ConsecutiveBreaker": 3}})";
+  const QString ckCount = R"({"halfOpenAfter": 600,
+    "breaker": {"CountBreaker": {"threshold": 0.5, "size": 6, "minimumNumberOfCalls": 4}}})";
+  const QString ckCountFull = R"({"halfOpenAfter": 900,
+    "breaker": {"CountBreaker": {"threshold": 0.3, "size": 5}}})";
   const QString ckSamp = R"({"halfOpenAfter": 700,
     "breaker": {"SamplingBreaker": {"threshold": 0.5, "duration": 3000, "minimumRps": 2}}})";
   c.push_back({"opossum trip, half-open, close", "opossum", op, fromPattern("fff.........ss")});
@@ -95,10 +99,19 @@ std::vector<Case> cases() {
                 {1350, 10, false},
                 {1400, 10, true}}});
   c.push_back({"cockatiel sampling", "cockatiel", ckSamp, fromPattern("sfsfffsfffff.......sss")});
+  // CountBreaker (issue 19): the last `size` results, judged from minimumNumberOfCalls on.
+  c.push_back({"cockatiel count: under the minimum", "cockatiel", ckCount, fromPattern("fff")});
+  c.push_back({"cockatiel count: trip, trial, close", "cockatiel", ckCount,
+               fromPattern("sfsff.........sfss")});
+  c.push_back({"cockatiel count: failures that left the ring", "cockatiel", ckCountFull,
+               fromPattern("fssssssfssssfss")});
+  c.push_back({"cockatiel count: judged once the ring is full", "cockatiel", ckCountFull,
+               fromPattern("ffsss.........f.........s")});
   for (std::uint32_t s = 1; s <= 40; ++s) {
     c.push_back({QString("opossum random %1").arg(s), "opossum",
                  s % 3 == 0 ? opTimeout : (s % 2 ? op : opWarm), randomCalls(s, 120, 0.7)});
-    c.push_back({QString("cockatiel random %1").arg(s), "cockatiel", s % 2 ? ckCons : ckSamp,
+    c.push_back({QString("cockatiel random %1").arg(s), "cockatiel",
+                 s % 3 == 0 ? (s % 2 ? ckCount : ckCountFull) : (s % 2 ? ckCons : ckSamp),
                  randomCalls(100 + s, 120, 0.7)});
   }
   return c;

@@ -3,7 +3,10 @@
 // ConsecutiveBreaker(n) opens on the n-th consecutive failure; SamplingBreaker({threshold,
 // duration, minimumRps}) keeps max(5, ceil(duration/1000)) windows of round(duration/count) ms,
 // rotating at most one window per recorded result, and opens when total >= duration ×
-// minimumRps (default 5 / threshold per second) and failures > threshold × total. OPEN→HALF_OPEN
+// minimumRps (default 5 / threshold per second) and failures > threshold × total;
+// CountBreaker({threshold, size, minimumNumberOfCalls = size}) keeps the last `size` results in
+// a ring and opens when at least minimumNumberOfCalls are in it and failures > threshold × them
+// (a half-open success empties the ring, its position stays). OPEN→HALF_OPEN
 // is lazy: the first call at least halfOpenAfter after the opening runs the trial; other
 // callers *wait* for its verdict (Admission::Wait) instead of being rejected. A closed-state
 // call is judged with the state it started in; half-open results of a finished episode are
@@ -17,12 +20,14 @@
 namespace spillway::dialects {
 
 struct CockatielConfig {
-  enum class Breaker : std::uint8_t { Consecutive, Sampling };
+  enum class Breaker : std::uint8_t { Consecutive, Sampling, Count };
   Breaker breaker = Breaker::Consecutive;
   std::uint32_t consecutiveThreshold = 5;
   double samplingThreshold = 0.5;  // (0, 1)
   Micros samplingDuration = seconds(10);
-  double minimumRps = 0;  // 0: 5 / threshold
+  double minimumRps = 0;        // 0: 5 / threshold
+  double countThreshold = 0.5;  // (0, 1)
+  std::uint32_t countSize = 10, countMinimumCalls = 10;
   Micros halfOpenAfter = seconds(10);
   std::uint32_t halfOpenCalls = 1;  // halfOpenSampling.calls
   double halfOpenThreshold = 0;     // halfOpenSampling.threshold, [0, 1)
@@ -30,7 +35,8 @@ struct CockatielConfig {
 };
 
 // JSON/YAML: {halfOpenAfter: ms, breaker: {ConsecutiveBreaker: n} |
-// {SamplingBreaker: {threshold, duration, minimumRps}}, halfOpenSampling: {calls, threshold}}.
+// {SamplingBreaker: {threshold, duration, minimumRps}} | {CountBreaker: {threshold, size,
+// minimumNumberOfCalls}}, halfOpenSampling: {calls, threshold}}.
 CockatielConfig parseCockatielConfig(std::string_view text, const std::string& source);
 
 class CockatielDialect final : public DialectCluster {
@@ -49,6 +55,8 @@ class CockatielDialect final : public DialectCluster {
  private:
   struct Member;
   bool breakerFailure(InstanceId id, BreakerState asOf, Micros now);
+  bool countFailure(InstanceId id, BreakerState asOf);
+  void countSample(InstanceId id, bool success);
   void breakerSuccess(InstanceId id, BreakerState asOf, Micros now);
   void open(InstanceId id, Micros at, Reason reason);
   void maybeClose(InstanceId id, Micros at);
