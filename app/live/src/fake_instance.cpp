@@ -169,7 +169,10 @@ void FakeInstance::dispatch(Conn* c, HttpRequest req) {
                       json(QJsonObject{{"object", "list"}, {"data", QJsonArray{m}}}));
   }
   if (path == "/v1/chat/completions") {
-    if (req.method != "POST") return sendError(c, 405, "use POST", "invalid_request_error");
+    // GET is a chat with the defaults: idempotent traffic for gateway drills (nginx retries
+    // and counts a failed GET without `non_idempotent`).
+    if (req.method != "POST" && req.method != "GET")
+      return sendError(c, 405, "use POST", "invalid_request_error");
     return handleChat(c, req);
   }
   sendError(c, 404, "no route " + QString::fromStdString(std::string(path)),
@@ -179,7 +182,9 @@ void FakeInstance::dispatch(Conn* c, HttpRequest req) {
 void FakeInstance::handleChat(Conn* c, const HttpRequest& req) {
   QJsonParseError perr;
   const QJsonDocument doc =
-      QJsonDocument::fromJson(QByteArray::fromRawData(req.body.data(), req.body.size()), &perr);
+      req.method == "GET" ? QJsonDocument(QJsonObject{{"messages", QJsonArray{}}})
+                          : QJsonDocument::fromJson(
+                                QByteArray::fromRawData(req.body.data(), req.body.size()), &perr);
   if (perr.error != QJsonParseError::NoError || !doc.isObject()) {
     ++stats_.badRequests;
     return sendError(c, 400,

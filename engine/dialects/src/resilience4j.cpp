@@ -122,6 +122,7 @@ struct Resilience4jDialect::Member {
   Micros openUntil = 0;
   Micros halfOpenSince = 0;
   bool firedFailure = false, firedSlow = false;  // METRICS_ONLY publishes each event once
+  bool initialPending = false;  // created OPEN or HALF_OPEN: its timers start when first seen
 };
 
 Resilience4jDialect::Resilience4jDialect(Resilience4jConfig cfg, std::uint64_t seed,
@@ -146,8 +147,23 @@ void Resilience4jDialect::onAdded(InstanceId id) {
   Member m;
   m.metrics = Window(cfg_.slidingWindowType == Resilience4jConfig::Window::TimeBased,
                      cfg_.slidingWindowSize);
+  m.initialPending =
+      cfg_.initialState == BreakerState::Open || cfg_.initialState == BreakerState::HalfOpen;
   m_.push_back(std::move(m));
   setInitialState(id, cfg_.initialState);
+}
+
+// A breaker created OPEN is OpenState(attempts 1) from its creation (the member's first call):
+// its wait runs from there; one created HALF_OPEN has its permits and maxWait from there.
+void Resilience4jDialect::startInitial(InstanceId id) {
+  Member& m = m_[id];
+  if (!m.initialPending || firstSeen(id) == kNever) return;
+  m.initialPending = false;
+  m.attempts = 1;
+  m.openUntil = firstSeen(id) + cfg_.waitFor(1);
+  m.permits = cfg_.permittedNumberOfCallsInHalfOpenState;
+  m.halfOpen = Window(false, cfg_.permittedNumberOfCallsInHalfOpenState);
+  m.halfOpenSince = firstSeen(id);
 }
 
 void Resilience4jDialect::open(InstanceId id, Micros at, std::uint32_t attempts, Reason reason,
@@ -177,6 +193,7 @@ void Resilience4jDialect::close(InstanceId id, Micros at, Reason reason) {
 }
 
 void Resilience4jDialect::doAdvance(Micros now) {
+  for (InstanceId id = 0; id < m_.size(); ++id) startInitial(id);
   const bool timers =
       cfg_.automaticTransitionFromOpenToHalfOpenEnabled || cfg_.maxWaitDurationInHalfOpenState > 0;
   if (!timers) return;
@@ -201,6 +218,7 @@ void Resilience4jDialect::doAdvance(Micros now) {
 }
 
 DialectDecision Resilience4jDialect::doAdmit(InstanceId id, Micros now) {
+  startInitial(id);
   Member& m = m_[id];
   switch (state(id)) {
     case BreakerState::Closed:
@@ -367,6 +385,8 @@ void applyProps(const NativeReader& r, const YAML::Node& map, const std::string&
   if (auto n = NativeReader::get(map, "initialState"))
     c.initialState = r.choice<BreakerState>(n, key("initialState"),
                                             {{"CLOSED", BreakerState::Closed},
+                                             {"OPEN", BreakerState::Open},
+                                             {"HALF_OPEN", BreakerState::HalfOpen},
                                              {"METRICS_ONLY", BreakerState::MetricsOnly},
                                              {"FORCED_OPEN", BreakerState::ForcedOpen},
                                              {"DISABLED", BreakerState::Disabled}});

@@ -163,15 +163,17 @@ SentinelConfig parseSentinelConfig(std::string_view text, const std::string& sou
     r.checkNative(n, path,
                   {"resource", "grade", "count", "timeWindow", "minRequestAmount", "statIntervalMs",
                    "slowRatioThreshold"},
-                  {"limitApp"}, &c.ignoredKeys);
+                  {"limitApp", "id", "regex"}, &c.ignoredKeys);
     SentinelRule rule;
     if (auto v = NativeReader::get(n, "resource")) rule.resource = r.scalar(v, key("resource"));
     if (auto v = NativeReader::get(n, "grade"))
       rule.grade = static_cast<int>(r.whole(v, key("grade"), 0, 2));
-    const YAML::Node cnt = r.need(n, "count", path);
-    rule.count = r.num(cnt, key("count"), 0, 1e15);
-    if (rule.grade == 1 && rule.count > 1)
-      r.fail(cnt.Mark(), key("count"), "an exception ratio must be in [0, 1]");
+    // DegradeRule.count defaults to 0 (DegradeRuleManager.isValidRule: count >= 0).
+    if (const YAML::Node cnt = NativeReader::get(n, "count")) {
+      rule.count = r.num(cnt, key("count"), 0, 1e15);
+      if (rule.grade == 1 && rule.count > 1)
+        r.fail(cnt.Mark(), key("count"), "an exception ratio must be in [0, 1]");
+    }
     const YAML::Node tw = r.need(n, "timeWindow", path);
     rule.timeWindow = r.whole(tw, key("timeWindow"), 1, 1000000000);  // seconds, > 0
     if (auto v = NativeReader::get(n, "minRequestAmount"))

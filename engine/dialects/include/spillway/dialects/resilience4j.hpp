@@ -27,8 +27,9 @@ struct Resilience4jConfig {
   Micros maxWaitDurationInHalfOpenState = 0;  // 0 = wait for the permitted calls forever
   bool transitionToClosedAfterWait = false;   // transitionToStateAfterWaitDuration: CLOSED
   bool automaticTransitionFromOpenToHalfOpenEnabled = false;
-  BreakerState initialState = BreakerState::Closed;  // CLOSED, METRICS_ONLY, FORCED_OPEN, DISABLED
-  std::vector<std::string> ignoredKeys;              // accepted but not emulated
+  // CLOSED, OPEN, HALF_OPEN, METRICS_ONLY, FORCED_OPEN, DISABLED
+  BreakerState initialState = BreakerState::Closed;
+  std::vector<std::string> ignoredKeys;  // accepted but not emulated
 
   // Open wait for the n-th consecutive open (attempts = 1 on CLOSED→OPEN).
   Micros waitFor(std::uint32_t attempts) const;
@@ -63,6 +64,7 @@ class Resilience4jDialect final : public DialectCluster {
   void open(InstanceId id, Micros at, std::uint32_t attempts, Reason reason, float fr, float sr,
             std::uint32_t calls);
   void toHalfOpen(InstanceId id, Micros at);
+  void startInitial(InstanceId id);
   void close(InstanceId id, Micros at, Reason reason);
 
   const Resilience4jConfig cfg_;
