@@ -15,6 +15,28 @@
 
 namespace agreement {
 
+// A drill's ports on 127.0.0.1: three instances from `base`, the gateway on `gateway`.
+struct Ports {
+  quint16 base = 0, gateway = 0;
+  bool overlaps(const Ports& o) const {
+    auto inInstances = [](quint16 p, quint16 base) { return p >= base && p < base + 3; };
+    return (base < o.base + 3 && o.base < base + 3) || gateway == o.gateway ||
+           inInstances(gateway, o.base) || inInstances(o.gateway, base);
+  }
+};
+
+// Ports free now and apart from those of the drills running beside it (free when taken, not
+// reserved); zeros when none are found.
+inline Ports freshPorts(const std::vector<Ports>& taken) {
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    Ports p{live_testing::freePorts(3), live_testing::freePort()};
+    bool clash = !p.base || !p.gateway || (p.gateway >= p.base && p.gateway < p.base + 3);
+    for (const Ports& o : taken) clash = clash || p.overlaps(o);
+    if (!clash) return p;
+  }
+  return {};
+}
+
 // Runs spillway-cli to the end; its exit code, or -1 when it hung (then stopped).
 inline int cli(const QStringList& args, QByteArray* out, QByteArray* err, int timeoutMs = 60000) {
   QProcess p;

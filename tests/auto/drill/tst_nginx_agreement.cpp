@@ -31,6 +31,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <memory>
 #include <vector>
 
 #include "agreement.hpp"
@@ -175,100 +176,136 @@ bool playGetTraffic(const QString& dir, quint16 base, quint16 port, int forMs, Q
   return QTest::qWaitFor([&] { return since.elapsed() >= forMs && active == 0; }, forMs + 15000);
 }
 
+struct Timeline {
+  QString name, fault;
+  int seed;
+  bool takenOut;  // nginx must take chat-3 out at least once
+};
+
+std::vector<Timeline> timelines() {
+  return {
+      {"503 wave, every call",
+       "{type: errors, target: chat-3, at: 4s, duration: 20s, rate: 1.0, status: 503}", 21, true},
+      {"503 wave, 60 %",
+       "{type: errors, target: chat-3, at: 4s, duration: 20s, rate: 0.6, status: 503}", 22, true},
+      // Shorter than any window: whether six failures land on chat-3 is up to the seed; either
+      // way the emulation must say the same.
+      {"blip of 1 s (0.2 s of wall time)",
+       "{type: errors, target: chat-3, at: 4s, duration: 1s, rate: 1.0, status: 503}", 23, false},
+      {"outage, then recovery", "{type: outage, target: chat-3, at: 4s, duration: 20s}", 24, true},
+      {"resets, 50 %", "{type: reset, target: chat-3, at: 4s, duration: 20s, rate: 0.5}", 25, true},
+  };
+}
+
+// One timeline's drill: its files, ports, nginx and `drill --gateway`.
+struct Run {
+  explicit Run(Timeline t) : timeline(std::move(t)) {}
+  ~Run() {
+    stop(drill);
+    stop(nginx);
+  }
+  Timeline timeline;
+  QTemporaryDir tmp;
+  agreement::Ports ports;
+  QProcess nginx, drill;
+};
+
+// Writes the files, exports, starts nginx on the export and the drill through it; why not.
+QString start(Run& r, const std::vector<std::unique_ptr<Run>>& runs) {
+  const QString dir = r.tmp.path();
+  std::vector<agreement::Ports> taken;
+  for (const auto& o : runs) taken.push_back(o->ports);
+  r.ports = agreement::freshPorts(taken);
+  if (!r.tmp.isValid() || !r.ports.base) return "no temporary directory or ports";
+  const quint16 base = r.ports.base, port = r.ports.gateway;
+  QByteArray addresses;
+  for (int i = 0; i < 3; ++i)
+    addresses +=
+        "chat-" + QByteArray::number(i + 1) + " 127.0.0.1:" + QByteArray::number(base + i) + "\n";
+  if (!writeFile(dir + "/scenario.yaml",
+                 QString(kScenario).arg(r.timeline.fault).arg(r.timeline.seed).toUtf8()) ||
+      !writeFile(dir + "/drill.yaml", kRunbook) || !writeFile(dir + "/policy.yaml", kPolicy) ||
+      !writeFile(dir + "/trace.jsonl", threeInstanceTrace()) ||
+      !writeFile(dir + "/addresses.txt", addresses))
+    return "cannot write the run's files";
+  QByteArray out, err;
+  if (cli({"export", "--target", "nginx", "--policy", dir + "/policy.yaml", "--validate",
+           dir + "/trace.jsonl", "--addresses", dir + "/addresses.txt", "--out",
+           dir + "/upstreams.conf"},
+          &out, &err) != 0)
+    return "export: " + QString::fromUtf8(err);
+  const QByteArray conf = readFile(dir + "/upstreams.conf");
+  const auto name = QRegularExpression(R"(upstream (\S+) \{)").match(QString::fromUtf8(conf));
+  if (conf.contains("127.0.0.1:8001") || !name.hasMatch())  // a placeholder left
+    return "unexpected export: " + QString::fromUtf8(conf);
+  if (!writeFile(dir + "/nginx.conf", nginxConf(dir, port, name.captured(1).toUtf8())))
+    return "cannot write nginx.conf";
+  const QByteArray why = startNginx(r.nginx, dir, port);
+  if (!why.isEmpty()) return QString::fromUtf8(why);
+  r.drill.start(SPILLWAY_CLI, {"drill", dir + "/drill.yaml", "--gateway",
+                               QString("http://127.0.0.1:%1/v1/chat/completions").arg(port),
+                               "--base-port", QString::number(base), "--speed", "5", "--json"});
+  return r.drill.waitForStarted(5000) ? QString() : r.drill.errorString();
+}
+
+// The emulation of the run's file over its nginx's own log, against its error log; what
+// disagrees, or empty.
+QString judge(Run& r) {
+  stop(r.nginx);
+  const QString dir = r.tmp.path(), lib = dir + "/library.db";
+  if (r.drill.exitStatus() != QProcess::NormalExit || r.drill.exitCode() > 1)
+    return "drill: " + QString::fromUtf8(r.drill.readAllStandardError());
+  QByteArray out, err;
+  if (cli({"import", "--format", "nginx", "--library", lib, "--incident", "drill",
+           dir + "/access.log"},
+          &out, &err) != 0 ||
+      cli({"replay", "--incident", "drill", "--library", lib, "--dialect", "nginx", "--from-export",
+           dir + "/upstreams.conf", "--out", dir + "/emulated.jsonl"},
+          &out, &err) != 0)
+    return "import / replay: " + QString::fromUtf8(err);
+  const auto real = realMarkDowns(readFile(dir + "/error.log"));
+  if (r.timeline.takenOut && !real.count(QString("127.0.0.1:%1").arg(r.ports.base + 2)))
+    return "nginx never took chat-3 out: nothing to compare";
+  const agreement::Agreement a =
+      agreement::compare(real, agreement::transitionsTo(readFile(dir + "/emulated.jsonl"), "OPEN"),
+                         kGranularityMs, "mark-downs");
+  for (const QString& l : a.servers) qInfo("%s: %s", qPrintable(r.timeline.name), qPrintable(l));
+  if (a.failure.isEmpty())
+    qInfo("%s: %zu mark-downs, each predicted within %.0f ms of nginx's second (bound %.0f ms)",
+          qPrintable(r.timeline.name), a.pairs, a.worstMs, kGranularityMs);
+  return a.failure;
+}
+
 }  // namespace
 
 class TstNginxAgreement : public QObject {
   Q_OBJECT
  private slots:
-  void markDownsAsPredicted_data() {
-    QTest::addColumn<QString>("fault");
-    QTest::addColumn<int>("seed");
-    QTest::addColumn<bool>("takenOut");  // nginx must take chat-3 out at least once
-    QTest::newRow("503 wave, every call")
-        << "{type: errors, target: chat-3, at: 4s, duration: 20s, rate: 1.0, status: 503}" << 21
-        << true;
-    QTest::newRow("503 wave, 60 %")
-        << "{type: errors, target: chat-3, at: 4s, duration: 20s, rate: 0.6, status: 503}" << 22
-        << true;
-    // Shorter than any window: whether six failures land on chat-3 is up to the seed; either
-    // way the emulation must say the same.
-    QTest::newRow("blip of 1 s (0.2 s of wall time)")
-        << "{type: errors, target: chat-3, at: 4s, duration: 1s, rate: 1.0, status: 503}" << 23
-        << false;
-    QTest::newRow("outage, then recovery")
-        << "{type: outage, target: chat-3, at: 4s, duration: 20s}" << 24 << true;
-    QTest::newRow("resets, 50 %")
-        << "{type: reset, target: chat-3, at: 4s, duration: 20s, rate: 0.5}" << 25 << true;
-  }
+  // Every timeline at once, each with its own nginx, instances and ports: the comparison reads
+  // only each nginx's own log, so the runs cannot disturb each other's verdicts.
   void markDownsAsPredicted() {
     SPW_REQUIRE_PEER(QFileInfo(kNginx).isExecutable(),
                      "/usr/sbin/nginx is missing: install nginx-light (.ci/install-deps)");
-    QFETCH(QString, fault);
-    QFETCH(int, seed);
-    QFETCH(bool, takenOut);
-    QTemporaryDir tmp;
-    QVERIFY(tmp.isValid());
-    const QString dir = tmp.path();
-    QVERIFY(writeFile(dir + "/scenario.yaml", QString(kScenario).arg(fault).arg(seed).toUtf8()));
-    QVERIFY(writeFile(dir + "/drill.yaml", kRunbook));
-    QVERIFY(writeFile(dir + "/policy.yaml", kPolicy));
-    QVERIFY(writeFile(dir + "/trace.jsonl", threeInstanceTrace()));
-    const quint16 base = freePorts(3), port = freePort();
-    QVERIFY(base && port);
-    QByteArray addresses;
-    for (int i = 0; i < 3; ++i)
-      addresses +=
-          "chat-" + QByteArray::number(i + 1) + " 127.0.0.1:" + QByteArray::number(base + i) + "\n";
-    QVERIFY(writeFile(dir + "/addresses.txt", addresses));
-
-    // 1. The export, servers at the instances' addresses.
-    QByteArray out, err;
-    QCOMPARE(cli({"export", "--target", "nginx", "--policy", dir + "/policy.yaml", "--validate",
-                  dir + "/trace.jsonl", "--addresses", dir + "/addresses.txt", "--out",
-                  dir + "/upstreams.conf"},
-                 &out, &err),
-             0);
-    const QByteArray conf = readFile(dir + "/upstreams.conf");
-    QVERIFY2(!conf.contains("127.0.0.1:8001"), conf.constData());  // no placeholder left
-    const auto name = QRegularExpression(R"(upstream (\S+) \{)").match(QString::fromUtf8(conf));
-    QVERIFY(name.hasMatch());
-
-    // 2. nginx on it, the drill's POST traffic through it.
-    QVERIFY(writeFile(dir + "/nginx.conf", nginxConf(dir, port, name.captured(1).toUtf8())));
-    QProcess nginx;
-    auto cleanup = qScopeGuard([&] { stop(nginx); });
-    const QByteArray why = startNginx(nginx, dir, port);
-    QVERIFY2(why.isEmpty(), why.constData());
-    const int drill = cli({"drill", dir + "/drill.yaml", "--gateway",
-                           QString("http://127.0.0.1:%1/v1/chat/completions").arg(port),
-                           "--base-port", QString::number(base), "--speed", "5", "--json"},
-                          &out, &err, 60000);
-    QVERIFY2(drill == 0 || drill == 1, err.constData());
+    std::vector<std::unique_ptr<Run>> runs;
+    for (const Timeline& t : timelines()) {
+      runs.push_back(std::make_unique<Run>(t));
+      const QString why = start(*runs.back(), runs);
+      QVERIFY2(why.isEmpty(), qPrintable(t.name + ": " + why));
+    }
+    QVERIFY(QTest::qWaitFor(
+        [&] {
+          for (const auto& r : runs)
+            if (r->drill.state() != QProcess::NotRunning) return false;
+          return true;
+        },
+        60000));
     QTest::qWait(200);  // nginx writes its last lines
-    stop(nginx);
-
-    // 3. The emulation of the same file over nginx's own log.
-    const QString lib = dir + "/library.db";
-    QVERIFY2(cli({"import", "--format", "nginx", "--library", lib, "--incident", "drill",
-                  dir + "/access.log"},
-                 &out, &err) == 0,
-             err.constData());
-    QVERIFY2(cli({"replay", "--incident", "drill", "--library", lib, "--dialect", "nginx",
-                  "--from-export", dir + "/upstreams.conf", "--out", dir + "/emulated.jsonl"},
-                 &out, &err) == 0,
-             err.constData());
-
-    // 4. Real and predicted mark-downs, server by server.
-    const auto real = realMarkDowns(readFile(dir + "/error.log"));
-    const QString chat3 = QString("127.0.0.1:%1").arg(base + 2);
-    if (takenOut) QVERIFY2(real.count(chat3), "nginx never took chat-3 out: nothing to compare");
-    const agreement::Agreement a = agreement::compare(
-        real, agreement::transitionsTo(readFile(dir + "/emulated.jsonl"), "OPEN"), kGranularityMs,
-        "mark-downs");
-    for (const QString& l : a.servers) qInfo("%s", qPrintable(l));
-    QVERIFY2(a.failure.isEmpty(), qPrintable(a.failure));
-    qInfo("%s: %zu mark-downs, each predicted within %.0f ms of nginx's second (bound %.0f ms)",
-          QTest::currentDataTag(), a.pairs, a.worstMs, kGranularityMs);
+    QStringList failures;
+    for (const auto& r : runs) {
+      const QString f = judge(*r);
+      if (!f.isEmpty()) failures << r->timeline.name + ": " + f;
+    }
+    QVERIFY2(failures.isEmpty(), qPrintable(failures.join("\n")));
   }
 
   // GET, exported without `non_idempotent` (--idempotent-only): nginx retries and counts a
