@@ -37,13 +37,14 @@ namespace {
 constexpr const char* kHaproxy = "/usr/sbin/haproxy";
 constexpr double kCheckIntervalMs = 2000;  // the export's `inter 2s`
 
-// 30 s of scenario at ×5, `%1` is chat-3's fault. The replay cannot know the phase HAProxy gave
-// its checks at start-up, and a passing check clears the error count: 150 calls/s keep a run
-// of error-limit errors short (~0.1 s on chat-3), so a check between them that HAProxy did not
-// make (or the reverse) moves a mark-down by a few calls, not past the wave.
+// 25 s of scenario at ×5, `%1` is chat-3's fault (16 s of scenario, 3.2 s of wall time). The replay
+// cannot know the phase HAProxy gave its checks at start-up, and a passing check clears the error
+// count: 150 calls/s keep a run of error-limit errors short (~0.1 s on chat-3), so a check between
+// them that HAProxy did not make (or the reverse) moves a mark-down by a few calls, not past the
+// wave.
 const char* const kScenario = R"(version: 1
 name: haproxy-agreement
-duration: 30s
+duration: 25s
 seed: %2
 models:
   - {name: chat, instances: 3, slots: 16, queue: 64, service: {base: 20ms, sigma: 0.2}}
@@ -134,18 +135,18 @@ struct Timeline {
 std::vector<Timeline> timelines() {
   return {
       {"503 wave, every call",
-       "{type: errors, target: chat-3, at: 4s, duration: 20s, rate: 1.0, status: 503}", 31, true},
+       "{type: errors, target: chat-3, at: 4s, duration: 16s, rate: 1.0, status: 503}", 31, true},
       {"503 wave, 60 %",
-       "{type: errors, target: chat-3, at: 4s, duration: 20s, rate: 0.6, status: 503}", 32, true},
+       "{type: errors, target: chat-3, at: 4s, duration: 16s, rate: 0.6, status: 503}", 32, true},
       {"blip of 1 s (0.2 s of wall time)",
        "{type: errors, target: chat-3, at: 4s, duration: 1s, rate: 1.0, status: 503}", 33, true},
       // HAProxy counts errors in a row: at 50 % six in a row are rare, at 90 % they come.
-      {"resets, 90 %", "{type: reset, target: chat-3, at: 4s, duration: 20s, rate: 0.9}", 35, true},
+      {"resets, 90 %", "{type: reset, target: chat-3, at: 4s, duration: 16s, rate: 0.9}", 35, true},
       // HAProxy counts each refused connection as it happens, then retries after a 1 s
       // turn-around; its log has the request once, when the retries are over: the replay sees
       // the errors `retries` seconds late (docs/dialects.md).
       {"outage, then recovery (known gap: refused connections)",
-       "{type: outage, target: chat-3, at: 4s, duration: 20s}", 34, false},
+       "{type: outage, target: chat-3, at: 4s, duration: 16s}", 34, false},
   };
 }
 

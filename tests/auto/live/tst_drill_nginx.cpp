@@ -124,13 +124,13 @@ QByteArray startNginx(QProcess& nginx, const QString& dir, quint16 port) {
   return "nginx did not come up: " + nginx.readAll() + readFile(dir + "/error.log");
 }
 
-// A drill against nginx (`drill RUNBOOK --gateway`), 180 s of scenario at ×5: chat-3 answers
-// 503 during [70 s, 90 s) — nginx retries those on another instance and takes chat-3 out
+// A drill against nginx (`drill RUNBOOK --gateway`), 150 s of scenario at ×5: chat-3 answers
+// 503 during [55 s, 75 s) — nginx retries those on another instance and takes chat-3 out
 // (max_fails) — and the gateway's ingress cuts the connections of drill-tagged requests during
-// [72 s, 87 s). The core client is not drill-tagged: its availability must hold.
+// [57 s, 72 s). The core client is not drill-tagged: its availability must hold.
 const char* const kLiveScenario = R"(version: 1
 name: nginx-live-drill
-duration: 180s
+duration: 150s
 seed: 7
 policy:
   breaker: {window: {type: time, length: 10s, bucket: 1s}}
@@ -140,8 +140,8 @@ clients:
   - {name: app, model: chat, criticality: core, rate: 16, timeout: 2s, slo: 1s}
   - {name: probe, model: chat, rate: 4, timeout: 2s, drill: true}
 faults:
-  - {type: errors, target: chat-3, at: 70s, duration: 20s, rate: 1.0, status: 503}
-  - {type: reset, target: gateway, at: 72s, duration: 15s, rate: 1.0, drill_only: true}
+  - {type: errors, target: chat-3, at: 55s, duration: 20s, rate: 1.0, status: 503}
+  - {type: reset, target: gateway, at: 57s, duration: 15s, rate: 1.0, drill_only: true}
 )";
 
 const char* const kLiveRunbook = R"(version: 1
