@@ -48,6 +48,59 @@ inline int cli(const QStringList& args, QByteArray* out, QByteArray* err, int ti
   return ended ? p.exitCode() : -1;
 }
 
+// A fault timeline's drill scenario: chat-1..3 (16 slots, 20 ms service), one core client
+// sending `rate` POST calls/s, `fault` (a YAML flow mapping) on the scenario's clock.
+inline QByteArray scenario(const QString& name, int durationS, int rate, const QString& fault,
+                           int seed) {
+  return QString(R"(version: 1
+name: %1
+duration: %2s
+seed: %3
+models:
+  - {name: chat, instances: 3, slots: 16, queue: 64, service: {base: 20ms, sigma: 0.2}}
+clients:
+  - {name: app, model: chat, criticality: core, rate: %4, timeout: 2s, slo: 1s}
+faults:
+  - %5
+)")
+      .arg(name)
+      .arg(durationS)
+      .arg(seed)
+      .arg(rate)
+      .arg(fault)
+      .toUtf8();
+}
+
+// Writes the drill's files into `dir` — scenario.yaml, drill.yaml (a runbook with no bar: the
+// gateway's decisions are judged, not the callers'), policy.yaml, a healthy three-instance
+// trace and addresses.txt (chat-N at ports.base + N - 1) — and exports the policy to `target`
+// at those addresses into dir/`out`; empty, or why not.
+inline QString writeAndExport(const QString& dir, const QByteArray& scenarioText,
+                              const QByteArray& policy, const Ports& ports, const QString& target,
+                              const QString& out, const QStringList& extra = {}) {
+  QByteArray addresses;
+  for (int i = 0; i < 3; ++i)
+    addresses += "chat-" + QByteArray::number(i + 1) +
+                 " 127.0.0.1:" + QByteArray::number(ports.base + i) + "\n";
+  using live_testing::writeFile;
+  if (!writeFile(dir + "/scenario.yaml", scenarioText) ||
+      !writeFile(dir + "/drill.yaml",
+                 "version: 1\nname: agreement\nscenario: scenario.yaml\nexpect:\n"
+                 "  - {kpi: availability, min: 0}\n") ||
+      !writeFile(dir + "/policy.yaml", policy) ||
+      !writeFile(dir + "/trace.jsonl", live_testing::threeInstanceTrace()) ||
+      !writeFile(dir + "/addresses.txt", addresses))
+    return "cannot write the drill's files";
+  QByteArray o, err;
+  if (cli(QStringList{"export", "--target", target, "--policy", dir + "/policy.yaml", "--validate",
+                      dir + "/trace.jsonl", "--addresses", dir + "/addresses.txt", "--out",
+                      dir + "/" + out} +
+              extra,
+          &o, &err) != 0)
+    return "export: " + QString::fromUtf8(err);
+  return {};
+}
+
 // The replay's transitions into `to` (OPEN: a mark-down, CLOSED: a mark-up), per instance, in
 // epoch ms.
 inline std::map<QString, std::vector<double>> transitionsTo(const QByteArray& jsonl,

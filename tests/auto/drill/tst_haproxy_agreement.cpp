@@ -42,25 +42,6 @@ constexpr double kCheckIntervalMs = 2000;  // the export's `inter 2s`
 // count: 150 calls/s keep a run of error-limit errors short (~0.1 s on chat-3), so a check between
 // them that HAProxy did not make (or the reverse) moves a mark-down by a few calls, not past the
 // wave.
-const char* const kScenario = R"(version: 1
-name: haproxy-agreement
-duration: 25s
-seed: %2
-models:
-  - {name: chat, instances: 3, slots: 16, queue: 64, service: {base: 20ms, sigma: 0.2}}
-clients:
-  - {name: app, model: chat, criticality: core, rate: 150, timeout: 2s, slo: 1s}
-faults:
-  - %1
-)";
-
-const char* const kRunbook = R"(version: 1
-name: haproxy-agreement
-scenario: scenario.yaml
-expect:
-  - {kpi: availability, min: 0}
-)";
-
 // error-limit 6 with on-error mark-down; rise 2 checks every fastinter 1 s (open 2 s / streak 2).
 // No ramp: slowstart decides which calls a server gets, and HAProxy's log holds only the calls
 // it sent — a replay of it would thin them out a second time.
@@ -175,22 +156,10 @@ QString start(Run& r) {
   const QString dir = r.tmp.path();
   const quint16 base = r.ports.base, port = r.ports.gateway;
   if (!r.tmp.isValid() || !base) return "no temporary directory or ports";
-  QByteArray addresses;
-  for (int i = 0; i < 3; ++i)
-    addresses +=
-        "chat-" + QByteArray::number(i + 1) + " 127.0.0.1:" + QByteArray::number(base + i) + "\n";
-  if (!writeFile(dir + "/scenario.yaml",
-                 QString(kScenario).arg(r.timeline.fault).arg(r.timeline.seed).toUtf8()) ||
-      !writeFile(dir + "/drill.yaml", kRunbook) || !writeFile(dir + "/policy.yaml", kPolicy) ||
-      !writeFile(dir + "/trace.jsonl", threeInstanceTrace()) ||
-      !writeFile(dir + "/addresses.txt", addresses))
-    return "cannot write the run's files";
-  QByteArray out, err;
-  if (cli({"export", "--target", "haproxy", "--policy", dir + "/policy.yaml", "--validate",
-           dir + "/trace.jsonl", "--addresses", dir + "/addresses.txt", "--out",
-           dir + "/backend.cfg"},
-          &out, &err) != 0)
-    return "export: " + QString::fromUtf8(err);
+  const QString why = agreement::writeAndExport(
+      dir, agreement::scenario("haproxy-agreement", 25, 150, r.timeline.fault, r.timeline.seed),
+      kPolicy, r.ports, "haproxy", "backend.cfg");
+  if (!why.isEmpty()) return why;
   const QByteArray backend = readFile(dir + "/backend.cfg");
   const QByteArray conf = haproxyConf(port, backend);
   if (!backend.contains("inter 2s") || !backend.contains("rise 2") || conf.isEmpty() ||

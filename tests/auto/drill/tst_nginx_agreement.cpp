@@ -36,39 +36,20 @@
 
 #include "agreement.hpp"
 #include "live_testing.hpp"
+#include "nginx_testing.hpp"
 #include "require_peer.hpp"
 
 using namespace live_testing;
+using namespace nginx_testing;
 using agreement::cli;
 
 namespace {
 
-constexpr const char* kNginx = "/usr/sbin/nginx";
 constexpr double kGranularityMs = 1000;  // ngx_time(): whole seconds
 constexpr double kFailTimeoutMs = 2000;  // the export's fail_timeout (policy open.duration)
 
-// 30 s of scenario at ×5 (6 s of wall time), 30 POST calls/s of scenario over three
-// instances; `%1` is chat-3's fault. fail_timeout is 2 s of wall time, so a fault of 20 s of
-// scenario (4 s of wall time) gives a mark-down and failed trials.
-const char* const kScenario = R"(version: 1
-name: nginx-agreement
-duration: 30s
-seed: %2
-models:
-  - {name: chat, instances: 3, slots: 16, queue: 64, service: {base: 20ms, sigma: 0.2}}
-clients:
-  - {name: app, model: chat, criticality: core, rate: 30, timeout: 2s, slo: 1s}
-faults:
-  - %1
-)";
-
-const char* const kRunbook = R"(version: 1
-name: nginx-agreement
-scenario: scenario.yaml
-expect:
-  - {kpi: availability, min: 0}
-)";
-
+// fail_timeout 2 s of wall time: a fault of 20 s of scenario at ×5 (4 s of wall time, in 30 s of
+// scenario, 30 POST calls/s) gives a mark-down and failed trials.
 const char* const kPolicy = R"(version: 1
 name: agreement
 breaker:
@@ -78,43 +59,10 @@ breaker:
   open: {duration: 2s}
 )";
 
+// nginx around the export (dir/upstreams.conf, which defines `upstream`).
 QByteArray nginxConf(const QString& dir, quint16 port, const QByteArray& upstream) {
-  const QByteArray d = dir.toUtf8();
-  QByteArray conf;
-  if (::geteuid() == 0) conf += "user root;\n";  // CI runs as root; workers must reach TMPDIR
-  conf += "worker_processes 1;\npid " + d + "/nginx.pid;\nerror_log " + d +
-          "/error.log warn;\nevents { worker_connections 512; }\nhttp {\n"
-          "  client_body_temp_path " +
-          d + "/client_body;\n  proxy_temp_path " + d + "/proxy;\n  fastcgi_temp_path " + d +
-          "/fastcgi;\n  uwsgi_temp_path " + d + "/uwsgi;\n  scgi_temp_path " + d +
-          "/scgi;\n"
-          "  log_format drill escape=json '{\"msec\":\"$msec\",\"upstream_addr\":"
-          "\"$upstream_addr\",\"upstream_status\":\"$upstream_status\","
-          "\"upstream_response_time\":\"$upstream_response_time\",\"request_time\":"
-          "\"$request_time\",\"status\":\"$status\"}';\n  access_log " +
-          d + "/access.log drill;\n  include " + d + "/upstreams.conf;\n  server {\n" +
-          "    listen 127.0.0.1:" + QByteArray::number(port) +
-          ";\n    location / {\n      proxy_pass http://" + upstream +
-          ";\n      proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n    }\n"
-          "  }\n}\n";
-  return conf;
-}
-
-QByteArray startNginx(QProcess& nginx, const QString& dir, quint16 port) {
-  nginx.setProcessChannelMode(QProcess::MergedChannels);
-  nginx.start(kNginx, {"-p", dir + "/", "-c", dir + "/nginx.conf", "-e", dir + "/error.log", "-g",
-                       "daemon off;"});
-  if (!nginx.waitForStarted(5000)) return nginx.errorString().toUtf8();
-  const bool up = QTest::qWaitFor(
-      [&] {
-        if (nginx.state() == QProcess::NotRunning) return true;
-        QTcpSocket s;
-        s.connectToHost(QHostAddress::LocalHost, port);
-        return s.waitForConnected(100);
-      },
-      10000);
-  if (up && nginx.state() == QProcess::Running) return {};
-  return "nginx did not come up: " + nginx.readAll() + readFile(dir + "/error.log");
+  return nginxConfAround(dir, port, "  include " + dir.toUtf8() + "/upstreams.conf;\n", upstream,
+                         "");
 }
 
 // Real mark-downs: the error log's "temporarily disabled" lines, per server. nginx writes local
@@ -218,22 +166,10 @@ QString start(Run& r, const std::vector<std::unique_ptr<Run>>& runs) {
   r.ports = agreement::freshPorts(taken);
   if (!r.tmp.isValid() || !r.ports.base) return "no temporary directory or ports";
   const quint16 base = r.ports.base, port = r.ports.gateway;
-  QByteArray addresses;
-  for (int i = 0; i < 3; ++i)
-    addresses +=
-        "chat-" + QByteArray::number(i + 1) + " 127.0.0.1:" + QByteArray::number(base + i) + "\n";
-  if (!writeFile(dir + "/scenario.yaml",
-                 QString(kScenario).arg(r.timeline.fault).arg(r.timeline.seed).toUtf8()) ||
-      !writeFile(dir + "/drill.yaml", kRunbook) || !writeFile(dir + "/policy.yaml", kPolicy) ||
-      !writeFile(dir + "/trace.jsonl", threeInstanceTrace()) ||
-      !writeFile(dir + "/addresses.txt", addresses))
-    return "cannot write the run's files";
-  QByteArray out, err;
-  if (cli({"export", "--target", "nginx", "--policy", dir + "/policy.yaml", "--validate",
-           dir + "/trace.jsonl", "--addresses", dir + "/addresses.txt", "--out",
-           dir + "/upstreams.conf"},
-          &out, &err) != 0)
-    return "export: " + QString::fromUtf8(err);
+  const QString exported = agreement::writeAndExport(
+      dir, agreement::scenario("nginx-agreement", 30, 30, r.timeline.fault, r.timeline.seed),
+      kPolicy, r.ports, "nginx", "upstreams.conf");
+  if (!exported.isEmpty()) return exported;
   const QByteArray conf = readFile(dir + "/upstreams.conf");
   const auto name = QRegularExpression(R"(upstream (\S+) \{)").match(QString::fromUtf8(conf));
   if (conf.contains("127.0.0.1:8001") || !name.hasMatch())  // a placeholder left
@@ -317,27 +253,17 @@ class TstNginxAgreement : public QObject {
     QTemporaryDir tmp;
     QVERIFY(tmp.isValid());
     const QString dir = tmp.path();
-    QVERIFY(writeFile(
-        dir + "/scenario.yaml",
-        QString(kScenario)
-            .arg("{type: errors, target: chat-3, at: 4s, duration: 20s, rate: 1.0, status: 503}")
-            .arg(26)
-            .toUtf8()));
-    QVERIFY(writeFile(dir + "/policy.yaml", kPolicy));
-    QVERIFY(writeFile(dir + "/trace.jsonl", threeInstanceTrace()));
-    const quint16 base = freePorts(3), port = freePort();
+    const agreement::Ports ports = agreement::freshPorts({});
+    const quint16 base = ports.base, port = ports.gateway;
     QVERIFY(base && port);
-    QByteArray addresses;
-    for (int i = 0; i < 3; ++i)
-      addresses +=
-          "chat-" + QByteArray::number(i + 1) + " 127.0.0.1:" + QByteArray::number(base + i) + "\n";
-    QVERIFY(writeFile(dir + "/addresses.txt", addresses));
+    const QString exported = agreement::writeAndExport(
+        dir,
+        agreement::scenario(
+            "nginx-agreement-get", 30, 30,
+            "{type: errors, target: chat-3, at: 4s, duration: 20s, rate: 1.0, status: 503}", 26),
+        kPolicy, ports, "nginx", "upstreams.conf", {"--idempotent-only"});
+    QVERIFY2(exported.isEmpty(), qPrintable(exported));
     QByteArray out, err;
-    QCOMPARE(cli({"export", "--target", "nginx", "--policy", dir + "/policy.yaml", "--validate",
-                  dir + "/trace.jsonl", "--addresses", dir + "/addresses.txt", "--idempotent-only",
-                  "--out", dir + "/upstreams.conf"},
-                 &out, &err),
-             0);
     const QByteArray conf = readFile(dir + "/upstreams.conf");
     QVERIFY2(!conf.contains("non_idempotent"), conf.constData());
     const auto name = QRegularExpression(R"(upstream (\S+) \{)").match(QString::fromUtf8(conf));

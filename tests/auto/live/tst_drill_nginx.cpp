@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "live_testing.hpp"
+#include "nginx_testing.hpp"
 #include "require_peer.hpp"
 #include "spillway/live/log_tail.hpp"
 #include "spillway/live/shadow.hpp"
@@ -34,10 +35,10 @@
 using namespace spillway;
 
 using namespace live_testing;
+using namespace nginx_testing;
 
 namespace {
 
-constexpr const char* kNginx = "/usr/sbin/nginx";
 constexpr int kFaultAtMs = 4000;   // chat-3 gets +800 ms at 4 s (scenario and wall time)
 constexpr int kLoadForMs = 12000;  // load through nginx from the start of serve-instances
 
@@ -68,60 +69,12 @@ breaker:
   slow: {absolute: 300ms}
 )";
 
-// nginx in front of an upstream: foreground, temp prefix under `dir`, loopback only, a JSON
-// access log (dir/access.log); `upstreamBlock` is http-level text defining upstream `name`,
-// `location` adds directives to the proxying location.
-QByteArray nginxConfAround(const QString& dir, quint16 port, const QByteArray& upstreamBlock,
-                           const QByteArray& name, const QByteArray& location) {
-  const QByteArray d = dir.toUtf8();
-  QByteArray conf;
-  if (::geteuid() == 0) conf += "user root;\n";  // CI runs as root; workers must reach TMPDIR
-  conf += "worker_processes 1;\npid " + d + "/nginx.pid;\nerror_log " + d +
-          "/error.log warn;\nevents { worker_connections 256; }\nhttp {\n"
-          "  client_body_temp_path " +
-          d + "/client_body;\n  proxy_temp_path " + d + "/proxy;\n  fastcgi_temp_path " + d +
-          "/fastcgi;\n  uwsgi_temp_path " + d + "/uwsgi;\n  scgi_temp_path " + d +
-          "/scgi;\n"
-          "  log_format drill escape=json '{\"msec\":\"$msec\",\"upstream_addr\":"
-          "\"$upstream_addr\",\"upstream_status\":\"$upstream_status\","
-          "\"upstream_response_time\":\"$upstream_response_time\",\"request_time\":"
-          "\"$request_time\",\"status\":\"$status\",\"drill\":\"$http_x_drill\"}';\n"
-          "  access_log " +
-          d + "/access.log drill;\n" + upstreamBlock +
-          "  server {\n    listen 127.0.0.1:" + QByteArray::number(port) +
-          ";\n"
-          "    location / {\n      proxy_pass http://" +
-          name +
-          ";\n"
-          "      proxy_http_version 1.1;\n      proxy_set_header Connection \"\";\n" +
-          location + "    }\n  }\n}\n";
-  return conf;
-}
-
 QByteArray nginxConf(const QString& dir, quint16 port, const QStringList& upstreams,
                      const QByteArray& serverOptions, const QByteArray& location) {
   QByteArray block = "  upstream models {\n";
   for (const QString& u : upstreams) block += "    server " + u.toUtf8() + serverOptions + ";\n";
   block += "    keepalive 16;\n  }\n";
   return nginxConfAround(dir, port, block, "models", location);
-}
-
-// Starts nginx on dir/nginx.conf and waits until it accepts on `port`; empty, or why not.
-QByteArray startNginx(QProcess& nginx, const QString& dir, quint16 port) {
-  nginx.setProcessChannelMode(QProcess::MergedChannels);
-  nginx.start(kNginx, {"-p", dir + "/", "-c", dir + "/nginx.conf", "-e", dir + "/error.log", "-g",
-                       "daemon off;"});
-  if (!nginx.waitForStarted(5000)) return nginx.errorString().toUtf8();
-  const bool up = QTest::qWaitFor(
-      [&] {
-        if (nginx.state() == QProcess::NotRunning) return true;
-        QTcpSocket s;
-        s.connectToHost(QHostAddress::LocalHost, port);
-        return s.waitForConnected(100);
-      },
-      10000);
-  if (up && nginx.state() == QProcess::Running) return {};
-  return "nginx did not come up: " + nginx.readAll() + readFile(dir + "/error.log");
 }
 
 // A drill against nginx (`drill RUNBOOK --gateway`), 150 s of scenario at ×5: chat-3 answers
