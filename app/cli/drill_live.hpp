@@ -1,5 +1,5 @@
 #pragma once
-// `drill RUNBOOK --gateway URL`: the runbook against a real gateway (app/live's LiveDrill).
+// `drill RUNBOOK --gateway URL`: the runbook against a real gateway (app/drill's LiveDrill).
 // drill_command.cpp parses the options; drill_live_command.cpp runs.
 #include <QString>
 

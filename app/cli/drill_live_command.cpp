@@ -8,8 +8,8 @@
 
 #include "cli_common.hpp"
 #include "drill_live.hpp"
+#include "spillway/drill/live_drill.hpp"
 #include "spillway/input_error.hpp"
-#include "spillway/live/live_drill.hpp"
 
 namespace spillway::cli {
 
@@ -18,17 +18,17 @@ sim::DrillResult runLiveDrill(const sim::Runbook& rb, const LiveDrillRequest& rq
   if (!url.isValid() || url.scheme() != "http" || url.host().isEmpty() || url.port() <= 0)
     throw InputError("--gateway", 0, "",
                      "expected http://HOST:PORT[/path], got '" + rq.gateway.toStdString() + "'");
-  live::LiveDrillOptions o;
+  drill::LiveDrillOptions o;
   o.gateway = url;
   o.basePort = static_cast<quint16>(rq.basePort);
   o.speed = rq.speed;
   o.rateScale = rq.rateScale;
   o.maxInFlight = rq.maxInFlight;
-  live::LiveDrill drill(rb.scenario, o);
-  QObject::connect(&drill.farm(), &live::InstanceFarm::faultTransition,
+  drill::LiveDrill rig(rb.scenario, o);
+  QObject::connect(&rig.farm(), &drill::InstanceFarm::faultTransition,
                    [](const QString& text) { std::fprintf(stderr, "%s\n", qPrintable(text)); });
-  if (!drill.start()) throw InputError("--base-port", 0, "", drill.errorString().toStdString());
-  for (const live::FakeInstance* in : drill.farm().instances())
+  if (!rig.start()) throw InputError("--base-port", 0, "", rig.errorString().toStdString());
+  for (const drill::FakeInstance* in : rig.farm().instances())
     std::fprintf(stderr, "%s listening on 127.0.0.1:%u\n", in->name().c_str(), in->port());
   const Micros wall = static_cast<Micros>(static_cast<double>(rb.scenario.duration) / rq.speed);
   std::fprintf(stderr, "drill %s: load through %s for %s (fault timeline x%g)\n", rb.name.c_str(),
@@ -41,12 +41,12 @@ sim::DrillResult runLiveDrill(const sim::Runbook& rb, const LiveDrillRequest& rq
   guard.setSingleShot(true);
   QObject::connect(&guard, &QTimer::timeout, QCoreApplication::instance(), &QCoreApplication::quit);
   guard.start(static_cast<int>(std::min<Micros>((wall + longest) / 1000 + 5000, 86'400'000)));
-  QObject::connect(&drill, &live::LiveDrill::finished, QCoreApplication::instance(),
+  QObject::connect(&rig, &drill::LiveDrill::finished, QCoreApplication::instance(),
                    &QCoreApplication::quit, Qt::QueuedConnection);
   QCoreApplication::exec();
 
   std::uint64_t answered = 0, hit = 0, degraded = 0, anyAnswer = 0, sent = 0;
-  for (const live::LiveCall& c : drill.calls()) {
+  for (const drill::LiveCall& c : rig.calls()) {
     answered += c.status == 200;
     hit += c.gatewayFault;
     degraded += c.degraded;
@@ -64,11 +64,11 @@ sim::DrillResult runLiveDrill(const sim::Runbook& rb, const LiveDrillRequest& rq
   std::fprintf(stderr,
                "drill %s: %zu requests sent, %llu answered 200 (%llu by another model), %llu hit "
                "by ingress faults, %llu not sent (over --max-in-flight)\n",
-               rb.name.c_str(), drill.calls().size(), static_cast<unsigned long long>(answered),
+               rb.name.c_str(), rig.calls().size(), static_cast<unsigned long long>(answered),
                static_cast<unsigned long long>(degraded), static_cast<unsigned long long>(hit),
-               static_cast<unsigned long long>(drill.notSent()));
+               static_cast<unsigned long long>(rig.notSent()));
   // Every drill KPI, null where the callers cannot measure it (as a simulated run's n/a).
-  const auto measured = live::liveKpis(rb.scenario, drill.calls());
+  const auto measured = drill::liveKpis(rb.scenario, rig.calls());
   std::vector<std::pair<std::string, std::optional<double>>> kpis;
   for (const std::string& key : sim::drillKpis()) {
     std::optional<double> v;

@@ -8,21 +8,21 @@
 #include <cstdio>
 
 #include "cli_common.hpp"
+#include "spillway/drill/instance_farm.hpp"
 #include "spillway/input_error.hpp"
-#include "spillway/live/instance_farm.hpp"
 
 namespace spillway::cli {
 namespace {
 
 // What to serve and for how long, checked against the scenario it is served from.
 struct ServeOptions {
-  live::FarmOptions farm;
+  drill::FarmOptions farm;
   Micros wall = 0;  // the scenario's duration at --speed, or --duration
 };
 
 ServeOptions readServeOptions(const QCommandLineParser& p, const sim::Scenario& sc) {
   ServeOptions o;
-  live::FarmOptions& opt = o.farm;
+  drill::FarmOptions& opt = o.farm;
   bool ok = false;
   const uint port = p.value("base-port").toUInt(&ok);
   if (!ok || port > 65535) throw InputError("--base-port", 0, "", "expected a port 0..65535");
@@ -48,8 +48,8 @@ ServeOptions readServeOptions(const QCommandLineParser& p, const sim::Scenario& 
 }
 
 // One line per listener, then what is served for how long.
-void announceListeners(const live::InstanceFarm& farm, const ServeOptions& o) {
-  for (const live::FakeInstance* in : farm.instances()) {
+void announceListeners(const drill::InstanceFarm& farm, const ServeOptions& o) {
+  for (const drill::FakeInstance* in : farm.instances()) {
     const sim::ModelSpec* m = nullptr;
     for (const auto& ms : farm.scenario().models)
       for (const auto& is : ms.instances)
@@ -72,9 +72,9 @@ void serveUntilStopped(Micros wall) {
   QCoreApplication::exec();
 }
 
-void printInstanceStats(const live::InstanceFarm& farm) {
-  for (const live::FakeInstance* in : farm.instances()) {
-    const live::InstanceStats& s = in->stats();
+void printInstanceStats(const drill::InstanceFarm& farm) {
+  for (const drill::FakeInstance* in : farm.instances()) {
+    const drill::InstanceStats& s = in->stats();
     std::fprintf(
         stderr,
         "%s: %llu requests, %llu answered, %llu errors, %llu throttled, %llu queue "
@@ -88,8 +88,8 @@ void printInstanceStats(const live::InstanceFarm& farm) {
 }
 
 int serve(sim::Scenario sc, const ServeOptions& o) {
-  live::InstanceFarm farm(std::move(sc), o.farm);
-  QObject::connect(&farm, &live::InstanceFarm::faultTransition,
+  drill::InstanceFarm farm(std::move(sc), o.farm);
+  QObject::connect(&farm, &drill::InstanceFarm::faultTransition,
                    [](const QString& text) { std::fprintf(stderr, "%s\n", qPrintable(text)); });
   if (!farm.start()) {
     std::fprintf(stderr, "spillway-cli serve-instances: %s\n", qPrintable(farm.errorString()));

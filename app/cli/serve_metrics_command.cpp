@@ -9,11 +9,11 @@
 
 #include "cli_common.hpp"
 #include "serve_metrics.hpp"
+#include "spillway/drill/metrics_server.hpp"
+#include "spillway/drill/paced_simulation.hpp"
+#include "spillway/drill/sim_metrics.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/live/listen_address.hpp"
-#include "spillway/live/metrics_server.hpp"
-#include "spillway/live/paced_simulation.hpp"
-#include "spillway/live/sim_metrics.hpp"
 #include "spillway/sim/report.hpp"
 
 namespace spillway::cli {
@@ -26,16 +26,16 @@ int runServeMetrics(const sim::Scenario& sc, const ServeMetricsRequest& rq) {
     if (e.detail().find("loopback") == std::string::npos) throw;
     throw InputError(e.file(), 0, "", e.detail() + " (--metrics-allow-remote)");
   }
-  live::SimMetrics metrics(sc);
+  drill::SimMetrics metrics(sc);
   sim::SimOptions opt;
   opt.protection = rq.protection;
   opt.series = &metrics;
   opt.attempts = &metrics;
-  live::PacedSimulation paced(sc, opt, rq.speed);
-  live::MetricsServerOptions mo;
+  drill::PacedSimulation paced(sc, opt, rq.speed);
+  drill::MetricsServerOptions mo;
   mo.address = at.address;
   mo.port = at.port;
-  live::MetricsServer server(mo, [&] {
+  drill::MetricsServer server(mo, [&] {
     metrics.setTime(paced.now());
     return metrics.render();
   });
@@ -64,7 +64,7 @@ int runServeMetrics(const sim::Scenario& sc, const ServeMetricsRequest& rq) {
   std::fflush(stderr);
 
   const StopOnSignal stopOnSignal;
-  QObject::connect(&paced, &live::PacedSimulation::done, QCoreApplication::instance(),
+  QObject::connect(&paced, &drill::PacedSimulation::done, QCoreApplication::instance(),
                    &QCoreApplication::quit);
   paced.start();
   QCoreApplication::exec();

@@ -297,8 +297,12 @@ LiveController::LiveController(QObject* parent) : QObject(parent) {
   thread_.setObjectName("spillway-live");
 }
 
+// The window closes Live mode before it goes (MainWindow::closeEvent waits for closed()), so
+// this finds the thread idle; only a controller destroyed with a session still open (a test
+// tearing down) blocks here, since the session must commit its recording before its thread
+// ends.
 LiveController::~LiveController() {
-  stop(Qt::BlockingQueuedConnection);  // at shutdown the session must be gone before its thread
+  stop(Qt::BlockingQueuedConnection);
   thread_.quit();
   thread_.wait();
 }
@@ -344,6 +348,15 @@ void LiveController::stop(Qt::ConnectionType how) {
   if (!session_) return;
   LiveSession* s = session_;
   session_ = nullptr;
+  ++closing_;
+  // Delivered on this thread once the session is deleted on its own; dropped if this
+  // controller is gone by then.
+  connect(
+      s, &QObject::destroyed, this,
+      [this] {
+        if (--closing_ == 0) emit closed();
+      },
+      Qt::QueuedConnection);
   // Closed on its own thread (its sockets and timers live there), then deleted there; a new
   // session's start is queued behind it, so a port it held is free again by then.
   QMetaObject::invokeMethod(

@@ -148,6 +148,8 @@ class LiveController : public QObject {
   // Ends the session: it closes its sources on its own thread; the UI does not wait for it.
   void stop();
   bool running() const { return session_ != nullptr; }
+  // A stopped session still closing its sources and recording on its thread.
+  bool closing() const { return closing_ > 0; }
   // Has the session commit its recording buffer (a cut follows), then calls `done` on the UI
   // thread: ok, or the reason it could not.
   void flushRecording(std::function<void(bool ok, const QString& error)> done);
@@ -158,11 +160,14 @@ class LiveController : public QObject {
   void snapshot(std::shared_ptr<const spillway::console::Comparison> view,
                 spillway::console::LiveStatus status);
   void stopped();
+  // Every stopped session has closed (its recording committed): nothing is left to wait for.
+  void closed();
 
  private:
   void stop(Qt::ConnectionType how);
   QThread thread_;
   LiveSession* session_ = nullptr;
+  int closing_ = 0;
 };
 
 }  // namespace spillway::console

@@ -6,6 +6,7 @@
 #include <QActionGroup>
 #include <QApplication>
 #include <QCheckBox>
+#include <QCloseEvent>
 #include <QComboBox>
 #include <QDateTime>
 #include <QDockWidget>
@@ -362,6 +363,10 @@ void MainWindow::buildMenus() {
 
 // Play / pause, speed, loop and the scrubber.
 void MainWindow::buildPlayback() {
+  refreshTimer_ = new QTimer(this);  // the timelines' one scheduler (schedule())
+  refreshTimer_->setSingleShot(true);
+  refreshTimer_->setInterval(0);
+  connect(refreshTimer_, &QTimer::timeout, this, [this] { refresh(pending_); });
   playTimer_ = new QTimer(this);
   playTimer_->setInterval(50);
   playback_.setSpeed(speed_->currentIndex());
@@ -440,7 +445,8 @@ void MainWindow::connectRuns() {
     if (!annotateRange(i, from, to, &error)) statusBar()->showMessage(error);
   });
   connect(tiles_, &InstanceTiles::instanceClicked, this, &MainWindow::focusInstance);
-  connect(tiles_, &InstanceTiles::visibilityChanged, this, &MainWindow::redrawPlot);
+  connect(tiles_, &InstanceTiles::visibilityChanged, this,
+          [this] { schedule(Refresh::Recompute); });
   connect(plot_, &TimelinePlot::laneClicked, this, &MainWindow::focusInstance);
 }
 
@@ -572,11 +578,24 @@ void MainWindow::setTheme(Theme t) {
 
 void MainWindow::focusInstance(std::size_t i) {
   tiles_->setSelected(i);
-  redrawPlot();
+  schedule(Refresh::Recompute);
 }
 
-void MainWindow::redrawPlot() {
+void MainWindow::schedule(Refresh level) {
+  pending_ = std::max(pending_, level);
+  refreshTimer_->start();
+}
+
+void MainWindow::refresh(Refresh level, bool keepZoom) {
+  pending_ = Refresh::None;
+  refreshTimer_->stop();
+  if (level == Refresh::None) return;
+  if (level == Refresh::Replot) {
+    plot_->setCursorTime(playback_.cursor());
+    return;
+  }
   PlotInput in;
+  in.keepZoom = keepZoom;
   in.run = current_;
   in.previous = previous_;
   in.focus = tiles_->selected();
@@ -587,7 +606,7 @@ void MainWindow::redrawPlot() {
          view::displayOrder(current_->protectedRun.timeline, view::TileOrder::Model, 0))
       if (!tiles_->isHidden(i)) in.lanes.push_back(i);
   }
-  plot_->show(in);
+  plot_->show(in, level);
   plot_->setCursorTime(playback_.cursor());
 }
 
@@ -629,7 +648,7 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
     cancel_->setEnabled(false);
     progress_->setValue(100);
     tiles_->setRun(current_, true);  // keeps the focus and the hidden lanes
-    redrawPlot();
+    refresh(Refresh::Reread, true);
     startSeeds();
     playback_.extend(current_->protectedRun.timeline.start(),
                      current_->protectedRun.timeline.end());
@@ -666,7 +685,7 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
   for (std::size_t i = 0; i < insts.size(); ++i)
     if (insts[i].name == faulted) focus = i;
   tiles_->setSelected(focus);
-  redrawPlot();
+  refresh(Refresh::Reread);
   scrubber_->setRange(0, static_cast<int>(current_->protectedRun.timeline.end() / 1000000));
   startSeeds();
   playback_.show(current_->mode, current_->protectedRun.timeline.start(),
@@ -868,7 +887,7 @@ void MainWindow::syncCursor() {
     play_->setText(tr("Play"));
   }
   tiles_->setCursorTime(playback_.cursor());
-  plot_->setCursorTime(playback_.cursor());
+  schedule(Refresh::Replot);
   const QSignalBlocker block(scrubber_);
   scrubber_->setValue(static_cast<int>(playback_.cursor() / 1000000));
   updateTimeLabel();
@@ -992,6 +1011,17 @@ void MainWindow::cutFailed(const QString& message) {
   emit liveCutFailed(message);
 }
 
+void MainWindow::closeEvent(QCloseEvent* e) {
+  if (!live_.running() && !live_.closing()) {
+    QMainWindow::closeEvent(e);
+    return;
+  }
+  stopLive();
+  e->ignore();
+  hide();
+  connect(&live_, &LiveController::closed, this, &QWidget::close, Qt::UniqueConnection);
+}
+
 void MainWindow::stopLive() {
   if (!live_.running()) return;
   live_.stop();
@@ -1047,8 +1077,7 @@ void MainWindow::applyLive() {
     latencyMs = static_cast<double>(steadyNowNs() - st.oldestNewDataNs) / 1e6;
     liveLatencies_.push_back(latencyMs);
   }
-  redrawPlot();
-  plot_->setCursorTime(playback_.cursor());
+  refresh(Refresh::Reread);
   fillLiveKpis(st);
   livePanel_->showStatus(st, latencyMs);
   if (!st.verdicts.isEmpty()) statusBar()->showMessage(st.verdicts.back());

@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "live_session.hpp"
+#include "refresh.hpp"
 #include "replay_controller.hpp"
 #include "run_controller.hpp"
 #include "spillway/sim/seeds.hpp"
@@ -115,6 +116,9 @@ class MainWindow : public QMainWindow {
 
  protected:
   void keyPressEvent(QKeyEvent* e) override;
+  // With Live mode on, the window hides at once and closes when the session has committed its
+  // recording on its own thread: the UI thread never waits for it.
+  void closeEvent(QCloseEvent* e) override;
 
  private:
   void buildRunToolbar();
@@ -131,7 +135,10 @@ class MainWindow : public QMainWindow {
   void step(int ticks);
   void syncCursor();  // the widgets to playback_'s cursor and play state
   void updateTimeLabel();
-  void redrawPlot();
+  // The timelines' one scheduler: requests coalesce into the highest level pending, done on
+  // the next turn of the event loop; refresh() does a level now (a new run on screen).
+  void schedule(Refresh level);
+  void refresh(Refresh level, bool keepZoom = false);
   void focusInstance(std::size_t i);
   void startRun(const sim::Scenario& sc, const QString& label);
   void startReplay(const QString& incident, bool whatIf, bool keepPrevious = false);
@@ -184,6 +191,8 @@ class MainWindow : public QMainWindow {
   QTimer* playTimer_;
   InstanceTiles* tiles_;
   TimelinePlot* plot_;
+  QTimer* refreshTimer_;
+  Refresh pending_ = Refresh::None;
   QTableWidget* kpis_;
   KpiChart* chart_;
   QDockWidget *policyDock_ = nullptr, *scenarioDock_ = nullptr, *libraryDock_ = nullptr,

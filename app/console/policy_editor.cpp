@@ -13,8 +13,11 @@
 #include <QSlider>
 #include <QVBoxLayout>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <type_traits>
+#include <utility>
 
 #include "spillway/policy_yaml.hpp"
 
@@ -30,13 +33,221 @@ Micros fromSec(double s) {
   return static_cast<Micros>(s * 1e6 + 0.5);
 }
 
+// A field as its control shows it: a duration in seconds (Micros is the only 64-bit integer
+// the configs hold), a flag as 0 / 1, a count or a share as the number itself.
+template <class F>
+double shown(F v) {
+  if constexpr (std::is_same_v<F, Micros>)
+    return sec(v);
+  else
+    return static_cast<double>(v);
+}
+
+template <class F>
+void store(F& field, double v) {
+  if constexpr (std::is_same_v<F, Micros>)
+    field = fromSec(v);
+  else if constexpr (std::is_same_v<F, bool>)
+    field = v != 0;
+  else
+    field = static_cast<F>(v);  // a count: the spin box has no decimals
+}
+
+// The field at the end of a member-pointer path: member<&BreakerConfig::trip,
+// &TripConfig::slowRate>(b) is b.trip.slowRate.
+template <auto First, auto... Rest, class T>
+auto& member(T& t) {
+  if constexpr (sizeof...(Rest) == 0)
+    return t.*First;
+  else
+    return member<Rest...>(t.*First);
+}
+
+template <class M>
+struct OwnerOf;
+template <class C, class F>
+struct OwnerOf<F C::*> {
+  using type = C;
+};
+
+// Reads and writes one field of a T (the breaker, or the whole policy) as the double its
+// control shows, so one loop serves every row whatever the field's type and unit.
+template <class T>
+struct Field {
+  double (*get)(const T&);
+  void (*set)(T&, double);
+};
+
+// field<&BreakerConfig::trip, &TripConfig::slowRate> reads and writes b.trip.slowRate.
+template <auto First, auto... Rest>
+constexpr auto field = [] {
+  using T = typename OwnerOf<decltype(First)>::type;
+  return Field<T>{[](const T& t) { return shown(member<First, Rest...>(t)); },
+                  [](T& t, double v) { store(member<First, Rest...>(t), v); }};
+}();
+
+struct Range {
+  double lo, hi, step;
+  int decimals;
+  const char* suffix;
+};
+
+// One row of the editor: a slider with its spin box over `range`, or a checkbox. Labels,
+// tips and group titles are translated when the row is built.
+template <class T>
+struct RowSpec {
+  const char* group;  // its group box's title; the rows of a group are adjacent
+  const char* key;    // the YAML key, also the control's object name
+  const char* label;
+  Range range;      // sliders only
+  const char* tip;  // nullptr: none
+  bool check;       // a checkbox, for a bool field
+  Field<T> field;
+};
+
+// A row reads as an addSliderRow call did: key, label, lo, hi, step, decimals, suffix, tip.
+template <class T>
+constexpr RowSpec<T> sliderRow(const char* group, const char* key, const char* label, double lo,
+                               double hi, double step, int decimals, const char* suffix,
+                               const char* tip, Field<T> field) {
+  return {group, key, label, {lo, hi, step, decimals, suffix}, tip, false, field};
+}
+
+template <class T>
+constexpr RowSpec<T> checkRow(const char* group, const char* key, const char* label,
+                              const char* tip, Field<T> field) {
+  return {group, key, label, {}, tip, true, field};
+}
+
+constexpr const char* kDetect = QT_TR_NOOP("Detect");
+constexpr const char* kTrip = QT_TR_NOOP("Trip");
+constexpr const char* kOpen = QT_TR_NOOP("Open");
+constexpr const char* kRecover = QT_TR_NOOP("Recover");
+constexpr const char* kDegrade = QT_TR_NOOP("Degrade (whole policy)");
+constexpr const char* kShedding = QT_TR_NOOP("Shedding (whole policy)");
+
+// The breaker's parameters, grouped as the policy file is: detect, trip, open, recover. They
+// edit the breaker of the scope (the default, or a model's override of it).
+constexpr RowSpec<BreakerConfig> kBreakerRows[] = {
+    sliderRow(kDetect, "window.length", QT_TR_NOOP("window"), 1, 600, 1, 0, " s",
+              QT_TR_NOOP("sliding time window"),
+              field<&BreakerConfig::window, &WindowConfig::length>),
+    sliderRow(kDetect, "min_calls", QT_TR_NOOP("min calls"), 1, 10000, 1, 0, "",
+              QT_TR_NOOP("the rule ignores thinner windows"), field<&BreakerConfig::minCalls>),
+    sliderRow(kDetect, "slow.k", QT_TR_NOOP("slow = k × P99"), 0.5, 20, 0.1, 1, "",
+              QT_TR_NOOP("slow-call threshold factor"),
+              field<&BreakerConfig::slow, &SlowConfig::k>),
+    sliderRow(kDetect, "slow.floor", QT_TR_NOOP("slow floor"), 0, 60, 0.05, 2, " s",
+              QT_TR_NOOP("never below this"), field<&BreakerConfig::slow, &SlowConfig::floor>),
+    sliderRow(kDetect, "slow.absolute", QT_TR_NOOP("fixed slow"), 0, 120, 0.1, 1, " s",
+              QT_TR_NOOP("> 0: a fixed slow-call threshold instead of k × P99"),
+              field<&BreakerConfig::slow, &SlowConfig::absolute>),
+    sliderRow(kDetect, "baseline.horizon", QT_TR_NOOP("baseline horizon"), 10, 3600, 10, 0, " s",
+              QT_TR_NOOP("time constant of the P99 baseline's forgetting"),
+              field<&BreakerConfig::baseline, &BaselineConfig::horizon>),
+    sliderRow(kDetect, "baseline.min_calls", QT_TR_NOOP("baseline min calls"), 1, 100000, 10, 0, "",
+              QT_TR_NOOP("calls learned before the baseline is trusted"),
+              field<&BreakerConfig::baseline, &BaselineConfig::minCalls>),
+    sliderRow(kTrip, "trip.error_rate", QT_TR_NOOP("error rate >"), 0.01, 1, 0.01, 2, "",
+              QT_TR_NOOP("share of failures"), field<&BreakerConfig::trip, &TripConfig::errorRate>),
+    sliderRow(kTrip, "trip.slow_rate", QT_TR_NOOP("slow rate >"), 0.01, 1, 0.01, 2, "",
+              QT_TR_NOOP("share of slow calls"),
+              field<&BreakerConfig::trip, &TripConfig::slowRate>),
+    sliderRow(kTrip, "trip.sustain", QT_TR_NOOP("sustained"), 0, 120, 0.5, 1, " s",
+              QT_TR_NOOP("how long it must hold"),
+              field<&BreakerConfig::trip, &TripConfig::sustain>),
+    sliderRow(kTrip, "trip.weight", QT_TR_NOOP("topology weight"), 0.1, 5, 0.05, 2, "",
+              QT_TR_NOOP("multiplies both rate thresholds (seed 001: core 1.2, edge 0.8)"),
+              field<&BreakerConfig::trip, &TripConfig::weight>),
+    sliderRow(kOpen, "open.duration", QT_TR_NOOP("open for"), 0.1, 600, 1, 1, " s",
+              QT_TR_NOOP("first open duration"),
+              field<&BreakerConfig::open, &OpenConfig::duration>),
+    sliderRow(kOpen, "open.backoff_multiplier", QT_TR_NOOP("backoff ×"), 1, 10, 0.1, 1, "",
+              QT_TR_NOOP("per consecutive open"),
+              field<&BreakerConfig::open, &OpenConfig::backoffMultiplier>),
+    sliderRow(kOpen, "open.max_duration", QT_TR_NOOP("max open"), 0.1, 3600, 5, 0, " s",
+              QT_TR_NOOP("backoff cap"), field<&BreakerConfig::open, &OpenConfig::maxDuration>),
+    sliderRow(kOpen, "open.jitter", QT_TR_NOOP("jitter"), 0, 1, 0.05, 2, "",
+              QT_TR_NOOP("± share of the open time, so breakers do not re-probe in lockstep"),
+              field<&BreakerConfig::open, &OpenConfig::jitter>),
+    sliderRow(kOpen, "open.decay_after", QT_TR_NOOP("backoff decays after"), 1, 3600, 10, 0, " s",
+              QT_TR_NOOP("healthy this long forgets one open of the backoff"),
+              field<&BreakerConfig::open, &OpenConfig::decayAfter>),
+    sliderRow(kRecover, "half_open.probe_share", QT_TR_NOOP("probe share"), 0.01, 1, 0.01, 2, "",
+              QT_TR_NOOP("share of traffic let through in HALF_OPEN"),
+              field<&BreakerConfig::halfOpen, &HalfOpenConfig::probeShare>),
+    sliderRow(kRecover, "half_open.success_streak", QT_TR_NOOP("success streak"), 1, 1000, 1, 0, "",
+              QT_TR_NOOP("good probes in a row to close"),
+              field<&BreakerConfig::halfOpen, &HalfOpenConfig::successStreak>),
+    sliderRow(kRecover, "ramp.duration", QT_TR_NOOP("ramp"), 0, 600, 5, 0, " s",
+              QT_TR_NOOP("back to full traffic over"),
+              field<&BreakerConfig::ramp, &RampConfig::duration>),
+};
+
+// Degrade and shedding: one setting for the whole policy, whatever the scope.
+constexpr RowSpec<Policy> kPolicyRows[] = {
+    sliderRow(kDegrade, "degrade.max_quality_drop", QT_TR_NOOP("max quality drop"), 0, 1, 0.05, 2,
+              "", QT_TR_NOOP("a backup may be at most this much worse"),
+              field<&Policy::degrade, &DegradeConfig::maxQualityDrop>),
+    sliderRow(kDegrade, "degrade.retry_budget", QT_TR_NOOP("re-route budget"), 0, 1, 0.05, 2, "",
+              QT_TR_NOOP("share of live traffic the gateway may re-route"),
+              field<&Policy::degrade, &DegradeConfig::retryBudget>),
+    sliderRow(kDegrade, "degrade.lock_ttl", QT_TR_NOOP("lock TTL"), 1, 3600, 10, 0, " s",
+              QT_TR_NOOP("a degraded session stays degraded this long"),
+              field<&Policy::degrade, &DegradeConfig::lockTtl>),
+    checkRow(kDegrade, "degrade.non_critical_backups",
+             QT_TR_NOOP("backups for non-critical traffic"),
+             QT_TR_NOOP("off: backups are kept for core traffic"),
+             field<&Policy::degrade, &DegradeConfig::nonCriticalBackups>),
+    checkRow(kDegrade, "degrade.fast_fail_non_critical",
+             QT_TR_NOOP("fast-fail non-critical without a backup"), nullptr,
+             field<&Policy::degrade, &DegradeConfig::fastFailNonCritical>),
+    checkRow(kDegrade, "degrade.cache", QT_TR_NOOP("serve cached answers"), nullptr,
+             field<&Policy::degrade, &DegradeConfig::cache>),
+    checkRow(kDegrade, "degrade.lock", QT_TR_NOOP("degrade lock"),
+             QT_TR_NOOP("a degraded session stays on its backup"),
+             field<&Policy::degrade, &DegradeConfig::lock>),
+    checkRow(kDegrade, "degrade.truncate_tail",
+             QT_TR_NOOP("cut the long tail at the slow threshold"),
+             QT_TR_NOOP("an attempt still running at k × P99 is cut and degraded (seed 001)"),
+             field<&Policy::degrade, &DegradeConfig::truncateTail>),
+    checkRow(
+        kDegrade, "degrade.cheaper_non_core", QT_TR_NOOP("cheaper model for non-core traffic"),
+        QT_TR_NOOP("cost routing (seed 002): non-core requests go to the cheapest matched model"),
+        field<&Policy::degrade, &DegradeConfig::cheaperForNonCore>),
+    checkRow(kDegrade, "degrade.cheaper_simple", QT_TR_NOOP("cheaper model for simple requests"),
+             QT_TR_NOOP("cost routing (seed 002): requests of few tokens go to the cheapest model"),
+             field<&Policy::degrade, &DegradeConfig::cheaperForSimple>),
+    sliderRow(kShedding, "limits.shed_at", QT_TR_NOOP("shed non-critical at"), 0, 1, 0.05, 2, "",
+              QT_TR_NOOP("share of gateway capacity in use; 0 = off"),
+              field<&Policy::limits, &LimitsConfig::shedAt>),
+};
+
+// Shows `from`'s fields in the rows' controls; the caller holds off policyEdited.
+template <class T, std::size_t N>
+void showRows(const PolicyEditor& e, const RowSpec<T> (&rows)[N], const T& from) {
+  for (const RowSpec<T>& r : rows) {
+    const double v = r.field.get(from);
+    if (r.check)
+      e.check(r.key)->setChecked(v != 0);
+    else
+      e.control(r.key)->setValue(v);
+  }
+}
+
+template <class T, std::size_t N>
+void readRows(const PolicyEditor& e, const RowSpec<T> (&rows)[N], T& into) {
+  for (const RowSpec<T>& r : rows)
+    r.field.set(into, r.check ? e.check(r.key)->isChecked() : e.control(r.key)->value());
+}
+
 }  // namespace
 
 PolicyEditor::PolicyEditor(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   buildScopeRow(layout);
-  buildBreakerGroups(layout);
-  buildWholePolicyGroups(layout);
+  addRows(layout, kBreakerRows);
+  addRows(layout, kPolicyRows);
   buildFileButtons(layout);
   connectScope();
 }
@@ -53,76 +264,6 @@ void PolicyEditor::buildScopeRow(QVBoxLayout* layout) {
   scopeRow->addWidget(scope_, 1);
   scopeRow->addWidget(resetOverride_);
   layout->addLayout(scopeRow);
-}
-
-// The breaker's parameters, grouped as the policy file is: detect, trip, open, recover.
-void PolicyEditor::buildBreakerGroups(QVBoxLayout* layout) {
-  QFormLayout* form = addGroup(layout, tr("Detect"));
-  addSliderRow(form, "window.length", tr("window"), 1, 600, 1, 0, " s", tr("sliding time window"));
-  addSliderRow(form, "min_calls", tr("min calls"), 1, 10000, 1, 0, "",
-               tr("the rule ignores thinner windows"));
-  addSliderRow(form, "slow.k", tr("slow = k × P99"), 0.5, 20, 0.1, 1, "",
-               tr("slow-call threshold factor"));
-  addSliderRow(form, "slow.floor", tr("slow floor"), 0, 60, 0.05, 2, " s", tr("never below this"));
-  addSliderRow(form, "slow.absolute", tr("fixed slow"), 0, 120, 0.1, 1, " s",
-               tr("> 0: a fixed slow-call threshold instead of k × P99"));
-  addSliderRow(form, "baseline.horizon", tr("baseline horizon"), 10, 3600, 10, 0, " s",
-               tr("time constant of the P99 baseline's forgetting"));
-  addSliderRow(form, "baseline.min_calls", tr("baseline min calls"), 1, 100000, 10, 0, "",
-               tr("calls learned before the baseline is trusted"));
-  form = addGroup(layout, tr("Trip"));
-  addSliderRow(form, "trip.error_rate", tr("error rate >"), 0.01, 1, 0.01, 2, "",
-               tr("share of failures"));
-  addSliderRow(form, "trip.slow_rate", tr("slow rate >"), 0.01, 1, 0.01, 2, "",
-               tr("share of slow calls"));
-  addSliderRow(form, "trip.sustain", tr("sustained"), 0, 120, 0.5, 1, " s",
-               tr("how long it must hold"));
-  addSliderRow(form, "trip.weight", tr("topology weight"), 0.1, 5, 0.05, 2, "",
-               tr("multiplies both rate thresholds (seed 001: core 1.2, edge 0.8)"));
-  form = addGroup(layout, tr("Open"));
-  addSliderRow(form, "open.duration", tr("open for"), 0.1, 600, 1, 1, " s",
-               tr("first open duration"));
-  addSliderRow(form, "open.backoff_multiplier", tr("backoff ×"), 1, 10, 0.1, 1, "",
-               tr("per consecutive open"));
-  addSliderRow(form, "open.max_duration", tr("max open"), 0.1, 3600, 5, 0, " s", tr("backoff cap"));
-  addSliderRow(form, "open.jitter", tr("jitter"), 0, 1, 0.05, 2, "",
-               tr("± share of the open time, so breakers do not re-probe in lockstep"));
-  addSliderRow(form, "open.decay_after", tr("backoff decays after"), 1, 3600, 10, 0, " s",
-               tr("healthy this long forgets one open of the backoff"));
-  form = addGroup(layout, tr("Recover"));
-  addSliderRow(form, "half_open.probe_share", tr("probe share"), 0.01, 1, 0.01, 2, "",
-               tr("share of traffic let through in HALF_OPEN"));
-  addSliderRow(form, "half_open.success_streak", tr("success streak"), 1, 1000, 1, 0, "",
-               tr("good probes in a row to close"));
-  addSliderRow(form, "ramp.duration", tr("ramp"), 0, 600, 5, 0, " s",
-               tr("back to full traffic over"));
-}
-
-// Degrade and shedding: one setting for the whole policy, whatever the scope.
-void PolicyEditor::buildWholePolicyGroups(QVBoxLayout* layout) {
-  QFormLayout* form = addGroup(layout, tr("Degrade (whole policy)"));
-  addSliderRow(form, "degrade.max_quality_drop", tr("max quality drop"), 0, 1, 0.05, 2, "",
-               tr("a backup may be at most this much worse"));
-  addSliderRow(form, "degrade.retry_budget", tr("re-route budget"), 0, 1, 0.05, 2, "",
-               tr("share of live traffic the gateway may re-route"));
-  addSliderRow(form, "degrade.lock_ttl", tr("lock TTL"), 1, 3600, 10, 0, " s",
-               tr("a degraded session stays degraded this long"));
-  addCheckRow(form, "degrade.non_critical_backups", tr("backups for non-critical traffic"),
-              tr("off: backups are kept for core traffic"));
-  addCheckRow(form, "degrade.fast_fail_non_critical", tr("fast-fail non-critical without a backup"),
-              {});
-  addCheckRow(form, "degrade.cache", tr("serve cached answers"), {});
-  addCheckRow(form, "degrade.lock", tr("degrade lock"),
-              tr("a degraded session stays on its backup"));
-  addCheckRow(form, "degrade.truncate_tail", tr("cut the long tail at the slow threshold"),
-              tr("an attempt still running at k × P99 is cut and degraded (seed 001)"));
-  addCheckRow(form, "degrade.cheaper_non_core", tr("cheaper model for non-core traffic"),
-              tr("cost routing (seed 002): non-core requests go to the cheapest matched model"));
-  addCheckRow(form, "degrade.cheaper_simple", tr("cheaper model for simple requests"),
-              tr("cost routing (seed 002): requests of few tokens go to the cheapest model"));
-  form = addGroup(layout, tr("Shedding (whole policy)"));
-  addSliderRow(form, "limits.shed_at", tr("shed non-critical at"), 0, 1, 0.05, 2, "",
-               tr("share of gateway capacity in use; 0 = off"));
 }
 
 void PolicyEditor::buildFileButtons(QVBoxLayout* layout) {
@@ -158,6 +299,25 @@ QFormLayout* PolicyEditor::addGroup(QVBoxLayout* layout, const QString& title) {
   form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
   layout->addWidget(box);
   return form;
+}
+
+// The rows of a table (kBreakerRows, kPolicyRows) in its order, a group box per group.
+template <class Rows>
+void PolicyEditor::addRows(QVBoxLayout* layout, const Rows& rows) {
+  QFormLayout* form = nullptr;
+  const char* group = nullptr;
+  for (const auto& r : rows) {
+    if (qstrcmp(r.group, group) != 0) {
+      group = r.group;
+      form = addGroup(layout, tr(group));
+    }
+    const QString tip = r.tip ? tr(r.tip) : QString();
+    if (r.check)
+      addCheckRow(form, r.key, tr(r.label), tip);
+    else
+      addSliderRow(form, r.key, tr(r.label), r.range.lo, r.range.hi, r.range.step, r.range.decimals,
+                   r.range.suffix, tip);
+  }
 }
 
 // A slider with its spin box (see add()) as one row of `form`.
@@ -270,48 +430,20 @@ void PolicyEditor::setPolicy(const Policy& p) {
 
 void PolicyEditor::showBreaker(const BreakerConfig& b) {
   updating_ = true;
-  control("window.length")->setValue(sec(b.window.length));
-  control("min_calls")->setValue(b.minCalls);
-  control("slow.k")->setValue(b.slow.k);
-  control("slow.floor")->setValue(sec(b.slow.floor));
-  control("slow.absolute")->setValue(sec(b.slow.absolute));
-  control("baseline.horizon")->setValue(sec(b.baseline.horizon));
-  control("baseline.min_calls")->setValue(b.baseline.minCalls);
-  control("trip.error_rate")->setValue(b.trip.errorRate);
-  control("trip.slow_rate")->setValue(b.trip.slowRate);
-  control("trip.sustain")->setValue(sec(b.trip.sustain));
-  control("trip.weight")->setValue(b.trip.weight);
-  control("open.duration")->setValue(sec(b.open.duration));
-  control("open.backoff_multiplier")->setValue(b.open.backoffMultiplier);
-  control("open.max_duration")->setValue(sec(b.open.maxDuration));
-  control("open.jitter")->setValue(b.open.jitter);
-  control("open.decay_after")->setValue(sec(b.open.decayAfter));
-  control("half_open.probe_share")->setValue(b.halfOpen.probeShare);
-  control("half_open.success_streak")->setValue(b.halfOpen.successStreak);
-  control("ramp.duration")->setValue(sec(b.ramp.duration));
+  showRows(*this, kBreakerRows, b);
   updating_ = false;
 }
 
 void PolicyEditor::showSections() {
   updating_ = true;
-  const DegradeConfig& d = policy_.degrade;
-  control("degrade.max_quality_drop")->setValue(d.maxQualityDrop);
-  control("degrade.retry_budget")->setValue(d.retryBudget);
-  control("degrade.lock_ttl")->setValue(sec(d.lockTtl));
-  check("degrade.non_critical_backups")->setChecked(d.nonCriticalBackups);
-  check("degrade.fast_fail_non_critical")->setChecked(d.fastFailNonCritical);
-  check("degrade.cache")->setChecked(d.cache);
-  check("degrade.lock")->setChecked(d.lock);
-  check("degrade.truncate_tail")->setChecked(d.truncateTail);
-  check("degrade.cheaper_non_core")->setChecked(d.cheaperForNonCore);
-  check("degrade.cheaper_simple")->setChecked(d.cheaperForSimple);
-  control("limits.shed_at")->setValue(policy_.limits.shedAt);
+  showRows(*this, kPolicyRows, policy_);
   // Degrade settings mean nothing for a policy without a degrade section.
-  for (const auto& [k, c] : checks_) c->setEnabled(d.enabled);
+  const bool degrade = policy_.degrade.enabled;
+  for (const auto& [k, c] : checks_) c->setEnabled(degrade);
   for (const Row& r : rows_)
     if (r.key.startsWith("degrade.")) {
-      r.box->setEnabled(d.enabled);
-      r.slider->setEnabled(d.enabled);
+      r.box->setEnabled(degrade);
+      r.slider->setEnabled(degrade);
     }
   updating_ = false;
 }
@@ -319,27 +451,11 @@ void PolicyEditor::showSections() {
 void PolicyEditor::readControls() {
   const std::string model = scope().toStdString();
   BreakerConfig b = model.empty() ? policy_.breaker : resolveBreaker(policy_, model, {});
-  b.window.length = fromSec(control("window.length")->value());
+  readRows(*this, kBreakerRows, b);
+  // The engine refuses a bucket longer than the window and a backoff cap below the first
+  // open (breakerFlaw): the edited value wins, so no edit yields a policy that cannot run.
   b.window.bucket = std::min(b.window.bucket, b.window.length);
-  b.minCalls = static_cast<std::uint32_t>(control("min_calls")->value());
-  b.slow.k = control("slow.k")->value();
-  b.slow.floor = fromSec(control("slow.floor")->value());
-  b.slow.absolute = fromSec(control("slow.absolute")->value());
-  b.baseline.horizon = fromSec(control("baseline.horizon")->value());
-  b.baseline.minCalls = static_cast<std::uint32_t>(control("baseline.min_calls")->value());
-  b.trip.errorRate = control("trip.error_rate")->value();
-  b.trip.slowRate = control("trip.slow_rate")->value();
-  b.trip.sustain = fromSec(control("trip.sustain")->value());
-  b.trip.weight = control("trip.weight")->value();
-  b.open.duration = fromSec(control("open.duration")->value());
-  b.open.backoffMultiplier = control("open.backoff_multiplier")->value();
-  b.open.maxDuration = std::max(b.open.duration, fromSec(control("open.max_duration")->value()));
-  b.open.jitter = control("open.jitter")->value();
-  b.open.decayAfter = fromSec(control("open.decay_after")->value());
-  b.halfOpen.probeShare = control("half_open.probe_share")->value();
-  b.halfOpen.successStreak =
-      static_cast<std::uint32_t>(control("half_open.success_streak")->value());
-  b.ramp.duration = fromSec(control("ramp.duration")->value());
+  b.open.maxDuration = std::max(b.open.duration, b.open.maxDuration);
   if (model.empty()) {
     policy_.breaker = b;
   } else {
@@ -352,18 +468,7 @@ void PolicyEditor::readControls() {
       policy_.modelOverrides[model] = std::move(o);
     resetOverride_->setEnabled(policy_.modelOverrides.count(model) > 0);
   }
-  DegradeConfig& d = policy_.degrade;
-  d.maxQualityDrop = control("degrade.max_quality_drop")->value();
-  d.retryBudget = control("degrade.retry_budget")->value();
-  d.lockTtl = fromSec(control("degrade.lock_ttl")->value());
-  d.nonCriticalBackups = check("degrade.non_critical_backups")->isChecked();
-  d.fastFailNonCritical = check("degrade.fast_fail_non_critical")->isChecked();
-  d.cache = check("degrade.cache")->isChecked();
-  d.lock = check("degrade.lock")->isChecked();
-  d.truncateTail = check("degrade.truncate_tail")->isChecked();
-  d.cheaperForNonCore = check("degrade.cheaper_non_core")->isChecked();
-  d.cheaperForSimple = check("degrade.cheaper_simple")->isChecked();
-  policy_.limits.shedAt = control("limits.shed_at")->value();
+  readRows(*this, kPolicyRows, policy_);
 }
 
 void PolicyEditor::load() {

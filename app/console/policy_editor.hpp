@@ -45,11 +45,13 @@ class PolicyEditor : public QWidget {
     bool log;
   };
   void buildScopeRow(QVBoxLayout* layout);
-  void buildBreakerGroups(QVBoxLayout* layout);
-  void buildWholePolicyGroups(QVBoxLayout* layout);
   void buildFileButtons(QVBoxLayout* layout);
   void connectScope();
   QFormLayout* addGroup(QVBoxLayout* layout, const QString& title);
+  // Builds one of the row tables (key, label, range, tip, typed field); a template so their
+  // types stay in the .cpp, the only place it is instantiated.
+  template <class Rows>
+  void addRows(QVBoxLayout* layout, const Rows& rows);
   void addSliderRow(QFormLayout* form, const QString& key, const QString& label, double lo,
                     double hi, double step, int decimals, const QString& suffix,
                     const QString& tip);

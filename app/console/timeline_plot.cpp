@@ -1,5 +1,6 @@
 #include "timeline_plot.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "spillway/policy.hpp"
@@ -71,6 +72,16 @@ TimelinePlot::TimelinePlot(QWidget* parent) : QCustomPlot(parent) {
   setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   setNoAntialiasingOnDrag(true);
   setMouseTracking(true);
+  // What every run draws the same way lives as long as the plot.
+  addCrosshair();
+  errorThreshold_ = straightLine(rates_, QPen(kErrorColor, 1, Qt::DashLine));
+  slowThreshold_ = straightLine(rates_, QPen(kSlowColor, 1, Qt::DashLine));
+  for (auto* line : {errorThreshold_, slowThreshold_}) {
+    line->setLayer("axes");  // over the series, as the cursor is
+    line->setVisible(false);
+  }
+  addLegends();
+  connect(this, &QCustomPlot::afterReplot, this, [this] { ++replots_; });
   applyPalette();
 }
 
@@ -85,6 +96,7 @@ QCPAxisRect* TimelinePlot::addRect(const QString& label) {
 // An infinite line in rect `r`'s coordinates, clipped to it (thresholds, markers, cursor).
 QCPItemStraightLine* TimelinePlot::straightLine(QCPAxisRect* r, const QPen& pen) {
   auto* line = new QCPItemStraightLine(this);
+  ++itemsCreated_;
   line->setClipAxisRect(r);
   line->point1->setAxes(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
   line->point2->setAxes(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
@@ -92,16 +104,86 @@ QCPItemStraightLine* TimelinePlot::straightLine(QCPAxisRect* r, const QPen& pen)
   return line;
 }
 
+// A line in a pooled item: reused from the last pass (its rect, pen and place set anew).
+QCPItemStraightLine* TimelinePlot::pooledLine(QCPAxisRect* r, const QPen& pen) {
+  Pool<QCPItemStraightLine>& pool = lineItems_;
+  if (pool.used == pool.items.size()) pool.items.push_back(straightLine(r, pen));
+  QCPItemStraightLine* line = pool.items[pool.used++];
+  line->setClipAxisRect(r);
+  for (QCPItemPosition* p : {line->point1, line->point2})
+    p->setAxes(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
+  line->setPen(pen);
+  line->setVisible(true);
+  return line;
+}
+
+QCPItemRect* TimelinePlot::pooledBand() {
+  Pool<QCPItemRect>& pool = bandItems_;
+  if (pool.used == pool.items.size()) {
+    auto* rect = new QCPItemRect(this);
+    ++itemsCreated_;
+    rect->setClipAxisRect(bands_);
+    rect->topLeft->setAxes(bands_->axis(QCPAxis::atBottom), bands_->axis(QCPAxis::atLeft));
+    rect->bottomRight->setAxes(bands_->axis(QCPAxis::atBottom), bands_->axis(QCPAxis::atLeft));
+    rect->setPen(Qt::NoPen);
+    pool.items.push_back(rect);
+  }
+  pool.items[pool.used]->setVisible(true);
+  return pool.items[pool.used++];
+}
+
+QCPItemText* TimelinePlot::pooledLabel() {
+  Pool<QCPItemText>& pool = labelItems_;
+  if (pool.used == pool.items.size()) {
+    auto* label = new QCPItemText(this);
+    ++itemsCreated_;
+    label->setClipAxisRect(rates_);
+    label->position->setAxes(rates_->axis(QCPAxis::atBottom), rates_->axis(QCPAxis::atLeft));
+    label->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
+    label->setFont(QFont(font().family(), 8));
+    label->setProperty("wouldOpenLabel", true);
+    pool.items.push_back(label);
+  }
+  pool.items[pool.used]->setVisible(true);
+  return pool.items[pool.used++];
+}
+
+// The items this pass did not use are hidden, not deleted: a lane shown again, or the next
+// live snapshot's band, takes one back.
+template <class T>
+void TimelinePlot::trim(Pool<T>& pool) {
+  for (std::size_t k = pool.used; k < pool.items.size(); ++k) pool.items[k]->setVisible(false);
+}
+
+QCPGraph* TimelinePlot::graphSlot(QCPAxisRect* r, const QString& name) {
+  QCPAxis* value = r->axis(QCPAxis::atLeft);
+  for (int i = 0; i < graphCount(); ++i) {
+    QCPGraph* g = graph(i);
+    if (g->valueAxis() == value && g->name() == name &&
+        std::find(touched_.begin(), touched_.end(), g) == touched_.end()) {
+      touched_.push_back(g);
+      return g;
+    }
+  }
+  QCPGraph* g = QCustomPlot::addGraph(r->axis(QCPAxis::atBottom), value);
+  g->setName(name);
+  g->setAdaptiveSampling(true);
+  ++graphsCreated_;
+  shapeChanged_ = true;
+  touched_.push_back(g);
+  return g;
+}
+
 QCPGraph* TimelinePlot::addGraph(QCPAxisRect* r, const std::vector<double>& x,
                                  const std::vector<double>& y, const QColor& c, const QString& name,
                                  Qt::PenStyle style, int alpha) {
-  QCPGraph* g = QCustomPlot::addGraph(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
-  g->setName(name);
+  QCPGraph* g = graphSlot(r, name);
   QColor col = c;
   col.setAlpha(alpha);
   g->setPen(QPen(col, alpha < 255 ? 1 : 1.4, style));
   g->setProperty(kGhost, alpha < 255);
-  g->setAdaptiveSampling(true);
+  g->setBrush(Qt::NoBrush);
+  g->setChannelFillGraph(nullptr);
   QVector<double> xs(x.begin(), x.end()), ys(y.begin(), y.end());
   g->setData(xs, ys, true);
   return g;
@@ -113,11 +195,13 @@ QCPGraph* TimelinePlot::graphNamed(const QString& name) const {
   return nullptr;
 }
 
-void TimelinePlot::show(const PlotInput& in) {
-  ++rebuilds_;
-  clearRun(in.focus);
+void TimelinePlot::show(const PlotInput& in, Refresh level) {
+  ++(level == Refresh::Reread ? rereads_ : recomputes_);
+  beginPass(in.focus);
   const auto& c = in.run;
-  if (!c || in.focus >= c->protectedRun.timeline.instances().size()) {
+  hasRun_ = c && in.focus < c->protectedRun.timeline.instances().size();
+  if (!hasRun_) {
+    endPass();
     replot();
     return;
   }
@@ -134,26 +218,45 @@ void TimelinePlot::show(const PlotInput& in) {
   drawLatency(*c, p, b, prev, cfg);
   drawTraffic(p);
   drawMarkers(*c, p);
-  addCrosshair();
-  addLegends();
-  fitTimeAxis(*c);
-  applyPalette();
-  setCursorTime(0);
+  endPass();
+  if (level == Refresh::Reread && !in.keepZoom) fitTimeAxis(*c);
+  fitValueAxes();
+  replot(rpQueuedReplot);
 }
 
-void TimelinePlot::clearRun(std::size_t focus) {
-  clearGraphs();
-  clearItems();  // also drops the cursors and the crosshair: show() re-creates them
-  for (QCPAxisRect* r : {rates_, latency_, traffic_})
-    while (r->insetLayout()->elementCount() > 0) r->insetLayout()->removeAt(0);
-  cursors_.clear();
-  hover_.clear();
-  readout_ = nullptr;
+void TimelinePlot::beginPass(std::size_t focus) {
+  touched_.clear();
+  shapeChanged_ = false;
+  bandItems_.used = lineItems_.used = labelItems_.used = 0;
   bandCount_ = laneCount_ = wouldOpenMarks_ = faultMarkers_ = 0;
   lanes_.clear();
+  for (QCPItemRect* r : markRects_) removeItem(r);  // a Shift+drag does not survive new data
   markRects_.clear();
   markFrom_ = -1;
   focus_ = focus;
+}
+
+// Drops what this pass did not draw; the legends follow the graphs only when those changed.
+void TimelinePlot::endPass() {
+  for (int i = graphCount() - 1; i >= 0; --i)
+    if (std::find(touched_.begin(), touched_.end(), graph(i)) == touched_.end()) {
+      removeGraph(i);
+      shapeChanged_ = true;
+    }
+  trim(bandItems_);
+  trim(lineItems_);
+  trim(labelItems_);
+  errorThreshold_->setVisible(hasRun_);
+  slowThreshold_->setVisible(hasRun_);
+  if (!shapeChanged_) return;
+  // Drawn (and listed) in this pass's order, whenever they were created: a series added later
+  // must not paint over the ones drawn after it.
+  for (QCPGraph* g : touched_) {
+    const QString on = g->layer()->name();
+    g->setLayer("background");
+    g->setLayer(on);
+  }
+  fillLegends();
 }
 
 // Rates with the trip thresholds, over the baseline run (faint) and the previous policy's
@@ -182,13 +285,10 @@ void TimelinePlot::drawRates(const Comparison& c, const view::InstanceTimeline& 
   if (c.mode != view::Mode::Live)
     addGraph(rates_, p.t, p.fpRate, kFpColor,
              c.mode == view::Mode::Replay ? "good calls blocked, share (60 s)" : "误伤 (60 s)");
-  auto threshold = [&](QCPAxisRect* r, double y, const QColor& col) {
-    auto* line = straightLine(r, QPen(col, 1, Qt::DashLine));
-    line->point1->setCoords(0, y);
-    line->point2->setCoords(1, y);
-  };
-  threshold(rates_, cfg.trip.errorRate, kErrorColor);
-  threshold(rates_, cfg.trip.slowRate, kSlowColor);
+  errorThreshold_->point1->setCoords(0, cfg.trip.errorRate);
+  errorThreshold_->point2->setCoords(1, cfg.trip.errorRate);
+  slowThreshold_->point1->setCoords(0, cfg.trip.slowRate);
+  slowThreshold_->point2->setCoords(1, cfg.trip.slowRate);
 }
 
 void TimelinePlot::drawLatency(const Comparison& c, const view::InstanceTimeline& p,
@@ -212,18 +312,13 @@ void TimelinePlot::drawMarkers(const Comparison& c, const view::InstanceTimeline
       // Live: the verdict at its moment on the focused instance's rates ("would open (slow
       // rate 0.62 > 0.40 for 10 s)"); a run's marks are the lanes' triangles only.
       if (c.mode == view::Mode::Live) {
-        auto* line = straightLine(rates_, QPen(QColor(20, 20, 20), 1, Qt::DotLine));
+        auto* line = pooledLine(rates_, QPen(QColor(20, 20, 20), 1, Qt::DotLine));
         line->point1->setCoords(m.at / 1e6, 0);
         line->point2->setCoords(m.at / 1e6, 1);
-        auto* label = new QCPItemText(this);
-        label->setClipAxisRect(rates_);
-        label->position->setAxes(rates_->axis(QCPAxis::atBottom), rates_->axis(QCPAxis::atLeft));
+        QCPItemText* label = pooledLabel();
         // Staggered: verdicts close together would print over each other.
         label->position->setCoords(m.at / 1e6, 1.0 - 0.1 * (liveLabels++ % 4));
-        label->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
         label->setText(QString::fromStdString(m.label) + " ");
-        label->setFont(QFont(font().family(), 8));
-        label->setProperty("wouldOpenLabel", true);
       }
       continue;
     }
@@ -232,14 +327,15 @@ void TimelinePlot::drawMarkers(const Comparison& c, const view::InstanceTimeline
     faultMarkers_ += fault;
     for (QCPAxisRect* r : {rates_, latency_, traffic_}) {
       auto* line =
-          straightLine(r, QPen(fault ? QColor(120, 0, 120) : QColor(0, 120, 160), 1, Qt::DotLine));
+          pooledLine(r, QPen(fault ? QColor(120, 0, 120) : QColor(0, 120, 160), 1, Qt::DotLine));
       line->point1->setCoords(m.at / 1e6, 0);
       line->point2->setCoords(m.at / 1e6, 1);
     }
   }
 }
 
-// The replay cursor and the hidden crosshair lines in every rect, and the crosshair's readout.
+// The replay cursor and the hidden crosshair lines in every rect, and the crosshair's readout:
+// made once, moved by every cursor move and hover.
 void TimelinePlot::addCrosshair() {
   for (QCPAxisRect* r : {bands_, rates_, latency_, traffic_}) {
     cursors_.push_back(straightLine(r, QPen(QColor(60, 60, 200), 1)));
@@ -257,6 +353,10 @@ void TimelinePlot::addCrosshair() {
   readout_->setPadding(QMargins(4, 2, 4, 2));
   readout_->setFont(QFont(font().family(), 8));
   readout_->setVisible(false);
+  // Above everything a pass draws, whenever it was created.
+  for (QCPAbstractItem* item : cursors_) item->setLayer("overlay");
+  for (QCPAbstractItem* item : hover_) item->setLayer("overlay");
+  readout_->setLayer("overlay");
 }
 
 void TimelinePlot::fitTimeAxis(const Comparison& c) {
@@ -264,6 +364,9 @@ void TimelinePlot::fitTimeAxis(const Comparison& c) {
   const double end = std::max(start + 1, c.protectedRun.timeline.end() / 1e6);
   for (QCPAxisRect* r : {bands_, rates_, latency_, traffic_})
     r->axis(QCPAxis::atBottom)->setRange(start, end);
+}
+
+void TimelinePlot::fitValueAxes() {
   latency_->axis(QCPAxis::atLeft)->rescale();
   latency_->axis(QCPAxis::atLeft)->setRangeLower(0);
   traffic_->axis(QCPAxis::atLeft)->rescale();
@@ -288,16 +391,12 @@ void TimelinePlot::drawBands(const PlotInput& in) {
     ticker->addTick((top + bottom) / 2,
                     QString::fromStdString(it.name) + (i == in.focus ? QString(" ◆") : QString()));
     for (const view::StateBand& band : it.bands) {
-      auto* rect = new QCPItemRect(this);
-      rect->setClipAxisRect(bands_);
-      rect->topLeft->setAxes(bands_->axis(QCPAxis::atBottom), bands_->axis(QCPAxis::atLeft));
-      rect->bottomRight->setAxes(bands_->axis(QCPAxis::atBottom), bands_->axis(QCPAxis::atLeft));
+      QCPItemRect* rect = pooledBand();
       rect->topLeft->setCoords(band.start / 1e6, top);
       rect->bottomRight->setCoords(band.end / 1e6, bottom);
       QColor col = stateColor(band.state, band.ramping);
       if (i != in.focus) col = col.lighter(115);
       rect->setBrush(col);
-      rect->setPen(Qt::NoPen);
       ++bandCount_;
     }
     // Would-open marks: the unprotected run's, or live, the shadow engine's own.
@@ -314,13 +413,13 @@ void TimelinePlot::drawBands(const PlotInput& in) {
   wouldOpenMarks_ = static_cast<int>(wx.size());
   if (!wx.isEmpty()) {
     QCPGraph* g =
-        QCustomPlot::addGraph(bands_->axis(QCPAxis::atBottom), bands_->axis(QCPAxis::atLeft));
-    g->setName(in.run->mode == view::Mode::Live ? "would open (shadow)"
-                                                : "would open (unprotected run)");
+        graphSlot(bands_, in.run->mode == view::Mode::Live ? "would open (shadow)"
+                                                           : "would open (unprotected run)");
     g->setLineStyle(QCPGraph::lsNone);
     g->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssTriangleInverted, Qt::black,
                                        QColor(255, 255, 255, 220), 7));
     g->setProperty(kGhost, true);
+    g->setLayer("axes");  // over the bands, however many are added later
     g->setData(wx, wy, true);
   }
   bands_->axis(QCPAxis::atLeft)->setRange(0, n + 0.1);
@@ -369,10 +468,20 @@ void TimelinePlot::addLegends() {
     legend->setIconSize(14, 6);
     legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
     legend->setWrap(2);
-    for (int i = 0; i < graphCount(); ++i)
-      if (graph(i)->valueAxis() == r->axis(QCPAxis::atLeft) && graph(i)->name() != "" &&
-          !graph(i)->name().contains("(baseline)") && !graph(i)->name().contains("(previous)"))
-        graph(i)->addToLegend(legend);
+    legends_.push_back(legend);
+  }
+}
+
+// Each rect's graphs in its legend, in drawing order (the faint twins of a series unlisted).
+void TimelinePlot::fillLegends() {
+  const QCPAxisRect* rects[] = {rates_, latency_, traffic_};
+  for (std::size_t k = 0; k < legends_.size(); ++k) {
+    QCPLegend* legend = legends_[k];
+    legend->clearItems();
+    for (QCPGraph* g : touched_)
+      if (g->valueAxis() == rects[k]->axis(QCPAxis::atLeft) && g->name() != "" &&
+          !g->name().contains("(baseline)") && !g->name().contains("(previous)"))
+        g->addToLegend(legend);
   }
 }
 
@@ -429,7 +538,7 @@ void TimelinePlot::setCursorTime(Micros t) {
 
 void TimelinePlot::setCrosshair(double x) {
   crosshairText_.clear();
-  if (!readout_) return;
+  if (!hasRun_) return;
   QStringList lines{clock(x)};
   for (QCPAxisRect* r : {rates_, latency_, traffic_}) {
     QStringList parts;
@@ -471,7 +580,7 @@ void TimelinePlot::mouseMoveEvent(QMouseEvent* e) {
     return;
   }
   QCustomPlot::mouseMoveEvent(e);
-  if (e->buttons() != Qt::NoButton || !readout_) return;  // dragging: no readout
+  if (e->buttons() != Qt::NoButton || !hasRun_) return;  // dragging: no readout
   const QPointF pos = e->position();
   for (QCPAxisRect* r : {bands_, rates_, latency_, traffic_})
     if (r->rect().contains(pos.toPoint())) {
@@ -482,7 +591,6 @@ void TimelinePlot::mouseMoveEvent(QMouseEvent* e) {
 
 void TimelinePlot::leaveEvent(QEvent* e) {
   QCustomPlot::leaveEvent(e);
-  if (!readout_) return;
   readout_->setVisible(false);
   for (QCPItemStraightLine* h : hover_) h->setVisible(false);
   replot(rpQueuedReplot);
@@ -501,7 +609,7 @@ void TimelinePlot::markRange(double from, double to) {
 void TimelinePlot::mousePressEvent(QMouseEvent* e) {
   // Shift+drag over the breaker lanes or the rates: mark a range instead of panning.
   const QPoint pos = e->position().toPoint();
-  if (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier) && readout_ &&
+  if (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier) && hasRun_ &&
       (bands_->rect().contains(pos) || rates_->rect().contains(pos))) {
     markFrom_ = std::max(0.0, rates_->axis(QCPAxis::atBottom)->pixelToCoord(pos.x()));
     for (QCPAxisRect* r : {bands_, rates_}) {

@@ -9,6 +9,7 @@
 
 #include <memory>
 
+#include "refresh.hpp"
 #include "run_controller.hpp"
 
 namespace spillway::console {
@@ -19,13 +20,15 @@ struct PlotInput {
   std::size_t focus = 0;                       // instance the detail graphs show
   std::vector<std::size_t> lanes;              // instances with a band lane, top to bottom
   Policy policy;                               // thresholds (resolved per instance)
+  bool keepZoom = false;  // a what-if of the run on screen: the same extent, the user's zoom
 };
 
 class TimelinePlot : public QCustomPlot {
   Q_OBJECT
  public:
   explicit TimelinePlot(QWidget* parent = nullptr);
-  void show(const PlotInput& in);
+  // Draws `in` at `level` (Recompute or Reread), reusing the graphs and items already there.
+  void show(const PlotInput& in, Refresh level = Refresh::Reread);
   void setCursorTime(Micros t);
   // Crosshair at `seconds` (what a mouse move does): a line through every rect and a readout
   // of the focused instance's values there. Empty text when nothing is under it.
@@ -37,8 +40,15 @@ class TimelinePlot : public QCustomPlot {
   int laneCount() const { return laneCount_; }
   int wouldOpenMarks() const { return wouldOpenMarks_; }
   int faultMarkers() const { return faultMarkers_; }  // fault onset / end lines drawn
-  // Graph rebuilds so far (show()); a cursor move only replots.
-  int rebuilds() const { return rebuilds_; }
+  // Work done so far, by level: passes at each level, replots, and graphs and items (bands,
+  // marker lines, labels) created rather than refilled — a pass over data of the same shape
+  // creates none.
+  int rereads() const { return rereads_; }
+  int recomputes() const { return recomputes_; }
+  int replots() const { return replots_; }
+  int graphsCreated() const { return graphsCreated_; }
+  int itemsCreated() const { return itemsCreated_; }
+  int created() const { return graphsCreated_ + itemsCreated_; }
   // What a Shift+drag over the breaker or rates rect does when released: marks the focused
   // instance bad over [from, to] (seconds on the time axis).
   void markRange(double from, double to);
@@ -57,12 +67,27 @@ class TimelinePlot : public QCustomPlot {
   void mouseReleaseEvent(QMouseEvent* e) override;
 
  private:
+  // Items of one kind reused from pass to pass: the first `used` are this pass's, the rest are
+  // hidden when the pass ends.
+  template <class T>
+  struct Pool {
+    std::vector<T*> items;
+    std::size_t used = 0;
+  };
   QCPAxisRect* addRect(const QString& label);
   QCPItemStraightLine* straightLine(QCPAxisRect* r, const QPen& pen);
+  QCPItemStraightLine* pooledLine(QCPAxisRect* r, const QPen& pen);
+  QCPItemRect* pooledBand();
+  QCPItemText* pooledLabel();
+  template <class T>
+  void trim(Pool<T>& pool);
+  // This pass's graph named `name` in rect `r`: the one drawn there before, else a new one.
+  QCPGraph* graphSlot(QCPAxisRect* r, const QString& name);
   QCPGraph* addGraph(QCPAxisRect* r, const std::vector<double>& x, const std::vector<double>& y,
                      const QColor& c, const QString& name, Qt::PenStyle style = Qt::SolidLine,
                      int alpha = 255);
-  void clearRun(std::size_t focus);
+  void beginPass(std::size_t focus);
+  void endPass();
   void drawBands(const PlotInput& in);
   void drawRates(const Comparison& c, const view::InstanceTimeline& p,
                  const view::InstanceTimeline& b, const view::InstanceTimeline* prev,
@@ -74,17 +99,27 @@ class TimelinePlot : public QCustomPlot {
   void drawMarkers(const Comparison& c, const view::InstanceTimeline& p);
   void addCrosshair();
   void fitTimeAxis(const Comparison& c);
+  void fitValueAxes();
   void addLegends();
+  void fillLegends();
   void applyPalette();
   QCPMarginGroup* margins_ = nullptr;  // keeps the rects' left edges aligned
   QCPAxisRect *bands_ = nullptr, *rates_ = nullptr, *latency_ = nullptr, *traffic_ = nullptr;
   std::vector<QCPItemStraightLine*> cursors_, hover_;
+  QCPItemStraightLine *errorThreshold_ = nullptr, *slowThreshold_ = nullptr;
   QCPItemText* readout_ = nullptr;
+  std::vector<QCPLegend*> legends_;  // rates, latency, traffic
+  Pool<QCPItemRect> bandItems_;
+  Pool<QCPItemStraightLine> lineItems_;
+  Pool<QCPItemText> labelItems_;
+  std::vector<QCPGraph*> touched_;  // graphs this pass drew; the others go when it ends
+  bool shapeChanged_ = false;       // a graph created or removed this pass: legends refilled
+  bool hasRun_ = false;
   QString crosshairText_;
   std::vector<std::size_t> lanes_;
   std::size_t focus_ = 0;
   int bandCount_ = 0, laneCount_ = 0, wouldOpenMarks_ = 0, faultMarkers_ = 0;
-  int rebuilds_ = 0;
+  int rereads_ = 0, recomputes_ = 0, replots_ = 0, graphsCreated_ = 0, itemsCreated_ = 0;
   double markFrom_ = -1;  // a Shift+drag in progress: where it started (seconds)
   std::vector<QCPItemRect*> markRects_;
 };

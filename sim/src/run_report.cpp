@@ -1,57 +1,37 @@
 // The KPI report of a run (docs/kpis.md definitions), from the counters kept during it.
 #include "simulator_impl.hpp"
+#include "spillway/sim/restoration.hpp"
 
 namespace spillway::sim {
 namespace {
 
-// The availability (`ok` ÷ `finished` counters) over the `minute` rows before `onset`: the
-// level a fault is measured against. nullopt without answers.
-std::optional<double> minuteBefore(const std::vector<GroupTick>& h, std::int64_t onset,
-                                   std::int64_t minute, std::uint32_t GroupTick::*finished,
-                                   std::uint32_t GroupTick::*ok) {
-  std::uint64_t fin = 0, good = 0;
-  const auto rows = static_cast<std::int64_t>(h.size());
-  for (std::int64_t k = std::max<std::int64_t>(0, onset - minute); k < std::min(onset, rows); ++k) {
-    fin += h[static_cast<std::size_t>(k)].*finished;
-    good += h[static_cast<std::size_t>(k)].*ok;
-  }
-  if (fin == 0) return std::nullopt;
-  return static_cast<double>(good) / static_cast<double>(fin);
+// One counter of a group's ticks as a column: the shape the restoration rule reads
+// (restoration.hpp), which the live drill's per-second counts share.
+std::vector<std::uint64_t> column(const std::vector<GroupTick>& h,
+                                  std::uint32_t GroupTick::*counter) {
+  std::vector<std::uint64_t> out;
+  out.reserve(h.size());
+  for (const GroupTick& t : h) out.push_back(t.*counter);
+  return out;
 }
 
 }  // namespace
 
-// Fault onset → the faulted group's callers' availability, rolling over one breaker window,
-// back within 5 points of its level in the minute before the onset and staying there for a
-// minute (kpis.md). nullopt: no answers before the onset, or not back by the end of the run.
+// Fault onset → the faulted group's callers' availability back (kpis.md, serviceRestoredSince),
+// measured from the fault's start. nullopt: no answers before the onset, or not back by the end
+// of the run.
 std::optional<Micros> Simulator::Impl::serviceRestoration(const Interval& iv) const {
-  if (groupHistory.empty() || sc.tick <= 0) return std::nullopt;
+  // A start before 0 has no minute before it (row 0 at the latest), hence no level.
+  if (groupHistory.empty() || sc.tick <= 0 || iv.start < 0) return std::nullopt;
   const std::vector<GroupTick>& h = groupHistory[inst[iv.instance].model];
-  const auto rows = static_cast<std::int64_t>(h.size());
-  const std::int64_t onset = iv.start / sc.tick;  // row k covers [k, k + 1) ticks
   const std::int64_t minute = std::max<std::int64_t>(1, seconds(60) / sc.tick);
   const std::int64_t window = std::max<std::int64_t>(1, sc.policy.breaker.window.length / sc.tick);
-  const auto before = minuteBefore(h, onset, minute, &GroupTick::finished, &GroupTick::available);
-  if (!before) return std::nullopt;
-  const double level = *before - 0.05;
-  std::uint64_t wf = 0, wa = 0;  // the rolling window, over rows since the onset only
-  std::int64_t goodSince = -1;
-  for (std::int64_t k = onset; k < rows; ++k) {
-    wf += h[static_cast<std::size_t>(k)].finished;
-    wa += h[static_cast<std::size_t>(k)].available;
-    if (k - window >= onset) {
-      wf -= h[static_cast<std::size_t>(k - window)].finished;
-      wa -= h[static_cast<std::size_t>(k - window)].available;
-    }
-    const bool good = wf > 0 && static_cast<double>(wa) / static_cast<double>(wf) >= level;
-    if (!good) {
-      goodSince = -1;
-      continue;
-    }
-    if (goodSince < 0) goodSince = k;
-    if (k - goodSince >= minute) return std::max<Micros>(0, (goodSince + 1) * sc.tick - iv.start);
-  }
-  return std::nullopt;
+  const auto goodSince = serviceRestoredSince(
+      column(h, &GroupTick::finished), column(h, &GroupTick::available),
+      static_cast<std::size_t>(iv.start / sc.tick),  // row k covers [k, k + 1) ticks
+      static_cast<std::size_t>(minute), static_cast<std::size_t>(window));
+  if (!goodSince) return std::nullopt;
+  return std::max<Micros>(0, (static_cast<Micros>(*goodSince) + 1) * sc.tick - iv.start);
 }
 
 // Spread to the service (kpis.md, interception): the group's core callers lose more
@@ -69,8 +49,12 @@ std::optional<Micros> Simulator::Impl::serviceSpreadAt(const Interval& iv) const
   const std::int64_t window = std::max<std::int64_t>(1, sc.policy.breaker.window.length / sc.tick);
   const std::int64_t last =
       iv.end == kForever ? rows : std::min(rows, iv.end / sc.tick + window + 1);
-  const auto before =
-      minuteBefore(h, onset, minute, &GroupTick::coreFinished, &GroupTick::coreAvailable);
+  if (onset < 0) return std::nullopt;  // no minute before it, hence no level
+  // The same yardstick as the restoration's, on the core callers.
+  const std::vector<std::uint64_t> fin = column(h, &GroupTick::coreFinished);
+  const std::vector<std::uint64_t> ok = column(h, &GroupTick::coreAvailable);
+  const auto before = availabilityBefore(fin, ok, static_cast<std::size_t>(onset),
+                                         static_cast<std::size_t>(minute));
   if (!before) return std::nullopt;
   std::size_t faulted = 0;
   const std::vector<std::uint32_t>& members = models[m].instances;
@@ -83,16 +67,16 @@ std::optional<Micros> Simulator::Impl::serviceSpreadAt(const Interval& iv) const
       }
     }
   const double explained = static_cast<double>(faulted) / static_cast<double>(members.size());
-  const double floor = *before - explained - 0.05;
+  const double floor = *before - explained - kRestorationMargin;
   if (floor <= 0) return std::nullopt;  // the faulted capacity explains losing everything
   std::uint64_t wf = 0, wa = 0;
   std::int64_t below = 0;
   for (std::int64_t k = onset; k < last; ++k) {
-    wf += h[static_cast<std::size_t>(k)].coreFinished;
-    wa += h[static_cast<std::size_t>(k)].coreAvailable;
+    wf += fin[static_cast<std::size_t>(k)];
+    wa += ok[static_cast<std::size_t>(k)];
     if (k - window >= onset) {
-      wf -= h[static_cast<std::size_t>(k - window)].coreFinished;
-      wa -= h[static_cast<std::size_t>(k - window)].coreAvailable;
+      wf -= fin[static_cast<std::size_t>(k - window)];
+      wa -= ok[static_cast<std::size_t>(k - window)];
     }
     const bool lost = wf > 0 && static_cast<double>(wa) / static_cast<double>(wf) < floor;
     below = lost ? below + 1 : 0;

@@ -65,10 +65,6 @@ ReplayTimelineBuilder::Acc& ReplayTimelineBuilder::acc(InstanceId id) {
 }
 
 void ReplayTimelineBuilder::feed(const CallRecord& rec) {
-  if (origin_ == kNever) {
-    origin_ = floorSecond(rec.ts);
-    nextSample_ = origin_ + kSecond;
-  }
   const std::uint64_t decided = decided_;
   replayer_.feed(rec);                          // onDecided() counts the calls it admits or blocks
   acc(*replayer_.engine().find(rec.instance));  // registered by feed()
@@ -101,6 +97,13 @@ void ReplayTimelineBuilder::feedAggregate(const formats::AggregateSample& s) {
 // was blocked and, blocked, answered within the client's SLO in the recording (a false
 // positive).
 void ReplayTimelineBuilder::onDecided(const PendingCall& call, bool admitted, bool wouldSucceed) {
+  // Without a given origin, t = 0 is the first call *decided*, not the first fed: the Replayer
+  // decides in start order, so a log whose first line is not its earliest call still starts
+  // at its earliest call's second.
+  if (origin_ == kNever) {
+    origin_ = floorSecond(call.ts);
+    nextSample_ = origin_ + kSecond;
+  }
   ++decided_;
   Acc& a = acc(call.id);
   const std::size_t k = bucket(call.ts);

@@ -174,7 +174,7 @@ void TstConsoleLibrary::shiftDragAnnotates() {
   while (insts[focus].name != "chat-72b-1") ++focus;
   emit w_->plot()->laneClicked(focus);
   QCOMPARE(w_->tiles()->selected(), focus);
-  QCOMPARE(w_->plot()->faultMarkers(), 0);  // the recorded fault is on chat-72b-3
+  QTRY_COMPARE(w_->plot()->faultMarkers(), 0);  // the recorded fault is on chat-72b-3
   QCPAxisRect* rates = w_->plot()->axisRect(1);
   QCPAxis* x = rates->axis(QCPAxis::atBottom);
   const int y = rates->rect().center().y();

@@ -128,6 +128,8 @@ class TstConsoleLive : public QObject {
   void badSources_data();
   void badSources();
   void runEndsLiveMode();
+  void snapshotsRefillInPlace();
+  void closingWhileRecordingKeepsEveryCall();
   void cleanupTestCase();
 
  private:
@@ -136,6 +138,21 @@ class TstConsoleLive : public QObject {
     c.policy = parsePolicy(kPolicy, "test");
     c.refreshMs = 100;
     return c;
+  }
+  // Live mode on `w` with an OTLP/HTTP receiver on a free port, recording into `library`
+  // unless it is empty: the port, or 0 with the reason in `error`.
+  quint16 startOtlp(MainWindow& w, const QString& library, QString* error) const {
+    LiveConfig c = cfg();
+    c.otlp = "127.0.0.1:0";
+    c.recordLibrary = library;
+    c.retention.maxAge = seconds(3600);
+    QSignalSpy started(&w, &MainWindow::liveStarted);
+    if (!w.startLive(c, error)) return 0;
+    if (!started.wait(5000)) {
+      *error = "Live mode did not start";
+      return 0;
+    }
+    return started.at(0).at(0).value<quint16>();
   }
   std::unique_ptr<MainWindow> w_;
   QTemporaryDir dir_;
@@ -250,16 +267,10 @@ void TstConsoleLive::logTailRollsOverTheSpan() {
 void TstConsoleLive::recordsAndCutsIntoAnIncident() {
   MainWindow& w = *w_;
   const QString lib = dir_.filePath("live.db");
-  LiveConfig c = cfg();
-  c.otlp = "127.0.0.1:0";
-  c.recordLibrary = lib;
-  c.retention.maxAge = seconds(3600);
-  QSignalSpy started(&w, &MainWindow::liveStarted);
   QString error;
-  QVERIFY2(w.startLive(c, &error), qPrintable(error));
-  QVERIFY(started.wait(5000));
+  const quint16 port = startOtlp(w, lib, &error);
+  QVERIFY2(port, qPrintable(error));
   QCOMPARE(w.libraryPanel()->libraryPath(), lib);  // the dock shows where it records
-  const quint16 port = started.at(0).at(0).value<quint16>();
   QNetworkAccessManager nam;
   // 10 s of data, 20 calls a second; the spans end on whole-second boundaries + 10 ms steps.
   const qint64 t0 = (nowNs() / 1'000'000'000LL) * 1'000'000'000LL;
@@ -304,7 +315,7 @@ void TstConsoleLive::recordsAndCutsIntoAnIncident() {
   QCOMPARE(cut.count(), 1);
   w.stopLive();
   // Without recording there is nothing to cut.
-  c.recordLibrary.clear();
+  LiveConfig c = cfg();
   c.otlp = "127.0.0.1:0";
   QSignalSpy again(&w, &MainWindow::liveStarted);
   QVERIFY(w.startLive(c));
@@ -481,6 +492,64 @@ void TstConsoleLive::runEndsLiveMode() {
   QVERIFY(shown.wait(120000));
   QVERIFY(w.current()->mode != view::Mode::Live);
   QVERIFY(w.current()->protectedRun.timeline.start() == 0);
+}
+
+// A live snapshot is a re-read: while the instances and their states stay the same, the
+// graphs are refilled in place (none created) and nothing is recomputed.
+void TstConsoleLive::snapshotsRefillInPlace() {
+  MainWindow w;
+  w.show();
+  QString error;
+  const quint16 port = startOtlp(w, {}, &error);
+  QVERIFY2(port, qPrintable(error));
+  QNetworkAccessManager nam;
+  const qint64 t0 = (nowNs() / 1'000'000'000LL) * 1'000'000'000LL;
+  QCOMPARE(post(nam, port, spans("10.0.0.5", 20, t0 + 1'000'000'000LL, 200)), 200);
+  QTRY_VERIFY_WITH_TIMEOUT(tileIndex(w, "10.0.0.5:8000") >= 0, 5000);
+  const TimelinePlot* plot = w.plot();
+  QSignalSpy shown(&w, &MainWindow::liveShown);
+  const int rereads = plot->rereads(), recomputes = plot->recomputes(), created = plot->created(),
+            points = plot->ratePoints();
+  for (int s = 2; s <= 4; ++s) {
+    const int before = static_cast<int>(shown.count());
+    QCOMPARE(post(nam, port, spans("10.0.0.5", 20, t0 + s * 1'000'000'000LL, 200)), 200);
+    QTRY_VERIFY_WITH_TIMEOUT(shown.count() > before, 5000);
+  }
+  QTRY_VERIFY_WITH_TIMEOUT(plot->ratePoints() > points, 5000);  // the new seconds are drawn
+  QCOMPARE(plot->rereads() - rereads, static_cast<int>(shown.count()));  // one per snapshot
+  QCOMPARE(plot->recomputes(), recomputes);
+  QCOMPARE(plot->created(), created);
+  QSignalSpy closed(&w.liveController(), &LiveController::closed);
+  w.stopLive();
+  QVERIFY(closed.wait(10000));
+}
+
+// Closing the window in Live mode hides it at once and does not wait for the session on the
+// UI thread; the window goes when the session has committed its recording, which holds every
+// acknowledged call.
+void TstConsoleLive::closingWhileRecordingKeepsEveryCall() {
+  MainWindow w;
+  w.show();
+  const QString lib = dir_.filePath("closing.db");
+  QString error;
+  const quint16 port = startOtlp(w, lib, &error);
+  QVERIFY2(port, qPrintable(error));
+  QNetworkAccessManager nam;
+  const qint64 t0 = (nowNs() / 1'000'000'000LL) * 1'000'000'000LL;
+  for (int s = 0; s < 3; ++s)
+    QCOMPARE(post(nam, port, spans("10.0.0.7", 20, t0 + s * 1'000'000'000LL, 200)), 200);
+  QSignalSpy closed(&w.liveController(), &LiveController::closed);
+  QVERIFY(!w.close());  // deferred: Live mode is on
+  QVERIFY(!w.isVisible());
+  QVERIFY(!w.isLive());
+  QVERIFY(w.liveController().closing());
+  QVERIFY(closed.wait(10000));
+  QVERIFY(!w.liveController().closing());
+  library::Library check(lib.toStdString(), library::OpenOptions{.mustExist = true});
+  const auto recs = check.recordings();
+  QCOMPARE(recs.size(), std::size_t{1});
+  QCOMPARE(recs.front().calls, std::uint64_t{60});
+  QVERIFY(w.close());  // nothing left to wait for: an ordinary close
 }
 
 void TstConsoleLive::cleanupTestCase() {

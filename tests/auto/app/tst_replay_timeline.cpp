@@ -254,6 +254,17 @@ void TstReplayTimeline::outOfOrderRecordsSameSeries() {
     QCOMPARE(got.rejected, want.rejected);
     QCOMPARE(got.blockedWouldSucceed, want.blockedWouldSucceed);
   }
+  // Without the library's first start, t = 0 is still the earliest call's second, although
+  // the first record fed starts about a second later.
+  QVERIFY(shuffled.front().ts >= kT0 + seconds(1));
+  ReplayTimelineBuilder unset(p, {}, ReplayOptions{});
+  for (const CallRecord& r : shuffled) unset.feed(r);
+  const ReplayView u = unset.finish();
+  QCOMPARE(u.origin, kT0);
+  for (const char* name : {"a", "b", "c"}) {
+    QCOMPARE(named(u, name).calls, named(ordered, name).calls);
+    QCOMPARE(named(u, name).rejected, named(ordered, name).rejected);
+  }
 }
 
 void TstReplayTimeline::kpiRows() {

@@ -31,7 +31,8 @@ struct ReplayView {
 
 class ReplayTimelineBuilder final : ReplayObserver {
  public:
-  // `origin`: epoch µs of t = 0, floored to a second; kNever = the first record's second.
+  // `origin`: epoch µs of t = 0, floored to a second; kNever = the earliest call's second (the
+  // first the Replayer decides; a call later than its reorder window counts in second 0).
   // A policy whose default breaker is METRICS_ONLY builds a watch-only (baseline) timeline.
   ReplayTimelineBuilder(Policy policy, std::vector<NamedFault> faults, ReplayOptions options = {},
                         Micros origin = kNever);

@@ -1,9 +1,9 @@
 #pragma once
 // A Prometheus scrape endpoint: GET /metrics answers the text the provider renders at that
-// moment (Content-Type: text/plain; version=0.0.4). Requests are parsed by the hand-written
-// HTTP parser (http_request.hpp); anything else is answered 404 / 405 / the parser's error
+// moment (Content-Type: text/plain; version=0.0.4). Requests are parsed by live's hand-written
+// HTTP parser (live/http_request.hpp); anything else is answered 404 / 405 / the parser's error
 // status and never crashes. Connections are bounded, idle ones closed. Loopback unless the
-// caller chose another address (listen_address.hpp).
+// caller chose another address (live/listen_address.hpp).
 #include <QHostAddress>
 #include <QObject>
 #include <QString>
@@ -16,12 +16,12 @@
 
 class QTcpServer;
 
-namespace spillway::live {
+namespace spillway::drill {
 
 struct MetricsServerOptions {
   QHostAddress address = QHostAddress::LocalHost;
   quint16 port = 0;  // 0: any free port
-  HttpLimits limits{16 * 1024, 64 * 1024, 100, false};
+  live::HttpLimits limits{16 * 1024, 64 * 1024, 100, false};
   int maxConnections = 32;
   int idleTimeoutMs = 30'000;  // a connection without a complete request for this long closes
 };
@@ -64,4 +64,4 @@ class MetricsServer : public QObject {
   MetricsServerStats stats_;
 };
 
-}  // namespace spillway::live
+}  // namespace spillway::drill

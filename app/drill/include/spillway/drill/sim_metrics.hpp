@@ -20,7 +20,7 @@
 #include "spillway/sim/series.hpp"
 #include "spillway/sim/simulator.hpp"
 
-namespace spillway::live {
+namespace spillway::drill {
 
 class SimMetrics final : public sim::SeriesSink, public sim::AttemptObserver {
  public:
@@ -67,4 +67,4 @@ std::string promLabelValue(std::string_view v);
 // A sample value: the shortest text that reads back as the same double; +Inf, -Inf, NaN.
 std::string promNumber(double v);
 
-}  // namespace spillway::live
+}  // namespace spillway::drill

@@ -1,7 +1,7 @@
 // The fake instance: an event-driven HTTP/1.1 server on one QTcpServer, with timers standing in
 // for GPU work. Every decision follows docs/scenario.md ("An attempt at an instance"), drawn
 // from the instance's seeded stream in arrival order, so one seed gives one latency sequence.
-#include "spillway/live/fake_instance.hpp"
+#include "spillway/drill/fake_instance.hpp"
 
 #include <QDateTime>
 #include <QJsonArray>
@@ -14,7 +14,7 @@
 #include <algorithm>
 #include <cmath>
 
-namespace spillway::live {
+namespace spillway::drill {
 
 qint64 ScenarioClock::wallMsUntil(Micros t) const {
   const Micros left = t - now();
@@ -25,11 +25,12 @@ qint64 ScenarioClock::wallMsUntil(Micros t) const {
 // One client connection: its parser and whether a request is in progress (one at a time;
 // pipelined requests wait in the parser and the socket's bounded read buffer).
 struct FakeInstance::Conn : QObject {
-  Conn(QTcpSocket* s, const HttpLimits& l, QObject* parent) : QObject(parent), sock(s), parser(l) {
+  Conn(QTcpSocket* s, const live::HttpLimits& l, QObject* parent)
+      : QObject(parent), sock(s), parser(l) {
     s->setParent(this);
   }
   QTcpSocket* sock;
-  HttpRequestParser parser;
+  live::HttpRequestParser parser;
   bool inRequest = false;
   bool keepAlive = true;
   bool http10 = false;
@@ -134,7 +135,7 @@ void FakeInstance::onReadable(Conn* c) {
   if (c->inRequest || c->closing) return;  // read again when the answer is out
   const QByteArray data = c->sock->readAll();
   const auto st = c->parser.feed(std::string_view(data.constData(), data.size()));
-  if (st == HttpRequestParser::State::Error) {
+  if (st == live::HttpRequestParser::State::Error) {
     ++stats_.badRequests;
     c->inRequest = true;
     c->keepAlive = false;
@@ -142,10 +143,10 @@ void FakeInstance::onReadable(Conn* c) {
               "invalid_request_error");
     return;
   }
-  if (st == HttpRequestParser::State::Ready) dispatch(c, c->parser.take());
+  if (st == live::HttpRequestParser::State::Ready) dispatch(c, c->parser.take());
 }
 
-void FakeInstance::dispatch(Conn* c, HttpRequest req) {
+void FakeInstance::dispatch(Conn* c, live::HttpRequest req) {
   c->inRequest = true;
   c->keepAlive = req.keepAlive;
   c->http10 = req.minorVersion == 0;
@@ -179,7 +180,7 @@ void FakeInstance::dispatch(Conn* c, HttpRequest req) {
             "invalid_request_error");
 }
 
-void FakeInstance::handleChat(Conn* c, const HttpRequest& req) {
+void FakeInstance::handleChat(Conn* c, const live::HttpRequest& req) {
   QJsonParseError perr;
   const QJsonDocument doc =
       req.method == "GET" ? QJsonDocument(QJsonObject{{"messages", QJsonArray{}}})
@@ -410,7 +411,7 @@ void FakeInstance::sendSimple(Conn* c, int status, const QByteArray& contentType
                               const QByteArray& body, const QByteArray& extraHeaders) {
   const bool keep = c->keepAlive;
   QByteArray head = "HTTP/1.1 " + QByteArray::number(status) + ' ' +
-                    QByteArray::fromStdString(std::string(reasonPhrase(status))) +
+                    QByteArray::fromStdString(std::string(live::reasonPhrase(status))) +
                     "\r\nContent-Type: " + contentType +
                     "\r\nContent-Length: " + QByteArray::number(body.size()) +
                     "\r\nx-spillway-instance: " + QByteArray::fromStdString(cfg_.name) +
@@ -445,7 +446,7 @@ void FakeInstance::responseDone(Conn* c, bool close) {
   QPointer<Conn> p(c);
   QTimer::singleShot(0, this, [this, p] {
     if (!p || p->inRequest || p->closing) return;
-    if (p->parser.state() == HttpRequestParser::State::Ready)
+    if (p->parser.state() == live::HttpRequestParser::State::Ready)
       dispatch(p, p->parser.take());
     else if (p->sock->bytesAvailable() > 0)
       onReadable(p);
@@ -486,4 +487,4 @@ void FakeInstance::setOutage(bool on) {
   }
 }
 
-}  // namespace spillway::live
+}  // namespace spillway::drill

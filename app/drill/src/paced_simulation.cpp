@@ -1,10 +1,10 @@
-#include "spillway/live/paced_simulation.hpp"
+#include "spillway/drill/paced_simulation.hpp"
 
 #include <QTimer>
 
 #include <algorithm>
 
-namespace spillway::live {
+namespace spillway::drill {
 namespace {
 
 constexpr int kTickMs = 10;  // how often the simulator catches up with the wall clock
@@ -52,4 +52,4 @@ void PacedSimulation::advance() {
   maxLag_ = std::max(maxLag_, due() - sim_->now());
 }
 
-}  // namespace spillway::live
+}  // namespace spillway::drill

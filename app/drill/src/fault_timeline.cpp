@@ -1,9 +1,9 @@
-#include "spillway/live/fault_timeline.hpp"
+#include "spillway/drill/fault_timeline.hpp"
 
 #include <algorithm>
 #include <cstdio>
 
-namespace spillway::live {
+namespace spillway::drill {
 
 FaultTimeline::FaultTimeline(const sim::Scenario& sc, const std::string& instance,
                              const std::string& model) {
@@ -70,4 +70,4 @@ std::string describeFault(const sim::FaultSpec& f) {
   return s;
 }
 
-}  // namespace spillway::live
+}  // namespace spillway::drill

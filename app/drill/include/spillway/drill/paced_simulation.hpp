@@ -13,7 +13,7 @@
 
 class QTimer;
 
-namespace spillway::live {
+namespace spillway::drill {
 
 class PacedSimulation : public QObject {
   Q_OBJECT
@@ -49,4 +49,4 @@ class PacedSimulation : public QObject {
   Micros maxLag_ = 0;
 };
 
-}  // namespace spillway::live
+}  // namespace spillway::drill

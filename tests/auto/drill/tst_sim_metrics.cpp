@@ -17,8 +17,8 @@
 
 #include <map>
 
-#include "spillway/live/metrics_server.hpp"
-#include "spillway/live/sim_metrics.hpp"
+#include "spillway/drill/metrics_server.hpp"
+#include "spillway/drill/sim_metrics.hpp"
 #include "spillway/sim/report.hpp"
 #include "spillway/sim/scenario_yaml.hpp"
 
@@ -205,7 +205,7 @@ std::map<QString, double> checkScrape(const Exposition& e) {
       QCOMPARE(count, requests);
       // Buckets: ascending bounds, cumulative counts, +Inf last and equal to _count.
       const auto buckets = e.find("spillway_sim_latency_seconds_bucket", l);
-      QCOMPARE(buckets.size(), live::SimMetrics::defaultBuckets().size() + 1);
+      QCOMPARE(buckets.size(), drill::SimMetrics::defaultBuckets().size() + 1);
       double prevLe = -1, prevCount = 0;
       for (const Sample* b : buckets) {
         const QString le = b->labels.at("le");
@@ -269,7 +269,7 @@ class TstSimMetrics : public QObject {
   void exposition() {
     QFETCH(bool, protection);
     const sim::Scenario sc = sim::parseScenario(kScenario, "metrics-test.yaml");
-    live::SimMetrics metrics(sc);
+    drill::SimMetrics metrics(sc);
     sim::VectorSeries rows;
     Tee tee(metrics, rows);
     sim::SimOptions opt;
@@ -333,7 +333,7 @@ class TstSimMetrics : public QObject {
   // The observer hook only watches: a run with it gives the same report as a run without.
   void observerChangesNothing() {
     const sim::Scenario sc = sim::parseScenario(kScenario, "m.yaml");
-    live::SimMetrics metrics(sc);
+    drill::SimMetrics metrics(sc);
     sim::SimOptions with;
     with.attempts = &metrics;
     const std::string a = sim::reportJson(sim::simulate(sc, {}));
@@ -361,25 +361,25 @@ class TstSimMetrics : public QObject {
   void labelEscapes() {
     QFETCH(QString, in);
     QFETCH(QString, out);
-    QCOMPARE(QString::fromStdString(live::promLabelValue(in.toStdString())), out);
+    QCOMPARE(QString::fromStdString(drill::promLabelValue(in.toStdString())), out);
     // And it reads back through the parser as written.
     sim::Scenario sc = sim::parseScenario(kScenario, "m.yaml");
     sc.models[0].instances[0].name = in.toStdString();
-    live::SimMetrics m(sc);
+    drill::SimMetrics m(sc);
     const Exposition e = parse(QByteArray::fromStdString(m.render()));
     QVERIFY2(e.errors.isEmpty(), qPrintable(e.errors.join("; ")));
     QCOMPARE(e.find("spillway_sim_requests_total", {{"instance", in}}).size(), std::size_t{1});
   }
 
   void numbers() {
-    QCOMPARE(QString::fromStdString(live::promNumber(0.005)), QString("0.005"));
-    QCOMPARE(QString::fromStdString(live::promNumber(1)), QString("1"));
-    QCOMPARE(QString::fromStdString(live::promNumber(2.5)), QString("2.5"));
-    QCOMPARE(QString::fromStdString(live::promNumber(INFINITY)), QString("+Inf"));
-    QCOMPARE(QString::fromStdString(live::promNumber(NAN)), QString("NaN"));
+    QCOMPARE(QString::fromStdString(drill::promNumber(0.005)), QString("0.005"));
+    QCOMPARE(QString::fromStdString(drill::promNumber(1)), QString("1"));
+    QCOMPARE(QString::fromStdString(drill::promNumber(2.5)), QString("2.5"));
+    QCOMPARE(QString::fromStdString(drill::promNumber(INFINITY)), QString("+Inf"));
+    QCOMPARE(QString::fromStdString(drill::promNumber(NAN)), QString("NaN"));
     // An observation on a bound is in that bound's bucket (le is "less or equal").
     const sim::Scenario sc = sim::parseScenario(kScenario, "m.yaml");
-    live::SimMetrics m(sc);
+    drill::SimMetrics m(sc);
     m.onAttempt(0, seconds(1), millis(500), 200, Outcome::Ok);
     m.onAttempt(0, seconds(1), millis(501), 200, Outcome::Ok);
     m.onAttempt(0, seconds(1), seconds(200), 0, Outcome::Timeout);
@@ -418,8 +418,8 @@ class TstSimMetrics : public QObject {
     QFETCH(int, status);
     QFETCH(QString, body);
     const sim::Scenario sc = sim::parseScenario(kScenario, "m.yaml");
-    live::SimMetrics m(sc);
-    live::MetricsServer srv({}, [&] { return m.render(); });
+    drill::SimMetrics m(sc);
+    drill::MetricsServer srv({}, [&] { return m.render(); });
     QVERIFY(srv.start());
     const QByteArray until =
         body == "metrics" ? QByteArray("spillway_sim_time_seconds ") : QByteArray("\r\n\r\n");
@@ -450,8 +450,8 @@ class TstSimMetrics : public QObject {
 
   void keepAliveAndPipelining() {
     const sim::Scenario sc = sim::parseScenario(kScenario, "m.yaml");
-    live::SimMetrics m(sc);
-    live::MetricsServer srv({}, [&] { return m.render(); });
+    drill::SimMetrics m(sc);
+    drill::MetricsServer srv({}, [&] { return m.render(); });
     QVERIFY(srv.start());
     const QByteArray two = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\nGET /nope HTTP/1.1\r\n\r\n";
     const QByteArray got = exchange(srv.port(), two, "HTTP/1.1 404");

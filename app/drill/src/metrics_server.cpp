@@ -1,22 +1,22 @@
 // The /metrics endpoint: one QTcpServer, requests parsed incrementally and answered at once
 // (rendering is a few kilobytes per instance, on the event loop that runs the simulation, so
 // the numbers are a consistent snapshot between two simulator steps).
-#include "spillway/live/metrics_server.hpp"
+#include "spillway/drill/metrics_server.hpp"
 
 #include <QTcpServer>
 #include <QTcpSocket>
 #include <QTimer>
 
-namespace spillway::live {
+namespace spillway::drill {
 
 struct MetricsServer::Conn : QObject {
-  Conn(QTcpSocket* s, const HttpLimits& l, QObject* parent)
+  Conn(QTcpSocket* s, const live::HttpLimits& l, QObject* parent)
       : QObject(parent), sock(s), parser(l), idle(this) {
     s->setParent(this);
     idle.setSingleShot(true);
   }
   QTcpSocket* sock;
-  HttpRequestParser parser;
+  live::HttpRequestParser parser;
   QTimer idle;
   bool closing = false;
   bool keepAlive = true;
@@ -68,8 +68,8 @@ void MetricsServer::onReadable(Conn* c) {
   if (c->closing) return;
   const QByteArray data = c->sock->readAll();
   auto st = c->parser.feed(std::string_view(data.constData(), data.size()));
-  while (st == HttpRequestParser::State::Ready && !c->closing) {
-    const HttpRequest req = c->parser.take();
+  while (st == live::HttpRequestParser::State::Ready && !c->closing) {
+    const live::HttpRequest req = c->parser.take();
     c->keepAlive = req.keepAlive;
     c->idle.start(opt_.idleTimeoutMs);
     const bool head = req.method == "HEAD";
@@ -86,7 +86,7 @@ void MetricsServer::onReadable(Conn* c) {
     }
     st = c->parser.state();
   }
-  if (!c->closing && st == HttpRequestParser::State::Error) {
+  if (!c->closing && st == live::HttpRequestParser::State::Error) {
     ++stats_.rejected;
     c->keepAlive = false;
     respond(c, c->parser.errorStatus(), "text/plain", c->parser.errorMessage() + "\n");
@@ -97,7 +97,7 @@ void MetricsServer::respond(Conn* c, int status, const QByteArray& contentType,
                             const std::string& body, bool head, const QByteArray& extraHeaders) {
   const bool keep = c->keepAlive && !c->closing;
   QByteArray out = "HTTP/1.1 " + QByteArray::number(status) + ' ' +
-                   QByteArray::fromStdString(std::string(reasonPhrase(status))) +
+                   QByteArray::fromStdString(std::string(live::reasonPhrase(status))) +
                    "\r\nContent-Type: " + contentType +
                    "\r\nContent-Length: " + QByteArray::number(static_cast<qint64>(body.size())) +
                    "\r\nConnection: " + (keep ? "keep-alive" : "close") + "\r\n" + extraHeaders +
@@ -111,4 +111,4 @@ void MetricsServer::respond(Conn* c, int status, const QByteArray& contentType,
   }
 }
 
-}  // namespace spillway::live
+}  // namespace spillway::drill

@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "spillway/live/fault_timeline.hpp"
+#include "spillway/drill/fault_timeline.hpp"
 #include "spillway/live/http_request.hpp"
 #include "spillway/sim/random.hpp"
 #include "spillway/sim/scenario.hpp"
@@ -22,7 +22,7 @@
 class QTcpServer;
 class QTcpSocket;
 
-namespace spillway::live {
+namespace spillway::drill {
 
 // Scenario time from the wall clock: t = elapsed × speed. Service times stay real; only the
 // fault timeline runs `speed` times faster (a 5-minute onset in 30 s at --speed 10).
@@ -63,7 +63,7 @@ class FakeInstance : public QObject {
     const sim::ModelSpec* model = nullptr;  // must outlive the instance
     FaultTimeline faults;
     std::uint64_t seed = 1;
-    HttpLimits limits;
+    live::HttpLimits limits;
   };
 
   FakeInstance(Config cfg, const ScenarioClock* clock, QObject* parent = nullptr);
@@ -86,8 +86,8 @@ class FakeInstance : public QObject {
 
   void onNewConnection();
   void onReadable(Conn* c);
-  void dispatch(Conn* c, HttpRequest req);
-  void handleChat(Conn* c, const HttpRequest& req);
+  void dispatch(Conn* c, live::HttpRequest req);
+  void handleChat(Conn* c, const live::HttpRequest& req);
   void admit(const std::shared_ptr<Job>& job);
   void startJob(const std::shared_ptr<Job>& job);
   void finishJob(const std::shared_ptr<Job>& job);
@@ -117,4 +117,4 @@ class FakeInstance : public QObject {
   std::uint64_t nextId_ = 1;
 };
 
-}  // namespace spillway::live
+}  // namespace spillway::drill

@@ -1,11 +1,11 @@
 // The simulation's /metrics text: counters and a histogram per attempt, gauges per tick.
-#include "spillway/live/sim_metrics.hpp"
+#include "spillway/drill/sim_metrics.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 
-namespace spillway::live {
+namespace spillway::drill {
 namespace {
 
 constexpr BreakerState kStates[] = {BreakerState::Closed,   BreakerState::Open,
@@ -168,4 +168,4 @@ std::string SimMetrics::render() const {
   return out;
 }
 
-}  // namespace spillway::live
+}  // namespace spillway::drill

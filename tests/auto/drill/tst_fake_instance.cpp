@@ -14,7 +14,7 @@
 
 #include <memory>
 
-#include "spillway/live/instance_farm.hpp"
+#include "spillway/drill/instance_farm.hpp"
 #include "spillway/sim/scenario_yaml.hpp"
 
 using namespace spillway;
@@ -110,7 +110,7 @@ class TstFakeInstance : public QObject {
   Q_OBJECT
  private slots:
   void answersJson() {
-    live::InstanceFarm farm(scenario("    service: {base: 30ms, sigma: 0}"), {});
+    drill::InstanceFarm farm(scenario("    service: {base: 30ms, sigma: 0}"), {});
     QVERIFY2(farm.start(), qPrintable(farm.errorString()));
     Client c;
     const Reply r = c.chat(farm.instances()[0]->port());
@@ -133,7 +133,7 @@ class TstFakeInstance : public QObject {
   }
 
   void streamsSse() {
-    live::InstanceFarm farm(scenario("    service: {base: 80ms, sigma: 0}"), {});
+    drill::InstanceFarm farm(scenario("    service: {base: 80ms, sigma: 0}"), {});
     QVERIFY(farm.start());
     Client c;
     const Reply r = c.chat(farm.instances()[0]->port(), true);
@@ -170,9 +170,9 @@ class TstFakeInstance : public QObject {
   void seededLatencies() {
     // The same seed gives the same service-time sequence; another seed does not.
     auto sequence = [](std::uint64_t seed) {
-      live::FarmOptions opt;
+      drill::FarmOptions opt;
       opt.seed = seed;
-      live::InstanceFarm farm(scenario("    service: {base: 5ms, sigma: 0.5}"), opt);
+      drill::InstanceFarm farm(scenario("    service: {base: 5ms, sigma: 0.5}"), opt);
       if (!farm.start()) return QList<QByteArray>{};
       Client c;
       QList<QByteArray> seq;
@@ -195,9 +195,9 @@ class TstFakeInstance : public QObject {
     QFETCH(QString, queueFull);
     QFETCH(int, status);
     // One slot, one queue place: the third concurrent call finds the queue full.
-    live::InstanceFarm farm(scenario("    slots: 1\n    queue: 1\n" + queueFull +
-                                     "    service: {base: 400ms, sigma: 0}"),
-                            {});
+    drill::InstanceFarm farm(scenario("    slots: 1\n    queue: 1\n" + queueFull +
+                                      "    service: {base: 400ms, sigma: 0}"),
+                             {});
     QVERIFY(farm.start());
     Client c;
     const quint16 port = farm.instances()[0]->port();
@@ -237,12 +237,12 @@ class TstFakeInstance : public QObject {
     QFETCH(QString, fault);
     QFETCH(double, speed);
     QFETCH(QString, expect);
-    live::FarmOptions opt;
+    drill::FarmOptions opt;
     opt.speed = speed;
-    live::InstanceFarm farm(
+    drill::InstanceFarm farm(
         scenario("    service: {base: 20ms, sigma: 0}", "faults:\n  - " + fault), opt);
     QStringList transitions;
-    connect(&farm, &live::InstanceFarm::faultTransition,
+    connect(&farm, &drill::InstanceFarm::faultTransition,
             [&](const QString& t) { transitions << t; });
     QVERIFY(farm.start());
     const quint16 port = farm.instances()[0]->port();
@@ -300,7 +300,7 @@ class TstFakeInstance : public QObject {
 
   void hangHoldsTheAnswer() {
     // A hang from 0 to 1 s: a call made at once is answered only when the fault ends.
-    live::InstanceFarm farm(
+    drill::InstanceFarm farm(
         scenario("    service: {base: 10ms, sigma: 0}",
                  "faults:\n  - {type: hang, target: m-1, at: 0s, duration: 1s}"),
         {});
@@ -336,7 +336,7 @@ class TstFakeInstance : public QObject {
   void badRequestsKeepServing() {
     QFETCH(QByteArray, request);
     QFETCH(QByteArray, statusLine);
-    live::InstanceFarm farm(scenario("    service: {base: 5ms, sigma: 0}"), {});
+    drill::InstanceFarm farm(scenario("    service: {base: 5ms, sigma: 0}"), {});
     QVERIFY(farm.start());
     const quint16 port = farm.instances()[0]->port();
     const QByteArray got = raw(port, request);
@@ -347,7 +347,7 @@ class TstFakeInstance : public QObject {
   }
 
   void keepAlivePipelined() {
-    live::InstanceFarm farm(scenario("    service: {base: 5ms, sigma: 0}"), {});
+    drill::InstanceFarm farm(scenario("    service: {base: 5ms, sigma: 0}"), {});
     QVERIFY(farm.start());
     const QByteArray body = chatBody(false);
     const QByteArray one =

@@ -18,11 +18,11 @@
 #include <utility>
 #include <vector>
 
-#include "spillway/live/instance_farm.hpp"
+#include "spillway/drill/instance_farm.hpp"
 #include "spillway/rng.hpp"
 #include "spillway/sim/scenario.hpp"
 
-namespace spillway::live {
+namespace spillway::drill {
 
 struct LiveDrillOptions {
   QUrl gateway;  // http://127.0.0.1:PORT[/path]; the path defaults to the client's route
@@ -95,4 +95,4 @@ class LiveDrill : public QObject {
   QString error_;
 };
 
-}  // namespace spillway::live
+}  // namespace spillway::drill

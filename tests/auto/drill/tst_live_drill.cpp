@@ -1,4 +1,4 @@
-// The callers' KPIs of a drill against a real gateway (app/live/src/live_drill.cpp liveKpis),
+// The callers' KPIs of a drill against a real gateway (app/drill/src/live_drill.cpp liveKpis),
 // on hand-built calls: availability is a 200 within the client's SLO (a 503 or a reset is
 // not), core and during-fault shares count only their own calls, a 429 is a quota refusal
 // outside SLA attainment, p99 is the nearest rank, and the recovery after a fault follows
@@ -10,10 +10,10 @@
 #include <optional>
 #include <string>
 
-#include "spillway/live/live_drill.hpp"
+#include "spillway/drill/live_drill.hpp"
 
 using namespace spillway;
-using namespace spillway::live;
+using namespace spillway::drill;
 
 namespace {
 

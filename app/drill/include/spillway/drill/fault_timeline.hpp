@@ -9,7 +9,7 @@
 #include "spillway/sim/scenario.hpp"
 #include "spillway/time.hpp"
 
-namespace spillway::live {
+namespace spillway::drill {
 
 // One fault as it applies to one instance: `recover`s already folded into `end`.
 struct InstanceFault {
@@ -38,4 +38,4 @@ class FaultTimeline {
 // "latency_drift x3 (ramp 30s)", "errors 503 p=0.5", … for stderr lines.
 std::string describeFault(const sim::FaultSpec& f);
 
-}  // namespace spillway::live
+}  // namespace spillway::drill

@@ -1,6 +1,6 @@
-#include "spillway/live/instance_farm.hpp"
+#include "spillway/drill/instance_farm.hpp"
 
-namespace spillway::live {
+namespace spillway::drill {
 
 InstanceFarm::InstanceFarm(sim::Scenario sc, FarmOptions opt, QObject* parent)
     : QObject(parent), sc_(std::move(sc)), opt_(opt), clock_(opt.speed) {}
@@ -36,4 +36,4 @@ bool InstanceFarm::start() {
   return true;
 }
 
-}  // namespace spillway::live
+}  // namespace spillway::drill

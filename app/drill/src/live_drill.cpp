@@ -1,4 +1,4 @@
-#include "spillway/live/live_drill.hpp"
+#include "spillway/drill/live_drill.hpp"
 
 #include <QElapsedTimer>
 #include <QJsonArray>
@@ -9,7 +9,9 @@
 #include <algorithm>
 #include <cmath>
 
-namespace spillway::live {
+#include "spillway/sim/restoration.hpp"
+
+namespace spillway::drill {
 namespace {
 
 bool available(const sim::Scenario& sc, const LiveCall& c) {
@@ -34,9 +36,8 @@ std::vector<Window> faultWindows(const sim::Scenario& sc) {
   return out;
 }
 
-// kpis.md's service restoration on the callers' availability: from the onset, rolling over one
-// breaker window, back within 5 points of the minute before the onset and staying there for a
-// minute. The recovery after the fault is what of it lies past the fault's end.
+// kpis.md's service restoration (sim::serviceRestoredSince) on the callers' availability per
+// second of scenario time. The recovery after the fault is what of it lies past the fault's end.
 std::optional<Micros> recoveryAfter(const sim::Scenario& sc, const std::vector<LiveCall>& calls,
                                     const Window& w) {
   const Micros tick = seconds(1);
@@ -48,27 +49,13 @@ std::optional<Micros> recoveryAfter(const sim::Scenario& sc, const std::vector<L
     ++done[k];
     ok[k] += available(sc, c);
   }
-  const auto onset = static_cast<std::size_t>(w.start / tick);
-  std::uint64_t bf = 0, ba = 0;
-  for (std::size_t k = onset >= 60 ? onset - 60 : 0; k < onset; ++k) bf += done[k], ba += ok[k];
-  if (bf == 0) return std::nullopt;
-  const double level = static_cast<double>(ba) / static_cast<double>(bf) - 0.05;
   const auto window =
       static_cast<std::size_t>(std::max<Micros>(1, sc.policy.breaker.window.length / tick));
-  std::uint64_t wf = 0, wa = 0;
-  std::optional<std::size_t> goodSince;
-  for (std::size_t k = onset; k < rows; ++k) {
-    wf += done[k], wa += ok[k];
-    if (k >= onset + window) wf -= done[k - window], wa -= ok[k - window];
-    if (!(wf > 0 && static_cast<double>(wa) / static_cast<double>(wf) >= level)) {
-      goodSince.reset();
-      continue;
-    }
-    if (!goodSince) goodSince = k;
-    if (k - *goodSince >= 60)
-      return std::max<Micros>(0, static_cast<Micros>(*goodSince + 1) * tick - w.end);
-  }
-  return std::nullopt;
+  const auto goodSince =
+      sim::serviceRestoredSince(done, ok, static_cast<std::size_t>(w.start / tick),
+                                static_cast<std::size_t>(seconds(60) / tick), window);
+  if (!goodSince) return std::nullopt;
+  return std::max<Micros>(0, static_cast<Micros>(*goodSince + 1) * tick - w.end);
 }
 
 }  // namespace
@@ -282,4 +269,4 @@ void LiveDrill::complete(std::size_t i, int status, bool degraded) {
   if (loadOver_ && inFlight_ == 0) emit finished();
 }
 
-}  // namespace spillway::live
+}  // namespace spillway::drill

@@ -8,16 +8,16 @@
 #include <memory>
 #include <vector>
 
-#include "spillway/live/fake_instance.hpp"
+#include "spillway/drill/fake_instance.hpp"
 #include "spillway/sim/scenario.hpp"
 
-namespace spillway::live {
+namespace spillway::drill {
 
 struct FarmOptions {
   quint16 basePort = 0;    // instance i on basePort + i; 0 = any free port each
   double speed = 1.0;      // fault timeline speed-up
   std::uint64_t seed = 0;  // 0 = the scenario's seed
-  HttpLimits limits;
+  live::HttpLimits limits;
 };
 
 class InstanceFarm : public QObject {
@@ -45,4 +45,4 @@ class InstanceFarm : public QObject {
   QString error_;
 };
 
-}  // namespace spillway::live
+}  // namespace spillway::drill
