@@ -8,6 +8,11 @@ set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 # and pass as files.
 install(DIRECTORY resources/policies resources/traces resources/scenarios resources/drills
         DESTINATION ${CMAKE_INSTALL_DATADIR}/spillway)
+# Sweeps on a batch engine (docs/scale-out.md): the Slurm task and merge scripts, the
+# Kubernetes Indexed Job.
+install(PROGRAMS packaging/slurm/sweep.sbatch packaging/slurm/merge.sbatch
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/spillway/batch)
+install(FILES packaging/kubernetes/sweep-job.yaml DESTINATION ${CMAKE_INSTALL_DATADIR}/spillway/batch)
 install(FILES packaging/io.github.spillway.Spillway.desktop
         DESTINATION ${CMAKE_INSTALL_DATADIR}/applications)
 install(FILES packaging/spillway.svg DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor/scalable/apps)

@@ -35,7 +35,8 @@ const Command kCommands[] = {
      "list, show, export, annotate or delete incidents in the library; record,\n"
      "record-info and cut live recordings"},
     {"sweep", spillway::cli::runSweepCommand,
-     "replay incidents under a grid of breaker parameters: table + Pareto front"},
+     "replay incidents under a grid of breaker parameters: table + Pareto front;\n"
+     "--shard I/N and 'sweep merge' cut it into batch tasks (Slurm, Kubernetes)"},
     {"calibrate", spillway::cli::runCalibrate,
      "the policy that meets targets (fp<=0.03,ttd<=30s) on incidents, or why not"},
     {"compare", spillway::cli::runCompare, "several policies on the same incidents, side by side"},

@@ -21,6 +21,8 @@
 #include "spillway/policy_yaml.hpp"
 #include "spillway/sim/sweep_scenario.hpp"
 #include "spillway/sweep.hpp"
+#include "sweep_render.hpp"
+#include "sweep_shard.hpp"
 
 namespace spillway::cli {
 namespace {
@@ -185,110 +187,10 @@ SweepResult runWithProgress(std::vector<SweepCandidate> candidates, const Bench&
   return runSweep(std::move(candidates), bench.incidents, opt);
 }
 
-std::optional<double> pct(std::optional<double> share) {
-  if (!share) return std::nullopt;
-  return *share * 100;
-}
-
-std::string num(std::optional<double> v, int decimals, const char* unit) {
-  if (!v) return "n/a";
-  char buf[48];
-  std::snprintf(buf, sizeof buf, "%.*f%s", decimals, *v, unit);
-  return buf;
-}
-
-nlohmann::json scoreJson(const SweepScore& s) {
-  nlohmann::json j;
-  j["fp_rate"] = s.fpRateOrNa() ? nlohmann::json(*s.fpRateOrNa()) : nlohmann::json(nullptr);
-  putBlockFigures(j, s.blocks, s.falseTripsPerHour());
-  j["ttd_mean_s"] = s.meanTtdSeconds() ? nlohmann::json(*s.meanTtdSeconds()) : nlohmann::json();
-  j["mttr_mean_s"] = s.meanMttrSeconds() ? nlohmann::json(*s.meanMttrSeconds()) : nlohmann::json();
-  j["availability"] = s.availability();
-  j["faults"] = s.faults;
-  j["missed"] = s.faults - s.detected;
-  j["rejected"] = s.rejected;
-  j["blocked_would_succeed"] = s.blockedWouldSucceed;
-  j["records"] = s.records;
-  if (s.simulated) {
-    auto opt = [](std::optional<double> v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
-    j["limiter_mis_kill_rate"] = opt(s.misKillRate());
-    j["resource_waste"] = opt(s.wasteShare());
-    j["cost_per_1k_requests"] = opt(s.costPer1k());
-  }
-  return j;
-}
-
-void printTable(const SweepResult& r, std::size_t top) {
-  // Front first, then by TTD and FP rate: the candidates worth a look on top.
-  std::vector<std::size_t> order(r.candidates.size());
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    if (r.pareto[a] != r.pareto[b]) return static_cast<bool>(r.pareto[a]);
-    const double ta = r.scores[a].meanTtdSeconds().value_or(0);
-    const double tb = r.scores[b].meanTtdSeconds().value_or(0);
-    if (ta != tb) return ta < tb;
-    return r.scores[a].fpRate() < r.scores[b].fpRate();
-  });
-  std::size_t front = 0;
-  for (bool f : r.pareto) front += f;
-  std::printf("%zu candidates, %zu on the Pareto front (误伤, TTD, availability)\n\n",
-              r.candidates.size(), front);
-  std::printf("%-5s %-6s", "#", "front");
-  if (!r.candidates.empty())
-    for (const auto& [k, v] : r.candidates.front().values) std::printf(" %16s", k.c_str());
-  // Simulated candidates (--scenario) also show the seeds' system figures.
-  const bool sim = !r.scores.empty() && r.scores.front().simulated;
-  std::printf(" %8s %8s %8s %9s %9s %8s %7s%s\n", "误伤", "f.trip/h", "collat", "TTD", "MTTR",
-              "avail", "missed", sim ? "  mis-kill    waste  cost/1k" : "");
-  for (std::size_t n = 0; n < order.size() && n < top; ++n) {
-    const std::size_t i = order[n];
-    const SweepScore& s = r.scores[i];
-    std::printf("%-5zu %-6s", i, r.pareto[i] ? "*" : "");
-    for (const auto& [k, v] : r.candidates[i].values) std::printf(" %16.4g", v);
-    std::printf(" %8s %8s %8s %9s %9s %8s %7u", num(pct(s.fpRateOrNa()), 2, "%").c_str(),
-                num(s.falseTripsPerHour(), 2, "").c_str(),
-                num(pct(s.blocks.collateralShare()), 1, "%").c_str(),
-                num(s.meanTtdSeconds(), 1, "s").c_str(), num(s.meanMttrSeconds(), 1, "s").c_str(),
-                num(s.availability() * 100, 2, "%").c_str(), s.faults - s.detected);
-    if (sim)
-      std::printf(" %9s %8s %8s", num(pct(s.misKillRate()), 1, "%").c_str(),
-                  num(pct(s.wasteShare()), 1, "%").c_str(), num(s.costPer1k(), 2, "").c_str());
-    std::printf("\n");
-  }
-  if (order.size() > top) std::printf("… %zu more (--top N, --csv FILE)\n", order.size() - top);
-}
-
-void writeCsv(const SweepResult& r, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw InputError(path, 0, "", "cannot write");
-  out << "candidate,pareto";
-  if (!r.candidates.empty())
-    for (const auto& [k, v] : r.candidates.front().values) out << ',' << k;
-  const bool sim = !r.scores.empty() && r.scores.front().simulated;
-  out << ",fp_rate,false_trips_per_h,collateral_share,ttd_mean_s,mttr_mean_s,availability,faults,"
-         "missed,rejected";
-  out << (sim ? ",limiter_mis_kill_rate,resource_waste,cost_per_1k_requests\n" : "\n");
-  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
-    const SweepScore& s = r.scores[i];
-    out << i << ',' << (r.pareto[i] ? 1 : 0);
-    for (const auto& [k, v] : r.candidates[i].values) out << ',' << v;
-    out << ',' << s.fpRate() << ',' << s.falseTripsPerHour().value_or(0) << ','
-        << s.blocks.collateralShare().value_or(0) << ',';
-    if (s.meanTtdSeconds()) out << *s.meanTtdSeconds();
-    out << ',';
-    if (s.meanMttrSeconds()) out << *s.meanMttrSeconds();
-    out << ',' << s.availability() << ',' << s.faults << ',' << s.faults - s.detected << ','
-        << s.rejected;
-    if (sim) {
-      out << ',';
-      if (s.misKillRate()) out << *s.misKillRate();
-      out << ',';
-      if (s.wasteShare()) out << *s.wasteShare();
-      out << ',';
-      if (s.costPer1k()) out << *s.costPer1k();
-    }
-    out << '\n';
-  }
+void addSweepPrintOptions(QCommandLineParser& p) {
+  p.addOption({"json", "Print JSON instead of the table."});
+  p.addOption({"top", "Rows to print (default 20).", "N", "20"});
+  p.addOption({"csv", "Write every candidate's scores as CSV.", "FILE"});
 }
 
 void addSweepOptions(QCommandLineParser& p, bool calibrateMode) {
@@ -307,37 +209,55 @@ void addSweepOptions(QCommandLineParser& p, bool calibrateMode) {
   p.addOption(
       {"sim-seeds", "With --scenario: runs per candidate, seeds from the scenario's.", "N", "3"});
   addSpaceOptions(p);
-  p.addOption({"json", "Print JSON instead of the table."});
   if (calibrateMode) {
+    p.addOption({"json", "Print JSON instead of the table."});
     p.addOption({"target",
                  "Targets, e.g. 'fp<=0.03,ttd<=30s' (fp, ttd, mttr, availability, "
                  "missed, false_trips per hour, collateral).",
                  "T", "fp<=0.03,ttd<=30s"});
     p.addOption({"out", "Write the chosen policy (YAML) here.", "P.yaml"});
   } else {
-    p.addOption({"top", "Rows to print (default 20).", "N", "20"});
-    p.addOption({"csv", "Write every candidate's scores as CSV.", "FILE"});
+    addSweepPrintOptions(p);
+    p.addOption({"shard",
+                 "Evaluate only shard I of N (the candidates whose index is I modulo N) and "
+                 "write their rows to --rows for `sweep merge` (docs/scale-out.md).",
+                 "I/N"});
+    p.addOption({"rows", "With --shard: the shard's rows (JSON Lines).", "FILE"});
+    p.addOption({"emit",
+                 "Print a script that runs this sweep on a batch engine instead of running it "
+                 "here: 'slurm' (an array job of --shards tasks and a dependent merge).",
+                 "ENGINE"});
+    p.addOption({"shards", "With --emit: the number of tasks (default 8).", "N", "8"});
   }
 }
 
-// How the result is reported. Only the options the mode registered are read: asking the
-// parser about any other one warns on stderr.
-struct SweepOutput {
-  bool json = false;
-  std::size_t top = 20;            // sweep: rows to print
-  std::optional<std::string> csv;  // sweep: every candidate's scores
-  std::optional<std::string> out;  // calibrate: the chosen policy
-};
+// The options addSweepPrintOptions registered (sweep and sweep merge).
+void readPrintOptions(const QCommandLineParser& p, SweepOutput& o) {
+  o.json = p.isSet("json");
+  o.top = p.value("top").toUInt();
+  if (p.isSet("csv")) o.csv = p.value("csv").toStdString();
+}
+
+void readShardOptions(const QCommandLineParser& p, SweepOutput& o) {
+  if (p.isSet("shard") != p.isSet("rows"))
+    throw InputError(p.isSet("shard") ? "--shard" : "--rows", 0, "",
+                     "--shard I/N and --rows FILE go together");
+  if (!p.isSet("shard")) return;
+  o.shard = parseShard(p.value("shard").toStdString(), "--shard");
+  o.rows = p.value("rows").toStdString();
+  if (o.csv || o.json)
+    throw InputError("--shard", 0, "", "a shard writes --rows; `sweep merge` prints");
+}
 
 SweepOutput readSweepOutput(const QCommandLineParser& p, bool calibrateMode) {
   SweepOutput o;
-  o.json = p.isSet("json");
   if (calibrateMode) {
+    o.json = p.isSet("json");
     if (p.isSet("out")) o.out = p.value("out").toStdString();
-  } else {
-    o.top = p.value("top").toUInt();
-    if (p.isSet("csv")) o.csv = p.value("csv").toStdString();
+    return o;
   }
+  readPrintOptions(p, o);
+  readShardOptions(p, o);
   return o;
 }
 
@@ -363,25 +283,6 @@ SweepJob loadSweepJob(const QCommandLineParser& p, bool calibrateMode) {
                        "mis_kill, waste and cost are measured on simulated runs only: use "
                        "--scenario (a recording holds no slot time, limiter or prices)");
   return {std::move(bench), std::move(base), std::move(spec), std::move(targets)};
-}
-
-nlohmann::json sweepJson(const SweepResult& r) {
-  nlohmann::json j = nlohmann::json::array();
-  for (std::size_t i = 0; i < r.candidates.size(); ++i) {
-    nlohmann::json c = scoreJson(r.scores[i]);
-    for (const auto& [k, v] : r.candidates[i].values) c["params"][k] = v;
-    c["pareto"] = static_cast<bool>(r.pareto[i]);
-    j.push_back(c);
-  }
-  return j;
-}
-
-void printSweep(const SweepResult& r, const SweepOutput& o) {
-  if (o.csv) writeCsv(r, *o.csv);
-  if (o.json)
-    std::printf("%s\n", sweepJson(r).dump(2).c_str());
-  else
-    printTable(r, o.top);
 }
 
 void printCalibration(const SweepResult& r, const Calibration& c, bool json) {
@@ -413,6 +314,111 @@ void writePolicy(const Policy& policy, const std::string& out, const char* comma
   std::fprintf(stderr, "%s: wrote %s\n", command, out.c_str());
 }
 
+// Everything that can change a candidate or its score, hashed (sweep_shard.hpp).
+SweepIdentity identityOf(const SweepJob& job, std::size_t candidates, const QCommandLineParser& p) {
+  std::string space = policyToYaml(job.base) + "\n--\nmode " +
+                      (job.spec.mode == SweepSpec::Mode::Grid ? "grid" : "random") + " samples " +
+                      std::to_string(job.spec.samples) + " seed " + std::to_string(job.spec.seed);
+  char buf[64];
+  for (const SweepParamRange& r : job.spec.params) {
+    space += "\n" + r.key;
+    for (double v : r.values) space.append(buf, std::snprintf(buf, sizeof buf, " %.17g", v));
+    space.append(buf, std::snprintf(buf, sizeof buf, " [%.17g, %.17g]", r.lo, r.hi));
+  }
+  std::string bench;
+  if (job.bench.scenario) {
+    const std::string name = p.value("scenario").toStdString();
+    bench = "scenario " + name + " seeds " + std::to_string(job.bench.simSeeds);
+    if (std::ifstream(name).good())
+      bench += "\n" + readWhole(name, input_limits::kScenario, "scenario");
+  } else {
+    bench = incidentsDigest(job.bench.incidents);
+  }
+  const std::string judgement =
+      "seed " + p.value("seed").toStdString() + "\nslo " + p.value("slo").toStdString();
+  return {SPILLWAY_VERSION, sha256Hex(space), sha256Hex(bench), sha256Hex(judgement), candidates};
+}
+
+int runShard(const SweepJob& job, Shard shard, const std::string& rows,
+             const QCommandLineParser& p) {
+  std::vector<SweepCandidate> all = expandSweep(job.base, job.spec);
+  const SweepIdentity id = identityOf(job, all.size(), p);
+  std::vector<SweepCandidate> mine;
+  std::vector<std::size_t> indices;
+  for (std::size_t i = 0; i < all.size(); ++i)
+    if (shard.holds(i)) {
+      indices.push_back(i);
+      mine.push_back(std::move(all[i]));
+    }
+  std::fprintf(stderr, "sweep: shard %u/%u: candidates %zu of %zu\n", shard.index, shard.count,
+               indices.size(), all.size());
+  const SweepResult r = runWithProgress(std::move(mine), job.bench, p);
+  writeShardRows(rows, id, shard, indices, r);
+  std::fprintf(stderr, "sweep: wrote %s\n", rows.c_str());
+  return kOk;
+}
+
+// The command line minus what the emitted script decides (--emit, --shards, --threads) and
+// what its merge prints with (--top, --csv, --json): the tasks' arguments, and the merge's.
+std::pair<std::vector<std::string>, std::vector<std::string>> splitForBatch(
+    const QStringList& args) {
+  static const QStringList kDropped{"--emit", "--shards", "--threads", "--shard", "--rows"};
+  static const QStringList kMerge{"--top", "--csv"};
+  std::vector<std::string> task, merge;
+  for (qsizetype i = 1; i < args.size(); ++i) {
+    const QString& a = args[i];
+    const QString name = a.section('=', 0, 0);
+    const bool inlineValue = a.contains('=');
+    std::vector<std::string>* to = &task;
+    if (kDropped.contains(name)) to = nullptr;
+    if (kMerge.contains(name) || a == "--json") to = &merge;
+    const bool takesValue = a != "--json" && (kDropped.contains(name) || kMerge.contains(name));
+    if (to) to->push_back(a.toStdString());
+    if (takesValue && !inlineValue && i + 1 < args.size()) {
+      ++i;
+      if (to) to->push_back(args[i].toStdString());
+    }
+  }
+  return {task, merge};
+}
+
+int emitBatchScript(const QStringList& args, const QCommandLineParser& p) {
+  if (p.value("emit") != "slurm")
+    throw InputError("--emit", 0, p.value("emit").toStdString(),
+                     "unknown batch engine (slurm; for Kubernetes see "
+                     "packaging/kubernetes/sweep-job.yaml)");
+  bool ok = false;
+  const uint shards = p.value("shards").toUInt(&ok);
+  if (!ok || shards == 0 || shards > 100000)
+    throw InputError("--shards", 0, p.value("shards").toStdString(), "expected 1 to 100000");
+  const auto [task, merge] = splitForBatch(args);
+  std::fputs(slurmScript(shards, task, merge).c_str(), stdout);
+  return kOk;
+}
+
+// `sweep merge SHARD…`: the shards' rows as one sweep, printed as `sweep` prints it.
+int runSweepMerge(const QStringList& args) {
+  QCommandLineParser p;
+  p.setApplicationDescription(
+      "Merge the rows of every shard of one sweep (sweep --shard I/N --rows FILE) and print "
+      "them as the one-machine sweep does: same table, same Pareto front, same CSV and JSON.");
+  p.addHelpOption();
+  addSweepPrintOptions(p);
+  p.addPositionalArgument("shards", "Every shard's rows file.", "SHARD…");
+  if (const auto done = parseCommandLine(p, args)) return *done;
+  try {
+    SweepOutput output;
+    readPrintOptions(p, output);
+    std::vector<std::string> paths;
+    for (const QString& a : p.positionalArguments()) paths.push_back(a.toStdString());
+    printSweep(mergeShardRows(paths), output);
+    return kOk;
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "%s\n", e.what());  // FILE:LINE: KEY: what
+    return kInputError;
+  }
+}
+
 int runSweepLike(const QStringList& args, bool calibrateMode) {
   const char* name = calibrateMode ? "calibrate" : "sweep";
   QCommandLineParser p;
@@ -421,6 +427,8 @@ int runSweepLike(const QStringList& args, bool calibrateMode) {
   try {
     const SweepOutput output = readSweepOutput(p, calibrateMode);
     const SweepJob job = loadSweepJob(p, calibrateMode);
+    if (!calibrateMode && p.isSet("emit")) return emitBatchScript(args, p);
+    if (output.shard) return runShard(job, *output.shard, output.rows, p);
     const SweepResult r = runWithProgress(expandSweep(job.base, job.spec), job.bench, p);
     if (!calibrateMode) {
       printSweep(r, output);
@@ -442,6 +450,12 @@ int runSweepLike(const QStringList& args, bool calibrateMode) {
 }  // namespace
 
 int runSweepCommand(const QStringList& args) {
+  if (args.size() > 1 && args.at(1) == "merge") {
+    QStringList rest = args;
+    rest[0] = "sweep merge";
+    rest.removeAt(1);
+    return runSweepMerge(rest);
+  }
   return runSweepLike(args, false);
 }
 

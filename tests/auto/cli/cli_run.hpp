@@ -12,10 +12,14 @@ struct Run {
   QByteArray err;
 };
 
-inline Run run(const QString& program, const QStringList& args, const QByteArray& input = {}) {
+// `program` with `env` in `cwd` (empty: the test's own), its stdin `input`, at most `timeoutMs`.
+inline Run runWith(const QString& program, const QStringList& args, const QProcessEnvironment& env,
+                   const QString& cwd = {}, const QByteArray& input = {}, int timeoutMs = 60000) {
   QProcess p;
   p.setProgram(program);
   p.setArguments(args);
+  p.setProcessEnvironment(env);
+  if (!cwd.isEmpty()) p.setWorkingDirectory(cwd);
   p.start();
   Run r;
   if (!p.waitForStarted(10000)) {
@@ -24,14 +28,18 @@ inline Run run(const QString& program, const QStringList& args, const QByteArray
   }
   if (!input.isEmpty()) p.write(input);
   p.closeWriteChannel();
-  if (!p.waitForFinished(60000)) {
+  if (!p.waitForFinished(timeoutMs)) {
     p.kill();
     p.waitForFinished();
-    r.err = "timed out";
+    r.err = "timed out: " + program.toUtf8() + " " + args.join(' ').toUtf8();
     return r;
   }
   r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -2;
   r.out = p.readAllStandardOutput();
   r.err = p.readAllStandardError();
   return r;
+}
+
+inline Run run(const QString& program, const QStringList& args, const QByteArray& input = {}) {
+  return runWith(program, args, QProcessEnvironment::systemEnvironment(), {}, input);
 }

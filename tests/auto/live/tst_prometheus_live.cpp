@@ -205,7 +205,13 @@ class TstPrometheusLive : public QObject {
     QVERIFY2(finished, err.constData());
 
     // 4. The verdicts and the summary.
-    QVERIFY2(summary["summary"].toBool(), (all + err).constData());
+    // A run that ends without its summary says how it ended (a crash at exit, a kill).
+    const QByteArray ended = QString("\nlisten: state %1, exit status %2, exit code %3\n")
+                                 .arg(listen.state())
+                                 .arg(listen.exitStatus())
+                                 .arg(listen.exitCode())
+                                 .toUtf8();
+    QVERIFY2(summary["summary"].toBool(), (all + err + ended).constData());
     const QJsonObject pulled = summary["prometheus"].toObject();
     qInfo("listen: %d polls, %d failed, %d samples over %d steps; stderr:\n%s",
           pulled["polls"].toInt(), pulled["failed_polls"].toInt(), pulled["samples"].toInt(),
