@@ -52,19 +52,23 @@ struct Cluster {
     return {};
   }
   // `scontrol show job` of one job or array task: its state (COMPLETED, PENDING, …).
-  QString state(const QString& job) const {
-    const Run r = runIn("scontrol", {"show", "job", "-o", job}, env, dir, 30000);
-    const auto m = QRegularExpression("JobState=(\\S+)").match(QString::fromUtf8(r.out));
+  // `scontrol show job -o` of one job or array: one line per task.
+  QString show(const QString& job) const {
+    return QString::fromUtf8(runIn("scontrol", {"show", "job", "-o", job}, env, dir, 30000).out);
+  }
+  // The (first) task's state: COMPLETED, PENDING, …
+  static QString stateIn(const QString& shown) {
+    const auto m = QRegularExpression("JobState=(\\S+)").match(shown);
     return m.hasMatch() ? m.captured(1) : QString("UNKNOWN");
   }
+  QString state(const QString& job) const { return stateIn(show(job)); }
   // Waits until `job` (every task of an array) has ended; its last state.
   QString wait(const QString& job, int seconds) const {
     for (int i = 0; i < seconds * 2; ++i) {
-      const Run r = runIn("scontrol", {"show", "job", "-o", job}, env, dir, 30000);
-      const QString text = QString::fromUtf8(r.out);
+      const QString text = show(job);
       if (!text.contains(QRegularExpression("JobState=(PENDING|RUNNING|CONFIGURING|COMPLETING|"
                                             "REQUEUED|REQUEUE_HOLD|SUSPENDED)")))
-        return state(job);
+        return stateIn(text);
       QTest::qWait(500);
     }
     return "still running after " + QString::number(seconds) + " s";
