@@ -11,13 +11,19 @@
 //                      times); calls/s, retained calls, file size and its peak
 //   BM_CutRecording    Library::cutRecording of 3 M calls out of a 4 M-call recording: how long a
 //                      cut holds the write lock (a recorder buffers meanwhile)
+//   BM_ImportJsonlPostgres, BM_ReplayIncidentPostgres
+//                      the first and third on a team library: the PostgreSQL database of
+//                      SPILLWAY_BENCH_PG_URL (tests/peers/postgresql/server.sh starts one; its
+//                      env.sh sets the password file); skipped without it
 #include <benchmark/benchmark.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <tuple>
 
 #include "spillway/formats/canonical.hpp"
 #include "spillway/library/library.hpp"
@@ -142,6 +148,24 @@ long maxRssKb() {
   return u.ru_maxrss;
 }
 
+Policy defaultPolicy() {
+  std::ifstream pf(SPILLWAY_DEFAULT_POLICY);
+  const std::string yaml((std::istreambuf_iterator<char>(pf)), std::istreambuf_iterator<char>());
+  return parsePolicy(yaml, SPILLWAY_DEFAULT_POLICY);
+}
+
+// Replays incident "big" of the library at `location` under `policy`: calls fed, breaker opens.
+std::pair<std::uint64_t, std::uint64_t> replayBig(const std::string& location,
+                                                  const Policy& policy) {
+  library::Library lib(location, library::OpenOptions{.mustExist = true});
+  auto src = lib.open("big");
+  Replayer rp(policy, ReplayOptions{});
+  CallRecord rec;
+  while (src->next(rec)) rp.feed(rec);
+  rp.finish();
+  return {rp.fed(), rp.engine().totals().opens};
+}
+
 void BM_ReplayIncident(benchmark::State& state) {
   const auto n = static_cast<std::uint64_t>(state.range(0));
   const std::string db = tempPath("replay.db");
@@ -151,21 +175,10 @@ void BM_ReplayIncident(benchmark::State& state) {
     SyntheticSource src(n);
     lib.importSource(src, "big", "synthetic", "");
   }
-  std::ifstream pf(SPILLWAY_DEFAULT_POLICY);
-  const std::string yaml((std::istreambuf_iterator<char>(pf)), std::istreambuf_iterator<char>());
-  const Policy policy = parsePolicy(yaml, SPILLWAY_DEFAULT_POLICY);
+  const Policy policy = defaultPolicy();
   const long rssBefore = maxRssKb();
   std::uint64_t fed = 0, opens = 0;
-  for (auto _ : state) {
-    library::Library lib(db, library::OpenOptions{.mustExist = true});
-    auto src = lib.open("big");
-    Replayer rp(policy, ReplayOptions{});
-    CallRecord rec;
-    while (src->next(rec)) rp.feed(rec);
-    rp.finish();
-    fed = rp.fed();
-    opens = rp.engine().totals().opens;
-  }
+  for (auto _ : state) std::tie(fed, opens) = replayBig(db, policy);
   state.counters["records/s"] =
       benchmark::Counter(static_cast<double>(fed), benchmark::Counter::kIsIterationInvariantRate);
   state.counters["opens"] = static_cast<double>(opens);
@@ -175,6 +188,56 @@ void BM_ReplayIncident(benchmark::State& state) {
   removeDb(db);
 }
 BENCHMARK(BM_ReplayIncident)
+    ->Arg(10'000'000)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->UseRealTime();
+
+// The team library of SPILLWAY_BENCH_PG_URL, or empty (the benchmark is then skipped).
+std::string postgresUrl(benchmark::State& state) {
+  const char* url = std::getenv("SPILLWAY_BENCH_PG_URL");
+  if (!url || !*url) state.SkipWithError("SPILLWAY_BENCH_PG_URL is not set");
+  return url ? url : "";
+}
+
+void BM_ImportJsonlPostgres(benchmark::State& state) {
+  const std::string url = postgresUrl(state);
+  if (url.empty()) return;
+  const std::string& file = jsonlFile();
+  std::uint64_t n = 0;
+  library::Library lib(url);
+  for (auto _ : state) {
+    state.PauseTiming();
+    lib.deleteIncident("bench");
+    state.ResumeTiming();
+    n = lib.importFile(file, formats::Format::Jsonl, {}, "bench").records;
+  }
+  lib.deleteIncident("bench");
+  state.counters["records/s"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate);
+}
+BENCHMARK(BM_ImportJsonlPostgres)->Unit(benchmark::kMillisecond)->Iterations(3)->UseRealTime();
+
+void BM_ReplayIncidentPostgres(benchmark::State& state) {
+  const std::string url = postgresUrl(state);
+  if (url.empty()) return;
+  const auto n = static_cast<std::uint64_t>(state.range(0));
+  {
+    library::Library lib(url);
+    lib.deleteIncident("big");
+    SyntheticSource src(n);
+    lib.importSource(src, "big", "synthetic", "");
+  }
+  const Policy policy = defaultPolicy();
+  const long rssBefore = maxRssKb();
+  std::uint64_t fed = 0;
+  for (auto _ : state) fed = replayBig(url, policy).first;
+  library::Library(url).deleteIncident("big");
+  state.counters["records/s"] =
+      benchmark::Counter(static_cast<double>(fed), benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["rss_growth_MB"] = static_cast<double>(maxRssKb() - rssBefore) / 1024.0;
+}
+BENCHMARK(BM_ReplayIncidentPostgres)
     ->Arg(10'000'000)
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1)

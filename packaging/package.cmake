@@ -12,7 +12,7 @@ install(DIRECTORY resources/policies resources/traces resources/scenarios resour
 # Kubernetes Indexed Job.
 install(PROGRAMS packaging/slurm/sweep.sbatch packaging/slurm/merge.sbatch
         DESTINATION ${CMAKE_INSTALL_DATADIR}/spillway/batch)
-install(FILES packaging/kubernetes/sweep-job.yaml DESTINATION ${CMAKE_INSTALL_DATADIR}/spillway/batch)
+install(FILES packaging/kubernetes/sweep-job.yaml packaging/kubernetes/sweep-job-library.yaml DESTINATION ${CMAKE_INSTALL_DATADIR}/spillway/batch)
 install(FILES packaging/io.github.spillway.Spillway.desktop
         DESTINATION ${CMAKE_INSTALL_DATADIR}/applications)
 install(FILES packaging/spillway.svg DESTINATION ${CMAKE_INSTALL_DATADIR}/icons/hicolor/scalable/apps)

@@ -14,6 +14,14 @@
 
 namespace spillway::cli {
 
+QCommandLineOption libraryOption() {
+  return {"library",
+          "The incident library: a file (default $XDG_DATA_HOME/spillway/library.db) or a "
+          "postgresql://USER@HOST/DB URL (its password from ~/.pgpass or the libpq environment, "
+          "never the URL).",
+          "FILE|URL"};
+}
+
 namespace {
 
 volatile std::sig_atomic_t gStopSignal = 0;

@@ -21,6 +21,10 @@
 
 namespace spillway::cli {
 
+// --library: an SQLite file (the default under $XDG_DATA_HOME) or a postgresql:// URL
+// (docs/library.md); the same words in every command.
+QCommandLineOption libraryOption();
+
 // Exit codes, the same for every subcommand.
 enum Exit : int { kOk = 0, kFindings = 1, kInputError = 2 };
 

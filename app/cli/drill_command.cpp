@@ -105,8 +105,7 @@ void addDrillOptions(QCommandLineParser& p) {
   p.addOption({"seeds", "override the runbook's number of seeds", "N"});
   p.addOption({"json", "print JSON instead of the table"});
   p.addOption({"save", "keep the result in the incident library (the console plots the trend)"});
-  p.addOption(
-      {"library", "the incident library (default $XDG_DATA_HOME/spillway/library.db)", "FILE"});
+  p.addOption(libraryOption());
   p.addOption({"gateway",
                "run against a real gateway at URL instead of the simulator: serve the runbook's "
                "instances on --base-port …, send its clients' requests through URL in real time, "

@@ -5,9 +5,11 @@
 #include <QFileInfo>
 
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -18,6 +20,7 @@
 #include "spillway/fault_annotations.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/input_limits.hpp"
+#include "spillway/library/library.hpp"
 
 namespace spillway::cli {
 namespace {
@@ -45,6 +48,41 @@ Incident loadIncident(const std::string& arg) {
   if (QFileInfo::exists(QString::fromStdString(faults)))
     inc.faults =
         parseFaultAnnotations(readWhole(faults, input_limits::kFaults, "faults file"), faults);
+  return inc;
+}
+
+// An incident of the library: its calls as canonical JSONL (what replay reads from a file),
+// its annotations as the fault ground truth. Held whole, as a file is: within kWholeTrace.
+Incident loadLibraryIncident(library::Library& lib, const std::string& name) {
+  const library::IncidentInfo info = lib.requireIncident(name);
+  auto tooBig = [&] {
+    return InputError(lib.path(), 0, "incident",
+                      "'" + name + "' is larger than a validation replay reads whole (" +
+                          std::to_string(input_limits::kWholeTrace >> 20) +
+                          " MiB of JSONL): cut a shorter incident");
+  };
+  if (info.kind != "calls")
+    throw InputError(lib.path(), 0, "incident",
+                     "'" + name + "' holds aggregate samples; validation replays calls");
+  if (info.records > input_limits::kWholeTrace / 64) throw tooBig();  // ≥ 64 bytes a call
+  Incident inc;
+  inc.name = name;
+  char* buf = nullptr;
+  std::size_t len = 0;
+  std::FILE* f = ::open_memstream(&buf, &len);
+  if (!f) throw InputError(lib.path(), 0, "", "out of memory");
+  try {
+    lib.exportJsonl(name, f);
+  } catch (...) {
+    std::fclose(f);
+    std::free(buf);
+    throw;
+  }
+  std::fclose(f);
+  inc.text.assign(buf, len);
+  std::free(buf);
+  if (inc.text.size() > input_limits::kWholeTrace) throw tooBig();
+  inc.faults = lib.faults(name);
   return inc;
 }
 
@@ -160,8 +198,10 @@ void addExportOptions(QCommandLineParser& p) {
   p.addOption({"policy", "Policy YAML (docs/policy.md). Default: the built-in default.", "P.yaml"});
   p.addOption({"validate",
                "Replay this incident under the native policy and the target (repeatable; further "
-               "incidents may follow as arguments). 'sample' = the built-in seed-000 sample.",
+               "incidents may follow as arguments). 'sample' = the built-in seed-000 sample; "
+               "with --library, an incident of that library (its annotations are the faults).",
                "INCIDENT"});
+  p.addOption(libraryOption());
   p.addOption({"require",
                "Gate on the target's KPIs over the validation incidents (the worst one), e.g. "
                "'fp<=0.03,ttd<=30s,mttr<=120s'; metrics: fp, ttd, mttr, from_trip, "
@@ -196,6 +236,7 @@ struct ExportOptions {
   bool json = false;
   bool idempotentOnly = false;
   std::string addressesPath;  // --addresses FILE; empty: auto
+  std::string library;        // --library: --validate names its incidents
 };
 
 // `--addresses FILE`: one `INSTANCE HOST:PORT` per line, '#' comments and blank lines ignored.
@@ -236,6 +277,7 @@ std::optional<ExportOptions> readExportOptions(const QCommandLineParser& p) {
   }
   o.target = *target;
   for (const QString& v : p.values("validate")) o.incidents.push_back(v.toStdString());
+  if (p.isSet("library")) o.library = p.value("library").toStdString();
   if (!p.positionalArguments().isEmpty()) {
     if (o.incidents.empty()) {
       std::fprintf(stderr, "export: unexpected argument '%s' (incidents follow --validate)\n",
@@ -284,8 +326,11 @@ ExportRun exportAndValidate(const ExportOptions& o) {
   ExportRun run;
   run.policy = loadPolicy(o.policyPath);
   const ReplayTruthOptions truth = parseSlo(o.slo);
+  std::unique_ptr<library::Library> lib;
+  if (!o.library.empty())
+    lib = std::make_unique<library::Library>(o.library, library::OpenOptions{.mustExist = true});
   for (const std::string& a : o.incidents) {
-    run.incidents.push_back(loadIncident(a));
+    run.incidents.push_back(lib && a != "sample" ? loadLibraryIncident(*lib, a) : loadIncident(a));
     run.incidents.back().truth = truth;
   }
   // Native runs first: they supply the learned baselines and the instances to the exporter.

@@ -40,8 +40,7 @@ void addImportOptions(QCommandLineParser& p) {
   p.addOption(
       {"incident", "Incident to import into (default: the first file's base name).", "NAME"});
   p.addOption({"skip-bad-lines", "Count malformed lines and go on instead of stopping."});
-  p.addOption(
-      {"library", "The incident library (default $XDG_DATA_HOME/spillway/library.db).", "FILE"});
+  p.addOption(libraryOption());
   p.addOption({"json", "Print the result as JSON."});
 }
 

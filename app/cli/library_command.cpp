@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.hpp"
+#include "spillway/library/copy.hpp"
 #include "spillway/library/library.hpp"
 #include "spillway/library/live_recorder.hpp"
 #include "spillway/library/time_text.hpp"
@@ -447,6 +448,31 @@ int deleteEntry(library::Library& lib, const std::string& lp, const QCommandLine
   return kOk;
 }
 
+int copyLibrary(const QCommandLineParser& p, const LibraryArgs& a) {
+  library::Library from(a.pos.at(1).toStdString(),
+                        library::OpenOptions{.mustExist = true, .readOnly = true});
+  library::Library to(a.pos.at(2).toStdString());
+  std::vector<std::string> names;
+  for (const QString& n : p.values("incident")) names.push_back(n.toStdString());
+  const library::CopyResult r = library::copyIncidents(from, to, names);
+  auto joined = [](const std::vector<std::string>& v) {
+    std::string s;
+    for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+    return s;
+  };
+  if (a.json) {
+    const nlohmann::json o = {{"copied", r.copied}, {"present", r.present}};
+    std::printf("%s\n", o.dump().c_str());
+    return kOk;
+  }
+  std::printf("copied %zu incident(s) from %s to %s%s%s\n", r.copied.size(), from.path().c_str(),
+              to.path().c_str(), r.copied.empty() ? "" : ": ", joined(r.copied).c_str());
+  if (!r.present.empty())
+    std::printf("already in %s, left as they are: %s\n", to.path().c_str(),
+                joined(r.present).c_str());
+  return kOk;
+}
+
 void addLibraryOptions(QCommandLineParser& p) {
   p.setApplicationDescription(
       "The incident library (docs/library.md):\n"
@@ -456,6 +482,9 @@ void addLibraryOptions(QCommandLineParser& p) {
       "  annotate NAME --instance X --from T1 --to T2 [--kind K]   a fault interval\n"
       "           (--recording R instead of NAME: on a recording; cuts copy it)\n"
       "  delete NAME | --recording R   an incident (or a recording) and all attached to it\n"
+      "  copy FROM TO [--incident NAME]...   incidents (all by default) from one library to\n"
+      "           another: files and postgresql:// URLs alike, byte for byte; an incident\n"
+      "           already in TO is left as it is\n"
       "Live recordings (docs/library.md, \"Live recording\"):\n"
       "  record FILE... --recording R [--format F] [--retain 24h] [--retain-records N]\n"
       "         [--retain-bytes N]   feed files through the live recorder\n"
@@ -465,10 +494,9 @@ void addLibraryOptions(QCommandLineParser& p) {
       "         -DURATION before the recording's newest data (--from -15m; --to defaults to end)");
   p.addHelpOption();
   p.addPositionalArgument("action",
-                          "list, show, export, annotate, delete, record, record-info or cut");
+                          "list, show, export, annotate, delete, copy, record, record-info or cut");
   p.addPositionalArgument("NAME", "The incident (record: the files).", "[NAME]");
-  p.addOption(
-      {"library", "The incident library (default $XDG_DATA_HOME/spillway/library.db).", "FILE"});
+  p.addOption(libraryOption());
   p.addOption({"json", "Print JSON."});
   p.addOption({"out", "export: the output file ('-' = stdout).", "FILE"});
   p.addOption({"instance", "annotate: the faulty instance.", "X"});
@@ -480,6 +508,7 @@ void addLibraryOptions(QCommandLineParser& p) {
                "K"});
   p.addOption({"recording", "The recording (record, record-info, cut, annotate, delete).", "R"});
   p.addOption({"name", "cut: the new incident.", "NEW"});
+  p.addOption({"incident", "copy: this incident only (repeat for more).", "NAME"});
   p.addOption({"format", "record: jsonl (default), csv, nginx, envoy, otlp or prometheus.", "F"});
   p.addOption({"retain", "record: keep this much data time (default 24h; none).", "D"});
   p.addOption({"retain-records", "record: keep at most N calls + samples.", "N"});
@@ -494,14 +523,14 @@ std::optional<LibraryArgs> readLibraryArgs(const QCommandLineParser& p) {
   const QStringList& pos = a.pos;
   if (pos.isEmpty()) {
     std::fprintf(stderr,
-                 "library: expected list, show, export, annotate, delete, record, record-info or "
-                 "cut\n");
+                 "library: expected list, show, export, annotate, delete, copy, record, "
+                 "record-info or cut\n");
     return std::nullopt;
   }
   a.action = pos.first();
   const QString& action = a.action;
-  static const QStringList kActions = {"list",   "show",   "export",      "annotate",
-                                       "delete", "record", "record-info", "cut"};
+  static const QStringList kActions = {"list",   "show",        "export", "annotate", "delete",
+                                       "record", "record-info", "cut",    "copy"};
   if (!kActions.contains(action)) {
     std::fprintf(stderr, "library: unknown action '%s'\n", qPrintable(action));
     return std::nullopt;
@@ -514,6 +543,10 @@ std::optional<LibraryArgs> readLibraryArgs(const QCommandLineParser& p) {
                          ((action == "annotate" || action == "delete") && !onRecording);
   const bool noName = action == "list" || action == "cut" ||
                       ((action == "annotate" || action == "delete") && onRecording);
+  if (action == "copy" && pos.size() != 3) {
+    std::fprintf(stderr, "library copy: expected FROM and TO (library files or URLs)\n");
+    return std::nullopt;
+  }
   if (action == "record" && pos.size() < 2) {
     std::fprintf(stderr, "library record: expected one or more FILEs\n");
     return std::nullopt;
@@ -541,6 +574,7 @@ int runAction(const QCommandLineParser& p, const LibraryArgs& a) {
         p.isSet("library") ? p.value("library").toStdString() : library::defaultLibraryPath();
     // Recording creates the library, as import does.
     if (a.action == "record") return record(lp, p, a.pos.mid(1), a.json);
+    if (a.action == "copy") return copyLibrary(p, a);
     // Reading never creates a library; annotate, delete and cut need one that exists, too.
     library::Library lib(lp, library::OpenOptions{.mustExist = true});
     if (a.action == "cut") return cut(lib, p, a.json);

@@ -32,8 +32,8 @@ const Command kCommands[] = {
     {"import", spillway::cli::runImport,
      "import telemetry (jsonl, csv, nginx, envoy, otlp, prometheus) into the library"},
     {"library", spillway::cli::runLibrary,
-     "list, show, export, annotate or delete incidents in the library; record,\n"
-     "record-info and cut live recordings"},
+     "list, show, export, annotate, delete or copy incidents in the library (a file or\n"
+     "a postgresql:// URL); record, record-info and cut live recordings"},
     {"sweep", spillway::cli::runSweepCommand,
      "replay incidents under a grid of breaker parameters: table + Pareto front;\n"
      "--shard I/N and 'sweep merge' cut it into batch tasks (Slurm, Kubernetes)"},

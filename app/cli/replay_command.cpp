@@ -80,8 +80,7 @@ void addReplayOptions(QCommandLineParser& p) {
                "Replay an incident from the library (docs/library.md) instead of a trace; its "
                "annotations are the fault ground truth unless --faults is given.",
                "NAME"});
-  p.addOption(
-      {"library", "The incident library (default $XDG_DATA_HOME/spillway/library.db).", "FILE"});
+  p.addOption(libraryOption());
   p.addOption({"dialect",
                "Replay under a gateway's emulation instead of the policy (docs/dialects.md): "
                "resilience4j, envoy, istio, sentinel, haproxy, nginx, litellm, opossum or "

@@ -129,8 +129,7 @@ void addSimulateOptions(QCommandLineParser& p) {
                "store the unprotected run (the baseline) in the incident library as NAME: "
                "per-tick samples per instance and the faults as annotations",
                "NAME"});
-  p.addOption(
-      {"library", "the incident library (default $XDG_DATA_HOME/spillway/library.db)", "FILE"});
+  p.addOption(libraryOption());
   p.addOption({"serve-metrics",
                "run in real time and serve Prometheus metrics on GET /metrics at [HOST:]PORT "
                "(loopback unless --metrics-allow-remote; port 0: any free port)",

@@ -33,8 +33,7 @@ void addIncidentOptions(QCommandLineParser& p) {
                "to it when present. Repeatable.",
                "T.jsonl"});
   p.addOption({"incident", "An incident from the library. Repeatable.", "NAME"});
-  p.addOption(
-      {"library", "The incident library (default $XDG_DATA_HOME/spillway/library.db).", "FILE"});
+  p.addOption(libraryOption());
   p.addOption({"slo",
                "The clients' SLO latency: a blocked call the recording answered within it "
                "would have succeeded (docs/kpis.md; default 5s; per tenant: "
@@ -58,6 +57,10 @@ IncidentTrace fromSource(formats::RecordSource& src, std::string name,
                              std::move(faults));
 }
 
+std::string libraryPathOf(const QCommandLineParser& p) {
+  return p.isSet("library") ? p.value("library").toStdString() : library::defaultLibraryPath();
+}
+
 // Without --trace or --incident: the built-in seed-000 sample and its faults.
 std::vector<IncidentTrace> loadIncidents(const QCommandLineParser& p) {
   std::vector<IncidentTrace> out;
@@ -71,9 +74,7 @@ std::vector<IncidentTrace> loadIncidents(const QCommandLineParser& p) {
     out.push_back(fromSource(*src, path, std::move(faults)));
   }
   if (p.isSet("incident")) {
-    const std::string lp =
-        p.isSet("library") ? p.value("library").toStdString() : library::defaultLibraryPath();
-    library::Library lib(lp, library::OpenOptions{.mustExist = true});
+    library::Library lib(libraryPathOf(p), library::OpenOptions{.mustExist = true});
     for (const QString& n : p.values("incident")) {
       const std::string name = n.toStdString();
       auto src = lib.open(name);
@@ -222,7 +223,14 @@ void addSweepOptions(QCommandLineParser& p, bool calibrateMode) {
                  "Evaluate only shard I of N (the candidates whose index is I modulo N) and "
                  "write their rows to --rows for `sweep merge` (docs/scale-out.md).",
                  "I/N"});
-    p.addOption({"rows", "With --shard: the shard's rows (JSON Lines).", "FILE"});
+    p.addOption({"rows",
+                 "With --shard: the shard's rows (JSON Lines); without it they go into "
+                 "--library under the sweep's key.",
+                 "FILE"});
+    p.addOption({"sweep",
+                 "With --shard into a library: keep the rows under this name instead of the "
+                 "key derived from the sweep's inputs (a batch job names its merge up front).",
+                 "NAME"});
     p.addOption({"emit",
                  "Print a script that runs this sweep on a batch engine instead of running it "
                  "here: 'slurm' (an array job of --shards tasks and a dependent merge).",
@@ -238,15 +246,24 @@ void readPrintOptions(const QCommandLineParser& p, SweepOutput& o) {
   if (p.isSet("csv")) o.csv = p.value("csv").toStdString();
 }
 
+// A shard writes its rows to --rows FILE, else into the --library given.
 void readShardOptions(const QCommandLineParser& p, SweepOutput& o) {
-  if (p.isSet("shard") != p.isSet("rows"))
-    throw InputError(p.isSet("shard") ? "--shard" : "--rows", 0, "",
-                     "--shard I/N and --rows FILE go together");
+  if (p.isSet("rows") && !p.isSet("shard"))
+    throw InputError("--rows", 0, "", "--rows FILE goes with --shard I/N");
+  if (p.isSet("sweep") && !p.isSet("shard"))
+    throw InputError("--sweep", 0, "", "names a shard's rows: it goes with --shard I/N");
   if (!p.isSet("shard")) return;
+  if (!p.isSet("rows") && !p.isSet("library"))
+    throw InputError("--shard", 0, "",
+                     "--shard I/N writes its rows to --rows FILE or into the --library given");
   o.shard = parseShard(p.value("shard").toStdString(), "--shard");
   o.rows = p.value("rows").toStdString();
   if (o.csv || o.json)
     throw InputError("--shard", 0, "", "a shard writes --rows; `sweep merge` prints");
+  if (p.isSet("sweep") &&
+      (!o.rows.empty() || p.value("sweep").isEmpty() || p.value("sweep").size() > 200))
+    throw InputError("--sweep", 0, p.value("sweep").toStdString(),
+                     "names the rows a shard keeps in --library (1 to 200 characters, no --rows)");
 }
 
 SweepOutput readSweepOutput(const QCommandLineParser& p, bool calibrateMode) {
@@ -353,8 +370,16 @@ int runShard(const SweepJob& job, Shard shard, const std::string& rows,
   std::fprintf(stderr, "sweep: shard %u/%u: candidates %zu of %zu\n", shard.index, shard.count,
                indices.size(), all.size());
   const SweepResult r = runWithProgress(std::move(mine), job.bench, p);
-  writeShardRows(rows, id, shard, indices, r);
-  std::fprintf(stderr, "sweep: wrote %s\n", rows.c_str());
+  if (!rows.empty()) {
+    writeShardRows(rows, id, shard, indices, r);
+    std::fprintf(stderr, "sweep: wrote %s\n", rows.c_str());
+    return kOk;
+  }
+  library::Library lib(libraryPathOf(p));
+  const std::string key = p.isSet("sweep") ? p.value("sweep").toStdString() : sweepKey(id);
+  lib.saveSweepShard(key, shard.index, shard.count, shardRowsText(id, shard, indices, r));
+  std::printf("sweep %s: shard %u/%u saved in %s\n", key.c_str(), shard.index, shard.count,
+              lib.path().c_str());
   return kOk;
 }
 
@@ -396,22 +421,43 @@ int emitBatchScript(const QStringList& args, const QCommandLineParser& p) {
   return kOk;
 }
 
+// The shards of --sweep KEY that the library keeps, as one sweep.
+SweepResult mergeFromLibrary(const QCommandLineParser& p) {
+  library::Library lib(libraryPathOf(p), library::OpenOptions{.mustExist = true});
+  const std::string key = p.value("sweep").toStdString();
+  std::vector<std::pair<std::string, std::string>> shards;
+  for (library::SweepShardRows& s : lib.sweepShards(key))
+    shards.emplace_back(lib.path() + " sweep " + key + " shard " + std::to_string(s.shard),
+                        std::move(s.rows));
+  if (shards.empty())
+    throw InputError(lib.path(), 0, "sweep", "no shard of sweep '" + key + "' is kept here");
+  return mergeShardTexts(shards);
+}
+
 // `sweep merge SHARD…`: the shards' rows as one sweep, printed as `sweep` prints it.
 int runSweepMerge(const QStringList& args) {
   QCommandLineParser p;
   p.setApplicationDescription(
-      "Merge the rows of every shard of one sweep (sweep --shard I/N --rows FILE) and print "
-      "them as the one-machine sweep does: same table, same Pareto front, same CSV and JSON.");
+      "Merge the rows of every shard of one sweep (sweep --shard I/N --rows FILE, or kept in "
+      "a library: --sweep KEY) and print them as the one-machine sweep does: same table, same "
+      "Pareto front, same CSV and JSON.");
   p.addHelpOption();
   addSweepPrintOptions(p);
-  p.addPositionalArgument("shards", "Every shard's rows file.", "SHARD…");
+  p.addOption(libraryOption());
+  p.addOption({"sweep",
+               "The sweep whose shards the library keeps: the key (or --sweep NAME) the shards "
+               "printed.",
+               "KEY"});
+  p.addPositionalArgument("shards", "Every shard's rows file (without --sweep).", "[SHARD…]");
   if (const auto done = parseCommandLine(p, args)) return *done;
   try {
     SweepOutput output;
     readPrintOptions(p, output);
     std::vector<std::string> paths;
     for (const QString& a : p.positionalArguments()) paths.push_back(a.toStdString());
-    printSweep(mergeShardRows(paths), output);
+    if (p.isSet("sweep") && !paths.empty())
+      throw InputError("--sweep", 0, "", "merges the library's shards: give no SHARD files");
+    printSweep(p.isSet("sweep") ? mergeFromLibrary(p) : mergeShardRows(paths), output);
     return kOk;
   } catch (const InputError& e) {
     std::fprintf(stderr, "%s\n", e.what());  // FILE:LINE: KEY: what

@@ -6,9 +6,11 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <sstream>
 
 #include "spillway/input_error.hpp"
 
@@ -157,9 +159,8 @@ void readRow(const Line& l, ShardFile& f) {
   f.candidates.emplace_back(index, std::move(c));
 }
 
-ShardFile readShard(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path, 0, "", "cannot open (its task never ran, or is still running?)");
+// A shard's rows from `in`; `path` names them in errors (a file, or a shard in a library).
+ShardFile readShard(const std::string& path, std::istream& in) {
   ShardFile f;
   std::optional<std::size_t> trailer;
   std::string text;
@@ -185,6 +186,12 @@ ShardFile readShard(const std::string& path) {
                      "cut short: " + std::to_string(f.candidates.size()) + " of " +
                          std::to_string(want) + " rows (a task that died? run it again)");
   return f;
+}
+
+ShardFile readShardFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path, 0, "", "cannot open (its task never ran, or is still running?)");
+  return readShard(path, in);
 }
 
 // Which input two shards disagree on, in the words of the identity's fields.
@@ -273,20 +280,31 @@ std::string incidentsDigest(const std::vector<IncidentTrace>& incidents) {
   return h.result().toHex().toStdString();
 }
 
+std::string sweepKey(const SweepIdentity& id) {
+  return sha256Hex(id.version + "\n" + id.space + "\n" + id.bench + "\n" + id.judgement + "\n" +
+                   std::to_string(id.candidates))
+      .substr(0, 16);
+}
+
+std::string shardRowsText(const SweepIdentity& id, Shard shard,
+                          const std::vector<std::size_t>& indices, const SweepResult& rows) {
+  std::string out = headerJson(id, shard).dump() + '\n';
+  for (std::size_t k = 0; k < indices.size(); ++k) {
+    const json row{{"candidate", indices[k]},
+                   {"values", rows.candidates[k].values},
+                   {"score", rawScore(rows.scores[k])}};
+    out += row.dump() + '\n';
+  }
+  return out + json{{"rows", indices.size()}}.dump() + '\n';
+}
+
 void writeShardRows(const std::string& path, const SweepIdentity& id, Shard shard,
                     const std::vector<std::size_t>& indices, const SweepResult& rows) {
   const std::string part = path + ".part";
   {
     std::ofstream out(part, std::ios::binary | std::ios::trunc);
     if (!out) throw InputError(path, 0, "", "cannot write");
-    out << headerJson(id, shard).dump() << '\n';
-    for (std::size_t k = 0; k < indices.size(); ++k) {
-      const json row{{"candidate", indices[k]},
-                     {"values", rows.candidates[k].values},
-                     {"score", rawScore(rows.scores[k])}};
-      out << row.dump() << '\n';
-    }
-    out << json{{"rows", indices.size()}}.dump() << '\n';
+    out << shardRowsText(id, shard, indices, rows);
     out.flush();
     if (!out) throw InputError(path, 0, "", "cannot write (disk full?)");
   }
@@ -295,14 +313,18 @@ void writeShardRows(const std::string& path, const SweepIdentity& id, Shard shar
   if (ec) throw InputError(path, 0, "", "cannot rename " + part + ": " + ec.message());
 }
 
-SweepResult mergeShardRows(const std::vector<std::string>& paths) {
-  if (paths.empty()) throw InputError("sweep merge", 0, "", "no shard files given");
+namespace {
+
+// The shards, each read by `read(k)` and named `names[k]` in errors, as one sweep.
+SweepResult mergeShards(const std::vector<std::string>& paths,
+                        const std::function<ShardFile(std::size_t)>& read) {
   std::optional<SweepIdentity> id;
   std::vector<bool> seen;
   std::map<std::uint32_t, std::string> from;  // shard → its file, for "given twice"
   SweepResult r;
-  for (const std::string& path : paths) {
-    ShardFile f = readShard(path);
+  for (std::size_t k = 0; k < paths.size(); ++k) {
+    const std::string& path = paths[k];
+    ShardFile f = read(k);
     if (!id) {
       id = f.id;
       seen.assign(f.shard.count, false);
@@ -332,6 +354,22 @@ SweepResult mergeShardRows(const std::vector<std::string>& paths) {
                          ": no partial front is printed (run those tasks again)");
   r.pareto = paretoFront(r.scores);
   return r;
+}
+
+}  // namespace
+
+SweepResult mergeShardRows(const std::vector<std::string>& paths) {
+  if (paths.empty()) throw InputError("sweep merge", 0, "", "no shard files given");
+  return mergeShards(paths, [&](std::size_t k) { return readShardFile(paths[k]); });
+}
+
+SweepResult mergeShardTexts(const std::vector<std::pair<std::string, std::string>>& shards) {
+  std::vector<std::string> names;
+  for (const auto& s : shards) names.push_back(s.first);
+  return mergeShards(names, [&](std::size_t k) {
+    std::istringstream in(shards[k].second);
+    return readShard(shards[k].first, in);
+  });
 }
 
 // The packaging/slurm scripts, compiled in (one copy: what a site installs is what --emit

@@ -34,16 +34,25 @@ struct SweepIdentity {
 std::string sha256Hex(std::string_view bytes);
 std::string incidentsDigest(const std::vector<IncidentTrace>& incidents);
 
+// A short name of one sweep (16 hex digits of its identity's SHA-256): the key its shards are
+// kept under in a library.
+std::string sweepKey(const SweepIdentity& id);
+
 // Shard rows as JSON Lines: a header (identity, shard), one line per candidate of the shard
 // (index, swept values, raw score), a trailer with the row count. Written to FILE.part and
 // renamed, so a task killed half-way leaves no shard and a re-run replaces, never doubles.
 void writeShardRows(const std::string& path, const SweepIdentity& id, Shard shard,
                     const std::vector<std::size_t>& indices, const SweepResult& rows);
+// The same rows as text (what a library keeps).
+std::string shardRowsText(const SweepIdentity& id, Shard shard,
+                          const std::vector<std::size_t>& indices, const SweepResult& rows);
 
 // The shards' candidates in one-machine order, their scores and the Pareto front over all of
 // them. Throws InputError naming the file and what is wrong: another sweep (which input
 // differs), a shard missing (by number) or given twice, a file cut short.
 SweepResult mergeShardRows(const std::vector<std::string>& paths);
+// The same over rows kept as text: (name in errors, rows) per shard.
+SweepResult mergeShardTexts(const std::vector<std::pair<std::string, std::string>>& shards);
 
 // A bash script that submits the sweep to Slurm as an array job of `shards` tasks (one
 // `sweep --shard` each, `sweepArgs` passed through) and a merge job that runs once all of them

@@ -512,7 +512,8 @@ void LibraryPanel::finishImport(bool ok, const QString& msg, const QString& path
   showMessage(msg, !ok);
   if (path_ != path || !lib_) {
     QString error;
-    if (QFileInfo::exists(path)) openLibrary(path, false, &error);
+    if (library::isDatabaseUrl(path.toStdString()) || QFileInfo::exists(path))
+      openLibrary(path, false, &error);
   } else {
     refresh();
   }

@@ -40,6 +40,7 @@
 #include "export_dialog.hpp"
 #include "instance_tiles.hpp"
 #include "kpi_chart.hpp"
+#include "library_menu.hpp"
 #include "library_panel.hpp"
 #include "live_panel.hpp"
 #include "modes_dialog.hpp"
@@ -286,8 +287,7 @@ void MainWindow::buildDocks() {
     QString error;
     if (!replayIncident(name, &error)) statusBar()->showMessage(error);
   });
-  connect(library_, &LibraryPanel::libraryOpened, this,
-          [](const QString& path) { QSettings().setValue("library/path", path); });
+  connect(library_, &LibraryPanel::libraryOpened, this, &LibraryMenu::remember);
   connect(scenarioPanel_, &ScenarioPanel::runRequested, this, [this] {
     QString error;
     if (!runEdited(&error)) QMessageBox::warning(this, tr("Scenario"), error);
@@ -315,15 +315,13 @@ void MainWindow::buildMenus() {
   });
   recentMenu_ = file->addMenu(tr("Open &recent"));
   fillRecentMenu();
-  file->addAction(tr("Open &library…"), this, [this] {
-    const QString path = QFileDialog::getOpenFileName(
-        this, tr("Open incident library"), QFileInfo(library_->libraryPath()).absolutePath(),
-        tr("Spillway libraries (*.db *.sqlite);;All files (*)"));
-    if (path.isEmpty()) return;
-    QString error;
-    if (!openLibrary(path, &error)) QMessageBox::warning(this, tr("Library"), error);
-    libraryDock_->raise();
-  });
+  new LibraryMenu(
+      file, this,
+      [this](const QString& location, QString* error) {
+        libraryDock_->raise();
+        return openLibrary(location, error);
+      },
+      [this] { return library_->libraryPath(); });
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
   QMenu* viewMenu = menuBar()->addMenu(tr("&View"));
@@ -460,9 +458,9 @@ void MainWindow::restoreSession() {
   if (!settings.contains("window/geometry") || width() < 1000 || height() < 700) resize(1500, 950);
   // The last library, else the default one when it exists (the first import creates it).
   QString libPath = settings.value("library/path").toString();
-  if (libPath.isEmpty() || !QFileInfo::exists(libPath))
+  if (libPath.isEmpty() || !LibraryMenu::reachable(libPath))
     libPath = QString::fromStdString(library::defaultLibraryPath());
-  if (QFileInfo::exists(libPath)) library_->openLibrary(libPath, false);
+  if (LibraryMenu::reachable(libPath)) library_->openLibrary(libPath, false);
 }
 
 MainWindow::~MainWindow() {

@@ -1,37 +1,34 @@
 #pragma once
 // Annotation rows, the same for an incident (table `annotations`, owner column `incident_id`)
 // and a recording (`rec_annotations`, `recording_id`): checked, inserted, read in time order.
-#include <sqlite3.h>
-
 #include <string>
 #include <vector>
 
+#include "connection.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/library/library.hpp"
-#include "sqlite_util.hpp"
 
 namespace spillway::library::detail {
 
-inline void insertAnnotation(sqlite3* db, const std::string& path, const std::string& table,
-                             const std::string& owner, std::int64_t id, const Annotation& a) {
-  if (a.instance.empty()) throw InputError(path, 0, "instance", "must not be empty");
-  if (a.end < a.start) throw InputError(path, 0, "to", "is before --from");
+inline void insertAnnotation(Connection& db, const std::string& table, const std::string& owner,
+                             std::int64_t id, const Annotation& a) {
+  if (a.instance.empty()) throw InputError(db.name(), 0, "instance", "must not be empty");
+  if (a.end < a.start) throw InputError(db.name(), 0, "to", "is before --from");
   if (a.origin != "simulator" && a.origin != "operator")
-    throw InputError(path, 0, "origin", "expected simulator or operator");
+    throw InputError(db.name(), 0, "origin", "expected simulator or operator");
   const std::string sql = "INSERT INTO " + table + "(" + owner +
                           ", instance, t1, t2, kind, origin) VALUES(?,?,?,?,?,?)";
-  Stmt q(db, path, sql.c_str());
+  Stmt q(db, sql.c_str());
   q.bind(1, id).bind(2, a.instance).bind(3, a.start).bind(4, a.end).bind(5, a.kind);
   q.bind(6, a.origin);
   q.run();
 }
 
-inline std::vector<Annotation> selectAnnotations(sqlite3* db, const std::string& path,
-                                                 const std::string& table, const std::string& owner,
-                                                 std::int64_t id) {
+inline std::vector<Annotation> selectAnnotations(Connection& db, const std::string& table,
+                                                 const std::string& owner, std::int64_t id) {
   const std::string sql = "SELECT instance, t1, t2, kind, origin FROM " + table + " WHERE " +
                           owner + "=? ORDER BY t1, id";
-  Stmt q(db, path, sql.c_str());
+  Stmt q(db, sql.c_str());
   q.bind(1, id);
   std::vector<Annotation> out;
   while (q.step())

@@ -3,8 +3,6 @@
 // (recordings and drill runs live in their own files).
 #include "spillway/library/library.hpp"
 
-#include <sqlite3.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -18,14 +16,15 @@
 #include <unistd.h>
 
 #include "annotation_rows.hpp"
+#include "connection.hpp"
 #include "schema.hpp"
 #include "spillway/formats/canonical.hpp"
 #include "spillway/library/block_codec.hpp"
 #include "spillway/library/string_table.hpp"
-#include "sqlite_util.hpp"
 
 namespace spillway::library {
 
+using detail::Connection;
 using detail::nowUtc;
 using detail::Stmt;
 using detail::Tx;
@@ -48,8 +47,8 @@ struct Dictionaries {
   StringTable strings;
   std::size_t storedStrings = 0;
 
-  void load(sqlite3* db, const std::string& path, std::int64_t incident) {
-    Stmt si(db, path,
+  void load(Connection& db, std::int64_t incident) {
+    Stmt si(db,
             "SELECT idx, name, model, records, t_start, t_end FROM instances WHERE incident_id=? "
             "ORDER BY idx");
     si.bind(1, incident);
@@ -63,7 +62,7 @@ struct Dictionaries {
       instanceIndex.emplace(s.name, static_cast<std::uint32_t>(instances.size()));
       instances.push_back(std::move(s));
     }
-    Stmt ss(db, path, "SELECT text FROM strings WHERE incident_id=? ORDER BY idx");
+    Stmt ss(db, "SELECT text FROM strings WHERE incident_id=? ORDER BY idx");
     ss.bind(1, incident);
     while (ss.step()) {
       strings.append(ss.text(0));
@@ -79,10 +78,12 @@ struct Dictionaries {
     instanceIndex.emplace(instances.back().name, id);
     return id;
   }
-  void save(sqlite3* db, const std::string& path, std::int64_t incident) {
-    Stmt ins(db, path,
-             "INSERT OR REPLACE INTO instances(incident_id, idx, name, model, records, t_start, "
-             "t_end) VALUES(?,?,?,?,?,?,?)");
+  void save(Connection& db, std::int64_t incident) {
+    Stmt ins(db,
+             "INSERT INTO instances(incident_id, idx, name, model, records, t_start, t_end) "
+             "VALUES(?,?,?,?,?,?,?) ON CONFLICT(incident_id, idx) DO UPDATE SET "
+             "name=excluded.name, model=excluded.model, records=excluded.records, "
+             "t_start=excluded.t_start, t_end=excluded.t_end");
     for (std::size_t i = 0; i < instances.size(); ++i) {
       const auto& s = instances[i];
       if (!s.dirty) continue;
@@ -90,7 +91,7 @@ struct Dictionaries {
       ins.bind(5, static_cast<std::int64_t>(s.records)).bind(6, s.tStart).bind(7, s.tEnd);
       ins.run();
     }
-    Stmt str(db, path, "INSERT INTO strings(incident_id, idx, text) VALUES(?,?,?)");
+    Stmt str(db, "INSERT INTO strings(incident_id, idx, text) VALUES(?,?,?)");
     for (std::size_t i = storedStrings; i < strings.size(); ++i) {
       str.bind(1, incident).bind(2, static_cast<std::int64_t>(i)).bind(3, strings.strings()[i]);
       str.run();
@@ -111,21 +112,57 @@ struct Dictionaries {
   }
 };
 
+// An incident's rows of one table in seq order, read a page at a time: a PostgreSQL result is
+// held whole in memory, and an incident can be larger than memory. Columns of row() count
+// from 1 (0 is seq).
+class SeqPager {
+ public:
+  SeqPager(Connection& db, std::string_view table, std::string_view columns, std::int64_t incident,
+           std::int64_t page)
+      : q_(db, "SELECT seq, " + std::string(columns) + " FROM " + std::string(table) +
+                   " WHERE incident_id=? AND seq>=? ORDER BY seq LIMIT ?"),
+        incident_(incident),
+        page_(page) {}
+  bool step() {
+    while (!done_) {
+      if (!started_) {
+        q_.reset();
+        q_.bind(1, incident_).bind(2, next_).bind(3, page_);
+        started_ = true;
+        rows_ = 0;
+      }
+      if (q_.step()) {
+        next_ = q_.i64(0) + 1;
+        ++rows_;
+        return true;
+      }
+      started_ = false;
+      done_ = rows_ < page_;
+    }
+    return false;
+  }
+  const Stmt& row() const { return q_; }
+
+ private:
+  Stmt q_;
+  std::int64_t incident_, page_, next_ = 0, rows_ = 0;
+  bool started_ = false, done_ = false;
+};
+
 // Streams a stored incident back as calls, block by block (memory: one block).
 class CallsSource final : public formats::RecordSource {
  public:
-  CallsSource(sqlite3* db, const std::string& path, const IncidentInfo& info)
+  CallsSource(Connection& db, const IncidentInfo& info)
       : RecordSource("incident " + info.name, false),
-        path_(path),
-        q_(db, path, "SELECT data FROM blocks WHERE incident_id=? ORDER BY seq") {
-    dict_.load(db, path, info.id);
-    q_.bind(1, info.id);
+        path_(db.name()),
+        q_(db, "blocks", "data", info.id, 64) {
+    dict_.load(db, info.id);
   }
   bool next(CallRecord& rec) override {
     while (pos_ >= cols_.size()) {
       if (!q_.step()) return false;
       std::size_t n = 0;
-      const unsigned char* p = q_.blob(0, n);
+      const unsigned char* p = q_.row().blob(1, n);
       if (!decodeBlock(p, n, cols_) || !valid())
         throw InputError(path_, 0, "", "the library is damaged: a record block cannot be read");
       pos_ = 0;
@@ -161,7 +198,7 @@ class CallsSource final : public formats::RecordSource {
     return true;
   }
   const std::string& path_;
-  Stmt q_;
+  SeqPager q_;
   Dictionaries dict_;
   BlockColumns cols_;
   std::size_t pos_ = 0;
@@ -170,38 +207,36 @@ class CallsSource final : public formats::RecordSource {
 
 class SamplesSource final : public formats::RecordSource {
  public:
-  SamplesSource(sqlite3* db, const std::string& path, const IncidentInfo& info)
+  SamplesSource(Connection& db, const IncidentInfo& info)
       : RecordSource("incident " + info.name, false),
-        path_(path),
-        q_(db, path,
-           "SELECT instance_idx, t_end, step, calls, failures, slow FROM samples "
-           "WHERE incident_id=? ORDER BY seq") {
-    dict_.load(db, path, info.id);
-    q_.bind(1, info.id);
+        path_(db.name()),
+        q_(db, "samples", "instance_idx, t_end, step, calls, failures, slow", info.id, 4096) {
+    dict_.load(db, info.id);
   }
   bool aggregates() const override { return true; }
   bool next(CallRecord&) override { return false; }
   bool nextAggregate(formats::AggregateSample& s) override {
     if (!q_.step()) return false;
-    const auto idx = q_.i64(0);
+    const Stmt& q = q_.row();
+    const auto idx = q.i64(1);
     if (idx < 0 || static_cast<std::size_t>(idx) >= dict_.instances.size())
       throw InputError(path_, 0, "", "the library is damaged: a sample names no instance");
     const InstanceState& in = dict_.instances[static_cast<std::size_t>(idx)];
     s = formats::AggregateSample{};
     s.instance = in.name;
     s.model = in.model;
-    s.end = q_.i64(1);
-    s.step = q_.i64(2);
-    s.calls = static_cast<std::uint32_t>(q_.i64(3));
-    s.failures = static_cast<std::uint32_t>(q_.i64(4));
-    s.slow = q_.i64(5);
+    s.end = q.i64(2);
+    s.step = q.i64(3);
+    s.calls = static_cast<std::uint32_t>(q.i64(4));
+    s.failures = static_cast<std::uint32_t>(q.i64(5));
+    s.slow = q.i64(6);
     s.line = static_cast<long>(++count_);
     return true;
   }
 
  private:
   const std::string& path_;
-  Stmt q_;
+  SeqPager q_;
   Dictionaries dict_;
   std::uint64_t count_ = 0;
 };
@@ -227,6 +262,10 @@ constexpr const char* kIncidentColumns =
     "(SELECT count(*) FROM instances WHERE incident_id = incidents.id) FROM incidents ";
 
 }  // namespace
+
+bool isDatabaseUrl(std::string_view location) {
+  return detail::isPostgresUrl(location);
+}
 
 std::string defaultLibraryPath() {
   const char* xdg = std::getenv("XDG_DATA_HOME");
@@ -292,24 +331,16 @@ std::string whyNotWritable(const std::string& path) {
   return {};
 }
 
-// `path` as an SQLite URI filename (https://sqlite.org/uri.html): '%', '?' and '#' escaped.
-std::string uriOf(const std::string& path, const char* query) {
-  std::string u = "file:";
-  for (char c : path) {
-    if (c == '%' || c == '?' || c == '#') {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(c));
-      u += buf;
-    } else {
-      u += c;
-    }
-  }
-  return u + "?" + query;
-}
-
 }  // namespace
 
 Library::Library(std::string path, OpenOptions opt) : path_(std::move(path)) {
+  if (detail::isPostgresUrl(path_)) {
+    db_ = detail::openPostgres(path_);
+    path_ = db_->name();
+    if (opt.readOnly) readOnlyReason_ = "opened read-only";
+    openOrCreate(opt);
+    return;
+  }
   namespace fs = std::filesystem;
   std::error_code ec;
   const bool exists = fs::exists(path_, ec);
@@ -327,44 +358,8 @@ Library::Library(std::string path, OpenOptions opt) : path_(std::move(path)) {
     readOnlyReason_ = whyNotWritable(path_);
   else if (std::string why = whyNotWritable(path_); !why.empty())
     throw InputError(path_, 0, "", "cannot create the library: " + why);
-  const bool ro = !readOnlyReason_.empty();
-  auto openWith = [&](const std::string& name, int flags) {
-    if (sqlite3_open_v2(name.c_str(), &db_, flags, nullptr) == SQLITE_OK) return true;
-    sqlite3_close(db_);
-    db_ = nullptr;
-    return false;
-  };
-  bool opened = false;
-  if (!ro) {
-    opened = openWith(path_, SQLITE_OPEN_READWRITE | (opt.mustExist ? 0 : SQLITE_OPEN_CREATE));
-  } else {
-    // Read-only. A WAL library whose -shm cannot be created (a read-only directory) opens only
-    // as immutable: nobody can write it there, so nothing changes under the reader.
-    opened = openWith(uriOf(path_, "mode=ro"), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
-    if (opened) {
-      const int rc =
-          sqlite3_exec(db_, "SELECT count(*) FROM sqlite_master", nullptr, nullptr, nullptr);
-      if (rc == SQLITE_CANTOPEN || rc == SQLITE_READONLY) {
-        sqlite3_close(db_);
-        db_ = nullptr;
-        opened = false;
-      }
-    }
-    if (!opened)
-      opened = openWith(uriOf(path_, "immutable=1"), SQLITE_OPEN_READONLY | SQLITE_OPEN_URI);
-  }
-  if (!opened) throw InputError(path_, 0, "", "cannot open the library");
-  sqlite3_busy_timeout(db_, 10000);
-  // No one value read from the file may take more than this (a damaged or hostile file could
-  // claim a gigabyte blob); the largest Spillway writes is a block of 4096 calls.
-  sqlite3_limit(db_, SQLITE_LIMIT_LENGTH, 64 << 20);
-  try {
-    openOrCreate(opt);
-  } catch (...) {
-    sqlite3_close(db_);
-    db_ = nullptr;
-    throw;
-  }
+  db_ = detail::openSqlite(path_, {!readOnlyReason_.empty(), !opt.mustExist});
+  openOrCreate(opt);
 }
 
 void Library::requireWritable(std::string_view action) {
@@ -373,12 +368,7 @@ void Library::requireWritable(std::string_view action) {
                      "cannot " + std::string(action) + ": the library is read-only here (" +
                          readOnlyReason_ + ")");
   if (!checked_) {
-    try {
-      Stmt q(db_, path_, "PRAGMA quick_check(1)");
-      if (q.step() && q.text(0) != "ok") damage_ = std::string(q.text(0));
-    } catch (const InputError& e) {
-      damage_ = e.detail();
-    }
+    damage_ = db_->integrityProblem();
     checked_ = true;
   }
   if (!damage_.empty())
@@ -389,86 +379,84 @@ void Library::requireWritable(std::string_view action) {
                          "import it into a new library");
 }
 
-Library::~Library() {
-  sqlite3_close(db_);
-}
+Library::~Library() = default;
 
 void Library::fail(const std::string& what) const {
   throw InputError(path_, 0, "", what);
 }
 
 void Library::exec(const char* sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    const std::string e = err ? err : "";
-    sqlite3_free(err);
-    detail::sqliteFail(path_, db_, "library query failed");
-  }
+  db_->exec(sql);
 }
 
 int Library::schemaVersion() const {
-  Stmt q(db_, path_, "PRAGMA user_version");
-  return q.step() ? static_cast<int>(q.i64(0)) : 0;
+  return db_->schemaState().version;
+}
+
+bool Library::isPostgres() const {
+  return db_->isPostgres();
+}
+
+sqlite3* Library::handle() {
+  return detail::sqliteHandle(*db_);
 }
 
 void Library::openOrCreate(const OpenOptions& opt) {
-  std::int64_t appId = 0, objects = 0;
-  {
-    Stmt q(db_, path_, "PRAGMA application_id");  // the first read: fails on a non-database
-    if (q.step()) appId = q.i64(0);
-  }
-  {
-    Stmt q(db_, path_, "SELECT count(*) FROM sqlite_master");
-    if (q.step()) objects = q.i64(0);
-  }
-  const int version = schemaVersion();
+  detail::SchemaState s = db_->schemaState();
   const bool ro = !readOnlyReason_.empty();
-  if (objects == 0 && appId == 0 && version == 0) {
-    if (ro) fail("not a Spillway library: an empty file (and it is read-only here)");
+  if (s.empty && opt.mustExist && db_->isPostgres())
+    fail("no Spillway library in this database (import an incident first)");
+  if (s.empty) {
+    if (ro)
+      fail(std::string("not a Spillway library: an empty ") +
+           (db_->isPostgres() ? "database" : "file") + " (and it is read-only here)");
     requireWritable("create the library");
-    exec("PRAGMA journal_mode=WAL");
-    Tx tx(db_, path_);
-    migrate(0, opt.schemaVersion);
-    exec(("PRAGMA application_id=" + std::to_string(detail::kApplicationId)).c_str());
-    tx.commit();
-  } else {
-    if (appId != detail::kApplicationId)
-      fail("not a Spillway library: an SQLite database of another application");
-    if (version > kSchemaVersion)
-      fail("the library has schema v" + std::to_string(version) +
-           ", newer than this Spillway understands (v" + std::to_string(kSchemaVersion) +
-           "): use a newer spillway-cli");
-    if (version < 1) fail("the library is damaged: it has no schema version");
-    if (ro) {
-      if (version < opt.schemaVersion)
-        requireWritable("upgrade the library's schema from v" + std::to_string(version));
+    db_->tuneForWrites();
+    Tx tx(*db_);
+    // Another process may have created it while this one waited for the write lock.
+    s = db_->schemaState();
+    if (s.empty) {
+      db_->markOurs();
+      migrate(0, opt.schemaVersion);
+      tx.commit();
       return;
     }
-    exec("PRAGMA journal_mode=WAL");
-    if (version < opt.schemaVersion) {
-      requireWritable("upgrade the library's schema from v" + std::to_string(version));
-      Tx tx(db_, path_);
-      migrate(version, opt.schemaVersion);
-      tx.commit();
-    }
   }
-  exec("PRAGMA synchronous=NORMAL");  // WAL + NORMAL: durable at checkpoints, never corrupt
+  if (!s.ours)
+    fail(std::string("not a Spillway library: ") +
+         (db_->isPostgres() ? "a PostgreSQL database" : "an SQLite database") +
+         " of another application");
+  if (s.version > kSchemaVersion)
+    fail("the library has schema v" + std::to_string(s.version) +
+         ", newer than this Spillway understands (v" + std::to_string(kSchemaVersion) +
+         "): use a newer spillway-cli");
+  if (s.version < 1) fail("the library is damaged: it has no schema version");
+  if (s.version >= opt.schemaVersion) {
+    if (!ro) db_->tuneForWrites();
+    return;
+  }
+  requireWritable("upgrade the library's schema from v" + std::to_string(s.version));
+  db_->tuneForWrites();
+  Tx tx(*db_);
+  s = db_->schemaState();
+  if (s.version < opt.schemaVersion) migrate(s.version, opt.schemaVersion);
+  tx.commit();
 }
 
 void Library::migrate(int from, int to) {
-  for (int v = from + 1; v <= to; ++v) exec(detail::kMigrations[v]);
-  exec(("PRAGMA user_version=" + std::to_string(to)).c_str());
+  for (int v = from + 1; v <= to; ++v) db_->exec(db_->dialect(detail::kMigrations[v]));
+  db_->setVersion(to);
 }
 
 std::vector<IncidentInfo> Library::incidents() {
   std::vector<IncidentInfo> out;
-  Stmt q(db_, path_, (std::string(kIncidentColumns) + "ORDER BY name").c_str());
+  Stmt q(*db_, (std::string(kIncidentColumns) + "ORDER BY name").c_str());
   while (q.step()) out.push_back(readIncident(q));
   return out;
 }
 
 std::optional<IncidentInfo> Library::incident(std::string_view name) {
-  Stmt q(db_, path_, (std::string(kIncidentColumns) + "WHERE name=?").c_str());
+  Stmt q(*db_, (std::string(kIncidentColumns) + "WHERE name=?").c_str());
   q.bind(1, name);
   if (!q.step()) return std::nullopt;
   return readIncident(q);
@@ -483,7 +471,7 @@ IncidentInfo Library::requireIncident(std::string_view name) {
 std::vector<InstanceInfo> Library::instances(std::string_view name) {
   const IncidentInfo inc = requireIncident(name);
   std::vector<InstanceInfo> out;
-  Stmt q(db_, path_,
+  Stmt q(*db_,
          "SELECT name, model, records, t_start, t_end FROM instances WHERE incident_id=? "
          "ORDER BY idx");
   q.bind(1, inc.id);
@@ -496,7 +484,7 @@ std::vector<InstanceInfo> Library::instances(std::string_view name) {
 std::vector<SourceInfo> Library::sources(std::string_view name) {
   const IncidentInfo inc = requireIncident(name);
   std::vector<SourceInfo> out;
-  Stmt q(db_, path_,
+  Stmt q(*db_,
          "SELECT path, format, hash, imported, records, skipped FROM sources WHERE incident_id=? "
          "ORDER BY imported, path");
   q.bind(1, inc.id);
@@ -516,15 +504,7 @@ ImportResult Library::importFile(const std::string& file, formats::Format format
   std::error_code ec;
   if (file != "-" && std::filesystem::is_regular_file(file, ec)) {
     hash = hashFile(file) + "-" + std::string(formats::formatName(format));
-    Stmt q(db_, path_,
-           "SELECT i.name FROM sources s JOIN incidents i ON i.id = s.incident_id WHERE s.hash=?");
-    q.bind(1, hash);
-    if (q.step()) {
-      ImportResult r;
-      r.incident = q.text(0);
-      r.alreadyImported = true;
-      return r;
-    }
+    if (auto r = alreadyImported(hash)) return *r;
   }
   auto src = formats::openSource(format, file, opt);
   return importSource(*src, incident, formats::formatName(format), hash, progress);
@@ -535,7 +515,7 @@ ImportResult Library::importSource(formats::RecordSource& src, std::string_view 
                                    const ProgressFn& progress) {
   if (incident.empty()) throw InputError(src.source(), 0, "incident", "needs a name");
   requireWritable("import");
-  Tx tx(db_, path_);
+  Tx tx(*db_);
   ImportResult r = store(src, incident, format, hash, progress, false);
   tx.commit();
   return r;
@@ -560,15 +540,15 @@ struct Added {
   }
 };
 
-IncidentRow findOrCreateIncident(sqlite3* db, const std::string& path,
-                                 const formats::RecordSource& src, std::string_view incident,
-                                 const char* kind, bool mustBeNew) {
+IncidentRow findOrCreateIncident(Connection& db, const formats::RecordSource& src,
+                                 std::string_view incident, const char* kind, bool mustBeNew) {
   IncidentRow row;
-  Stmt q(db, path, "SELECT id, kind, records, t_start, t_end FROM incidents WHERE name=?");
+  Stmt q(db, "SELECT id, kind, records, t_start, t_end FROM incidents WHERE name=?");
   q.bind(1, incident);
   if (q.step()) {
     if (mustBeNew)
-      throw InputError(path, 0, "name", "incident '" + std::string(incident) + "' already exists");
+      throw InputError(db.name(), 0, "name",
+                       "incident '" + std::string(incident) + "' already exists");
     row.id = q.i64(0);
     if (q.text(1) != kind)
       throw InputError(src.source(), 0, "incident",
@@ -578,19 +558,17 @@ IncidentRow findOrCreateIncident(sqlite3* db, const std::string& path,
     row.tStart = q.i64(3);
     row.tEnd = q.i64(4);
   } else {
-    Stmt ins(db, path, "INSERT INTO incidents(name, kind, source, created) VALUES(?,?,?,?)");
+    Stmt ins(db, "INSERT INTO incidents(name, kind, source, created) VALUES(?,?,?,?) RETURNING id");
     ins.bind(1, incident).bind(2, kind).bind(3, src.source()).bind(4, nowUtc());
-    ins.run();
-    row.id = sqlite3_last_insert_rowid(db);
+    row.id = ins.returnedId();
   }
   return row;
 }
 
 // The next block (calls) or sample (aggregates) sequence number of an incident.
-std::int64_t nextSeq(sqlite3* db, const std::string& path, std::int64_t incId, bool agg) {
-  Stmt q(db, path,
-         agg ? "SELECT coalesce(max(seq) + 1, 0) FROM samples WHERE incident_id=?"
-             : "SELECT coalesce(max(seq) + 1, 0) FROM blocks WHERE incident_id=?");
+std::int64_t nextSeq(Connection& db, std::int64_t incId, bool agg) {
+  Stmt q(db, agg ? "SELECT coalesce(max(seq) + 1, 0) FROM samples WHERE incident_id=?"
+                 : "SELECT coalesce(max(seq) + 1, 0) FROM blocks WHERE incident_id=?");
   q.bind(1, incId);
   return q.step() ? q.i64(0) : 0;
 }
@@ -602,11 +580,9 @@ void appendCall(BlockColumns& cols, Dictionaries& dict, const CallRecord& rec) {
 }
 
 // Calls go in columnar blocks of kBlockCalls, each with its time span.
-Added storeCalls(sqlite3* db, const std::string& path, formats::RecordSource& src,
-                 std::int64_t incId, std::int64_t seq, Dictionaries& dict,
-                 const ProgressFn& progress) {
-  Stmt ins(db, path,
-           "INSERT INTO blocks(incident_id, seq, n, t_min, t_max, data) VALUES(?,?,?,?,?,?)");
+Added storeCalls(Connection& db, formats::RecordSource& src, std::int64_t incId, std::int64_t seq,
+                 Dictionaries& dict, const ProgressFn& progress) {
+  Stmt ins(db, "INSERT INTO blocks(incident_id, seq, n, t_min, t_max, data) VALUES(?,?,?,?,?,?)");
   Added added;
   BlockColumns cols;
   cols.reserve(kBlockCalls);
@@ -638,10 +614,9 @@ Added storeCalls(sqlite3* db, const std::string& path, formats::RecordSource& sr
 }
 
 // Aggregate samples go one row each.
-Added storeSamples(sqlite3* db, const std::string& path, formats::RecordSource& src,
-                   std::int64_t incId, std::int64_t seq, Dictionaries& dict,
-                   const ProgressFn& progress) {
-  Stmt ins(db, path,
+Added storeSamples(Connection& db, formats::RecordSource& src, std::int64_t incId, std::int64_t seq,
+                   Dictionaries& dict, const ProgressFn& progress) {
+  Stmt ins(db,
            "INSERT INTO samples(incident_id, seq, instance_idx, t_end, step, calls, failures, "
            "slow) VALUES(?,?,?,?,?,?,?,?)");
   Added added;
@@ -660,7 +635,7 @@ Added storeSamples(sqlite3* db, const std::string& path, formats::RecordSource& 
 }
 
 // The incident's record count and time span with what was added.
-void updateIncident(sqlite3* db, const std::string& path, IncidentRow row, const Added& added) {
+void updateIncident(Connection& db, IncidentRow row, const Added& added) {
   if (added.stored) {
     if (row.before == 0) {
       row.tStart = added.start;
@@ -670,7 +645,7 @@ void updateIncident(sqlite3* db, const std::string& path, IncidentRow row, const
       row.tEnd = std::max(row.tEnd, added.end);
     }
   }
-  Stmt up(db, path, "UPDATE incidents SET records=?, t_start=?, t_end=? WHERE id=?");
+  Stmt up(db, "UPDATE incidents SET records=?, t_start=?, t_end=? WHERE id=?");
   up.bind(1, static_cast<std::int64_t>(row.before + added.stored)).bind(2, row.tStart);
   up.bind(3, row.tEnd).bind(4, row.id);
   up.run();
@@ -678,21 +653,36 @@ void updateIncident(sqlite3* db, const std::string& path, IncidentRow row, const
 
 }  // namespace
 
+std::optional<ImportResult> Library::alreadyImported(std::string_view hash) {
+  Stmt q(*db_,
+         "SELECT i.name FROM sources s JOIN incidents i ON i.id = s.incident_id WHERE s.hash=?");
+  q.bind(1, hash);
+  if (!q.step()) return std::nullopt;
+  ImportResult r;
+  r.incident = q.text(0);
+  r.alreadyImported = true;
+  return r;
+}
+
 ImportResult Library::store(formats::RecordSource& src, std::string_view incident,
                             std::string_view format, std::string_view hash,
                             const ProgressFn& progress, bool mustBeNew) {
+  // Checked again under the write lock: another process may have imported the same file
+  // since importFile looked.
+  if (!hash.empty())
+    if (auto r = alreadyImported(hash)) return *r;
   const bool agg = src.aggregates();
   const IncidentRow row =
-      findOrCreateIncident(db_, path_, src, incident, agg ? "aggregates" : "calls", mustBeNew);
+      findOrCreateIncident(*db_, src, incident, agg ? "aggregates" : "calls", mustBeNew);
   Dictionaries dict;
-  dict.load(db_, path_, row.id);
-  const std::int64_t seq = nextSeq(db_, path_, row.id, agg);
-  const Added added = agg ? storeSamples(db_, path_, src, row.id, seq, dict, progress)
-                          : storeCalls(db_, path_, src, row.id, seq, dict, progress);
-  dict.save(db_, path_, row.id);
-  updateIncident(db_, path_, row, added);
+  dict.load(*db_, row.id);
+  const std::int64_t seq = nextSeq(*db_, row.id, agg);
+  const Added added = agg ? storeSamples(*db_, src, row.id, seq, dict, progress)
+                          : storeCalls(*db_, src, row.id, seq, dict, progress);
+  dict.save(*db_, row.id);
+  updateIncident(*db_, row, added);
   if (!hash.empty()) {
-    Stmt ins(db_, path_,
+    Stmt ins(*db_,
              "INSERT INTO sources(hash, incident_id, path, format, records, skipped, imported) "
              "VALUES(?,?,?,?,?,?,?)");
     ins.bind(1, hash).bind(2, row.id).bind(3, src.source()).bind(4, format);
@@ -712,8 +702,8 @@ ImportResult Library::store(formats::RecordSource& src, std::string_view inciden
 
 std::unique_ptr<formats::RecordSource> Library::open(std::string_view name) {
   const IncidentInfo inc = requireIncident(name);
-  if (inc.kind == "aggregates") return std::make_unique<SamplesSource>(db_, path_, inc);
-  return std::make_unique<CallsSource>(db_, path_, inc);
+  if (inc.kind == "aggregates") return std::make_unique<SamplesSource>(*db_, inc);
+  return std::make_unique<CallsSource>(*db_, inc);
 }
 
 std::uint64_t Library::exportJsonl(std::string_view name, std::FILE* out) {
@@ -798,12 +788,11 @@ std::uint64_t Library::exportJsonlFile(std::string_view name, const std::string&
 
 void Library::annotate(std::string_view name, const Annotation& a) {
   requireWritable("annotate");
-  detail::insertAnnotation(db_, path_, "annotations", "incident_id", requireIncident(name).id, a);
+  detail::insertAnnotation(*db_, "annotations", "incident_id", requireIncident(name).id, a);
 }
 
 std::vector<Annotation> Library::annotations(std::string_view name) {
-  return detail::selectAnnotations(db_, path_, "annotations", "incident_id",
-                                   requireIncident(name).id);
+  return detail::selectAnnotations(*db_, "annotations", "incident_id", requireIncident(name).id);
 }
 
 std::vector<NamedFault> Library::faults(std::string_view name) {
@@ -815,7 +804,7 @@ std::vector<NamedFault> Library::faults(std::string_view name) {
 void Library::setNotes(std::string_view name, std::string_view tags, std::string_view notes) {
   requireWritable("set notes");
   const IncidentInfo inc = requireIncident(name);
-  Stmt q(db_, path_, "UPDATE incidents SET tags=?, notes=? WHERE id=?");
+  Stmt q(*db_, "UPDATE incidents SET tags=?, notes=? WHERE id=?");
   q.bind(1, tags).bind(2, notes).bind(3, inc.id);
   q.run();
 }
@@ -824,19 +813,18 @@ std::int64_t Library::saveRun(std::string_view name, std::string_view policyYaml
                               std::string_view kpisJson, std::string_view transitionsJson) {
   requireWritable("save a run");
   const IncidentInfo inc = requireIncident(name);
-  Stmt q(db_, path_,
+  Stmt q(*db_,
          "INSERT INTO runs(incident_id, policy_yaml, kpis_json, transitions_json, created) "
-         "VALUES(?,?,?,?,?)");
+         "VALUES(?,?,?,?,?) RETURNING id");
   q.bind(1, inc.id).bind(2, policyYaml).bind(3, kpisJson).bind(4, transitionsJson);
   q.bind(5, nowUtc());
-  q.run();
-  return sqlite3_last_insert_rowid(db_);
+  return q.returnedId();
 }
 
 std::vector<RunInfo> Library::runs(std::string_view name) {
   const IncidentInfo inc = requireIncident(name);
   std::vector<RunInfo> out;
-  Stmt q(db_, path_,
+  Stmt q(*db_,
          "SELECT id, policy_yaml, kpis_json, transitions_json, created FROM runs "
          "WHERE incident_id=? ORDER BY id");
   q.bind(1, inc.id);
@@ -848,14 +836,13 @@ std::vector<RunInfo> Library::runs(std::string_view name) {
 
 std::int64_t Library::saveDrillRun(const DrillRunInfo& run) {
   requireWritable("save a drill run");
-  Stmt q(db_, path_,
+  Stmt q(*db_,
          "INSERT INTO drill_runs(runbook, revision, spillway_version, policy_yaml, result_json, "
-         "passed, created) VALUES(?,?,?,?,?,?,?)");
+         "passed, created) VALUES(?,?,?,?,?,?,?) RETURNING id");
   q.bind(1, run.runbook).bind(2, static_cast<std::int64_t>(run.revision));
   q.bind(3, run.spillwayVersion).bind(4, run.policyYaml).bind(5, run.resultJson);
   q.bind(6, static_cast<std::int64_t>(run.passed ? 1 : 0)).bind(7, nowUtc());
-  q.run();
-  return sqlite3_last_insert_rowid(db_);
+  return q.returnedId();
 }
 
 std::vector<DrillRunInfo> Library::drillRuns(std::string_view runbook) {
@@ -865,7 +852,7 @@ std::vector<DrillRunInfo> Library::drillRuns(std::string_view runbook) {
       "SELECT id, runbook, revision, spillway_version, policy_yaml, result_json, passed, created "
       "FROM drill_runs";
   sql += runbook.empty() ? " ORDER BY id" : " WHERE runbook=? ORDER BY id";
-  Stmt q(db_, path_, sql.c_str());
+  Stmt q(*db_, sql.c_str());
   if (!runbook.empty()) q.bind(1, runbook);
   while (q.step()) {
     DrillRunInfo d;
@@ -886,14 +873,14 @@ bool Library::deleteIncident(std::string_view name) {
   requireWritable("delete an incident");
   auto inc = incident(name);
   if (!inc) return false;
-  Tx tx(db_, path_);
+  Tx tx(*db_);
   for (const char* t :
        {"blocks", "samples", "instances", "strings", "sources", "annotations", "runs"}) {
-    Stmt q(db_, path_, (std::string("DELETE FROM ") + t + " WHERE incident_id=?").c_str());
+    Stmt q(*db_, (std::string("DELETE FROM ") + t + " WHERE incident_id=?").c_str());
     q.bind(1, inc->id);
     q.run();
   }
-  Stmt q(db_, path_, "DELETE FROM incidents WHERE id=?");
+  Stmt q(*db_, "DELETE FROM incidents WHERE id=?");
   q.bind(1, inc->id);
   q.run();
   tx.commit();

@@ -1,15 +1,14 @@
 // LiveRecorder: buffer, commit in blocks, enforce retention a little at each commit.
 #include "spillway/library/live_recorder.hpp"
 
-#include <sqlite3.h>
-
 #include <algorithm>
 
+#include "connection.hpp"
 #include "recording_store.hpp"
-#include "sqlite_util.hpp"
 
 namespace spillway::library {
 
+using detail::Connection;
 using detail::Stmt;
 
 namespace {
@@ -36,14 +35,10 @@ LiveRecorder::LiveRecorder(const std::string& libraryPath, std::string_view reco
   if (name_.empty()) throw InputError(lib_.path(), 0, "recording", "needs a name");
   checkOptions(lib_.path(), opt_);
   lib_.requireWritable("record");
-  sqlite3* db = lib_.handle();
-  // Checkpoints cannot pass a long-lived reader (a replay from this library), so the WAL grows
-  // meanwhile; this truncates it back once a checkpoint completes instead of keeping its peak.
-  sqlite3_exec(db, "PRAGMA journal_size_limit=67108864", nullptr, nullptr, nullptr);
-  detail::Tx tx(db, lib_.path());
+  Connection& db = lib_.connection();
+  detail::Tx tx(db);
   ensureRow();
-  Stmt up(db, lib_.path(),
-          "UPDATE recordings SET max_age=?, max_records=?, max_bytes=? WHERE name=?");
+  Stmt up(db, "UPDATE recordings SET max_age=?, max_records=?, max_bytes=? WHERE name=?");
   up.bind(1, opt_.retention.maxAge)
       .bind(2, static_cast<std::int64_t>(opt_.retention.maxRecords))
       .bind(3, static_cast<std::int64_t>(opt_.retention.maxBytes))
@@ -60,22 +55,21 @@ LiveRecorder::~LiveRecorder() {
 }
 
 std::int64_t LiveRecorder::ensureRow() {
-  sqlite3* db = lib_.handle();
+  Connection& db = lib_.connection();
   {
-    Stmt q(db, lib_.path(), "SELECT id FROM recordings WHERE name=?");
+    Stmt q(db, "SELECT id FROM recordings WHERE name=?");
     q.bind(1, name_);
     if (q.step()) return q.i64(0);
   }
   // Missing: new, or deleted by `library delete --recording` while this recorder ran; the live
   // feed goes on into a fresh recording of the same name.
-  Stmt ins(db, lib_.path(),
+  Stmt ins(db,
            "INSERT INTO recordings(name, max_age, max_records, max_bytes, created) "
-           "VALUES(?,?,?,?,?)");
+           "VALUES(?,?,?,?,?) RETURNING id");
   ins.bind(1, name_).bind(2, opt_.retention.maxAge);
   ins.bind(3, static_cast<std::int64_t>(opt_.retention.maxRecords));
   ins.bind(4, static_cast<std::int64_t>(opt_.retention.maxBytes)).bind(5, detail::nowUtc());
-  ins.run();
-  return sqlite3_last_insert_rowid(db);
+  return ins.returnedId();
 }
 
 void LiveRecorder::seal(RecordingBlockBuilder& b) {
@@ -141,15 +135,11 @@ bool LiveRecorder::commit(int waitMs) {
   sinceAttempt_ = 0;
   timed_ = false;
   if (buffered_ == 0) return true;
-  sqlite3* db = lib_.handle();
-  const std::string& path = lib_.path();
-  sqlite3_busy_timeout(db, waitMs);
-  const int rc = sqlite3_exec(db, "BEGIN IMMEDIATE", nullptr, nullptr, nullptr);
-  if (rc == SQLITE_BUSY) {
+  Connection& db = lib_.connection();
+  if (!db.begin(waitMs)) {
     ++stats_.busy;
     return false;
   }
-  if (rc != SQLITE_OK) detail::sqliteFail(path, db, "cannot start a transaction");
   std::uint64_t records = 0;
   Dropped dropped;
   try {
@@ -161,7 +151,7 @@ bool LiveRecorder::commit(int waitMs) {
     RecordingInfo t;
     std::int64_t seq = totals(recId, t);
     const std::int64_t firstSeq = seq;
-    Stmt ins(db, path,
+    Stmt ins(db,
              "INSERT INTO rec_blocks(recording_id, seq, kind, n, t_min, t_max, data) "
              "VALUES(?,?,?,?,?,?,?)");
     for (const Pending& p : pending_) {
@@ -178,7 +168,7 @@ bool LiveRecorder::commit(int waitMs) {
     }
     const std::size_t budget = std::max(opt_.dropBudget, 2 * pending_.size());
     dropped = dropExpired(recId, firstSeq, budget, t);
-    Stmt up(db, path,
+    Stmt up(db,
             "UPDATE recordings SET next_seq=?, calls=?, samples=?, blocks=?, bytes=?, t_start=?, "
             "t_end=?, recorded=recorded+?, dropped=dropped+? WHERE id=?");
     up.bind(1, seq).bind(2, static_cast<std::int64_t>(t.calls));
@@ -188,11 +178,10 @@ bool LiveRecorder::commit(int waitMs) {
     up.bind(9, static_cast<std::int64_t>(dropped.records));
     up.bind(10, recId);
     up.run();
-    if (sqlite3_exec(db, "COMMIT", nullptr, nullptr, nullptr) != SQLITE_OK)
-      detail::sqliteFail(path, db, "cannot commit the recording");
+    db.commit();
   } catch (...) {
     // Nothing was committed: the buffer (now sealed blocks) is kept for the next attempt.
-    sqlite3_exec(db, "ROLLBACK", nullptr, nullptr, nullptr);
+    db.rollback();
     throw;
   }
   stats_.droppedBlocks += dropped.blocks;
@@ -206,7 +195,7 @@ bool LiveRecorder::commit(int waitMs) {
 }
 
 std::int64_t LiveRecorder::totals(std::int64_t recId, RecordingInfo& t) {
-  Stmt q(lib_.handle(), lib_.path(),
+  Stmt q(lib_.connection(),
          "SELECT next_seq, calls, samples, blocks, bytes, t_start, t_end FROM recordings "
          "WHERE id=?");
   q.bind(1, recId);
@@ -222,8 +211,7 @@ std::int64_t LiveRecorder::totals(std::int64_t recId, RecordingInfo& t) {
 
 LiveRecorder::Dropped LiveRecorder::dropExpired(std::int64_t recId, std::int64_t keepFromSeq,
                                                 std::size_t budget, RecordingInfo& t) {
-  sqlite3* db = lib_.handle();
-  const std::string& path = lib_.path();
+  Connection& db = lib_.connection();
   const Retention& r = opt_.retention;
   if (r.maxAge == 0 && r.maxRecords == 0 && r.maxBytes == 0) return {};
   // Oldest first; the blocks of this commit (seq >= keepFromSeq) are never candidates, so the
@@ -235,7 +223,7 @@ LiveRecorder::Dropped LiveRecorder::dropExpired(std::int64_t recId, std::int64_t
   };
   std::vector<Victim> victims;
   {
-    Stmt q(db, path,
+    Stmt q(db,
            "SELECT id, kind, n, length(data), t_max FROM rec_blocks WHERE recording_id=? AND "
            "seq<? ORDER BY seq LIMIT ?");
     q.bind(1, recId).bind(2, keepFromSeq).bind(3, static_cast<std::int64_t>(budget));
@@ -253,7 +241,7 @@ LiveRecorder::Dropped LiveRecorder::dropExpired(std::int64_t recId, std::int64_t
     }
   }
   if (victims.empty()) return {};
-  Stmt del(db, path, "DELETE FROM rec_blocks WHERE id=?");
+  Stmt del(db, "DELETE FROM rec_blocks WHERE id=?");
   Dropped dropped;
   for (const Victim& v : victims) {
     del.bind(1, v.id);
@@ -265,28 +253,26 @@ LiveRecorder::Dropped LiveRecorder::dropExpired(std::int64_t recId, std::int64_t
     dropped.records += v.n;
   }
   {
-    Stmt q(db, path, "SELECT min(t_min) FROM rec_blocks WHERE recording_id=?");
+    Stmt q(db, "SELECT min(t_min) FROM rec_blocks WHERE recording_id=?");
     q.bind(1, recId);
     if (q.step() && !q.isNull(0)) t.tStart = q.i64(0);
   }
   // Annotations wholly before what is kept describe data that is gone.
-  Stmt prune(db, path, "DELETE FROM rec_annotations WHERE recording_id=? AND t2<?");
+  Stmt prune(db, "DELETE FROM rec_annotations WHERE recording_id=? AND t2<?");
   prune.bind(1, recId).bind(2, t.tStart);
   prune.run();
   return dropped;
 }
 
 std::uint64_t LiveRecorder::enforceRetention(std::size_t maxBlocks) {
-  sqlite3* db = lib_.handle();
-  const std::string& path = lib_.path();
-  sqlite3_busy_timeout(db, opt_.stallTimeoutMs);
-  detail::Tx tx(db, path);
+  Connection& db = lib_.connection();
+  detail::Tx tx(db, opt_.stallTimeoutMs);
   const std::int64_t recId = ensureRow();
   RecordingInfo t;
   const std::int64_t seq = totals(recId, t);
   // The newest block stays, as after a commit: a recording never empties itself.
   const Dropped d = dropExpired(recId, seq - 1, maxBlocks, t);
-  Stmt up(db, path,
+  Stmt up(db,
           "UPDATE recordings SET calls=?, samples=?, blocks=?, bytes=?, t_start=?, "
           "dropped=dropped+? WHERE id=?");
   up.bind(1, static_cast<std::int64_t>(t.calls)).bind(2, static_cast<std::int64_t>(t.samples));

@@ -1,17 +1,16 @@
 // Library's side of live recordings: listing, streaming a time range, cutting a range into an
 // ordinary incident, annotations, deletion. The writing side is LiveRecorder
 // (live_recorder.cpp); both go through the `recordings` row (recording_store.hpp).
-#include <sqlite3.h>
-
 #include "annotation_rows.hpp"
+#include "connection.hpp"
 #include "recording_store.hpp"
 #include "spillway/library/library.hpp"
 #include "spillway/library/recording_block.hpp"
 #include "spillway/library/time_text.hpp"
-#include "sqlite_util.hpp"
 
 namespace spillway::library {
 
+using detail::Connection;
 using detail::Stmt;
 using detail::Tx;
 
@@ -28,15 +27,15 @@ constexpr const char* kBlocksInRange =
 // block in memory at a time.
 class RangeSource final : public formats::RecordSource {
  public:
-  RangeSource(sqlite3* db, const std::string& path, std::int64_t recording, RecordKind kind,
-              Micros from, Micros to, std::string name)
+  RangeSource(Connection& db, std::int64_t recording, RecordKind kind, Micros from, Micros to,
+              std::string name)
       : RecordSource(std::move(name), false),
-        path_(path),
+        path_(db.name()),
         kind_(kind),
         from_(from),
         to_(to),
-        q_(db, path, "SELECT data FROM rec_blocks WHERE id=?") {
-    Stmt ids(db, path, kBlocksInRange);
+        q_(db, "SELECT data FROM rec_blocks WHERE id=?") {
+    Stmt ids(db, kBlocksInRange);
     ids.bind(1, recording).bind(2, static_cast<std::int64_t>(kind)).bind(3, from).bind(4, to);
     while (ids.step()) ids_.push_back(ids.i64(0));
   }
@@ -106,13 +105,13 @@ std::string rangeText(Micros from, Micros to) {
 
 std::vector<RecordingInfo> Library::recordings() {
   std::vector<RecordingInfo> out;
-  Stmt q(db_, path_, (std::string(detail::kRecordingColumns) + "ORDER BY name").c_str());
+  Stmt q(*db_, (std::string(detail::kRecordingColumns) + "ORDER BY name").c_str());
   while (q.step()) out.push_back(detail::readRecording(q));
   return out;
 }
 
 std::optional<RecordingInfo> Library::recording(std::string_view name) {
-  Stmt q(db_, path_, (std::string(detail::kRecordingColumns) + "WHERE name=?").c_str());
+  Stmt q(*db_, (std::string(detail::kRecordingColumns) + "WHERE name=?").c_str());
   q.bind(1, name);
   if (!q.step()) return std::nullopt;
   return detail::readRecording(q);
@@ -128,7 +127,7 @@ std::unique_ptr<formats::RecordSource> Library::openRecording(std::string_view n
                                                               RecordKind kind, Micros from,
                                                               Micros to) {
   const RecordingInfo rec = requireRecording(name);
-  return std::make_unique<RangeSource>(db_, path_, rec.id, kind, from, to,
+  return std::make_unique<RangeSource>(*db_, rec.id, kind, from, to,
                                        "recording " + rec.name + " " + rangeText(from, to));
 }
 
@@ -161,15 +160,16 @@ void checkCutRange(const std::string& path, const RecordingInfo& rec, Micros fro
 
 // The recording's annotations that overlap the range, unclipped: a fault that began before
 // `from` still began then, and TTD is measured from its real onset. Returns how many.
-std::uint64_t copyCutAnnotations(sqlite3* db, const std::string& path, std::int64_t incidentId,
-                                 std::int64_t recordingId, Micros from, Micros to) {
-  Stmt copy(db, path,
+std::uint64_t copyCutAnnotations(Connection& db, std::int64_t incidentId, std::int64_t recordingId,
+                                 Micros from, Micros to) {
+  Stmt copy(db,
             "INSERT INTO annotations(incident_id, instance, t1, t2, kind, origin) "
             "SELECT ?, instance, t1, t2, kind, origin FROM rec_annotations "
-            "WHERE recording_id=? AND t1<? AND t2>=? ORDER BY t1, id");
+            "WHERE recording_id=? AND t1<? AND t2>=? ORDER BY t1, id RETURNING id");
   copy.bind(1, incidentId).bind(2, recordingId).bind(3, to).bind(4, from);
-  copy.run();
-  return static_cast<std::uint64_t>(sqlite3_changes(db));
+  std::uint64_t n = 0;
+  while (copy.step()) ++n;
+  return n;
 }
 
 }  // namespace
@@ -181,13 +181,13 @@ CutResult Library::cutRecording(std::string_view recordingName, Micros from, Mic
   requireWritable("cut a recording");
   // One transaction: the checks and the copy see the same state of the recording (a recorder's
   // commits and retention wait), and the incident appears whole or not at all.
-  Tx tx(db_, path_);
+  Tx tx(*db_);
   const RecordingInfo rec = requireRecording(recordingName);
   if (incident(name))
     throw InputError(path_, 0, "name", "incident '" + std::string(name) + "' already exists");
   checkCutRange(path_, rec, from, to);
   auto reaches = [&](RecordKind k) {
-    Stmt q(db_, path_,
+    Stmt q(*db_,
            "SELECT 1 FROM rec_blocks WHERE recording_id=? AND kind=? AND t_max>=? AND t_min<? "
            "LIMIT 1");
     q.bind(1, rec.id).bind(2, static_cast<std::int64_t>(k)).bind(3, from).bind(4, to);
@@ -198,8 +198,7 @@ CutResult Library::cutRecording(std::string_view recordingName, Micros from, Mic
   // "calls, else samples" can fall through when call blocks only brush the range.
   auto attempt = [&](RecordKind k) {
     exec("SAVEPOINT cut_kind");
-    RangeSource src(db_, path_, rec.id, k, from, to,
-                    "recording " + rec.name + " " + rangeText(from, to));
+    RangeSource src(*db_, rec.id, k, from, to, "recording " + rec.name + " " + rangeText(from, to));
     const ImportResult ir = store(src, name, "recording", "", progress, true);
     if (ir.records == 0) exec("ROLLBACK TO cut_kind");
     exec("RELEASE cut_kind");
@@ -230,33 +229,32 @@ CutResult Library::cutRecording(std::string_view recordingName, Micros from, Mic
   }
   r.kind = k == RecordKind::Calls ? "calls" : "aggregates";
   r.otherKindInRange = k == RecordKind::Calls ? hasSamples : hasCalls;
-  r.annotations = copyCutAnnotations(db_, path_, requireIncident(name).id, rec.id, from, to);
+  r.annotations = copyCutAnnotations(*db_, requireIncident(name).id, rec.id, from, to);
   tx.commit();
   return r;
 }
 
 void Library::annotateRecording(std::string_view name, const Annotation& a) {
   requireWritable("annotate a recording");
-  detail::insertAnnotation(db_, path_, "rec_annotations", "recording_id", requireRecording(name).id,
-                           a);
+  detail::insertAnnotation(*db_, "rec_annotations", "recording_id", requireRecording(name).id, a);
 }
 
 std::vector<Annotation> Library::recordingAnnotations(std::string_view name) {
-  return detail::selectAnnotations(db_, path_, "rec_annotations", "recording_id",
+  return detail::selectAnnotations(*db_, "rec_annotations", "recording_id",
                                    requireRecording(name).id);
 }
 
 bool Library::deleteRecording(std::string_view name) {
   requireWritable("delete a recording");
-  Tx tx(db_, path_);
+  Tx tx(*db_);
   const auto rec = recording(name);
   if (!rec) return false;
   for (const char* t : {"rec_blocks", "rec_annotations"}) {
-    Stmt q(db_, path_, (std::string("DELETE FROM ") + t + " WHERE recording_id=?").c_str());
+    Stmt q(*db_, (std::string("DELETE FROM ") + t + " WHERE recording_id=?").c_str());
     q.bind(1, rec->id);
     q.run();
   }
-  Stmt q(db_, path_, "DELETE FROM recordings WHERE id=?");
+  Stmt q(*db_, "DELETE FROM recordings WHERE id=?");
   q.bind(1, rec->id);
   q.run();
   tx.commit();

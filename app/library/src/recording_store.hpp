@@ -1,7 +1,7 @@
 #pragma once
 // Private: the `recordings` row as Library (reads, cuts) and LiveRecorder (commits) both see it.
+#include "connection.hpp"
 #include "spillway/library/recording.hpp"
-#include "sqlite_util.hpp"
 
 namespace spillway::library::detail {
 

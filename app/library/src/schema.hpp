@@ -144,6 +144,19 @@ CREATE TABLE drill_runs(
 CREATE INDEX drill_runs_runbook ON drill_runs(runbook, id);
 )sql";
 
-inline constexpr const char* kMigrations[] = {nullptr, kSchemaV1, kSchemaV2, kSchemaV3, kSchemaV4};
+// v5: the rows of sweep shards (docs/scale-out.md): the JSON Lines one `sweep --shard I/N`
+// wrote, under the sweep's key; a task run again replaces its shard's row, never adds one.
+inline constexpr const char* kSchemaV5 = R"sql(
+CREATE TABLE sweep_shards(
+  sweep TEXT NOT NULL,
+  shard INTEGER NOT NULL,
+  shards INTEGER NOT NULL,
+  data TEXT NOT NULL,
+  created TEXT NOT NULL,
+  PRIMARY KEY(sweep, shard)) WITHOUT ROWID;
+)sql";
+
+inline constexpr const char* kMigrations[] = {nullptr,   kSchemaV1, kSchemaV2,
+                                              kSchemaV3, kSchemaV4, kSchemaV5};
 
 }  // namespace spillway::library::detail

@@ -62,6 +62,7 @@ class TstCliSweepShards : public QObject {
   void mergeRefuses_data();
   void mergeRefuses();
   void rerunReplacesRows();
+  void libraryKeepsTheShards();
   void badShard_data();
   void badShard();
 };
@@ -166,13 +167,45 @@ void TstCliSweepShards::rerunReplacesRows() {
   QCOMPARE(merge(rows, {"--top", "100"}).out, one.out);
 }
 
+// Shards written into a library (no --rows) under the sweep's key: a shard run twice is kept
+// once, the merge of the kept shards is the one-machine sweep, a shard not yet there is named.
+void TstCliSweepShards::libraryKeepsTheShards() {
+  QTemporaryDir dir;
+  const QString lib = dir.filePath("team.db");
+  auto shard = [&](int i) {
+    return run(kCli, QStringList{"sweep", "--shard", QString("%1/3").arg(i), "--library", lib,
+                                 "--threads", "1"} +
+                         space("grid"));
+  };
+  Run r = shard(0);
+  QVERIFY2(r.code == 0, r.err.constData());
+  QVERIFY2(r.out.contains("shard 0/3 saved in " + lib.toUtf8()), r.out.constData());
+  const QString key = QString::fromUtf8(r.out).section(' ', 1, 1).chopped(1);  // "sweep KEY: …"
+  QCOMPARE(key.size(), 16);
+  QCOMPARE(shard(2).code, 0);
+  const Run partial = merge({}, {"--library", lib, "--sweep", key});
+  QCOMPARE(partial.code, 2);
+  QVERIFY2(partial.err.contains("missing shards 1 of 3"), partial.err.constData());
+  QCOMPARE(shard(1).code, 0);
+  r = shard(2);  // a task run again
+  QVERIFY(r.out.startsWith("sweep " + key.toUtf8() + ": shard 2/3"));
+  const Run merged = merge({}, {"--library", lib, "--sweep", key, "--top", "100"});
+  QVERIFY2(merged.code == 0, merged.err.constData());
+  QCOMPARE(merged.out, run(kCli, QStringList{"sweep", "--top", "100"} + space("grid")).out);
+  const Run none = merge({}, {"--library", lib, "--sweep", "0123456789abcdef"});
+  QCOMPARE(none.code, 2);
+  QVERIFY(none.err.contains("no shard of sweep '0123456789abcdef'"));
+}
+
 void TstCliSweepShards::badShard_data() {
   QTest::addColumn<QStringList>("args");
   QTest::addColumn<QString>("message");
   QTest::newRow("index past the count") << QStringList{"--shard", "3/3", "--rows", "x"} << "I/N";
   QTest::newRow("no count") << QStringList{"--shard", "1", "--rows", "x"} << "I/N";
   QTest::newRow("not a number") << QStringList{"--shard", "a/2", "--rows", "x"} << "I/N";
-  QTest::newRow("no rows file") << QStringList{"--shard", "0/2"} << "go together";
+  QTest::newRow("no rows file") << QStringList{"--shard", "0/2"}
+                                << "--rows FILE or into the --library";
+  QTest::newRow("rows without shard") << QStringList{"--rows", "x.jsonl"} << "goes with --shard";
   QTest::newRow("shard prints nothing")
       << QStringList{"--shard", "0/2", "--rows", "x", "--json"} << "sweep merge";
 }

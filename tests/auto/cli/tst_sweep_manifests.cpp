@@ -17,6 +17,7 @@ namespace {
 
 const QString kCli = SPILLWAY_CLI;
 const QString kManifest = SOURCE_DIR "/packaging/kubernetes/sweep-job.yaml";
+const QString kLibraryManifest = SOURCE_DIR "/packaging/kubernetes/sweep-job-library.yaml";
 const QString kSample = SOURCE_DIR "/resources/traces/seed000-sample";
 
 struct Job {
@@ -49,6 +50,24 @@ Run runContainer(const Job& j, const QProcessEnvironment& base) {
   return runWith("/bin/sh", {"-c", j.args}, env);
 }
 
+// The system environment with spillway-cli first on the PATH.
+QProcessEnvironment cliEnv() {
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert("PATH", QFileInfo(kCli).absolutePath() + ":" + env.value("PATH"));
+  return env;
+}
+
+// The Job's pods for these completion indices, in order; the first failure's stderr, or empty.
+QByteArray runPods(const Job& j, const QProcessEnvironment& env, const QList<int>& indices) {
+  for (int i : indices) {
+    QProcessEnvironment pod = env;
+    pod.insert("JOB_COMPLETION_INDEX", QString::number(i));
+    const Run r = runContainer(j, pod);
+    if (r.code != 0) return "pod " + QByteArray::number(i) + ": " + r.err;
+  }
+  return {};
+}
+
 }  // namespace
 
 class TstSweepManifests : public QObject {
@@ -57,6 +76,7 @@ class TstSweepManifests : public QObject {
  private slots:
   void kubernetesJobWiring();
   void kubernetesJobRunsAsTheControllerWould();
+  void libraryJobRunsAsTheControllerWould();
 };
 
 void TstSweepManifests::kubernetesJobWiring() {
@@ -99,17 +119,13 @@ void TstSweepManifests::kubernetesJobRunsAsTheControllerWould() {
   const QString data = dir.filePath("data"), rows = dir.filePath("rows");
   QVERIFY(QFile::copy(kSample + ".jsonl", data + "/incident.jsonl"));
   QVERIFY(QFile::copy(kSample + ".faults.jsonl", data + "/incident.faults.jsonl"));
-  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
-  env.insert("PATH", QFileInfo(kCli).absolutePath() + ":" + env.value("PATH"));
+  QProcessEnvironment env = cliEnv();
   env.insert("ROWS_DIR", rows);
   env.insert("DATA_DIR", data);
-  const int completions = sweep.spec["completions"].as<int>();
-  for (int i = 0; i < completions; ++i) {
-    QProcessEnvironment pod = env;
-    pod.insert("JOB_COMPLETION_INDEX", QString::number(i));
-    const Run r = runContainer(sweep, pod);
-    QVERIFY2(r.code == 0, r.err.constData());
-  }
+  QList<int> all;
+  for (int i = 0; i < sweep.spec["completions"].as<int>(); ++i) all << i;
+  const QByteArray failed = runPods(sweep, env, all);
+  QVERIFY2(failed.isEmpty(), failed.constData());
   const Run merged = runContainer(merge, env);
   QVERIFY2(merged.code == 0, merged.err.constData());
   // The manifest's sweep, on one machine.
@@ -134,6 +150,46 @@ void TstSweepManifests::kubernetesJobRunsAsTheControllerWould() {
   QCOMPARE(partial.code, 2);
   QVERIFY2(partial.err.contains("shard-5.jsonl"), partial.err.constData());
   QVERIFY(partial.out.isEmpty());
+}
+
+// sweep-job-library.yaml: the incident read from the library, each pod's rows kept in it under
+// SWEEP, the merge reading them back. Run here over an SQLite library file in place of the
+// team's PostgreSQL URL (the same commands; tst_library_postgres runs shards on PostgreSQL).
+void TstSweepManifests::libraryJobRunsAsTheControllerWould() {
+  const std::vector<YAML::Node> docs = YAML::LoadAllFromFile(kLibraryManifest.toStdString());
+  QCOMPARE(docs.size(), std::size_t{2});
+  const Job sweep = job(docs, "sweep"), merge = job(docs, "merge");
+  QCOMPARE(QString::fromStdString(sweep.spec["completionMode"].as<std::string>()),
+           QString("Indexed"));
+  const int completions = sweep.spec["completions"].as<int>();
+  QCOMPARE(std::stoi(sweep.env.at("SHARDS")), completions);
+  QCOMPARE(sweep.spec["maxFailedIndexes"].as<int>(), 0);
+  QCOMPARE(merge.env.at("SWEEP"), sweep.env.at("SWEEP"));
+  QCOMPARE(merge.env.at("LIBRARY"), sweep.env.at("LIBRARY"));
+  QVERIFY(QString::fromStdString(sweep.env.at("LIBRARY")).startsWith("postgresql://"));
+  QVERIFY(!QString::fromStdString(sweep.env.at("LIBRARY")).contains(':' + QString("pass")));
+  QVERIFY2(sweep.args.contains(R"(--shard "$JOB_COMPLETION_INDEX/$SHARDS")"),
+           qPrintable(sweep.args));
+  QVERIFY(!sweep.args.contains("--rows"));
+
+  QTemporaryDir dir;
+  const QString lib = dir.filePath("team.db");
+  const QString incident = QString::fromStdString(sweep.env.at("INCIDENT"));
+  QCOMPARE(run(kCli, {"import", kSample + ".jsonl", "--incident", incident, "--library", lib}).code,
+           0);
+  QProcessEnvironment env = cliEnv();
+  env.insert("LIBRARY", lib);
+  QList<int> pods;
+  for (int i = 0; i < completions; ++i) pods << i;
+  const QByteArray failed = runPods(sweep, env, pods << 3);  // index 3 retried
+  QVERIFY2(failed.isEmpty(), failed.constData());
+  const Run merged = runContainer(merge, env);
+  QVERIFY2(merged.code == 0, merged.err.constData());
+  const Run one =
+      run(kCli, {"sweep", "--incident", incident, "--library", lib, "--param",
+                 "trip.slow_rate=0.2:0.8:0.1", "--param", "trip.sustain=0s,5s", "--top", "20"});
+  QVERIFY2(one.code == 0, one.err.constData());
+  QCOMPARE(merged.out, one.out);
 }
 
 QTEST_APPLESS_MAIN(TstSweepManifests)

@@ -143,7 +143,7 @@ class TstLibrary : public QObject {
       QVERIFY(v3.drillRuns().empty());  // no table yet: nothing, not an error
     }
     Library v4(path);
-    QCOMPARE(v4.schemaVersion(), 4);
+    QCOMPARE(v4.schemaVersion(), kSchemaVersion);
     QCOMPARE(v4.requireIncident("tiny").records, std::uint64_t(27));
     DrillRunInfo a{0, "weekly-hang", 1, "0.9.0", "name: p\n", "{\"passed\":true}", "", true};
     DrillRunInfo b = a;
@@ -176,8 +176,10 @@ class TstLibrary : public QObject {
         << "foreign"
         << "not a Spillway library: an SQLite database of another application";
     QTest::newRow("newer schema") << "newer"
-                                  << "the library has schema v99, newer than this Spillway "
-                                     "understands (v4): use a newer spillway-cli";
+                                  << QString(
+                                         "the library has schema v99, newer than this Spillway "
+                                         "understands (v%1): use a newer spillway-cli")
+                                         .arg(kSchemaVersion);
     QTest::newRow("directory") << "dir"
                                << "is a directory, not a library file";
     QTest::newRow("missing") << "missing"
@@ -215,6 +217,28 @@ class TstLibrary : public QObject {
     } catch (const InputError& e) {
       QCOMPARE(QString::fromUtf8(e.what()), QString::fromStdString(path) + ": " + message);
     }
+  }
+
+  // v5 keeps sweep shard rows: a v4 library has none (not an error); migrated, a
+  // shard saved twice is kept once, with the second rows.
+  void migrationFromV4() {
+    QTemporaryDir dir;
+    const std::string path = dir.path().toStdString() + "/lib.db";
+    {
+      Library v4(path, OpenOptions{.schemaVersion = 4});
+      QVERIFY(v4.sweepShards("k").empty());  // no table yet: nothing, not an error
+    }
+    Library v5(path);
+    QCOMPARE(v5.schemaVersion(), 5);
+    v5.saveSweepShard("k", 1, 2, "first\n");
+    v5.saveSweepShard("k", 0, 2, "zero\n");
+    v5.saveSweepShard("k", 1, 2, "again\n");
+    v5.saveSweepShard("other", 0, 1, "x\n");
+    const auto kept = v5.sweepShards("k");
+    QCOMPARE(kept.size(), std::size_t(2));
+    QCOMPARE(kept[0].rows, std::string("zero\n"));
+    QCOMPARE(kept[1].rows, std::string("again\n"));
+    QCOMPARE(kept[1].shards, 2u);
   }
 
   void crashMidImport() {

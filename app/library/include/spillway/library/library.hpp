@@ -1,6 +1,7 @@
 #pragma once
-// The incident library: one SQLite file holding imported incidents (their calls or aggregate
-// samples), fault annotations and saved runs (docs/library.md). Plain sqlite3 C API, no Qt.
+// The incident library: imported incidents (their calls or aggregate samples), fault
+// annotations and saved runs (docs/library.md), in one SQLite file (the embedded default) or a
+// team's PostgreSQL database (a postgresql:// URL). Plain sqlite3 and libpq C APIs, no Qt.
 //
 // Guarantees: one import = one transaction (a crash leaves the library as it was before that
 // file); a file whose content was imported before is reported, not imported twice; a file that
@@ -23,7 +24,14 @@ struct sqlite3;
 
 namespace spillway::library {
 
-inline constexpr int kSchemaVersion = 4;
+namespace detail {
+class Connection;
+}
+
+inline constexpr int kSchemaVersion = 5;
+
+// True for a team library's location (a postgresql:// or postgres:// URL), false for a file.
+bool isDatabaseUrl(std::string_view location);
 
 // $XDG_DATA_HOME/spillway/library.db, else ~/.local/share/spillway/library.db.
 std::string defaultLibraryPath();
@@ -79,6 +87,12 @@ struct DrillRunInfo {
   bool passed = false;
 };
 
+// The rows one sweep shard wrote (docs/scale-out.md), as kept in the library.
+struct SweepShardRows {
+  std::uint32_t shard = 0, shards = 0;
+  std::string rows, created;
+};
+
 struct ImportResult {
   std::string incident;
   bool alreadyImported = false;  // same content imported before (into `incident`)
@@ -96,7 +110,9 @@ std::string hashFile(const std::string& path);
 
 class Library {
  public:
-  // Opens or creates the library at `path`, migrating an older schema. Throws InputError.
+  // Opens or creates the library at `path` (a file, or a postgresql:// URL whose password, if
+  // any, comes from libpq's environment or ~/.pgpass), migrating an older schema. Writers
+  // take turns (one write lock per library), readers never wait. Throws InputError.
   explicit Library(std::string path, OpenOptions opt = {});
   ~Library();
   Library(const Library&) = delete;
@@ -144,6 +160,13 @@ class Library {
   // Runs of one runbook (all runbooks when empty), oldest first.
   std::vector<DrillRunInfo> drillRuns(std::string_view runbook = {});
 
+  // Keeps shard `shard` of `shards` of sweep `sweep` (its key): a second save of the same
+  // shard replaces the first, so a task run again never doubles rows.
+  void saveSweepShard(std::string_view sweep, std::uint32_t shard, std::uint32_t shards,
+                      std::string_view rows);
+  // The shards kept of one sweep, by shard number.
+  std::vector<SweepShardRows> sweepShards(std::string_view sweep);
+
   // Writes the incident as canonical JSONL to `file` (not "-") atomically: into a temporary
   // file in the same directory, renamed over `file` once complete. A failure (a full disk, a
   // damaged library) leaves `file` as it was and no temporary behind. Returns lines written.
@@ -185,20 +208,26 @@ class Library {
   // Deletes a recording and its data in one transaction; false when there was none.
   bool deleteRecording(std::string_view name);
 
-  sqlite3* handle() { return db_; }  // for tests and tools
+  // True for a team library on PostgreSQL (a postgresql:// URL), false for an SQLite file.
+  bool isPostgres() const;
+  // The SQLite handle (tests and tools), null on PostgreSQL.
+  sqlite3* handle();
+  detail::Connection& connection() { return *db_; }
 
  private:
   [[noreturn]] void fail(const std::string& what) const;
   void exec(const char* sql);
   void openOrCreate(const OpenOptions& opt);
   void migrate(int from, int to);
+  // The import of this content, if one is stored.
+  std::optional<ImportResult> alreadyImported(std::string_view hash);
   // importSource's body, inside the caller's transaction. `mustBeNew`: refuse an existing
   // incident instead of appending (a cut makes a new one).
   ImportResult store(formats::RecordSource& src, std::string_view incident, std::string_view format,
                      std::string_view hash, const ProgressFn& progress, bool mustBeNew);
 
   std::string path_;
-  sqlite3* db_ = nullptr;
+  std::unique_ptr<detail::Connection> db_;
   std::string readOnlyReason_;
   std::string damage_;    // quick_check's first complaint, once checked
   bool checked_ = false;  // quick_check has run
