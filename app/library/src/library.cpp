@@ -339,6 +339,8 @@ Library::Library(std::string path, OpenOptions opt) : path_(std::move(path)) {
     path_ = db_->name();
     if (opt.readOnly) readOnlyReason_ = "opened read-only";
     openOrCreate(opt);
+    // The server refuses writes too, whatever path might forget requireWritable.
+    if (opt.readOnly) db_->exec("SET default_transaction_read_only = on");
     return;
   }
   namespace fs = std::filesystem;

@@ -15,6 +15,7 @@
 #include <QTest>
 
 #include "instance_tiles.hpp"
+#include "library_menu.hpp"
 #include "library_panel.hpp"
 #include "main_window.hpp"
 #include "policy_editor.hpp"
@@ -61,6 +62,7 @@ class TstConsoleLibrary : public QObject {
   void shiftDragAnnotates();
   void sweepGridMatchesReplayIncident();
   void cancelStopsSweep();
+  void recentLibrariesRemembered();
   void cleanupTestCase();
 };
 
@@ -301,6 +303,25 @@ void TstConsoleLibrary::cancelStopsSweep() {
 
 void TstConsoleLibrary::cleanupTestCase() {
   w_.reset();
+}
+
+// Every library that opens goes to the front of File → Recent libraries (once, at most eight);
+// a team library's URL counts as reachable at startup, a vanished file does not.
+void TstConsoleLibrary::recentLibrariesRemembered() {
+  QCOMPARE(LibraryMenu::recent().value(0), libPath_);
+  const QString second = dir_.filePath("second.db");
+  QString error;
+  QVERIFY2(w_->openLibrary(second, &error), qPrintable(error));
+  QCOMPARE(LibraryMenu::recent().mid(0, 2), (QStringList{second, libPath_}));
+  QVERIFY2(w_->openLibrary(libPath_, &error), qPrintable(error));
+  QCOMPARE(LibraryMenu::recent().mid(0, 2), (QStringList{libPath_, second}));
+  QCOMPARE(LibraryMenu::recent().count(libPath_), 1);
+  for (int i = 0; i < 10; ++i) LibraryMenu::remember(dir_.filePath(QString("n%1.db").arg(i)));
+  QCOMPARE(LibraryMenu::recent().size(), LibraryMenu::kRecent);
+  QCOMPARE(LibraryMenu::recent().front(), dir_.filePath("n9.db"));
+  QVERIFY(LibraryMenu::reachable("postgresql://sre@db.internal/spillway"));
+  QVERIFY(LibraryMenu::reachable(libPath_));
+  QVERIFY(!LibraryMenu::reachable(dir_.filePath("n9.db")));  // remembered, never created
 }
 
 QTEST_MAIN(TstConsoleLibrary)

@@ -297,6 +297,20 @@ void TstLibraryPostgres::replayAndSweepReadTheTeamLibrary() {
   const Run sb = cli(sweep + QStringList{"--library", url});
   QVERIFY2(sb.code == 0, sb.err.constData());
   QCOMPARE(sb.out, sa.out);
+  const QStringList calibrate = {"calibrate",
+                                 "--incident",
+                                 "tiny",
+                                 "--policy",
+                                 policy,
+                                 "--param",
+                                 "trip.error_rate=0.1:0.5:0.1",
+                                 "--target",
+                                 "fp<=0.5"};
+  const Run ca = cli(calibrate + QStringList{"--library", sqlite});
+  const Run cb = cli(calibrate + QStringList{"--library", url});
+  QCOMPARE(cb.code, ca.code);
+  QVERIFY(!cb.out.isEmpty());
+  QCOMPARE(cb.out, ca.out);
 
   // export --validate replays the library's incident: the same configuration as from the file.
   const QStringList exportArgs{"export", "--target", "envoy", "--validate"};
@@ -342,6 +356,16 @@ void TstLibraryPostgres::credentialsNeverOnTheCommandLine() {
       bare, {}, {}, 60000);
   QCOMPARE(r.code, 2);
   QVERIFY2(r.err.contains("cannot connect"), r.err.constData());
+  // TLS options pass through to libpq: this server has no TLS, so requiring it fails to connect.
+  r = cli({"library", "list", "--library",
+           "postgresql://spillway@127.0.0.1:" + port_ + "/spillway?sslmode=require"});
+  QCOMPARE(r.code, 2);
+  QVERIFY2(r.err.contains("SSL"), r.err.constData());
+  // A read-only open refuses writes.
+  const std::string url = ("postgresql://spillway@127.0.0.1:" + port_ + "/spillway").toStdString();
+  { library::Library create(url); }
+  library::Library ro(url, {.mustExist = true, .readOnly = true});
+  QVERIFY_THROWS_EXCEPTION(InputError, ro.annotate("x", {}));
 }
 
 QTEST_GUILESS_MAIN(TstLibraryPostgres)
