@@ -10,6 +10,7 @@
 
 #include "spillway/input_error.hpp"
 #include "spillway/input_limits.hpp"
+#include "spillway/library/library.hpp"
 #include "spillway/policy_yaml.hpp"
 
 namespace spillway::cli {
@@ -20,6 +21,10 @@ QCommandLineOption libraryOption() {
           "postgresql://USER@HOST/DB URL (its password from ~/.pgpass or the libpq environment, "
           "never the URL).",
           "FILE|URL"};
+}
+
+std::string libraryPathOf(const QCommandLineParser& p) {
+  return p.isSet("library") ? p.value("library").toStdString() : library::defaultLibraryPath();
 }
 
 namespace {

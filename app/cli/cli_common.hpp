@@ -24,6 +24,8 @@ namespace spillway::cli {
 // --library: an SQLite file (the default under $XDG_DATA_HOME) or a postgresql:// URL
 // (docs/library.md); the same words in every command.
 QCommandLineOption libraryOption();
+// What --library says, else the default library file.
+std::string libraryPathOf(const QCommandLineParser& p);
 
 // Exit codes, the same for every subcommand.
 enum Exit : int { kOk = 0, kFindings = 1, kInputError = 2 };

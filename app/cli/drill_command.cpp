@@ -131,7 +131,7 @@ struct DrillOptions {
 // Nothing, after saying why on stderr, when RUNBOOK is missing or repeated.
 std::optional<DrillOptions> readDrillOptions(const QCommandLineParser& p) {
   DrillOptions o;
-  o.library = p.isSet("library") ? p.value("library").toStdString() : library::defaultLibraryPath();
+  o.library = libraryPathOf(p);
   o.history = p.isSet("history");
   const QStringList runbooks = p.positionalArguments();
   if (o.history && runbooks.size() > 1) {

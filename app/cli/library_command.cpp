@@ -570,8 +570,7 @@ std::optional<LibraryArgs> readLibraryArgs(const QCommandLineParser& p) {
 
 int runAction(const QCommandLineParser& p, const LibraryArgs& a) {
   try {
-    const std::string lp =
-        p.isSet("library") ? p.value("library").toStdString() : library::defaultLibraryPath();
+    const std::string lp = libraryPathOf(p);
     // Recording creates the library, as import does.
     if (a.action == "record") return record(lp, p, a.pos.mid(1), a.json);
     if (a.action == "copy") return copyLibrary(p, a);

@@ -57,10 +57,6 @@ IncidentTrace fromSource(formats::RecordSource& src, std::string name,
                              std::move(faults));
 }
 
-std::string libraryPathOf(const QCommandLineParser& p) {
-  return p.isSet("library") ? p.value("library").toStdString() : library::defaultLibraryPath();
-}
-
 // Without --trace or --incident: the built-in seed-000 sample and its faults.
 std::vector<IncidentTrace> loadIncidents(const QCommandLineParser& p) {
   std::vector<IncidentTrace> out;
