@@ -41,15 +41,26 @@ IncidentTrace incident() {
       {NamedFault{"gpu-3", (t0 + 600000) * 1000, (t0 + 1200000) * 1000, "leak"}});
 }
 
-void BM_Sweep1000(benchmark::State& state) {
-  std::vector<IncidentTrace> incidents;
-  incidents.push_back(incident());
+std::vector<SweepCandidate> grid() {
   const Policy base = loadPolicyFile(SPILLWAY_DEFAULT_POLICY);
   SweepSpec spec;
   spec.params = {parseSweepParam("trip.slow_rate=0.1:1.0:0.1", "bench"),
                  parseSweepParam("trip.error_rate=0.1:1.0:0.1", "bench"),
                  parseSweepParam("trip.sustain=0s:9s:1s", "bench")};
-  const auto candidates = expandSweep(base, spec);
+  return expandSweep(base, spec);
+}
+
+void perDecision(benchmark::State& state, double decisions, unsigned threads) {
+  state.counters["decisions_per_s"] =
+      benchmark::Counter(decisions, benchmark::Counter::kIsIterationInvariantRate);
+  state.counters["decisions_per_s_per_core"] =
+      benchmark::Counter(decisions / threads, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_Sweep1000(benchmark::State& state) {
+  std::vector<IncidentTrace> incidents;
+  incidents.push_back(incident());
+  const auto candidates = grid();
   SweepRunOptions opt;
   opt.threads = static_cast<unsigned>(state.range(0));
   std::size_t front = 0;
@@ -63,11 +74,27 @@ void BM_Sweep1000(benchmark::State& state) {
   state.counters["calls"] = calls;
   state.counters["candidates"] = static_cast<double>(candidates.size());
   state.counters["pareto"] = static_cast<double>(front);
-  state.counters["replayed_calls_per_s"] =
-      benchmark::Counter(calls * static_cast<double>(candidates.size()),
-                         benchmark::Counter::kIsIterationInvariantRate);
+  perDecision(state, calls * static_cast<double>(candidates.size()), opt.threads);
 }
 BENCHMARK(BM_Sweep1000)->Arg(1)->Arg(2)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
+
+// The first 100 of the same candidates each replayed alone, call by call through the reorder
+// buffer (spillway-cli replay's path, and every candidate's before the sweep shared its work),
+// on one thread: the per-decision cost the sweep's shortcuts are measured against.
+void BM_EachAlone100(benchmark::State& state) {
+  const IncidentTrace inc = incident();
+  auto candidates = grid();
+  candidates.resize(100);
+  for (auto _ : state)
+    for (const SweepCandidate& c : candidates) {
+      Replayer r(c.policy, ReplayOptions{});
+      for (const CallRecord& call : inc.calls()) r.feed(call);
+      r.finish();
+      benchmark::DoNotOptimize(nativeReplayKpis(r, inc.faults()).rejected);
+    }
+  perDecision(state, static_cast<double>(inc.calls().size()) * 100, 1);
+}
+BENCHMARK(BM_EachAlone100)->Iterations(1)->Unit(benchmark::kSecond)->UseRealTime();
 
 }  // namespace
 

@@ -7,8 +7,7 @@ namespace spillway {
 
 Breaker::Breaker(InstanceId id, const BreakerConfig& cfg, std::uint64_t seed, EventSink* sink)
     : id_(id), cfg_(&cfg), sink_(sink), rng_(seed), stats_(cfg.window.length, cfg.window.bucket) {
-  if (cfg.window.type == WindowType::Count)
-    countWindow_ = std::make_unique<CountWindow>(cfg.window.calls);
+  if (cfg.window.type == WindowType::Count) countWindow_.emplace(cfg.window.calls);
   switch (cfg.mode) {
     case BreakerMode::Normal:
       state_ = BreakerState::Closed;
@@ -129,12 +128,16 @@ void Breaker::afterOutcome(Micros now, bool probe, bool good, std::uint32_t n) {
 }
 
 void Breaker::evaluateTrip(Micros now) {
-  std::uint32_t calls, failures, slow;
-  decisionCounts(calls, failures, slow);
-  const bool enough = calls >= cfg_->minCalls && calls > 0;
-  const double c = calls;
-  const bool errOver = enough && failures > errorThreshold() * c;
-  const bool slowOver = enough && slow > slowRateThreshold() * c;
+  TripSample sample{0, id_, 0, 0, 0, loadKnown_, load_};
+  decisionCounts(sample.calls, sample.failures, sample.slow);
+  if (tripLog_) {
+    sample.step = tripLog_->step;
+    if (tripLog_->samples.size() < tripLog_->cap)
+      tripLog_->samples.push_back(sample);
+    else
+      tripLog_->full = true;
+  }
+  const auto [errOver, slowOver] = testTrip(*cfg_, sample);
   if (!errOver && !slowOver) {
     overSince_ = kNever;
     wouldOpenFired_ = false;
@@ -171,16 +174,42 @@ void Breaker::evaluateTrip(Micros now) {
   open(now, r, held);
 }
 
-double Breaker::errorThreshold() const {
-  const TripConfig& t = cfg_->trip;
+namespace {
+
+double errorThresholdOf(const TripConfig& t, bool loadKnown, double load) {
   double f = t.weight;
-  if (t.loadFactor.enabled && loadKnown_)
-    f *= t.loadFactor.min + (t.loadFactor.max - t.loadFactor.min) * load_;
+  if (t.loadFactor.enabled && loadKnown)
+    f *= t.loadFactor.min + (t.loadFactor.max - t.loadFactor.min) * load;
   return std::min(1.0, t.errorRate * f);
 }
 
+double slowRateThresholdOf(const TripConfig& t) {
+  return std::min(1.0, t.slowRate * t.weight);
+}
+
+}  // namespace
+
+TripTest Breaker::testTrip(const BreakerConfig& cfg, const TripSample& s) {
+  const bool enough = s.calls >= cfg.minCalls && s.calls > 0;
+  const double c = s.calls;
+  return {enough && s.failures > errorThresholdOf(cfg.trip, s.loadKnown, s.load) * c,
+          enough && s.slow > slowRateThresholdOf(cfg.trip) * c};
+}
+
+double Breaker::errorThreshold() const {
+  return errorThresholdOf(cfg_->trip, loadKnown_, load_);
+}
+
 double Breaker::slowRateThreshold() const {
-  return std::min(1.0, cfg_->trip.slowRate * cfg_->trip.weight);
+  return slowRateThresholdOf(cfg_->trip);
+}
+
+std::unique_ptr<Breaker> Breaker::fork(const BreakerConfig& cfg, EventSink* sink) const {
+  std::unique_ptr<Breaker> b(new Breaker(*this));
+  b->cfg_ = &cfg;
+  b->sink_ = sink;
+  b->tripLog_ = nullptr;
+  return b;
 }
 
 // Graded release: judge the probes so far against the rules (best first).

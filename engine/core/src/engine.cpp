@@ -7,6 +7,19 @@ namespace spillway {
 Engine::Engine(Policy policy, std::uint64_t seed, EventSink* sink)
     : policy_(std::move(policy)), seed_(seed), sink_(sink) {}
 
+Engine::Engine(const Engine& from, Policy policy, EventSink* sink)
+    : policy_(std::move(policy)),
+      seed_(from.seed_),
+      sink_(sink),
+      keepWindows_(from.keepWindows_),
+      names_(from.names_),
+      models_(from.models_) {
+  for (InstanceId id = 0; id < from.breakers_.size(); ++id) {
+    breakers_.push_back(from.breakers_[id]->fork(*configFor(models_[id], names_[id]), sink));
+    index_.emplace(names_[id], id);
+  }
+}
+
 InstanceId Engine::addInstance(std::string_view name, std::string_view model) {
   if (auto it = index_.find(name); it != index_.end()) return it->second;
   const auto id = static_cast<InstanceId>(breakers_.size());

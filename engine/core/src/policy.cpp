@@ -37,6 +37,12 @@ bool operator==(const BreakerOverride& a, const BreakerOverride& b) {
   return same;
 }
 
+bool operator==(const BreakerConfig& a, const BreakerConfig& b) {
+  bool same = true;
+  forEachBreakerField([&](auto get) { same = same && get(a) == get(b); });
+  return same;
+}
+
 std::optional<BreakerFlaw> breakerFlaw(const BreakerConfig& b) {
   if (b.window.bucket > b.window.length)
     return BreakerFlaw{"window.bucket", "window.length",

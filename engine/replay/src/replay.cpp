@@ -1,6 +1,8 @@
 #include "spillway/replay.hpp"
 
 #include <algorithm>
+#include <stdexcept>
+#include <unordered_map>
 
 namespace spillway {
 
@@ -10,6 +12,22 @@ Replayer::Replayer(Policy policy, ReplayOptions options, EventSink* sink)
       options_(options),
       truth_(options.truth),
       buffer_(options.reorderWindow) {}
+
+Replayer::Replayer(const Replayer& from, Policy policy)
+    : events_(from.events_),
+      tee_(events_, nullptr),
+      engine_(from.engine_, std::move(policy), &tee_),
+      options_(from.options_),
+      truth_(from.truth_),
+      buffer_(from.buffer_),
+      stats_(from.stats_),
+      late_(from.late_),
+      fed_(from.fed_),
+      first_(from.first_),
+      last_(from.last_),
+      started_(from.started_),
+      step_(from.step_),
+      sent_(from.sent_) {}
 
 void Replayer::feed(const CallRecord& rec) {
   const InstanceId id = engine_.addInstance(rec.instance, rec.model);
@@ -46,22 +64,27 @@ void Replayer::complete(const Completion& c) {
 }
 
 void Replayer::admit(const PendingCall& p) {
-  Breaker& b = engine_.breaker(p.id);
-  ReplayInstanceStats& st = stats_[p.id];
-  ++st.records;
   const bool succeeded = truth_.wouldSucceed(p.status, p.outcome, p.latency, p.slo);
-  truth_.onCall(p.id, p.ts, succeeded);
-  st.recordedSucceeded += succeeded;
-  const Decision d = b.admit(p.ts);
-  if (d.admitted) {
+  const Decision d = decide(p.id, p.ts, succeeded);
+  if (d.admitted)
     buffer_.schedule(
         Completion{p.ts + p.latency, p.seq, p.id, p.latency, p.status, p.outcome, d.probe});
-  } else {
-    b.noteBlocked(succeeded);
-    truth_.onBlock(p.id, p.ts, succeeded);
-  }
   if (observer_) observer_->onDecided(p, d.admitted, succeeded);
-  last_ = std::max(last_, p.ts);
+}
+
+Decision Replayer::decide(InstanceId id, Micros ts, bool succeeded) {
+  Breaker& b = engine_.breaker(id);
+  ReplayInstanceStats& st = stats_[id];
+  ++st.records;
+  truth_.onCall(id, ts, succeeded);
+  st.recordedSucceeded += succeeded;
+  const Decision d = b.admit(ts);
+  if (!d.admitted) {
+    b.noteBlocked(succeeded);
+    truth_.onBlock(id, ts, succeeded);
+  }
+  last_ = std::max(last_, ts);
+  return d;
 }
 
 void Replayer::drainUntil(Micros upTo) {
@@ -73,6 +96,100 @@ void Replayer::drainUntil(Micros upTo) {
 void Replayer::finish() {
   drainUntil(kForever);
   buffer_.completeUntil(kForever, [this](const Completion& c) { complete(c); });
+  if (last_ != kNever) engine_.advanceAll(last_);
+}
+
+namespace {
+
+// What the schedule needs of a completion: when, and which call.
+struct Due {
+  Micros end;
+  std::uint64_t seq;
+};
+
+}  // namespace
+
+ReplaySchedule ReplaySchedule::build(const std::vector<CallRecord>& calls,
+                                     const ReplayOptions& options) {
+  // Steps hold seq << 1 in 32 bits.
+  if (calls.size() >= (std::size_t{1} << 31))
+    throw std::length_error("replay schedule: more than 2^31 calls");
+  ReplaySchedule s;
+  s.calls.reserve(calls.size());
+  s.steps.reserve(2 * calls.size());
+  std::unordered_map<std::string_view, InstanceId> ids;
+  ReorderBuffer<Due> buffer(options.reorderWindow);
+  const ReplayGroundTruth truth(options.truth);
+  // Every call scheduled as if admitted: the order Replayer::feed and finish would take.
+  auto admit = [&](const PendingCall& p) {
+    s.steps.push_back(static_cast<std::uint32_t>(p.seq << 1));
+    buffer.schedule(Due{p.ts + p.latency, p.seq});
+  };
+  auto complete = [&](const Due& d) {
+    s.steps.push_back(static_cast<std::uint32_t>(d.seq << 1 | 1));
+  };
+  for (const CallRecord& rec : calls) {
+    const auto [it, added] = ids.try_emplace(rec.instance, static_cast<InstanceId>(ids.size()));
+    if (added) s.instances.push_back({std::string(rec.instance), std::string(rec.model)});
+    if (s.first == kNever || rec.ts < s.first) s.first = rec.ts;
+    const PendingCall p{rec.ts,
+                        rec.latency,
+                        s.calls.size(),
+                        it->second,
+                        rec.status,
+                        rec.outcome,
+                        options.truth.sloFor(rec.tenant)};
+    s.calls.push_back({p.ts, p.latency, p.id, p.status, p.outcome,
+                       truth.wouldSucceed(p.status, p.outcome, p.latency, p.slo)});
+    s.late += buffer.push(p);
+    buffer.drain(buffer.watermark(), admit, complete);
+  }
+  buffer.drain(kForever, admit, complete);
+  buffer.completeUntil(kForever, complete);
+  return s;
+}
+
+void Replayer::start(const ReplaySchedule& s) {
+  for (const ReplaySchedule::Instance& i : s.instances) engine_.addInstance(i.name, i.model);
+  stats_.resize(engine_.size());
+  late_ += s.late;
+  first_ = s.first;
+  sent_.assign(s.calls.size(), 0);
+  if (tripLog_) engine_.setTripLog(tripLog_);
+  started_ = true;
+}
+
+void Replayer::setTripLog(TripLog* log) {
+  tripLog_ = log;
+  engine_.setTripLog(log);
+}
+
+void Replayer::replay(const ReplaySchedule& s, const std::atomic<bool>* cancel) {
+  if (replaySteps(s, s.steps.size(), cancel)) finishSchedule();
+}
+
+bool Replayer::replaySteps(const ReplaySchedule& s, std::size_t until,
+                           const std::atomic<bool>* cancel) {
+  if (!started_) start(s);
+  std::size_t n = 0;
+  for (; step_ < until; ++step_) {
+    const std::uint32_t seq = s.steps[step_] >> 1;
+    const ReplaySchedule::Call& c = s.calls[seq];
+    if (tripLog_) tripLog_->step = static_cast<std::uint32_t>(step_);
+    if (s.steps[step_] & 1) {
+      if (sent_[seq])
+        complete({c.ts + c.latency, seq, c.id, c.latency, c.status, c.outcome, sent_[seq] == 3});
+      continue;
+    }
+    if (cancel && ++n % 4096 == 0 && cancel->load(std::memory_order_relaxed)) return false;
+    ++fed_;
+    const Decision d = decide(c.id, c.ts, c.succeeded);
+    sent_[seq] = d.admitted ? (d.probe ? 3 : 1) : 0;
+  }
+  return true;
+}
+
+void Replayer::finishSchedule() {
   if (last_ != kNever) engine_.advanceAll(last_);
 }
 

@@ -14,6 +14,7 @@
 #include "spillway/kpi_terms.hpp"
 #include "spillway/policy_params.hpp"
 #include "spillway/rng.hpp"
+#include "spillway/sweep_prefix.hpp"
 #include "spillway/time.hpp"
 #include "spillway/yaml_reader.hpp"
 
@@ -260,19 +261,30 @@ IncidentTrace IncidentTrace::read(const std::function<bool(CallRecord&)>& next, 
   return t;
 }
 
-ReplayKpis replayIncident(const Policy& policy, const IncidentTrace& incident, std::uint64_t seed,
-                          const ReplayTruthOptions& truth, const std::atomic<bool>* cancel) {
+namespace {
+
+ReplayOptions replayOptions(std::uint64_t seed, const ReplayTruthOptions& truth) {
   ReplayOptions opt;
   opt.seed = seed;
   opt.truth = truth;
-  Replayer replayer(policy, opt);
-  std::size_t n = 0;
-  for (const CallRecord& c : incident.calls()) {
-    if (cancel && ++n % 4096 == 0 && cancel->load(std::memory_order_relaxed)) break;
-    replayer.feed(c);
-  }
-  replayer.finish();
+  return opt;
+}
+
+ReplayKpis replaySchedule(const Policy& policy, const ReplaySchedule& schedule,
+                          const IncidentTrace& incident, const ReplayOptions& options,
+                          const std::atomic<bool>* cancel) {
+  Replayer replayer(policy, options);
+  replayer.replay(schedule, cancel);
   return nativeReplayKpis(replayer, incident.faults());
+}
+
+}  // namespace
+
+ReplayKpis replayIncident(const Policy& policy, const IncidentTrace& incident, std::uint64_t seed,
+                          const ReplayTruthOptions& truth, const std::atomic<bool>* cancel) {
+  const ReplayOptions opt = replayOptions(seed, truth);
+  return replaySchedule(policy, ReplaySchedule::build(incident.calls(), opt), incident, opt,
+                        cancel);
 }
 
 // ---- scores -------------------------------------------------------------------------------
@@ -383,12 +395,26 @@ std::vector<bool> paretoFront(const std::vector<SweepScore>& scores) {
 
 SweepResult runSweep(std::vector<SweepCandidate> candidates,
                      const std::vector<IncidentTrace>& incidents, const SweepRunOptions& options) {
+  // Each incident's steps are worked out once, and the prefix candidates share replayed once.
+  const ReplayOptions opt = replayOptions(options.seed, options.truth);
+  std::vector<const Policy*> policies;
+  for (const SweepCandidate& c : candidates) policies.push_back(&c.policy);
+  std::vector<ReplaySchedule> schedules;
+  std::vector<std::unique_ptr<SharedPrefix>> prefixes;
+  for (const IncidentTrace& inc : incidents) {
+    schedules.push_back(ReplaySchedule::build(inc.calls(), opt));
+    prefixes.push_back(SharedPrefix::build(policies, schedules.back(), opt, options.cancel));
+  }
   return runSweep(
       std::move(candidates),
       [&](const Policy& policy) {
         SweepScore s;
-        for (const IncidentTrace& inc : incidents)
-          s.add(replayIncident(policy, inc, options.seed, options.truth, options.cancel));
+        for (std::size_t i = 0; i < incidents.size(); ++i) {
+          const SharedPrefix* prefix = prefixes[i].get();
+          s.add(prefix && prefix->covers(policy)
+                    ? prefix->replay(policy, incidents[i].faults(), options.cancel)
+                    : replaySchedule(policy, schedules[i], incidents[i], opt, options.cancel));
+        }
         return s;
       },
       options);

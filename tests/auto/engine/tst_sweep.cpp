@@ -3,12 +3,16 @@
 // candidate alone whatever the thread count, cancel, and calibration choosing or explaining.
 #include <QTest>
 
+#include <algorithm>
 #include <cmath>
+#include <set>
+#include <sstream>
 
 #include "spillway/input_error.hpp"
 #include "spillway/policy_params.hpp"
 #include "spillway/rng.hpp"
 #include "spillway/sweep.hpp"
+#include "spillway/sweep_prefix.hpp"
 
 using namespace spillway;
 
@@ -59,7 +63,9 @@ bool sameScore(const SweepScore& a, const SweepScore& b) {
          a.blockedWouldSucceed == b.blockedWouldSucceed && a.blocks.blocks == b.blocks.blocks &&
          a.blocks.wouldSucceed == b.blocks.wouldSucceed && a.faults == b.faults &&
          a.detected == b.detected && a.restored == b.restored && a.ttdSum == b.ttdSum &&
-         a.mttrSum == b.mttrSum;
+         a.mttrSum == b.mttrSum && a.ttdMax == b.ttdMax && a.traffic == b.traffic &&
+         a.blocks.episodes == b.blocks.episodes &&
+         a.blocks.falseTripEpisodes == b.blocks.falseTripEpisodes;
 }
 
 SweepScore point(double fp, double ttdS, double avail) {
@@ -74,6 +80,120 @@ SweepScore point(double fp, double ttdS, double avail) {
   s.records = 1000;
   s.succeeded = static_cast<std::uint64_t>(avail * 1000) + s.blockedWouldSucceed;
   return s;
+}
+
+// gpu-b's errors and slow calls grow steadily (to 80 % and 40 % at 5 min) from 30 s on, so
+// each threshold trips at its own time; gpu-a stays healthy. Deterministic.
+IncidentTrace rampIncident() {
+  std::string text;
+  const long long t0 = 1764480000000;  // ms
+  std::uint64_t h = 777;
+  auto next = [&] {
+    h ^= h << 13;
+    h ^= h >> 7;
+    h ^= h << 17;
+    return static_cast<double>(h % 10000) / 10000.0;
+  };
+  for (int ms = 0; ms < 300000; ms += 50) {
+    for (const char* inst : {"gpu-a", "gpu-b"}) {
+      const double grow = std::string(inst) == "gpu-b" && ms >= 30000 ? ms / 300000.0 : 0;
+      const int status = next() < 0.8 * grow ? 503 : 200;
+      const int latency = next() < 0.4 * grow ? 3000 : 80 + static_cast<int>(next() * 40);
+      text += "{\"ts\":" + std::to_string(t0 + ms) + ",\"instance\":\"" + inst +
+              "\",\"model\":\"m\",\"latency_ms\":" + std::to_string(latency) +
+              ",\"status\":" + std::to_string(status) + "}\n";
+    }
+  }
+  auto reader = JsonlReader::fromMemory("ramp.jsonl", text, false);
+  std::vector<NamedFault> faults{{"gpu-b", (t0 + 30000) * 1000, (t0 + 300000) * 1000, "ramp"}};
+  return IncidentTrace::read([&](CallRecord& r) { return reader->next(r); }, "ramp",
+                             std::move(faults));
+}
+
+// The same calls as logs write them: in completion order, and every 997th one 15 s later than
+// that (past the 10 s reorder window: late).
+IncidentTrace loggedAtCompletion(const IncidentTrace& in) {
+  std::vector<CallRecord> calls = in.calls();
+  std::stable_sort(calls.begin(), calls.end(), [](const CallRecord& a, const CallRecord& b) {
+    return a.ts + a.latency < b.ts + b.latency;
+  });
+  for (std::size_t i = 997; i + 1 < calls.size(); i += 997) {
+    const CallRecord late = calls[i];
+    std::size_t j = i;
+    while (j + 1 < calls.size() &&
+           calls[j + 1].ts + calls[j + 1].latency < late.ts + late.latency + seconds(15)) {
+      calls[j] = calls[j + 1];
+      ++j;
+    }
+    calls[j] = late;
+  }
+  std::size_t at = 0;
+  return IncidentTrace::read(
+      [&](CallRecord& r) {
+        if (at == calls.size()) return false;
+        r = calls[at++];
+        return true;
+      },
+      in.name() + "-logged", in.faults());
+}
+
+// Everything a replay decided and scored, as text: two equal prints are the same replay.
+std::string print(const ReplayKpis& k, const std::vector<Event>* events = nullptr) {
+  std::ostringstream o;
+  o << k.records << ' ' << k.late << ' ' << k.first << ' ' << k.last << ' ' << k.rejected << ' '
+    << k.opens << ' ' << k.blockedWouldSucceed << '\n';
+  for (std::size_t c = 0; c < k.blocks.blocks.size(); ++c)
+    o << k.blocks.blocks[c] << '/' << k.blocks.wouldSucceed[c] << ' ';
+  o << k.blocks.episodes << ' ' << k.blocks.falseTripEpisodes << '\n';
+  for (const InstanceKpis& i : k.instances) {
+    const BreakerCounters& c = i.counters;
+    o << i.name << ' ' << i.stats.records << ' ' << i.stats.recordedSucceeded << ' ' << c.admitted
+      << ' ' << c.rejected << ' ' << c.verdicts << ' ' << c.blockedWouldSucceed << ' ' << c.recorded
+      << ' ' << c.failures << ' ' << c.slow << ' ' << c.probes << ' ' << c.opens << ' '
+      << static_cast<int>(i.finalState);
+    for (Micros t : c.timeIn) o << ' ' << t;
+    for (const OutPeriod& out : i.outs) o << " out " << out.down << '-' << out.up;
+    o << '\n';
+  }
+  for (const FaultKpis& f : k.faults)
+    o << f.found << ' ' << f.score.detected << ' ' << f.score.ttd << ' ' << f.score.restored << ' '
+      << f.score.mttr << '\n';
+  if (events)
+    for (const Event& e : *events)
+      o << e.ts << ' ' << e.instance << ' ' << static_cast<int>(e.kind) << ' '
+        << static_cast<int>(e.from) << static_cast<int>(e.to) << static_cast<int>(e.reason) << ' '
+        << std::hexfloat << e.errorRate << ' ' << e.slowRate << std::defaultfloat << ' ' << e.calls
+        << ' ' << e.openFor << ' ' << e.sustained << '\n';
+  return o.str();
+}
+
+// A replay as `spillway-cli replay` runs it: call by call through the reorder buffer.
+std::string replayFed(const Policy& policy, const IncidentTrace& inc, bool withEvents = true) {
+  Replayer r(policy, ReplayOptions{});
+  for (const CallRecord& c : inc.calls()) r.feed(c);
+  r.finish();
+  return print(nativeReplayKpis(r, inc.faults()), withEvents ? &r.events() : nullptr);
+}
+
+// Policies that keep a breaker closed, trip it at once, trip it on errors or on slow calls,
+// and one whose model override has its own window.
+std::vector<Policy> variedPolicies() {
+  std::vector<Policy> out;
+  for (const char* spec : {"1.0/1.0/0", "0.0/0.0/0", "0.3/1.0/2", "1.0/0.2/5", "0.5/0.5/1"}) {
+    Policy p = basePolicy();
+    double err = 0, slow = 0;
+    int sustain = 0;
+    std::sscanf(spec, "%lf/%lf/%d", &err, &slow, &sustain);
+    p.breaker.trip.errorRate = err;
+    p.breaker.trip.slowRate = slow;
+    p.breaker.trip.sustain = seconds(sustain);
+    out.push_back(p);
+  }
+  Policy layered = basePolicy();
+  layered.modelOverrides["m"].window.length = seconds(5);
+  layered.modelOverrides["m"].trip.sustain = seconds(1);
+  out.push_back(layered);
+  return out;
 }
 
 }  // namespace
@@ -93,6 +213,9 @@ class TstSweep : public QObject {
   void unitInterval();
   void paretoHandBuilt();
   void sweepEqualsSingleReplays();
+  void scheduleEqualsFeed();
+  void sharedPrefixEqualsAlone();
+  void sharedPrefixOnlyForThresholds();
   void cancelStops();
   void cancelInsideACandidate();
   void calibrateChoosesOrExplains();
@@ -264,6 +387,95 @@ void TstSweep::sweepEqualsSingleReplays() {
   QVERIFY(r1.scores[2].ttdSum >= r1.scores[1].ttdSum);
   QVERIFY(r1.scores[1].ttdSum >= r1.scores[0].ttdSum);
   QCOMPARE(r1.pareto, paretoFront(r1.scores));
+}
+
+// A replay from a schedule (what every sweep candidate runs) decides, scores and publishes
+// exactly what the call-by-call replay does, also on records out of order and late.
+void TstSweep::scheduleEqualsFeed() {
+  const IncidentTrace ordered = rampIncident();
+  const IncidentTrace logged = loggedAtCompletion(ordered);
+  for (const IncidentTrace* inc : {&ordered, &logged}) {
+    const ReplaySchedule s = ReplaySchedule::build(inc->calls(), ReplayOptions{});
+    QCOMPARE(s.steps.size(), 2 * inc->calls().size());
+    for (const Policy& p : variedPolicies()) {
+      Replayer r(p, ReplayOptions{});
+      r.replay(s);
+      const std::string fed = replayFed(p, *inc);
+      QCOMPARE(print(nativeReplayKpis(r, inc->faults()), &r.events()), fed);
+    }
+  }
+  QVERIFY(ReplaySchedule::build(logged.calls(), ReplayOptions{}).late > 0);
+  QCOMPARE(ReplaySchedule::build(ordered.calls(), ReplayOptions{}).late, std::uint64_t{0});
+}
+
+// Candidates resumed from the shared prefix score exactly as each replayed alone: on a grid
+// that trips at once, never, on errors, on slow calls, after a sustain; also with overrides.
+void TstSweep::sharedPrefixEqualsAlone() {
+  const IncidentTrace inc = loggedAtCompletion(rampIncident());
+  for (const bool layered : {false, true}) {
+    Policy base = basePolicy();
+    if (layered) base.modelOverrides["m"].window.length = seconds(5);
+    SweepSpec spec;
+    spec.params = {parseSweepParam("trip.error_rate=0.001,0.3,0.7,1", "t"),
+                   parseSweepParam("trip.slow_rate=0.05,0.2,1", "t"),
+                   parseSweepParam("trip.sustain=0s,3s", "t")};
+    const std::vector<SweepCandidate> candidates = expandSweep(base, spec);
+    std::vector<const Policy*> policies;
+    for (const SweepCandidate& c : candidates) policies.push_back(&c.policy);
+    const ReplaySchedule s = ReplaySchedule::build(inc.calls(), ReplayOptions{});
+    const auto prefix = SharedPrefix::build(policies, s, ReplayOptions{}, nullptr);
+    QVERIFY(prefix);
+    std::set<std::string> distinct;
+    for (const SweepCandidate& c : candidates) {
+      QVERIFY(prefix->covers(c.policy));
+      const std::string alone = replayFed(c.policy, inc, false);
+      QCOMPARE(print(prefix->replay(c.policy, inc.faults(), nullptr)), alone);
+      distinct.insert(alone);
+    }
+    QVERIFY(distinct.size() >= 10);  // the grid's candidates really differ
+    // And through runSweep, on one thread and two.
+    for (unsigned threads : {1u, 2u}) {
+      SweepRunOptions opt;
+      opt.threads = threads;
+      const SweepResult r = runSweep(candidates, {inc}, opt);
+      for (std::size_t i = 0; i < candidates.size(); ++i) {
+        SweepScore alone;
+        Replayer one(candidates[i].policy, ReplayOptions{});
+        for (const CallRecord& c : inc.calls()) one.feed(c);
+        one.finish();
+        alone.add(nativeReplayKpis(one, inc.faults()));
+        QVERIFY2(sameScore(r.scores[i], alone), qPrintable(QString::number(i)));
+      }
+    }
+  }
+}
+
+// The shortcut holds only for candidates that differ in the trip thresholds.
+void TstSweep::sharedPrefixOnlyForThresholds() {
+  const IncidentTrace inc = syntheticIncident();
+  const ReplaySchedule s = ReplaySchedule::build(inc.calls(), ReplayOptions{});
+  Policy a = basePolicy(), b = basePolicy(), c = basePolicy();
+  b.breaker.trip.errorRate = 0.2;
+  c.breaker.window.length = seconds(20);
+  const auto prefix = SharedPrefix::build({&a, &b, &c}, s, ReplayOptions{}, nullptr);
+  QVERIFY(prefix);
+  QVERIFY(prefix->covers(a));
+  QVERIFY(prefix->covers(b));
+  QVERIFY(!prefix->covers(c));
+  QVERIFY(!SharedPrefix::build({&a, &c}, s, ReplayOptions{}, nullptr));
+  std::atomic<bool> cancel{true};
+  QVERIFY(!SharedPrefix::build({&a, &b}, s, ReplayOptions{}, &cancel));
+  // A sweep mixing them still scores each as alone.
+  std::vector<SweepCandidate> mixed(3);
+  mixed[0].policy = a;
+  mixed[1].policy = b;
+  mixed[2].policy = c;
+  const SweepResult r = runSweep(mixed, {inc}, SweepRunOptions{});
+  for (std::size_t i = 0; i < mixed.size(); ++i) {
+    SweepScore alone;
+    alone.add(replayIncident(mixed[i].policy, inc));
+    QVERIFY(sameScore(r.scores[i], alone));
+  }
 }
 
 void TstSweep::cancelStops() {

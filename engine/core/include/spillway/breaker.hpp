@@ -4,6 +4,9 @@
 // the hot paths (admit in CLOSED, record) are inline and allocation-free.
 #include <array>
 #include <cstdint>
+#include <memory>
+#include <optional>
+#include <vector>
 
 #include "spillway/events.hpp"
 #include "spillway/histogram.hpp"
@@ -59,6 +62,29 @@ struct BreakerSnapshot {
   Micros openUntil = 0;
   std::uint32_t attempts = 0;  // opens counted for backoff
   BreakerCounters counters;
+};
+
+// What one trip evaluation read of the window. A sweep's shared prefix (engine/replay) logs
+// them on a reference replay to find where a candidate's thresholds first make a difference.
+struct TripSample {
+  std::uint32_t step;  // TripLog::step when it was taken
+  InstanceId id;
+  std::uint32_t calls, failures, slow;
+  bool loadKnown;
+  double load;
+};
+
+struct TripLog {
+  std::vector<TripSample> samples;
+  std::uint32_t step = 0;  // set by whoever drives the breakers
+  std::size_t cap = 0;     // samples kept at most; past it `full` is set and nothing is kept
+  bool full = false;
+};
+
+// Whether a sample is over a config's error or slow-call rate threshold.
+struct TripTest {
+  bool errOver = false, slowOver = false;
+  bool any() const { return errOver || slowOver; }
 };
 
 class Breaker {
@@ -134,6 +160,13 @@ class Breaker {
   // The thresholds the trip rule uses right now: rates × topology weight × load factor.
   double errorThreshold() const;
   double slowRateThreshold() const;
+  // The one trip rule: evaluateTrip applies it to the window, a sweep to logged samples.
+  static TripTest testTrip(const BreakerConfig& cfg, const TripSample& s);
+  // Every trip evaluation from now on is appended to `log` (nullptr: none).
+  void setTripLog(TripLog* log) { tripLog_ = log; }
+  // A copy of this breaker's state under another config and sink (a sweep candidate resuming
+  // from a shared prefix); the config must outlive the copy.
+  std::unique_ptr<Breaker> fork(const BreakerConfig& cfg, EventSink* sink) const;
   // 1 + the P99 spread of healthy slices, capped at slow.spread_max (1 when off).
   double latencyFactor() const { return latencyFactor_; }
 
@@ -190,7 +223,7 @@ class Breaker {
   EventSink* sink_;
   Rng rng_;
   SlidingStats stats_;
-  std::unique_ptr<CountWindow> countWindow_;
+  std::optional<CountWindow> countWindow_;
   double baselineWeight_ = 1.0;  // weight of a sample in the newest slice
   double baselineStep_ = 1.0;    // its growth per slice, e^(slice / horizon)
   double baselineP99_ = 0;
@@ -224,6 +257,7 @@ class Breaker {
   TripCause tripCause_ = TripCause::ErrorRate;  // what the current open was caused by
   std::uint64_t inflight_ = 0;
   BreakerCounters counters_;
+  TripLog* tripLog_ = nullptr;
   // Last: 13 KB that only the once-a-slice fold touches, so the fields admit and record use
   // share a few cache lines instead of straddling it.
   DecayingHistogram baseline_;  // forward-decayed: weights grow by e^(t/horizon)

@@ -29,6 +29,10 @@ struct EngineTotals {
 class Engine {
  public:
   Engine(Policy policy, std::uint64_t seed, EventSink* sink = nullptr);
+  // `from`'s instances and their state under another policy and sink (Breaker::fork).
+  Engine(const Engine& from, Policy policy, EventSink* sink);
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
 
   // Registers an instance (idempotent by name) with its model for per-model overrides.
   InstanceId addInstance(std::string_view name, std::string_view model = {});
@@ -47,6 +51,9 @@ class Engine {
     breakers_[id]->noteBlocked(wouldHaveSucceeded);
   }
   void advanceAll(Micros now);
+  void setTripLog(TripLog* log) {
+    for (auto& b : breakers_) b->setTripLog(log);
+  }
   void setLoad(InstanceId id, double load) { breakers_[id]->setLoad(load); }
   // Whether the breakers' window histograms follow every call (the default) or are built when
   // read — for runs that never plot them (SlidingStats::keepWindowHistogram). Applies to the

@@ -347,6 +347,7 @@ void applyOverride(const BreakerOverride& o, BreakerConfig& b);
 BreakerOverride overrideBetween(const BreakerConfig& base, const BreakerConfig& changed);
 bool isEmpty(const BreakerOverride& o);
 bool operator==(const BreakerOverride& a, const BreakerOverride& b);  // fields, not lines
+bool operator==(const BreakerConfig& a, const BreakerConfig& b);
 
 // What makes a breaker config inconsistent (a window bucket longer than the window, …): the
 // field to blame and why; nullopt when it is consistent.

@@ -8,6 +8,7 @@
 #include <memory>
 #include <vector>
 
+#include "spillway/copyable_ptr.hpp"
 #include "spillway/histogram.hpp"
 #include "spillway/time.hpp"
 
@@ -148,9 +149,9 @@ class SlidingStats {
   static constexpr std::size_t kSparseSlice = 256;
   struct Slice {
     std::vector<std::uint16_t> bins;
-    std::unique_ptr<LatencyHistogram> hist;  // kept once allocated
-    std::uint32_t flushed = 0;               // bins[0, flushed) are in the window histogram
-    bool dense = false;                      // hist holds the slice (bins is empty)
+    CopyablePtr<LatencyHistogram> hist;  // kept once allocated
+    std::uint32_t flushed = 0;           // bins[0, flushed) are in the window histogram
+    bool dense = false;                  // hist holds the slice (bins is empty)
   };
   LatencyHistogram& makeDense(Slice& sl);
   // Adds the head slice's calls not yet in the window histogram (only the head slice can have
@@ -172,7 +173,7 @@ class SlidingStats {
   std::vector<WindowCounts> buckets_;
   std::vector<std::int64_t> slotIdx_;  // absolute bucket index held by each slot
   std::vector<Slice> slices_;          // allocated with windowHist_
-  std::unique_ptr<LatencyHistogram> windowHist_;
+  CopyablePtr<LatencyHistogram> windowHist_;
   WindowCounts all_;
   WindowCounts decision_;
   std::int64_t headIdx_ = 0;       // absolute bucket index of the newest bucket

@@ -4,6 +4,7 @@
 // rejects is counted as rejected, judged against the recording by ReplayGroundTruth (the
 // client's SLO, never the policy), and its outcome is not fed to the windows, as in production
 // it would not have been sent.
+#include <atomic>
 #include <string>
 #include <vector>
 
@@ -38,9 +39,41 @@ class ReplayObserver {
   virtual void onDecided(const PendingCall& call, bool admitted, bool wouldSucceed) = 0;
 };
 
+// A recorded trace compiled once for many replays of it (a sweep): its instances in the order
+// a replay registers them, its calls as the reorder buffer queues them, and the steps — admit a
+// call, apply its outcome — in the order a replay takes them. That order does not depend on the
+// policy: a blocked call only drops its outcome step. So every candidate walks the same steps
+// without re-sorting calls or looking names up.
+struct ReplaySchedule {
+  struct Instance {
+    std::string name, model;
+  };
+  std::vector<Instance> instances;
+  // What a replay reads of a call, judged once against the client's SLO (ReplayGroundTruth).
+  struct Call {
+    Micros ts, latency;
+    InstanceId id;
+    int status;
+    Outcome outcome;
+    bool succeeded;
+  };
+  std::vector<Call> calls;           // by arrival
+  std::vector<std::uint32_t> steps;  // seq << 1, | 1 for its outcome
+  std::uint64_t late = 0;
+  Micros first = kNever;
+
+  // The same calls and options as Replayer::feed and finish would see.
+  static ReplaySchedule build(const std::vector<CallRecord>& calls, const ReplayOptions& options);
+};
+
 class Replayer {
  public:
   Replayer(Policy policy, ReplayOptions options, EventSink* sink = nullptr);
+  // `from`'s replay so far under another policy, without sink or observer: a sweep candidate
+  // resuming from a shared prefix.
+  Replayer(const Replayer& from, Policy policy);
+  Replayer(const Replayer&) = delete;
+  Replayer& operator=(const Replayer&) = delete;
   void setObserver(ReplayObserver* o) { observer_ = o; }
 
   void feed(const CallRecord& rec);
@@ -52,6 +85,18 @@ class Replayer {
                      std::uint32_t calls, std::uint32_t failures, std::int64_t slow);
   // Drains every pending call; the replay ends at the last completion.
   void finish();
+  // In place of feed and finish on a new Replayer: the same replay from a schedule built with
+  // this replayer's options, for its scores (the observer is not called). With `cancel` set it
+  // stops within 4096 calls (a partial replay).
+  void replay(const ReplaySchedule& schedule, const std::atomic<bool>* cancel = nullptr);
+  // The same in parts: the schedule's steps from stepsDone() up to `until`; false when
+  // cancelled (within 4096 calls). finishSchedule() after the last step ends the replay.
+  bool replaySteps(const ReplaySchedule& schedule, std::size_t until,
+                   const std::atomic<bool>* cancel = nullptr);
+  void finishSchedule();
+  std::size_t stepsDone() const { return step_; }
+  // Logs every trip evaluation, stamped with its schedule step (Breaker::setTripLog).
+  void setTripLog(TripLog* log);
 
   Engine& engine() { return engine_; }
   const Engine& engine() const { return engine_; }
@@ -77,6 +122,8 @@ class Replayer {
   };
 
   void admit(const PendingCall& p);
+  Decision decide(InstanceId id, Micros ts, bool succeeded);
+  void start(const ReplaySchedule& schedule);
   void complete(const Completion& c);
   void drainUntil(Micros upTo);
 
@@ -92,6 +139,11 @@ class Replayer {
   std::uint64_t fed_ = 0;
   Micros first_ = kNever;
   Micros last_ = kNever;
+  // A schedule's replay: steps done, and per call 0 blocked, 1 admitted, 3 admitted as a probe.
+  bool started_ = false;
+  std::size_t step_ = 0;
+  std::vector<std::uint8_t> sent_;
+  TripLog* tripLog_ = nullptr;
 };
 
 }  // namespace spillway
