@@ -55,6 +55,10 @@ std::optional<InstanceId> Engine::find(std::string_view name) const {
   return std::nullopt;
 }
 
+void Engine::adoptBreaker(InstanceId id, const Breaker& from) {
+  breakers_[id] = from.fork(*configFor(models_[id], names_[id]), sink_);
+}
+
 void Engine::advanceAll(Micros now) {
   for (auto& b : breakers_) b->advance(now);
 }

@@ -85,8 +85,28 @@ void ReplayGroundTruth::onCall(InstanceId id, Micros ts, bool succeeded) {
   p.bad += !succeeded;
 }
 
-void ReplayGroundTruth::onBlock(InstanceId id, Micros ts, bool wouldSucceed) {
-  blocks_.push_back({ts, id, wouldSucceed});
+void ReplayGroundTruth::onBlock(InstanceId id, Micros ts, bool wouldSucceed, std::uint32_t step) {
+  blocks_.push_back({ts, id, wouldSucceed, step});
+}
+
+void ReplayGroundTruth::adoptOthers(const ReplayGroundTruth& from,
+                                    const std::vector<std::uint8_t>& mine) {
+  inst_ = from.inst_;
+  std::vector<Block> merged;
+  merged.reserve(blocks_.size() + from.blocks_.size());
+  auto a = blocks_.begin();
+  auto b = from.blocks_.begin();
+  auto skip = [&] {
+    while (a != blocks_.end() && !mine[a->id]) ++a;
+    while (b != from.blocks_.end() && mine[b->id]) ++b;
+  };
+  for (skip(); a != blocks_.end() || b != from.blocks_.end(); skip()) {
+    if (b == from.blocks_.end() || (a != blocks_.end() && a->step < b->step))
+      merged.push_back(*a++);
+    else
+      merged.push_back(*b++);
+  }
+  blocks_ = std::move(merged);
 }
 
 std::vector<TruthFault> ReplayGroundTruth::recordedFaults() const {

@@ -7,7 +7,7 @@
 namespace spillway {
 
 Replayer::Replayer(Policy policy, ReplayOptions options, EventSink* sink)
-    : tee_(events_, sink),
+    : tee_(events_, sink, &eventSteps_, &step_),
       engine_(std::move(policy), options.seed, &tee_),
       options_(options),
       truth_(options.truth),
@@ -15,7 +15,8 @@ Replayer::Replayer(Policy policy, ReplayOptions options, EventSink* sink)
 
 Replayer::Replayer(const Replayer& from, Policy policy)
     : events_(from.events_),
-      tee_(events_, nullptr),
+      eventSteps_(from.eventSteps_),
+      tee_(events_, nullptr, &eventSteps_, &step_),
       engine_(from.engine_, std::move(policy), &tee_),
       options_(from.options_),
       truth_(from.truth_),
@@ -81,7 +82,7 @@ Decision Replayer::decide(InstanceId id, Micros ts, bool succeeded) {
   const Decision d = b.admit(ts);
   if (!d.admitted) {
     b.noteBlocked(succeeded);
-    truth_.onBlock(id, ts, succeeded);
+    truth_.onBlock(id, ts, succeeded, static_cast<std::uint32_t>(step_));
   }
   last_ = std::max(last_, ts);
   return d;
@@ -169,12 +170,13 @@ void Replayer::replay(const ReplaySchedule& s, const std::atomic<bool>* cancel) 
 }
 
 bool Replayer::replaySteps(const ReplaySchedule& s, std::size_t until,
-                           const std::atomic<bool>* cancel) {
+                           const std::atomic<bool>* cancel, const std::vector<std::uint8_t>* only) {
   if (!started_) start(s);
   std::size_t n = 0;
   for (; step_ < until; ++step_) {
     const std::uint32_t seq = s.steps[step_] >> 1;
     const ReplaySchedule::Call& c = s.calls[seq];
+    if (only && !(*only)[c.id]) continue;
     if (tripLog_) tripLog_->step = static_cast<std::uint32_t>(step_);
     if (s.steps[step_] & 1) {
       if (sent_[seq])
@@ -187,6 +189,34 @@ bool Replayer::replaySteps(const ReplaySchedule& s, std::size_t until,
     sent_[seq] = d.admitted ? (d.probe ? 3 : 1) : 0;
   }
   return true;
+}
+
+void Replayer::adoptOthers(const Replayer& reference, const std::vector<std::uint8_t>& only,
+                           Micros lastOfOthers) {
+  for (InstanceId id = 0; id < engine_.size(); ++id)
+    if (!only[id]) engine_.adoptBreaker(id, reference.engine_.breaker(id));
+  stats_ = reference.stats_;
+  fed_ = reference.fed_;
+  truth_.adoptOthers(reference.truth_, only);
+  if (lastOfOthers != kNever) last_ = std::max(last_, lastOfOthers);
+  // Events: this replay's on its instances, the reference's on the others, by step (one step
+  // is one call, so no step holds events of both).
+  std::vector<Event> events;
+  std::vector<std::uint32_t> steps;
+  std::size_t a = 0, b = 0;
+  const std::vector<Event>& theirs = reference.events_;
+  auto skip = [&] {
+    while (a < events_.size() && !only[events_[a].instance]) ++a;
+    while (b < theirs.size() && only[theirs[b].instance]) ++b;
+  };
+  for (skip(); a < events_.size() || b < theirs.size(); skip()) {
+    const bool mine =
+        b == theirs.size() || (a < events_.size() && eventSteps_[a] < reference.eventSteps_[b]);
+    events.push_back(mine ? events_[a] : theirs[b]);
+    steps.push_back(mine ? eventSteps_[a++] : reference.eventSteps_[b++]);
+  }
+  events_ = std::move(events);
+  eventSteps_ = std::move(steps);
 }
 
 void Replayer::finishSchedule() {

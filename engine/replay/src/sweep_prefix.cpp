@@ -44,9 +44,10 @@ std::unique_ptr<SharedPrefix> SharedPrefix::build(const std::vector<const Policy
   const std::size_t count = std::clamp<std::size_t>(
       kSnapshotBudget / std::max<std::size_t>(perSnapshot, 1), 1, kMaxSnapshots);
   p->interval_ = (steps + count - 1) / count;
-  p->log_.cap = kMaxSamples;
+  TripLog log;
+  log.cap = kMaxSamples;
   Replayer ref(p->reference_, options);
-  ref.setTripLog(&p->log_);
+  ref.setTripLog(&log);
   for (std::size_t at = 0; at < steps; at += p->interval_) {
     if (cancel && cancel->load(std::memory_order_relaxed)) return nullptr;
     p->snapshots_.push_back(std::make_unique<Replayer>(ref, p->reference_));
@@ -54,76 +55,85 @@ std::unique_ptr<SharedPrefix> SharedPrefix::build(const std::vector<const Policy
   }
   p->end_ = std::make_unique<Replayer>(ref, p->reference_);
   // The reference must be the path every candidate shares: none of its evaluations over.
-  for (const TripSample& s : p->log_.samples)
+  for (const TripSample& s : log.samples)
     if (Breaker::testTrip(ref.engine().breaker(s.id).config(), s).any()) return nullptr;
-  p->summarize();
+  p->summarize(log);
   return p;
 }
 
-void SharedPrefix::summarize() {
-  const std::vector<TripSample>& log = log_.samples;
-  for (std::size_t b = 0; b < log.size(); b += kBlock) {
-    double err = 0, slow = 0;
-    for (std::size_t i = b; i < std::min(b + kBlock, log.size()); ++i) {
-      const TripSample& s = log[i];
-      if (s.calls == 0 || s.calls < reference_.breaker.minCalls) continue;
-      err = std::max(err, static_cast<double>(s.failures) / s.calls);
-      slow = std::max(slow, static_cast<double>(s.slow) / s.calls);
+void SharedPrefix::summarize(const TripLog& log) {
+  logs_.resize(schedule_->instances.size());
+  for (const TripSample& s : log.samples) logs_[s.id].samples.push_back(s);
+  if (log.full) fullAt_ = log.samples.empty() ? 0 : log.samples.back().step;
+  for (InstanceLog& in : logs_)
+    for (std::size_t b = 0; b < in.samples.size(); b += kBlock) {
+      double err = 0, slow = 0;
+      for (std::size_t i = b; i < std::min(b + kBlock, in.samples.size()); ++i) {
+        const TripSample& s = in.samples[i];
+        if (s.calls == 0 || s.calls < reference_.breaker.minCalls) continue;
+        err = std::max(err, static_cast<double>(s.failures) / s.calls);
+        slow = std::max(slow, static_cast<double>(s.slow) / s.calls);
+      }
+      in.blockErr.push_back(err);
+      in.blockSlow.push_back(slow);
     }
-    blockErr_.push_back(err);
-    blockSlow_.push_back(slow);
+  for (std::size_t seq = 0; seq < schedule_->calls.size(); ++seq) {
+    const ReplaySchedule::Call& c = schedule_->calls[seq];
+    Micros& last = logs_[c.id].last;
+    const Micros at = end_->admitted(seq) ? c.ts + c.latency : c.ts;
+    last = last == kNever ? at : std::max({last, c.ts, at});
   }
 }
 
-// The first sample over `cfg` (every instance's config), by blocks: a block whose shares stay
-// clearly below both thresholds has no sample over them (the slack covers rounding).
-std::size_t SharedPrefix::firstOver(const BreakerConfig& cfg) const {
-  const std::vector<TripSample>& log = log_.samples;
-  const double weight = cfg.trip.weight;
+// By blocks: a block whose shares stay clearly below both thresholds has no sample over them
+// (the slack covers rounding); a layered config may differ from the reference's minimum calls.
+std::size_t SharedPrefix::firstOver(const InstanceLog& log, const BreakerConfig& cfg) const {
   const bool exactOnly = cfg.trip.loadFactor.enabled || cfg.minCalls != reference_.breaker.minCalls;
-  const double err = std::min(1.0, cfg.trip.errorRate * weight) * (1 - 1e-9);
-  const double slow = std::min(1.0, cfg.trip.slowRate * weight) * (1 - 1e-9);
-  for (std::size_t b = 0; b < blockErr_.size(); ++b) {
-    if (!exactOnly && blockErr_[b] < err && blockSlow_[b] < slow) continue;
-    for (std::size_t i = b * kBlock; i < std::min((b + 1) * kBlock, log.size()); ++i)
-      if (Breaker::testTrip(cfg, log[i]).any()) return i;
+  const double err = std::min(1.0, cfg.trip.errorRate * cfg.trip.weight) * (1 - 1e-9);
+  const double slow = std::min(1.0, cfg.trip.slowRate * cfg.trip.weight) * (1 - 1e-9);
+  for (std::size_t b = 0; b < log.blockErr.size(); ++b) {
+    if (!exactOnly && log.blockErr[b] < err && log.blockSlow[b] < slow) continue;
+    for (std::size_t i = b * kBlock; i < std::min((b + 1) * kBlock, log.samples.size()); ++i)
+      if (Breaker::testTrip(cfg, log.samples[i]).any()) return log.samples[i].step;
   }
-  return log.size();
+  return kNone;
 }
 
-// Overrides may give each instance its own thresholds: resolved as the log needs them.
-std::size_t SharedPrefix::firstOverLayered(const Policy& policy) const {
-  std::vector<std::optional<BreakerConfig>> resolved(schedule_->instances.size());
-  const std::vector<TripSample>& log = log_.samples;
-  for (std::size_t i = 0; i < log.size(); ++i) {
-    std::optional<BreakerConfig>& cfg = resolved[log[i].id];
-    if (!cfg) {
-      const ReplaySchedule::Instance& in = schedule_->instances[log[i].id];
-      cfg = resolveBreaker(policy, in.model, in.name);
-    }
-    if (Breaker::testTrip(*cfg, log[i]).any()) return i;
-  }
-  return log.size();
-}
-
-std::size_t SharedPrefix::divergence(const Policy& policy) const {
+std::vector<std::size_t> SharedPrefix::divergence(const Policy& policy) const {
   const bool layered = !policy.modelOverrides.empty() || !policy.instanceOverrides.empty();
-  const std::size_t i = layered ? firstOverLayered(policy) : firstOver(policy.breaker);
-  if (i < log_.samples.size()) return log_.samples[i].step;
-  // A full log ends within its last step: resume there.
-  return log_.full ? log_.samples.back().step : schedule_->steps.size();
+  std::vector<std::size_t> at(logs_.size(), kNone);
+  for (InstanceId id = 0; id < logs_.size(); ++id) {
+    const ReplaySchedule::Instance& in = schedule_->instances[id];
+    at[id] =
+        firstOver(logs_[id], layered ? resolveBreaker(policy, in.model, in.name) : policy.breaker);
+    // Past a full log nothing is known: every instance may leave there.
+    if (fullAt_ != kNone) at[id] = std::min(at[id], fullAt_);
+  }
+  return at;
 }
 
 ReplayKpis SharedPrefix::replay(const Policy& policy, const std::vector<NamedFault>& faults,
                                 const std::atomic<bool>* cancel) const {
-  const std::size_t at = divergence(policy);
-  if (at >= schedule_->steps.size()) {
+  const std::vector<std::size_t> at = divergence(policy);
+  const std::size_t first = *std::min_element(at.begin(), at.end());
+  if (first == kNone) {  // every instance on the reference's path to the end
     Replayer r(*end_, policy);
     r.finishSchedule();
     return nativeReplayKpis(r, faults);
   }
-  Replayer r(*snapshots_[at / interval_], policy);
-  if (r.replaySteps(*schedule_, schedule_->steps.size(), cancel)) r.finishSchedule();
+  std::vector<std::uint8_t> leaves(at.size());
+  Micros lastOfOthers = kNever;
+  for (InstanceId id = 0; id < at.size(); ++id) {
+    leaves[id] = at[id] != kNone;
+    if (!leaves[id] && logs_[id].last != kNever)
+      lastOfOthers =
+          lastOfOthers == kNever ? logs_[id].last : std::max(lastOfOthers, logs_[id].last);
+  }
+  Replayer r(*snapshots_[first / interval_], policy);
+  if (r.replaySteps(*schedule_, schedule_->steps.size(), cancel, &leaves)) {
+    r.adoptOthers(*end_, leaves, lastOfOthers);
+    r.finishSchedule();
+  }
   return nativeReplayKpis(r, faults);
 }
 

@@ -18,34 +18,62 @@ using namespace spillway;
 
 namespace {
 
-// Two instances at 20 calls/s for 5 minutes; gpu-b fails (503) with probability 0.6 from
-// 60 s to 180 s and is slow (3 s) with probability 0.3 in the same window. Deterministic.
-IncidentTrace syntheticIncident() {
+constexpr long long kT0 = 1764480000000;  // ms
+
+struct Draw {
+  int status, latencyMs;
+};
+
+// A call every 50 ms on each instance for 5 minutes; `call(instance, ms, next)` draws one
+// (next() is uniform in [0, 1) from `seed`). Deterministic.
+template <class Call>
+IncidentTrace generated(const std::string& name, const std::vector<std::string>& instances,
+                        std::uint64_t seed, Call&& call, std::vector<NamedFault> faults) {
   std::string text;
-  const long long t0 = 1764480000000;  // ms
-  std::uint64_t h = 12345;
   auto next = [&] {
-    h ^= h << 13;
-    h ^= h >> 7;
-    h ^= h << 17;
-    return static_cast<double>(h % 10000) / 10000.0;
+    seed ^= seed << 13;
+    seed ^= seed >> 7;
+    seed ^= seed << 17;
+    return static_cast<double>(seed % 10000) / 10000.0;
   };
-  for (int ms = 0; ms < 300000; ms += 50) {
-    for (const char* inst : {"gpu-a", "gpu-b"}) {
-      int status = 200;
-      int latency = 80 + static_cast<int>(next() * 40);
-      const bool fault = std::string(inst) == "gpu-b" && ms >= 60000 && ms < 180000;
-      if (fault && next() < 0.6) status = 503;
-      if (fault && status == 200 && next() < 0.3) latency = 3000;
-      text += "{\"ts\":" + std::to_string(t0 + ms) + ",\"instance\":\"" + inst +
-              "\",\"model\":\"m\",\"latency_ms\":" + std::to_string(latency) +
-              ",\"status\":" + std::to_string(status) + "}\n";
+  for (int ms = 0; ms < 300000; ms += 50)
+    for (const std::string& inst : instances) {
+      const Draw d = call(inst, ms, next);
+      text += "{\"ts\":" + std::to_string(kT0 + ms) + ",\"instance\":\"" + inst +
+              "\",\"model\":\"m\",\"latency_ms\":" + std::to_string(d.latencyMs) +
+              ",\"status\":" + std::to_string(d.status) + "}\n";
     }
-  }
-  auto reader = JsonlReader::fromMemory("synthetic.jsonl", text, false);
-  std::vector<NamedFault> faults{{"gpu-b", (t0 + 60000) * 1000, (t0 + 180000) * 1000, "errors"}};
-  return IncidentTrace::read([&](CallRecord& r) { return reader->next(r); }, "synthetic",
+  auto reader = JsonlReader::fromMemory(name + ".jsonl", text, false);
+  return IncidentTrace::read([&](CallRecord& r) { return reader->next(r); }, name,
                              std::move(faults));
+}
+
+// Two instances; gpu-b fails (503) with probability 0.6 from 60 s to 180 s and is slow (3 s)
+// with probability 0.3 in the same window.
+IncidentTrace syntheticIncident() {
+  auto call = [](const std::string& inst, int ms, auto& next) {
+    Draw d{200, 80 + static_cast<int>(next() * 40)};
+    const bool fault = inst == "gpu-b" && ms >= 60000 && ms < 180000;
+    if (fault && next() < 0.6) d.status = 503;
+    if (fault && d.status == 200 && next() < 0.3) d.latencyMs = 3000;
+    return d;
+  };
+  return generated("synthetic", {"gpu-a", "gpu-b"}, 12345, call,
+                   {{"gpu-b", (kT0 + 60000) * 1000, (kT0 + 180000) * 1000, "errors"}});
+}
+
+// gpu-b's errors and slow calls grow steadily (to 80 % and 40 % at 5 min) from 30 s on, so
+// each threshold trips at its own time; gpu-a fails half its calls for 15 s from 200 s on,
+// which trips only the lower error thresholds; gpu-c stays healthy.
+IncidentTrace rampIncident() {
+  auto call = [](const std::string& inst, int ms, auto& next) {
+    const double grow = inst == "gpu-b" && ms >= 30000 ? ms / 300000.0 : 0;
+    const double burst = inst == "gpu-a" && ms >= 200000 && ms < 215000 ? 0.5 : 0;
+    const int status = next() < std::max(0.8 * grow, burst) ? 503 : 200;
+    return Draw{status, next() < 0.4 * grow ? 3000 : 80 + static_cast<int>(next() * 40)};
+  };
+  return generated("ramp", {"gpu-a", "gpu-b", "gpu-c"}, 777, call,
+                   {{"gpu-b", (kT0 + 30000) * 1000, (kT0 + 300000) * 1000, "ramp"}});
 }
 
 Policy basePolicy() {
@@ -80,34 +108,6 @@ SweepScore point(double fp, double ttdS, double avail) {
   s.records = 1000;
   s.succeeded = static_cast<std::uint64_t>(avail * 1000) + s.blockedWouldSucceed;
   return s;
-}
-
-// gpu-b's errors and slow calls grow steadily (to 80 % and 40 % at 5 min) from 30 s on, so
-// each threshold trips at its own time; gpu-a stays healthy. Deterministic.
-IncidentTrace rampIncident() {
-  std::string text;
-  const long long t0 = 1764480000000;  // ms
-  std::uint64_t h = 777;
-  auto next = [&] {
-    h ^= h << 13;
-    h ^= h >> 7;
-    h ^= h << 17;
-    return static_cast<double>(h % 10000) / 10000.0;
-  };
-  for (int ms = 0; ms < 300000; ms += 50) {
-    for (const char* inst : {"gpu-a", "gpu-b"}) {
-      const double grow = std::string(inst) == "gpu-b" && ms >= 30000 ? ms / 300000.0 : 0;
-      const int status = next() < 0.8 * grow ? 503 : 200;
-      const int latency = next() < 0.4 * grow ? 3000 : 80 + static_cast<int>(next() * 40);
-      text += "{\"ts\":" + std::to_string(t0 + ms) + ",\"instance\":\"" + inst +
-              "\",\"model\":\"m\",\"latency_ms\":" + std::to_string(latency) +
-              ",\"status\":" + std::to_string(status) + "}\n";
-    }
-  }
-  auto reader = JsonlReader::fromMemory("ramp.jsonl", text, false);
-  std::vector<NamedFault> faults{{"gpu-b", (t0 + 30000) * 1000, (t0 + 300000) * 1000, "ramp"}};
-  return IncidentTrace::read([&](CallRecord& r) { return reader->next(r); }, "ramp",
-                             std::move(faults));
 }
 
 // The same calls as logs write them: in completion order, and every 997th one 15 s later than
@@ -414,7 +414,11 @@ void TstSweep::sharedPrefixEqualsAlone() {
   const IncidentTrace inc = loggedAtCompletion(rampIncident());
   for (const bool layered : {false, true}) {
     Policy base = basePolicy();
-    if (layered) base.modelOverrides["m"].window.length = seconds(5);
+    if (layered) {
+      base.modelOverrides["m"].window.length = seconds(5);
+      // Blocks everything on the reference's path too: its blocks come from there.
+      base.instanceOverrides["gpu-c"].mode = BreakerMode::ForcedOpen;
+    }
     SweepSpec spec;
     spec.params = {parseSweepParam("trip.error_rate=0.001,0.3,0.7,1", "t"),
                    parseSweepParam("trip.slow_rate=0.05,0.2,1", "t"),

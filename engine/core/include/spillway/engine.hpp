@@ -51,6 +51,8 @@ class Engine {
     breakers_[id]->noteBlocked(wouldHaveSucceeded);
   }
   void advanceAll(Micros now);
+  // Instance `id`'s breaker becomes a copy of `from` under this engine's config for it.
+  void adoptBreaker(InstanceId id, const Breaker& from);
   void setTripLog(TripLog* log) {
     for (auto& b : breakers_) b->setTripLog(log);
   }

@@ -63,7 +63,11 @@ class ReplayGroundTruth {
   }
   // Every recorded call once, in admit order (late records fold into the current slice).
   void onCall(InstanceId id, Micros ts, bool succeeded);
-  void onBlock(InstanceId id, Micros ts, bool wouldSucceed);
+  // `step`: its place in a scheduled replay (Replayer::replaySteps), for adoptOthers.
+  void onBlock(InstanceId id, Micros ts, bool wouldSucceed, std::uint32_t step = 0);
+  // `from`'s calls (they do not depend on the policy), and its blocks on the instances `mine`
+  // does not mark beside this one's on those it does, in step order.
+  void adoptOthers(const ReplayGroundTruth& from, const std::vector<std::uint8_t>& mine);
 
   // The faults read from the recording (closes the open runs; call after the last call).
   std::vector<TruthFault> recordedFaults() const;
@@ -89,6 +93,7 @@ class ReplayGroundTruth {
     Micros ts;
     InstanceId id;
     bool wouldSucceed;
+    std::uint32_t step;
   };
   void foldSlice(InstanceId id, PerInstance& p, std::vector<TruthFault>& out) const;
   void closeRun(InstanceId id, PerInstance& p, std::vector<TruthFault>& out) const;

@@ -91,10 +91,20 @@ class Replayer {
   void replay(const ReplaySchedule& schedule, const std::atomic<bool>* cancel = nullptr);
   // The same in parts: the schedule's steps from stepsDone() up to `until`; false when
   // cancelled (within 4096 calls). finishSchedule() after the last step ends the replay.
+  // With `only`, just the calls of the instances it marks (adoptOthers brings the others).
   bool replaySteps(const ReplaySchedule& schedule, std::size_t until,
-                   const std::atomic<bool>* cancel = nullptr);
+                   const std::atomic<bool>* cancel = nullptr,
+                   const std::vector<std::uint8_t>* only = nullptr);
+  // After replaySteps with `only`, before finishSchedule: the other instances as `reference`
+  // left them after every step — their calls, decisions, events and blocks, merged in step
+  // order — which is theirs here too when their breakers never took a different path.
+  // `lastOfOthers`: the latest admit or admitted outcome among those instances' calls.
+  void adoptOthers(const Replayer& reference, const std::vector<std::uint8_t>& only,
+                   Micros lastOfOthers);
   void finishSchedule();
   std::size_t stepsDone() const { return step_; }
+  // Whether the schedule's call `seq` was admitted (once its admit step is done).
+  bool admitted(std::size_t seq) const { return sent_[seq] != 0; }
   // Logs every trip evaluation, stamped with its schedule step (Breaker::setTripLog).
   void setTripLog(TripLog* log);
 
@@ -128,6 +138,7 @@ class Replayer {
   void drainUntil(Micros upTo);
 
   std::vector<Event> events_;
+  std::vector<std::uint32_t> eventSteps_;  // the schedule step of each event
   EventTee tee_;
   Engine engine_;
   ReplayOptions options_;
