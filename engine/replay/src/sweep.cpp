@@ -400,6 +400,7 @@ SweepResult runSweep(std::vector<SweepCandidate> candidates,
   std::vector<const Policy*> policies;
   for (const SweepCandidate& c : candidates) policies.push_back(&c.policy);
   std::vector<ReplaySchedule> schedules;
+  schedules.reserve(incidents.size());  // each SharedPrefix points at its schedule
   std::vector<std::unique_ptr<SharedPrefix>> prefixes;
   for (const IncidentTrace& inc : incidents) {
     schedules.push_back(ReplaySchedule::build(inc.calls(), opt));

@@ -437,17 +437,20 @@ void TstSweep::sharedPrefixEqualsAlone() {
       distinct.insert(alone);
     }
     QVERIFY(distinct.size() >= 10);  // the grid's candidates really differ
-    // And through runSweep, on one thread and two.
+    // And through runSweep over two incidents (each with its own prefix), on 1 and 2 threads.
+    const std::vector<IncidentTrace> incidents{inc, syntheticIncident()};
     for (unsigned threads : {1u, 2u}) {
       SweepRunOptions opt;
       opt.threads = threads;
-      const SweepResult r = runSweep(candidates, {inc}, opt);
+      const SweepResult r = runSweep(candidates, incidents, opt);
       for (std::size_t i = 0; i < candidates.size(); ++i) {
         SweepScore alone;
-        Replayer one(candidates[i].policy, ReplayOptions{});
-        for (const CallRecord& c : inc.calls()) one.feed(c);
-        one.finish();
-        alone.add(nativeReplayKpis(one, inc.faults()));
+        for (const IncidentTrace& one : incidents) {
+          Replayer fed(candidates[i].policy, ReplayOptions{});
+          for (const CallRecord& c : one.calls()) fed.feed(c);
+          fed.finish();
+          alone.add(nativeReplayKpis(fed, one.faults()));
+        }
         QVERIFY2(sameScore(r.scores[i], alone), qPrintable(QString::number(i)));
       }
     }

@@ -191,6 +191,8 @@ class Breaker {
   const BreakerConfig& config() const { return *cfg_; }
 
  private:
+  Breaker(const Breaker&) = default;  // fork() only: it re-points the config and sink
+  Breaker& operator=(const Breaker&) = delete;
   // Time never runs backwards inside a breaker: an earlier timestamp is treated as "now".
   Micros clamp(Micros t);
   Decision admitSlow(Micros now);
