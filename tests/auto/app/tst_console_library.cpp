@@ -9,6 +9,7 @@
 #include <QDoubleSpinBox>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QProgressBar>
 #include <QSignalSpy>
 #include <QTableWidget>
 #include <QTemporaryDir>
@@ -288,14 +289,20 @@ void TstConsoleLibrary::sweepGridMatchesReplayIncident() {
 void TstConsoleLibrary::cancelStopsSweep() {
   SweepDialog* d = w_->openSweep();
   d->setLibrary(libPath_, {"seed000-sample"}, {"seed000-sample"});
-  d->setParams({{"trip.slow_rate", 0.2, 0.8, 0}});
-  d->setRandom(true, 400, 7);
+  // open.duration is not a trip threshold: every candidate is a whole replay, so a thousand
+  // of them are still running when the first progress shows (trip thresholds alone would
+  // share most of the work and could finish first).
+  d->setParams({{"open.duration", 5, 60, 0}});
+  d->setRandom(true, 1000, 7);
   d->setThreads(1);
   QSignalSpy cancelled(d, &SweepDialog::cancelled);
   QSignalSpy finished(d, &SweepDialog::finished);
+  auto* bar = d->findChild<QProgressBar*>();
+  QVERIFY(bar);
+  connect(bar, &QProgressBar::valueChanged, d, [d](int pct) {
+    if (pct > 0 && d->running()) d->cancel();
+  });
   QVERIFY(d->start());
-  QTest::qWait(300);
-  d->cancel();
   QVERIFY(cancelled.wait(30000));
   QCOMPARE(finished.count(), 0);
   QVERIFY(!d->running());
