@@ -174,20 +174,16 @@ void Breaker::evaluateTrip(Micros now) {
   open(now, r, held);
 }
 
-namespace {
-
-double errorThresholdOf(const TripConfig& t, bool loadKnown, double load) {
+double Breaker::errorThresholdOf(const TripConfig& t, bool loadKnown, double load) {
   double f = t.weight;
   if (t.loadFactor.enabled && loadKnown)
     f *= t.loadFactor.min + (t.loadFactor.max - t.loadFactor.min) * load;
   return std::min(1.0, t.errorRate * f);
 }
 
-double slowRateThresholdOf(const TripConfig& t) {
+double Breaker::slowRateThresholdOf(const TripConfig& t) {
   return std::min(1.0, t.slowRate * t.weight);
 }
-
-}  // namespace
 
 TripTest Breaker::testTrip(const BreakerConfig& cfg, const TripSample& s) {
   const bool enough = s.calls >= cfg.minCalls && s.calls > 0;

@@ -198,7 +198,7 @@ void Replayer::adoptOthers(const Replayer& reference, const std::vector<std::uin
   stats_ = reference.stats_;
   fed_ = reference.fed_;
   truth_.adoptOthers(reference.truth_, only);
-  if (lastOfOthers != kNever) last_ = std::max(last_, lastOfOthers);
+  last_ = std::max(last_, lastOfOthers);
   // Events: this replay's on its instances, the reference's on the others, by step (one step
   // is one call, so no step holds events of both).
   std::vector<Event> events;

@@ -80,8 +80,7 @@ void SharedPrefix::summarize(const TripLog& log) {
   for (std::size_t seq = 0; seq < schedule_->calls.size(); ++seq) {
     const ReplaySchedule::Call& c = schedule_->calls[seq];
     Micros& last = logs_[c.id].last;
-    const Micros at = end_->admitted(seq) ? c.ts + c.latency : c.ts;
-    last = last == kNever ? at : std::max({last, c.ts, at});
+    last = std::max({last, c.ts, end_->admitted(seq) ? c.ts + c.latency : c.ts});
   }
 }
 
@@ -89,8 +88,8 @@ void SharedPrefix::summarize(const TripLog& log) {
 // (the slack covers rounding); a layered config may differ from the reference's minimum calls.
 std::size_t SharedPrefix::firstOver(const InstanceLog& log, const BreakerConfig& cfg) const {
   const bool exactOnly = cfg.trip.loadFactor.enabled || cfg.minCalls != reference_.breaker.minCalls;
-  const double err = std::min(1.0, cfg.trip.errorRate * cfg.trip.weight) * (1 - 1e-9);
-  const double slow = std::min(1.0, cfg.trip.slowRate * cfg.trip.weight) * (1 - 1e-9);
+  const double err = Breaker::errorThresholdOf(cfg.trip, false, 0) * (1 - 1e-9);
+  const double slow = Breaker::slowRateThresholdOf(cfg.trip) * (1 - 1e-9);
   for (std::size_t b = 0; b < log.blockErr.size(); ++b) {
     if (!exactOnly && log.blockErr[b] < err && log.blockSlow[b] < slow) continue;
     for (std::size_t i = b * kBlock; i < std::min((b + 1) * kBlock, log.samples.size()); ++i)
@@ -122,12 +121,10 @@ ReplayKpis SharedPrefix::replay(const Policy& policy, const std::vector<NamedFau
     return nativeReplayKpis(r, faults);
   }
   std::vector<std::uint8_t> leaves(at.size());
-  Micros lastOfOthers = kNever;
+  Micros lastOfOthers = kNever;  // the least Micros
   for (InstanceId id = 0; id < at.size(); ++id) {
     leaves[id] = at[id] != kNone;
-    if (!leaves[id] && logs_[id].last != kNever)
-      lastOfOthers =
-          lastOfOthers == kNever ? logs_[id].last : std::max(lastOfOthers, logs_[id].last);
+    if (!leaves[id]) lastOfOthers = std::max(lastOfOthers, logs_[id].last);
   }
   Replayer r(*snapshots_[first / interval_], policy);
   if (r.replaySteps(*schedule_, schedule_->steps.size(), cancel, &leaves)) {

@@ -160,6 +160,9 @@ class Breaker {
   // The thresholds the trip rule uses right now: rates × topology weight × load factor.
   double errorThreshold() const;
   double slowRateThreshold() const;
+  // The thresholds a config sets on the error and slow-call shares (load: when known).
+  static double errorThresholdOf(const TripConfig& t, bool loadKnown, double load);
+  static double slowRateThresholdOf(const TripConfig& t);
   // The one trip rule: evaluateTrip applies it to the window, a sweep to logged samples.
   static TripTest testTrip(const BreakerConfig& cfg, const TripSample& s);
   // Every trip evaluation from now on is appended to `log` (nullptr: none).
