@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <queue>
 #include <string>
 #include <vector>
 
@@ -105,14 +106,21 @@ int main(int argc, char** argv) {
     inst.push_back({r, first});
   }
   const char* tenants[] = {"cs-bot", "search", "report-gen", "code-assist"};
+  // The instance due next (the lowest index on a tie), from a heap: a fleet of 10⁵ instances
+  // is a bench input.
+  const auto later = [&inst](int a, int b) {
+    return inst[a].next != inst[b].next ? inst[a].next > inst[b].next : a > b;
+  };
+  std::priority_queue<int, std::vector<int>, decltype(later)> due(later);
+  for (int i = 0; i < o.instances; ++i) due.push(i);
   for (;;) {
-    int k = 0;
-    for (int i = 1; i < o.instances; ++i)
-      if (inst[i].next < inst[k].next) k = i;
+    const int k = due.top();
+    due.pop();
     const double t = inst[k].next;
     if (t >= o.durationS) break;
     spillway::Rng& r = inst[k].rng;
     inst[k].next += -std::log(1.0 - r.uniform()) / o.rps;
+    due.push(k);
 
     double mult = 1.0;
     if (k == o.leakInstance && t >= o.leakStartS && t < o.leakEndS) {

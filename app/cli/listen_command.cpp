@@ -189,7 +189,7 @@ void addListenOptions(QCommandLineParser& p) {
   p.addOption({"tail", "the access log to follow", "FILE"});
   addOtlpOptions(p);
   p.addOption({"max-instances",
-               "instances tracked at once (~22 KiB each); a new one over the bound is rejected "
+               "instances tracked at once (~6 KiB each); a new one over the bound is rejected "
                "(OTLP: partialSuccess) unless an idle one can be evicted",
                "N", "1024"});
   p.addOption({"instance-idle",

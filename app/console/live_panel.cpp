@@ -107,7 +107,7 @@ void LivePanel::buildSession(const QSettings& settings) {
   maxInstances_->setValue(settings.value("live/maxInstances", 1024).toInt());
   maxInstances_->setToolTip(
       tr("Instance names come from the network (span server.address:port, a log's upstream, a "
-         "Prometheus label). Live mode keeps at most this many for the session (about 22 KiB "
+         "Prometheus label). Live mode keeps at most this many for the session (about 6 KiB "
          "each, plus their timelines); the spans, log lines and samples of any other name are "
          "refused and counted (OTLP answers them in partialSuccess) until the next Go live"));
   start_ = new QPushButton(tr("Go live"), this);

@@ -62,7 +62,8 @@ struct ShadowMonitor::Tracked final : EventSink {
 };
 
 ShadowMonitor::ShadowMonitor(Policy policy, ShadowOptions opt)
-    : opt_(std::move(opt)), policy_(metricsOnly(std::move(policy))) {
+    : opt_(std::move(opt)),
+      policy_(std::make_shared<const Policy>(metricsOnly(std::move(policy)))) {
   if (opt_.sharedEngine)
     shared_ = std::make_unique<Engine>(policy_, opt_.seed, static_cast<EventSink*>(this));
 }

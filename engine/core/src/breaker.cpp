@@ -6,8 +6,9 @@
 namespace spillway {
 
 Breaker::Breaker(InstanceId id, const BreakerConfig& cfg, std::uint64_t seed, EventSink* sink)
-    : id_(id), cfg_(&cfg), sink_(sink), rng_(seed), stats_(cfg.window.length, cfg.window.bucket) {
-  if (cfg.window.type == WindowType::Count) countWindow_.emplace(cfg.window.calls);
+    : cfg_(&cfg), stats_(cfg.window.length, cfg.window.bucket), id_(id), sink_(sink), rng_(seed) {
+  if (cfg.window.type == WindowType::Count)
+    countWindow_ = std::make_unique<CountWindow>(cfg.window.calls);
   switch (cfg.mode) {
     case BreakerMode::Normal:
       state_ = BreakerState::Closed;

@@ -1,6 +1,7 @@
 #include "spillway/window.hpp"
 
 #include <algorithm>
+#include <bit>
 
 namespace spillway {
 
@@ -14,6 +15,9 @@ SlidingStats::SlidingStats(Micros length, Micros bucketWidth)
   // The n_ newest buckets (the head's included) span at most ceil((n_-1)/bps) + 1 slices; one
   // more would keep a slice that lies entirely outside the window.
   nSlices_ = (n_ - 1 + bucketsPerSlice_ - 1) / bucketsPerSlice_ + 1;
+}
+
+void SlidingStats::allocBuckets() {
   buckets_.assign(static_cast<std::size_t>(n_), WindowCounts{});
   slotIdx_.assign(static_cast<std::size_t>(n_), std::int64_t{-1} << 62);
 }
@@ -26,88 +30,102 @@ void SlidingStats::allocHist() {
 LatencyHistogram& SlidingStats::makeDense(Slice& sl) {
   if (!sl.dense) {
     if (!sl.hist) sl.hist = std::make_unique<LatencyHistogram>();
-    // Dense slices add to the window as they go: first the list's calls it has not taken.
-    if (keepWindow_)
-      for (std::size_t k = sl.flushed; k < sl.bins.size(); ++k) windowHist_->addBin(sl.bins[k], 1);
-    for (const std::uint16_t bin : sl.bins) sl.hist->addBin(bin, 1);
-    sl.bins.clear();
-    sl.flushed = 0;
+    sl.hist->addBins(sl.bins.data(), static_cast<int>(sl.bins.size()));
+    std::vector<std::uint16_t>().swap(sl.bins);  // a busy slice stays dense: free the list
     sl.dense = true;
   }
   return *sl.hist;
 }
 
-void SlidingStats::flushHead() {
+void SlidingStats::movePending() {
+  if (!windowHist_) allocHist();
   Slice& sl = slices_[headSlice_];
-  if (sl.dense || !keepWindow_) return;
-  for (std::size_t k = sl.flushed; k < sl.bins.size(); ++k) windowHist_->addBin(sl.bins[k], 1);
-  sl.flushed = static_cast<std::uint32_t>(sl.bins.size());
+  ++sl.gen;
+  int k = 0;
+  if (!sl.dense) {  // the slice's list while it is short
+    const auto room = static_cast<int>(kSparseSlice - sl.bins.size());
+    const int n = std::min<int>(pendingN_, room);
+    const std::size_t need = sl.bins.size() + static_cast<std::size_t>(n);
+    if (need > sl.bins.capacity()) sl.bins.reserve(std::bit_ceil(need));  // little slack
+    sl.bins.insert(sl.bins.end(), pending_.begin(), pending_.begin() + n);
+    k = n;
+  }
+  if (k < pendingN_) makeDense(sl).addBins(pending_.data() + k, pendingN_ - k);
+  pendingN_ = 0;
+}
+
+void SlidingStats::flushHead() {
+  if (keepWindow_) addSlice(*windowHist_, slices_[headSlice_]);
+}
+
+void SlidingStats::addSlice(LatencyHistogram& h, const Slice& sl) {
+  if (sl.dense)
+    h.merge(*sl.hist);
+  else
+    h.addBins(sl.bins.data(), static_cast<int>(sl.bins.size()));
 }
 
 const LatencyHistogram* SlidingStats::histogram() const {
-  if (!windowHist_) return nullptr;
+  if (!windowHist_ && !pendingN_) return nullptr;
   thread_local LatencyHistogram copy;
-  if (!keepWindow_) {
+  const auto withPending = [this]() {
+    for (int k = 0; k < pendingN_; ++k) copy.addBin(pending_[k], 1);
+    return &copy;
+  };
+  if (!keepWindow_ || !windowHist_) {
     // Built from the slices, into a per-thread copy: the window itself is not touched.
     copy.clear();
-    addSlices(copy);
-    return &copy;
+    if (windowHist_)
+      for (const Slice& sl : slices_) addSlice(copy, sl);
+    return withPending();
   }
-  const Slice& sl = slices_[headSlice_];
-  if (sl.dense || sl.flushed == sl.bins.size()) return windowHist_.get();
+  const Slice& head = slices_[headSlice_];
+  const bool headEmpty = head.dense ? head.hist->total() == 0 : head.bins.empty();
+  if (headEmpty && !pendingN_) return windowHist_.get();
   copy = *windowHist_;
-  for (std::size_t k = sl.flushed; k < sl.bins.size(); ++k) copy.addBin(sl.bins[k], 1);
-  return &copy;
+  addSlice(copy, head);
+  return withPending();
 }
 
 bool SlidingStats::quantileExceeds(double q, double value) {
+  flushPending();
   if (!windowHist_) return false;
   if (keepWindow_) return histogram()->quantileExceeds(q, value);
   const int last = HistogramLayout::lastBinAtOrBelow(value);
   if (last != countBin_) {
     countBin_ = last;
-    for (int k = 0; k < nSlices_; ++k) countGen_[k] = sliceGen_[k] - 1;  // all stale
+    for (Slice& sl : slices_) sl.countGen = sl.gen - 1;  // all stale
   }
   std::uint64_t through = 0, total = 0;
-  for (int k = 0; k < nSlices_; ++k) {
-    if (countGen_[k] != sliceGen_[k]) {
-      const Slice& sl = slices_[k];
+  for (Slice& sl : slices_) {
+    if (sl.countGen != sl.gen) {
       std::uint32_t n = 0;
       if (sl.dense) {
-        countTotal_[k] = sl.hist->total();
+        sl.countTotal = sl.hist->total();
         if (last >= 0) n = static_cast<std::uint32_t>(sl.hist->countThrough(last));
       } else {
-        countTotal_[k] = static_cast<std::uint32_t>(sl.bins.size());
+        sl.countTotal = static_cast<std::uint32_t>(sl.bins.size());
         // A compare and an add per call, no branch: this loop vectorizes.
         for (const std::uint16_t bin : sl.bins) n += static_cast<int>(bin) <= last;
       }
-      countThrough_[k] = n;
-      countGen_[k] = sliceGen_[k];
+      sl.countThrough = n;
+      sl.countGen = sl.gen;
     }
-    through += countThrough_[k];
-    total += countTotal_[k];
+    through += sl.countThrough;
+    total += sl.countTotal;
   }
   return spillway::quantileExceeds(q, value, through, total);
 }
 
 void SlidingStats::keepWindowHistogram(bool on) {
+  flushPending();
   if (on && !keepWindow_ && windowHist_) {
-    // Catch up: the window takes every slice's calls again.
+    // Catch up: the window takes every completed slice's calls again.
     windowHist_->clear();
-    addSlices(*windowHist_);
-    for (Slice& sl : slices_) sl.flushed = static_cast<std::uint32_t>(sl.bins.size());
+    for (int k = 0; k < nSlices_; ++k)
+      if (k != headSlice_) addSlice(*windowHist_, slices_[k]);
   }
   keepWindow_ = on;
-}
-
-void SlidingStats::addSlices(LatencyHistogram& h) const {
-  for (const Slice& sl : slices_) {
-    if (sl.dense) {
-      h.merge(*sl.hist);
-    } else {
-      for (const std::uint16_t bin : sl.bins) h.addBin(bin, 1);
-    }
-  }
 }
 
 // Takes the slice's calls out of the window histogram and empties it. One bin at a time gives
@@ -126,19 +144,20 @@ CompletedSlice SlidingStats::evictedView(int slot) const {
 }
 
 void SlidingStats::evictSlice(Slice& sl) {
-  ++sliceGen_[static_cast<std::size_t>(&sl - slices_.data())];
+  ++sl.gen;
   if (sl.dense) {
+    // A slice busy enough for a histogram stays one: the next one through this slot is
+    // likely as busy, and a list grown to kSparseSlice first would only be thrown away.
+    const bool busy = sl.hist->total() >= kSparseSlice;
     if (sl.hist->total() > 0) {
       if (keepWindow_) windowHist_->subtract(*sl.hist);
       sl.hist->clear();
     }
-    sl.dense = false;
+    sl.dense = busy;
   } else {
-    // Calls the window never took (a head slice evicted by a long gap) are simply dropped.
     if (keepWindow_)
-      for (std::size_t k = 0; k < sl.flushed; ++k) windowHist_->removeBin(sl.bins[k], 1);
+      for (const std::uint16_t bin : sl.bins) windowHist_->removeBin(bin, 1);
     sl.bins.clear();
-    sl.flushed = 0;
   }
 }
 
@@ -164,10 +183,10 @@ void SlidingStats::addAggregate(const WindowCounts& c, const LatencyHistogram* h
   decision_.add(c);
   headSliceCounts_.add(c);
   if (hist && hist->total() > 0) {
+    flushPending();
     if (!windowHist_) allocHist();
-    ++sliceGen_[headSlice_];
+    ++slices_[headSlice_].gen;
     makeDense(slices_[headSlice_]).merge(*hist);
-    if (keepWindow_) windowHist_->merge(*hist);
   }
 }
 
@@ -175,7 +194,7 @@ void SlidingStats::restartDecision() {
   decision_ = WindowCounts{};
   epochIdx_ = headIdx_;
   epochBase_ = headBucket_;
-  if (slotIdx_[headSlot_] != headIdx_) {
+  if (started_ && slotIdx_[headSlot_] != headIdx_) {
     slotIdx_[headSlot_] = headIdx_;
   }
 }

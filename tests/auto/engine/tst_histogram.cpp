@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 #include <vector>
 
 #include "spillway/histogram.hpp"
@@ -113,6 +114,9 @@ class TstHistogram : public QObject {
   void quantileExceedsAgreesWithQuantile();
   void addBinsScaledEqualsMergeScaled_data();
   void addBinsScaledEqualsMergeScaled();
+  void pagedEqualsFlat_data();
+  void pagedEqualsFlat();
+  void pagesOnlyWhereSamplesLand();
 };
 
 // The two-level quantile (block sums, bin masks, walking down from the top for q > 0.5) must
@@ -525,6 +529,182 @@ void TstHistogram::addBinsScaledEqualsMergeScaled() {
   QVERIFY(same(viaBins.binCount(200), viaMerge.binCount(200)));
   QVERIFY(same(viaBins.binCount(900), viaMerge.binCount(900)));
   QVERIFY(same(viaBins.total(), viaMerge.total()));
+}
+
+// Paged storage keeps only the blocks samples landed in. Every operation a window or a
+// baseline uses, at random, against a flat array of all 1,600 bins (the storage before it was
+// paged): the same counts in every bin and the same quantiles, prefix counts and counts above.
+namespace {
+struct Flat {
+  std::vector<double> bin = std::vector<double>(Layout::kBins, 0.0);
+  double total = 0;
+  void add(int b, double n) {
+    bin[static_cast<std::size_t>(b)] += n;
+    total += n;
+  }
+};
+
+template <typename H>
+void compareWithFlat(const H& h, const Flat& f, int op) {
+  QVERIFY2(static_cast<double>(h.total()) == f.total, qPrintable(QString("op %1 total").arg(op)));
+  for (int i = 0; i < Layout::kBins; ++i)
+    if (static_cast<double>(h.binCount(i)) != f.bin[static_cast<std::size_t>(i)])
+      QFAIL(qPrintable(QString("op %1 bin %2: %3, flat %4")
+                           .arg(op)
+                           .arg(i)
+                           .arg(static_cast<double>(h.binCount(i)))
+                           .arg(f.bin[static_cast<std::size_t>(i)])));
+  for (double q : {0.0, 0.01, 0.5, 0.9, 0.99, 1.0}) {
+    // The flat array's nearest-rank answer: a plain scan.
+    double rank = std::max(q * f.total, 1e-12), seen = 0, want = 0;
+    if (f.total > 0) {
+      want = Layout::representative(Layout::kBins - 1);
+      for (int i = 0; i < Layout::kBins; ++i) {
+        if (!(f.bin[static_cast<std::size_t>(i)] > 0)) continue;
+        seen += f.bin[static_cast<std::size_t>(i)];
+        if (seen >= rank - 1e-9) {
+          want = Layout::representative(i);
+          break;
+        }
+      }
+    }
+    if (h.quantile(q) != want)
+      QFAIL(qPrintable(
+          QString("op %1 q %2: %3, flat %4").arg(op).arg(q).arg(h.quantile(q)).arg(want)));
+  }
+  for (std::uint64_t us :
+       {std::uint64_t{0}, std::uint64_t{900}, std::uint64_t{250'000}, std::uint64_t{1'500'000}}) {
+    double above = 0;
+    for (int i = Layout::binOf(us) + 1; i < Layout::kBins; ++i)
+      above += f.bin[static_cast<std::size_t>(i)];
+    QCOMPARE(h.countAbove(us), above);
+    if constexpr (std::is_integral_v<decltype(h.total())>) {
+      double through = 0;
+      for (int i = 0; i <= Layout::binOf(us); ++i) through += f.bin[static_cast<std::size_t>(i)];
+      QCOMPARE(static_cast<double>(h.countThrough(Layout::binOf(us))), through);
+    }
+  }
+}
+}  // namespace
+
+void TstHistogram::pagedEqualsFlat_data() {
+  QTest::addColumn<bool>("decayed");
+  QTest::addColumn<quint64>("seed");
+  QTest::newRow("window counts") << false << quint64(1);
+  QTest::newRow("window counts, seed 2") << false << quint64(2);
+  QTest::newRow("decayed baseline") << true << quint64(3);
+}
+
+void TstHistogram::pagedEqualsFlat() {
+  QFETCH(bool, decayed);
+  QFETCH(quint64, seed);
+  Rng rng(seed);
+  // A latency around 900 ms, now and then anywhere from 1 µs to the top of the range.
+  const auto latency = [&rng]() -> std::uint64_t {
+    if (rng.uniform() < 0.05) return clampUs(std::exp(rng.uniform() * 20.7));
+    return clampUs(900'000.0 * std::exp(0.35 * normal(rng)));
+  };
+  LatencyHistogram win, slice;
+  DecayingHistogram base;
+  Flat fWin, fSlice, fBase;
+  for (int op = 0; op < 3000; ++op) {
+    const double r = rng.uniform();
+    const int b = Layout::binOf(latency());
+    if (!decayed) {
+      if (r < 0.5) {  // a call into the slice
+        slice.addBin(b, 1);
+        fSlice.add(b, 1);
+      } else if (r < 0.6) {  // the slice joins the window
+        win.merge(slice);
+        for (int i = 0; i < Layout::kBins; ++i)
+          fWin.add(i, fSlice.bin[static_cast<std::size_t>(i)]);
+      } else if (r < 0.7 && fWin.total >= fSlice.total) {  // and leaves it
+        bool inWindow = true;
+        for (int i = 0; i < Layout::kBins; ++i)
+          inWindow &=
+              fWin.bin[static_cast<std::size_t>(i)] >= fSlice.bin[static_cast<std::size_t>(i)];
+        if (!inWindow) continue;
+        win.subtract(slice);
+        for (int i = 0; i < Layout::kBins; ++i)
+          fWin.add(i, -fSlice.bin[static_cast<std::size_t>(i)]);
+      } else if (r < 0.75) {
+        slice.clear();
+        fSlice = Flat{};
+      } else if (r < 0.95) {  // a batch of calls
+        std::uint16_t bins[12];
+        for (auto& x : bins) {
+          x = static_cast<std::uint16_t>(Layout::binOf(latency()));
+          fWin.add(x, 1);
+        }
+        win.addBins(bins, 12);
+      } else if (fWin.bin[static_cast<std::size_t>(b)] > 0) {  // one call leaves the window
+        win.removeBin(b, 1);
+        fWin.add(b, -1);
+      }
+      compareWithFlat(win, fWin, op);
+      compareWithFlat(slice, fSlice, op);
+    } else {
+      if (r < 0.6) {  // a slice's calls, weighted
+        std::uint16_t bins[8];
+        for (auto& x : bins) x = static_cast<std::uint16_t>(Layout::binOf(latency()));
+        const double w = 1.0 + rng.uniform();
+        base.addBinsScaled(bins, 8, w);
+        // The same sums: a tally per bin, then weight × count once per bin.
+        std::vector<int> tally(Layout::kBins, 0);
+        for (auto x : bins) ++tally[x];
+        for (int i = 0; i < Layout::kBins; ++i)
+          if (tally[static_cast<std::size_t>(i)])
+            fBase.bin[static_cast<std::size_t>(i)] += w * tally[static_cast<std::size_t>(i)];
+        fBase.total += w * 8;
+      } else if (r < 0.8) {  // a dense slice, weighted
+        LatencyHistogram h;
+        for (int k = 0; k < 20; ++k) h.add(latency());
+        const double w = 0.5 + rng.uniform();
+        base.mergeScaled(h, w);
+        for (int i = 0; i < Layout::kBins; ++i)
+          if (h.binCount(i))
+            fBase.bin[static_cast<std::size_t>(i)] += w * static_cast<double>(h.binCount(i));
+        fBase.total += w * static_cast<double>(h.total());
+      } else {  // renormalised
+        const double f = 0.25 + rng.uniform() * 0.5;
+        base.scale(f);
+        for (double& c : fBase.bin) c *= f;
+        fBase.total *= f;
+      }
+      compareWithFlat(base, fBase, op);
+    }
+    if (QTest::currentTestFailed()) return;
+  }
+}
+
+// Memory: an empty histogram holds no page; samples in three blocks make three pages; a clear
+// keeps them (a slice is cleared every window); a copy holds the same pages.
+void TstHistogram::pagesOnlyWhereSamplesLand() {
+  LatencyHistogram h;
+  QCOMPARE(h.pageBytes(), std::size_t{0});
+  QCOMPARE(h.quantile(0.99), 0.0);
+  QCOMPARE(h.countAbove(1000), 0.0);
+  h.add(900'000);  // one block
+  const std::size_t page = h.pageBytes();
+  QVERIFY(page > 0);
+  QVERIFY(page < 400);  // 64 counts and the block's sums, not 1,600 counts
+  h.add(910'000);       // the same block
+  QCOMPARE(h.pageBytes(), page);
+  h.add(50);         // the exact region
+  h.add(3'000'000);  // two octaves up
+  QCOMPARE(h.pageBytes(), 3 * page);
+  h.clear();
+  QCOMPARE(h.pageBytes(), 3 * page);
+  QCOMPARE(h.total(), 0u);
+  QCOMPARE(h.quantile(0.5), 0.0);
+  h.add(920'000);
+  const LatencyHistogram copy = h;
+  QCOMPARE(copy.quantile(0.5), h.quantile(0.5));
+  DecayingHistogram d;
+  QCOMPARE(d.pageBytes(), std::size_t{0});
+  d.add(900'000, 2.5);
+  QVERIFY(d.pageBytes() > page);  // doubles
+  QVERIFY(d.pageBytes() < 700);
 }
 
 QTEST_GUILESS_MAIN(TstHistogram)

@@ -29,6 +29,9 @@ struct EngineTotals {
 class Engine {
  public:
   Engine(Policy policy, std::uint64_t seed, EventSink* sink = nullptr);
+  // Engines that share one policy (`listen` keeps an engine per instance, so it can drop one)
+  // share its memory too.
+  Engine(std::shared_ptr<const Policy> policy, std::uint64_t seed, EventSink* sink = nullptr);
   // `from`'s instances and their state under another policy and sink (Breaker::fork).
   Engine(const Engine& from, Policy policy, EventSink* sink);
   Engine(const Engine&) = delete;
@@ -66,8 +69,8 @@ class Engine {
   const Breaker& breaker(InstanceId id) const { return *breakers_[id]; }
   std::size_t size() const { return breakers_.size(); }
   const std::string& name(InstanceId id) const { return names_[id]; }
-  const std::string& model(InstanceId id) const { return models_[id]; }
-  const Policy& policy() const { return policy_; }
+  const std::string& model(InstanceId id) const { return models_[modelOf_[id]]; }
+  const Policy& policy() const { return *policy_; }
   EngineTotals totals() const;
 
  private:
@@ -75,7 +78,7 @@ class Engine {
     using is_transparent = void;
     std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
   };
-  Policy policy_;
+  std::shared_ptr<const Policy> policy_;
   std::uint64_t seed_;
   EventSink* sink_;
   bool keepWindows_ = true;
@@ -84,7 +87,10 @@ class Engine {
   std::vector<std::unique_ptr<Breaker>> breakers_;
   std::map<std::string, std::unique_ptr<BreakerConfig>> configs_;  // resolved overrides
   std::vector<std::string> names_;
+  // A fleet has many instances of few models: each model's name once.
   std::vector<std::string> models_;
+  std::vector<std::uint32_t> modelOf_;  // by instance: its model in models_
+  std::unordered_map<std::string, std::uint32_t, NameHash, std::equal_to<>> modelIndex_;
   std::unordered_map<std::string, InstanceId, NameHash, std::equal_to<>> index_;
 };
 

@@ -8,6 +8,7 @@
 #include <bit>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 namespace spillway {
 
@@ -68,6 +69,12 @@ inline bool quantileExceeds(double q, double value, std::uint64_t through, std::
 // Count is uint32_t for windows (exact, mergeable, subtractable) and double for the
 // exponentially decayed baseline.
 //
+// Storage is paged: a block's counts and sums (a page) exist only once a sample lands in it.
+// A latency distribution spans a few octaves — a few of the 25 blocks — so a histogram holds
+// 1–2 KB instead of 7–14 KB; a fleet of 10⁵ breakers, each with a window, its slices and a
+// baseline, fits in memory, and a thousand of them fit in the cache far better. A page, once
+// made, stays (cleared, not freed): a slice's histogram is cleared every window.
+//
 // Three levels: every 64 bins (a block) keep their sum, the sums of their four groups of 16
 // bins, and a bit mask of the bins in use; a word says which blocks are in use. Quantiles,
 // merges, subtractions and clears touch only what is there, and a quantile walks at most 16
@@ -87,29 +94,44 @@ class BasicHistogram {
   static constexpr int kGroupsPerBlock = kBlock / kGroup;  // 4
   static constexpr std::uint64_t kGroupMask = (std::uint64_t{1} << kGroup) - 1;
 
-  BasicHistogram() {
-    total_ = Count{};
-    used_ = 0;
-    for (Block& b : blocks_) b = Block{};
-    counts_.fill(Count{});
-  }
+  BasicHistogram() = default;
 
   void add(std::uint64_t us, Count n = Count{1}) { addBin(Layout::binOf(us), n); }
   void addBin(int bin, Count n) {
-    Block& b = blocks_[bin >> kBlockBits];
-    counts_[bin] += n;
+    Page& p = pageFor(bin >> kBlockBits);
+    Block& b = p.meta;
+    p.counts[bin & (kBlock - 1)] += n;
     b.mask |= std::uint64_t{1} << (bin & (kBlock - 1));
     b.sum += n;
     b.group[(bin >> kGroupBits) & (kGroupsPerBlock - 1)] += n;
     used_ |= std::uint32_t{1} << (bin >> kBlockBits);
     total_ += n;
   }
+  // One sample in each of `bins` (integer counts): addBin n times, with the totals that every
+  // call would bump kept in registers.
+  void addBins(const std::uint16_t* bins, int n) {
+    static_assert(std::is_integral_v<Count>, "decayed histograms add with addBinsScaled");
+    std::uint32_t used = 0;
+    for (int k = 0; k < n; ++k) {
+      const int bin = bins[k];
+      Page& p = pageFor(bin >> kBlockBits);
+      ++p.counts[bin & (kBlock - 1)];
+      p.meta.mask |= std::uint64_t{1} << (bin & (kBlock - 1));
+      ++p.meta.sum;
+      ++p.meta.group[(bin >> kGroupBits) & (kGroupsPerBlock - 1)];
+      used |= std::uint32_t{1} << (bin >> kBlockBits);
+    }
+    used_ |= used;
+    total_ += static_cast<Count>(n);
+  }
   // Takes back `n` samples that addBin put in `bin` (window eviction, one bin at a time): the
   // same state as subtracting a histogram that holds them.
   void removeBin(int bin, Count n) {
-    Block& b = blocks_[bin >> kBlockBits];
-    counts_[bin] -= n;
-    if (counts_[bin] == Count{}) {
+    Page& p = pages_[slot_[bin >> kBlockBits] - 1];  // the bin holds n: its page exists
+    Block& b = p.meta;
+    Count& c = p.counts[bin & (kBlock - 1)];
+    c -= n;
+    if (c == Count{}) {
       b.mask &= ~(std::uint64_t{1} << (bin & (kBlock - 1)));
       if (!b.mask) used_ &= ~(std::uint32_t{1} << (bin >> kBlockBits));
     }
@@ -148,8 +170,9 @@ class BasicHistogram {
     }
     for (std::size_t k = 0; k < n; ++k) {
       const int b = bins[k], g = b >> kGroupBits, blk = b >> kBlockBits;
-      Block& tb = blocks_[blk];
-      counts_[b] += factor * static_cast<double>(t.bin[b]);
+      Page& p = pageFor(blk);
+      Block& tb = p.meta;
+      p.counts[b & (kBlock - 1)] += factor * static_cast<double>(t.bin[b]);
       tb.group[g & (kGroupsPerBlock - 1)] += factor * static_cast<double>(t.group[g]);
       tb.sum += factor * static_cast<double>(t.block[blk]);
       t.bin[b] = t.group[g] = t.block[blk] = 0;
@@ -163,15 +186,16 @@ class BasicHistogram {
     // Blocks and groups `o` does not use hold nothing of it (their sums are 0 too).
     for (std::uint32_t u = o.used_; u; u &= u - 1) {
       const int b = std::countr_zero(u);
-      const Block& ob = o.blocks_[b];
-      Block& tb = blocks_[b];
+      const Page& op = o.page(b);
+      const Block& ob = op.meta;
+      Page& tp = pageFor(b);
+      Block& tb = tp.meta;
       for (std::uint64_t m = ob.mask; m; m &= m - 1) {
         const int bit = std::countr_zero(m);
-        const int i = (b << kBlockBits) + bit;
-        counts_[i] -= o.counts_[i];
+        tp.counts[bit] -= op.counts[bit];
         // Keep the mask tight: a window that slides for hours must not end up scanning every
         // bin it ever used.
-        if (counts_[i] == Count{}) tb.mask &= ~(std::uint64_t{1} << bit);
+        if (tp.counts[bit] == Count{}) tb.mask &= ~(std::uint64_t{1} << bit);
       }
       tb.sum -= ob.sum;
       for (int g = 0; g < kGroupsPerBlock; ++g)
@@ -182,30 +206,36 @@ class BasicHistogram {
   }
   void scale(double factor) {
     static_assert(std::is_floating_point_v<Count>, "only decayed histograms scale");
-    for (auto& c : counts_) c *= factor;
-    for (Block& b : blocks_) {
-      b.sum *= factor;
-      for (auto& g : b.group) g *= factor;
+    for (Page& p : pages_) {
+      for (auto& c : p.counts) c *= factor;
+      p.meta.sum *= factor;
+      for (auto& g : p.meta.group) g *= factor;
     }
     total_ *= factor;
   }
   void clear() {
     // A block without mask bits has only empty bins and zero sums: nothing to reset there.
     for (std::uint32_t u = used_; u; u &= u - 1) {
-      const int b = std::countr_zero(u);
-      for (std::uint64_t m = blocks_[b].mask; m; m &= m - 1)
-        counts_[(b << kBlockBits) + std::countr_zero(m)] = Count{};
-      blocks_[b] = Block{};
+      Page& p = pages_[slot_[std::countr_zero(u)] - 1];
+      for (std::uint64_t m = p.meta.mask; m; m &= m - 1) p.counts[std::countr_zero(m)] = Count{};
+      p.meta = Block{};
     }
     used_ = 0;
     total_ = Count{};
   }
 
   Count total() const { return total_; }
-  Count binCount(int bin) const { return counts_[bin]; }
-  Count blockCount(int block) const { return blocks_[block].sum; }
-  Count groupCount(int block, int group) const { return blocks_[block].group[group]; }
-  std::uint64_t blockMask(int block) const { return blocks_[block].mask; }
+  Count binCount(int bin) const {
+    const int s = slot_[bin >> kBlockBits];
+    return s ? pages_[s - 1].counts[bin & (kBlock - 1)] : Count{};
+  }
+  Count blockCount(int block) const { return slot_[block] ? page(block).meta.sum : Count{}; }
+  Count groupCount(int block, int group) const {
+    return slot_[block] ? page(block).meta.group[group] : Count{};
+  }
+  std::uint64_t blockMask(int block) const { return slot_[block] ? page(block).meta.mask : 0; }
+  // Heap bytes of the pages (the memory a histogram costs beyond its own size).
+  std::size_t pageBytes() const { return pages_.capacity() * sizeof(Page); }
   // Bit b set = block b has mask bits (kBlocks ≤ 32).
   std::uint32_t usedBlocks() const { return used_; }
 
@@ -219,7 +249,8 @@ class BasicHistogram {
     double seen = 0;
     for (std::uint32_t u = used_; u; u &= u - 1) {
       const int b = std::countr_zero(u);
-      const Block& bl = blocks_[b];
+      const Page& p = page(b);
+      const Block& bl = p.meta;
       const double block = static_cast<double>(bl.sum);
       // Skip whole blocks that end before the rank (with a margin for rounding in decayed
       // sums: near the boundary, walk the bins).
@@ -235,12 +266,12 @@ class BasicHistogram {
           seen += group;
           continue;
         }
-        const int base = (b << kBlockBits) + g * kGroup;
+        const int base = g * kGroup;
         for (std::uint64_t m = gm; m; m &= m - 1) {
           const int i = base + std::countr_zero(m);
-          if (!(counts_[i] > Count{})) continue;  // an empty bin is never the answer (q = 0)
-          seen += static_cast<double>(counts_[i]);
-          if (seen >= rank - 1e-9) return Layout::representative(i);
+          if (!(p.counts[i] > Count{})) continue;  // an empty bin is never the answer (q = 0)
+          seen += static_cast<double>(p.counts[i]);
+          if (seen >= rank - 1e-9) return Layout::representative((b << kBlockBits) + i);
         }
       }
     }
@@ -260,14 +291,15 @@ class BasicHistogram {
     const int blk = bin >> kBlockBits;
     std::uint64_t n = 0;
     for (std::uint32_t u = used_ & ((std::uint32_t{1} << blk) - 1); u; u &= u - 1)
-      n += blocks_[std::countr_zero(u)].sum;
-    const Block& b = blocks_[blk];
+      n += page(std::countr_zero(u)).meta.sum;
+    if (!slot_[blk]) return n;  // nothing in the bin's block
+    const Page& p = page(blk);
     const int g = (bin >> kGroupBits) & (kGroupsPerBlock - 1);
-    for (int k = 0; k < g; ++k) n += b.group[k];
-    const int base = bin & ~(kGroup - 1);
-    const int upto = bin - base;
+    for (int k = 0; k < g; ++k) n += p.meta.group[k];
+    const int base = (bin & (kBlock - 1)) & ~(kGroup - 1);
+    const int upto = (bin & (kBlock - 1)) - base;
     Count inGroup{};
-    for (int i = 0; i < kGroup; ++i) inGroup += i <= upto ? counts_[base + i] : Count{};
+    for (int i = 0; i < kGroup; ++i) inGroup += i <= upto ? p.counts[base + i] : Count{};
     return n + inGroup;
   }
   // Number of samples strictly above `us` (bin-resolution: bins whose lower edge > us).
@@ -275,8 +307,8 @@ class BasicHistogram {
     const int b = Layout::binOf(us);
     double n = 0;
     const int blockEnd = std::min(((b >> kBlockBits) + 1) * kBlock, Layout::kBins);
-    for (int i = b + 1; i < blockEnd; ++i) n += static_cast<double>(counts_[i]);
-    for (int k = (b >> kBlockBits) + 1; k < kBlocks; ++k) n += static_cast<double>(blocks_[k].sum);
+    for (int i = b + 1; i < blockEnd; ++i) n += static_cast<double>(binCount(i));
+    for (int k = (b >> kBlockBits) + 1; k < kBlocks; ++k) n += static_cast<double>(blockCount(k));
     return n;
   }
 
@@ -286,6 +318,24 @@ class BasicHistogram {
     Count sum{};
     std::array<Count, kGroupsPerBlock> group{};
   };
+  // A block's sums and mask sit together (one cache line) before its counts.
+  struct Page {
+    Block meta;
+    std::array<Count, kBlock> counts{};
+  };
+  const Page& page(int block) const { return pages_[slot_[block] - 1]; }
+  Page& pageFor(int block) {
+    const int s = slot_[block];
+    if (s) [[likely]]
+      return pages_[s - 1];
+    return newPage(block);
+  }
+  Page& newPage(int block) {
+    pages_.reserve(pages_.size() + 1);  // exactly: a histogram spans a few blocks
+    pages_.emplace_back();
+    slot_[block] = static_cast<std::uint8_t>(pages_.size());
+    return pages_.back();
+  }
 
   // The nearest-rank answer is the smallest bin whose cumulative count reaches `rank`, i.e.
   // walking down, the first bin below which fewer than `rank` samples remain.
@@ -294,7 +344,8 @@ class BasicHistogram {
     double above = 0;  // samples in bins above the current one
     for (std::uint32_t u = used_; u; u &= ~(std::uint32_t{1} << (31 - std::countl_zero(u)))) {
       const int b = 31 - std::countl_zero(u);
-      const Block& bl = blocks_[b];
+      const Page& p = page(b);
+      const Block& bl = p.meta;
       const double block = static_cast<double>(bl.sum);
       // The whole block lies above the answer when what is below it still reaches the rank.
       if (total - above - block >= rank - 1e-9 + 1e-6 * (1.0 + rank)) {
@@ -309,21 +360,21 @@ class BasicHistogram {
           above += group;
           continue;
         }
-        const int base = (b << kBlockBits) + g * kGroup;
+        const int base = g * kGroup;
         for (std::uint64_t m = gm; m; m &= ~(std::uint64_t{1} << (63 - std::countl_zero(m)))) {
           const int i = base + 63 - std::countl_zero(m);
-          const double c = static_cast<double>(counts_[i]);
+          const double c = static_cast<double>(p.counts[i]);
           if (!(c > 0)) continue;
-          if (total - above - c < rank - 1e-9) return Layout::representative(i);
+          if (total - above - c < rank - 1e-9) return Layout::representative((b << kBlockBits) + i);
           above += c;
         }
       }
     }
     // Rounding in decayed sums: fall back to the lowest non-empty bin.
     for (int b = 0; b < kBlocks; ++b)
-      for (std::uint64_t m = blocks_[b].mask; m; m &= m - 1) {
+      for (std::uint64_t m = blockMask(b); m; m &= m - 1) {
         const int i = (b << kBlockBits) + std::countr_zero(m);
-        if (counts_[i] > Count{}) return Layout::representative(i);
+        if (binCount(i) > Count{}) return Layout::representative(i);
       }
     return 0.0;
   }
@@ -333,11 +384,12 @@ class BasicHistogram {
     for (std::uint32_t u = o.usedBlocks(); u; u &= u - 1) {
       const int b = std::countr_zero(u);
       const std::uint64_t mask = o.blockMask(b);
+      Page& tp = pageFor(b);
       for (std::uint64_t m = mask; m; m &= m - 1) {
-        const int i = (b << kBlockBits) + std::countr_zero(m);
-        counts_[i] += conv(o.binCount(i));
+        const int bit = std::countr_zero(m);
+        tp.counts[bit] += conv(o.binCount((b << kBlockBits) + bit));
       }
-      Block& tb = blocks_[b];
+      Block& tb = tp.meta;
       tb.sum += conv(o.blockCount(b));
       for (int g = 0; g < kGroupsPerBlock; ++g)
         if ((mask >> (g * kGroup)) & kGroupMask) tb.group[g] += conv(o.groupCount(b, g));
@@ -347,10 +399,10 @@ class BasicHistogram {
     total_ += conv(o.total());
   }
 
-  Count total_;
-  std::uint32_t used_;  // bit b set = blocks_[b].mask != 0
-  std::array<Block, kBlocks> blocks_;
-  std::array<Count, Layout::kBins> counts_;
+  Count total_{};
+  std::uint32_t used_ = 0;                    // bit b set = block b's mask != 0
+  std::array<std::uint8_t, kBlocks> slot_{};  // block b's page is pages_[slot_[b] - 1]; 0: none
+  std::vector<Page> pages_;
   static_assert(kBlocks <= 32, "one bit per block in used_");
 };
 

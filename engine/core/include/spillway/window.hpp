@@ -87,19 +87,11 @@ class SlidingStats {
     headSliceCounts_.calls++;
     headSliceCounts_.failures += failure;
     headSliceCounts_.slow += slow;
-    if (!windowHist_) allocHist();
-    const int bin = HistogramLayout::binOf(latencyUs);
-    ++sliceGen_[headSlice_];
-    Slice& sl = slices_[headSlice_];
-    if (!sl.dense && sl.bins.size() < kSparseSlice) {
-      // Only the slice's list: the window histogram takes the head slice's calls when it is
-      // read or the slice completes (see flushHead) — a call then touches one cache line of
-      // latency data instead of four.
-      sl.bins.push_back(static_cast<std::uint16_t>(bin));
-    } else {
-      makeDense(sl).addBin(bin, 1);
-      if (keepWindow_) windowHist_->addBin(bin, 1);
-    }
+    // The call's bin waits here, in the window's own cache line, until a few have come or
+    // anything reads the latencies (flushPending): with a thousand breakers round robin, a
+    // call that went straight to its slice's list or histogram missed the cache there.
+    pending_[pendingN_++] = static_cast<std::uint16_t>(HistogramLayout::binOf(latencyUs));
+    if (pendingN_ == kPending) flushPending();
   }
   void addAggregate(const WindowCounts& c, const LatencyHistogram* hist);
   void addRejected() {
@@ -111,18 +103,18 @@ class SlidingStats {
   // Restart the decision totals: only outcomes from now on count for the next decision.
   void restartDecision();
 
-  // Whether the window histogram follows the calls as they come and go (on, the default:
-  // reading it costs nothing — plots, snapshots every tick) or is built from the slices when
-  // read (off: a simulation nobody plots saves adding and removing every call's latency).
+  // Whether the window histogram follows the slices as they complete and leave (on, the
+  // default: a read adds only the head slice — plots, snapshots every tick) or is built from
+  // all slices when read (off: a simulation nobody plots saves adding and removing them).
   // Every answer is the same either way; it may switch at any time.
   void keepWindowHistogram(bool on);
   bool keepsWindowHistogram() const { return keepWindow_; }
 
   const WindowCounts& all() const { return all_; }
   const WindowCounts& decision() const { return decision_; }
-  // The window's latencies, the head slice's included. While the head slice has calls the
-  // window histogram has not taken yet, this is a copy with them (per thread, valid until the
-  // next call on the thread) — the window itself changes only in non-const calls.
+  // The window's latencies, the head slice's included. While the head slice has calls, this
+  // is a copy with them (per thread, valid until the next call on the thread) — the window
+  // itself changes only in non-const calls.
   const LatencyHistogram* histogram() const;
   double quantile(double q) const {
     const LatencyHistogram* h = histogram();
@@ -142,6 +134,12 @@ class SlidingStats {
   void roll(Micros t, OnSlice& onSlice);
   void evictBucket(std::int64_t idx, int slot);  // slot = idx mod n_
   void allocHist();
+  // Moves the pending calls into the head slice (and the window histogram when it follows).
+  void flushPending() {
+    if (pendingN_) movePending();
+  }
+  void movePending();
+  void allocBuckets();  // at the first call: an idle instance keeps no ring
   // A slice's latencies: the bins of its calls while they are few (a one-second slice of a
   // lightly loaded instance holds a handful — a list a few bytes long instead of a 7 KB
   // histogram per slice, which kept every breaker's slices out of the cache), a histogram
@@ -150,44 +148,48 @@ class SlidingStats {
   struct Slice {
     std::vector<std::uint16_t> bins;
     CopyablePtr<LatencyHistogram> hist;  // kept once allocated
-    std::uint32_t flushed = 0;           // bins[0, flushed) are in the window histogram
     bool dense = false;                  // hist holds the slice (bins is empty)
+    // quantileExceeds' count of the slice (calls in bins ≤ countBin_, of countTotal) and the
+    // generation it was taken at: `gen` moves with every change (a call, an aggregate, the
+    // eviction). Here rather than in the window: an idle instance has no slices.
+    std::uint32_t gen = 0, countGen = 0, countThrough = 0, countTotal = 0;
   };
   LatencyHistogram& makeDense(Slice& sl);
-  // Adds the head slice's calls not yet in the window histogram (only the head slice can have
-  // any: a slice is flushed when it completes).
+  // The window histogram holds the completed slices: the head slice joins it when it
+  // completes, and a read adds it to a copy (histogram()). A call then touches its slice only.
   void flushHead();
+  static void addSlice(LatencyHistogram& h, const Slice& sl);
   void evictSlice(Slice& sl);
-  CompletedSlice evictedView(int slot) const;  // every call of the slice, flushed or not
-  void addSlices(LatencyHistogram& h) const;   // every slice's calls (the whole window)
+  CompletedSlice evictedView(int slot) const;  // every call of the slice
+
+  // What every call reads and writes comes first — the head bucket's end, the head bucket's
+  // and head slice's counts next to the totals (they go to the ring when the head moves on),
+  // the pending bins — then what a flush of them needs: with a thousand breakers round robin,
+  // a call touches two cache lines of its window, and the ring's line is not one of them.
+  Micros headEnd_ = kNever;       // end time of the newest bucket (exclusive)
+  WindowCounts headBucket_;       // buckets_[headSlot_] is stale while it is the head
+  WindowCounts headSliceCounts_;  // only the head slice's counts are ever read
+  WindowCounts all_;
+  WindowCounts decision_;
+  static constexpr int kPending = 12;
+  std::uint8_t pendingN_ = 0;
+  bool keepWindow_ = true;  // windowHist_ follows the slices (else it is stale, never read)
+  std::array<std::uint16_t, kPending> pending_{};  // bins of head-slice calls not yet in it
+  int headSlice_ = 0;                              // headSliceIdx_ mod nSlices_
+  std::vector<Slice> slices_;                      // allocated with windowHist_
+  CopyablePtr<LatencyHistogram> windowHist_;
 
   Micros width_;
   int n_;  // buckets in the window
   int bucketsPerSlice_;
   int nSlices_;
-  // The head bucket and the head slice's counts live here, next to the totals, and go to the
-  // ring when the head moves on: every call writes them, and with a thousand breakers the
-  // ring's line was a cache miss per call.
-  WindowCounts headBucket_;       // buckets_[headSlot_] is stale while it is the head
-  WindowCounts headSliceCounts_;  // only the head slice's counts are ever read
-  std::vector<WindowCounts> buckets_;
+  std::vector<WindowCounts> buckets_;  // empty until the window starts
   std::vector<std::int64_t> slotIdx_;  // absolute bucket index held by each slot
-  std::vector<Slice> slices_;          // allocated with windowHist_
-  CopyablePtr<LatencyHistogram> windowHist_;
-  WindowCounts all_;
-  WindowCounts decision_;
-  std::int64_t headIdx_ = 0;       // absolute bucket index of the newest bucket
-  Micros headEnd_ = kNever;        // end time of the newest bucket (exclusive)
-  int headSlot_ = 0;               // headIdx_ mod n_
-  int headSlice_ = 0;              // headSliceIdx_ mod nSlices_
-  int headPos_ = 0;                // headIdx_ - headSliceIdx_ × bucketsPerSlice_
-  std::int64_t headSliceIdx_ = 0;  // absolute slice index of the newest bucket
+  std::int64_t headIdx_ = 0;           // absolute bucket index of the newest bucket
+  int headSlot_ = 0;                   // headIdx_ mod n_
+  int headPos_ = 0;                    // headIdx_ - headSliceIdx_ × bucketsPerSlice_
+  std::int64_t headSliceIdx_ = 0;      // absolute slice index of the newest bucket
   bool started_ = false;
-  bool keepWindow_ = true;  // windowHist_ follows the slices (else it is stale, never read)
-  // quantileExceeds' per-slice counts (for countBin_) and what each slice held then: a slice's
-  // generation moves with every change (a call, an aggregate, the eviction).
-  static constexpr int kSliceSlots = kMaxSlices + 1;  // nSlices_ ≤ kMaxSlices + 1
-  std::array<std::uint32_t, kSliceSlots> sliceGen_{}, countGen_{}, countThrough_{}, countTotal_{};
   int countBin_ = -2;  // -2: nothing counted yet (-1 is a real answer: no bin)
   // Decision epoch: buckets before epochIdx_ are not in decision_; the epoch bucket only
   // partially (epochBase_ is what it held when the decision restarted).
@@ -200,6 +202,7 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
   if (!started_) {
     const std::int64_t idx = t >= 0 ? t / width_ : (t - width_ + 1) / width_;
     started_ = true;
+    allocBuckets();
     headIdx_ = idx;
     epochIdx_ = idx;
     headSlot_ = static_cast<int>(((idx % n_) + n_) % n_);
@@ -209,6 +212,8 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
     headSliceIdx_ = sIdx;
     headPos_ = static_cast<int>(idx - sIdx * bucketsPerSlice_);
     headSlice_ = static_cast<int>(((sIdx % nSlices_) + nSlices_) % nSlices_);
+    // Calls recorded before the first move belong to the first slice (they went to slot 0).
+    if (!slices_.empty() && headSlice_ != 0) std::swap(slices_[0], slices_[headSlice_]);
     headEnd_ = (idx + 1) * width_;
     return;
   }
@@ -224,7 +229,7 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
     newSlice = bucketsPerSlice_ == 1 ? oldSlice + pos : oldSlice + pos / bucketsPerSlice_;
     pos -= (newSlice - oldSlice) * bucketsPerSlice_;
   }
-  if (windowHist_ && newSlice != oldSlice) flushHead();  // before the hook reads the window
+  if (newSlice != oldSlice) flushPending();  // the hook reads the slice whole
   if (newSlice != oldSlice && headSliceCounts_.calls > 0) {
     CompletedSlice done;
     done.counts = headSliceCounts_;
@@ -239,8 +244,10 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
       }
     }
     done.slot = headSlice_;
-    onSlice(done);
+    onSlice(done);  // still the head: a read counts it once (histogram())
   }
+  // The completed slice joins the window histogram before anything leaves it.
+  if (windowHist_ && newSlice != oldSlice) flushHead();
   // The new head's slot: idx mod n_, from the old one.
   int newSlot;
   if (step < n_) {

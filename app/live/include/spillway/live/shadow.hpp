@@ -33,7 +33,7 @@ struct ShadowOptions {
   // Upstream address → instance name ("127.0.0.1:18002" → "chat-32b-3").
   std::map<std::string, std::string, std::less<>> aliases;
   std::string sourceName = "log";  // names the file in error messages
-  // At most this many instances are tracked at once (~22 KiB each). Over the bound, a new
+  // At most this many instances are tracked at once (~6 KiB each). Over the bound, a new
   // instance's calls and samples are rejected (counted) unless an idle one can be evicted.
   // 0: no bound — only for trusted input (tests, a file read once), never for a network source.
   std::size_t maxInstances = 1024;
@@ -152,8 +152,8 @@ class ShadowMonitor final : private EventSink {
   void evict(Tracked& t);
 
   ShadowOptions opt_;
-  Policy policy_;                   // METRICS_ONLY
-  std::unique_ptr<Engine> shared_;  // sharedEngine: every instance in one engine
+  std::shared_ptr<const Policy> policy_;  // METRICS_ONLY; every instance's engine shares it
+  std::unique_ptr<Engine> shared_;        // sharedEngine: every instance in one engine
   std::unordered_map<std::string, std::unique_ptr<Tracked>, NameHash, std::equal_to<>> byName_;
   std::vector<Tracked*> byId_;       // id → instance (nullptr: a free id)
   std::vector<InstanceId> freeIds_;  // ids of evicted instances, reused
