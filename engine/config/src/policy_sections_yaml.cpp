@@ -2,6 +2,8 @@
 // (with file:line errors) and writing them back.
 #include "spillway/policy_sections_yaml.hpp"
 
+#include "spillway/policy_yaml.hpp"
+
 #include <algorithm>
 #include <cmath>
 
@@ -240,10 +242,10 @@ void emitPolicySections(YAML::Emitter& e, const Policy& p) {
     for (const auto& [name, m] : p.models) {
       e << YAML::Key << name << YAML::Value << YAML::BeginMap;
       e << YAML::Key << "tier" << YAML::Value << m.tier;
-      e << YAML::Key << "quality" << YAML::Value << m.quality;
+      e << YAML::Key << "quality" << YAML::Value << yamlNumber(m.quality);
       e << YAML::Key << "context" << YAML::Value << m.context;
       e << YAML::Key << "tags" << YAML::Value << YAML::Flow << m.tags;
-      e << YAML::Key << "cost" << YAML::Value << m.cost;
+      e << YAML::Key << "cost" << YAML::Value << yamlNumber(m.cost);
       if (m.timeout > 0) e << YAML::Key << "timeout" << YAML::Value << dur(m.timeout);
       e << YAML::EndMap;
     }
@@ -252,7 +254,7 @@ void emitPolicySections(YAML::Emitter& e, const Policy& p) {
   if (p.degrade.enabled) {
     const DegradeConfig& d = p.degrade;
     e << YAML::Key << "degrade" << YAML::Value << YAML::BeginMap;
-    e << YAML::Key << "max_quality_drop" << YAML::Value << d.maxQualityDrop;
+    e << YAML::Key << "max_quality_drop" << YAML::Value << yamlNumber(d.maxQualityDrop);
     e << YAML::Key << "context_overflow" << YAML::Value
       << (d.contextOverflow == ContextOverflow::Trim ? "trim" : "skip");
     if (!d.chains.empty()) {
@@ -269,7 +271,7 @@ void emitPolicySections(YAML::Emitter& e, const Policy& p) {
     e << YAML::Key << "lock" << YAML::Value << YAML::BeginMap << YAML::Key << "enabled"
       << YAML::Value << d.lock << YAML::Key << "ttl" << YAML::Value << dur(d.lockTtl)
       << YAML::EndMap;
-    e << YAML::Key << "retry_budget" << YAML::Value << d.retryBudget;
+    e << YAML::Key << "retry_budget" << YAML::Value << yamlNumber(d.retryBudget);
     if (d.cheaperForNonCore || d.cheaperForSimple) {
       std::vector<std::string> kinds;
       if (d.cheaperForNonCore) kinds.emplace_back("non_core");
@@ -284,10 +286,10 @@ void emitPolicySections(YAML::Emitter& e, const Policy& p) {
     e << YAML::Key << "sla_classes" << YAML::Value << YAML::BeginMap;
     for (const auto& [name, k] : p.slaClasses) {
       e << YAML::Key << name << YAML::Value << YAML::BeginMap;
-      e << YAML::Key << "availability" << YAML::Value << k.availability;
+      e << YAML::Key << "availability" << YAML::Value << yamlNumber(k.availability);
       e << YAML::Key << "latency" << YAML::Value << dur(k.latency);
       if (k.maxQualityDrop >= 0)
-        e << YAML::Key << "max_quality_drop" << YAML::Value << k.maxQualityDrop;
+        e << YAML::Key << "max_quality_drop" << YAML::Value << yamlNumber(k.maxQualityDrop);
       if (!k.degradeTo.empty())
         e << YAML::Key << "degrade_to" << YAML::Value << YAML::Flow << k.degradeTo;
       e << YAML::EndMap;
@@ -298,14 +300,15 @@ void emitPolicySections(YAML::Emitter& e, const Policy& p) {
   if (l.any() || l.adaptive) {
     auto rule = [&](const LimitRule& r) {
       e << YAML::BeginMap;
-      if (r.rate > 0) e << YAML::Key << "rate" << YAML::Value << r.rate;
-      if (r.burst > 0) e << YAML::Key << "burst" << YAML::Value << r.burst;
+      if (r.rate > 0) e << YAML::Key << "rate" << YAML::Value << yamlNumber(r.rate);
+      if (r.burst > 0) e << YAML::Key << "burst" << YAML::Value << yamlNumber(r.burst);
       if (r.maxConcurrent) e << YAML::Key << "max_concurrent" << YAML::Value << r.maxConcurrent;
       if (r.tokensPerSecond > 0)
-        e << YAML::Key << "tokens_per_second" << YAML::Value << r.tokensPerSecond;
-      if (r.tokenBurst > 0) e << YAML::Key << "token_burst" << YAML::Value << r.tokenBurst;
+        e << YAML::Key << "tokens_per_second" << YAML::Value << yamlNumber(r.tokensPerSecond);
+      if (r.tokenBurst > 0)
+        e << YAML::Key << "token_burst" << YAML::Value << yamlNumber(r.tokenBurst);
       if (r.maxTokensInFlight > 0)
-        e << YAML::Key << "max_tokens_in_flight" << YAML::Value << r.maxTokensInFlight;
+        e << YAML::Key << "max_tokens_in_flight" << YAML::Value << yamlNumber(r.maxTokensInFlight);
       e << YAML::EndMap;
     };
     auto rules = [&](const char* key, const std::map<std::string, LimitRule>& m) {
@@ -327,12 +330,12 @@ void emitPolicySections(YAML::Emitter& e, const Policy& p) {
     rules("models", l.models);
     if (l.shedAt > 0)
       e << YAML::Key << "shed" << YAML::Value << YAML::BeginMap << YAML::Key << "at" << YAML::Value
-        << l.shedAt << YAML::Key << "critical_at" << YAML::Value << l.shedCriticalAt
-        << YAML::EndMap;
+        << yamlNumber(l.shedAt) << YAML::Key << "critical_at" << YAML::Value
+        << yamlNumber(l.shedCriticalAt) << YAML::EndMap;
     if (l.adaptive)
       e << YAML::Key << "adaptive" << YAML::Value << YAML::BeginMap << YAML::Key << "from"
-        << YAML::Value << l.adaptiveFrom << YAML::Key << "min_factor" << YAML::Value
-        << l.adaptiveMin << YAML::EndMap;
+        << YAML::Value << yamlNumber(l.adaptiveFrom) << YAML::Key << "min_factor" << YAML::Value
+        << yamlNumber(l.adaptiveMin) << YAML::EndMap;
     e << YAML::EndMap;
   }
 }

@@ -1,5 +1,6 @@
 #include "spillway/policy_yaml.hpp"
 
+#include <algorithm>
 #include <charconv>
 
 #include <yaml-cpp/yaml.h>
@@ -320,14 +321,6 @@ std::string dur(Micros d) {
   return d == 0 ? std::string("off") : formatDuration(d);
 }
 
-// The shortest text that reads back as the same double: 0.3, not 0.29999999999999999 (a
-// fixed precision of 17 digits round-trips but shows binary noise to the SRE).
-std::string shortest(double v) {
-  char buf[32];
-  const auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
-}
-
 // A whole config as an override that sets every field, except the keys a policy file carries
 // only when they are in use (so that a policy without them reads as before).
 BreakerOverride everyField(const BreakerConfig& b) {
@@ -382,14 +375,14 @@ void emitBreaker(YAML::Emitter& e, const BreakerOverride& o) {
   if (o.minCalls) key("min_calls") << *o.minCalls;
   const auto& t = o.trip;
   section("trip", t.errorRate || t.slowRate || t.sustain || t.weight || t.loadFactor, [&] {
-    if (t.errorRate) key("error_rate") << shortest(*t.errorRate);
-    if (t.slowRate) key("slow_rate") << shortest(*t.slowRate);
+    if (t.errorRate) key("error_rate") << yamlNumber(*t.errorRate);
+    if (t.slowRate) key("slow_rate") << yamlNumber(*t.slowRate);
     if (t.sustain) key("sustain") << formatDuration(*t.sustain);
-    if (t.weight) key("weight") << shortest(*t.weight);
+    if (t.weight) key("weight") << yamlNumber(*t.weight);
     if (const auto& l = t.loadFactor)
       key("load_factor") << YAML::Flow << YAML::BeginMap << YAML::Key << "min" << YAML::Value
-                         << shortest(l->min) << YAML::Key << "max" << YAML::Value
-                         << shortest(l->max) << YAML::Key << "source" << YAML::Value
+                         << yamlNumber(l->min) << YAML::Key << "max" << YAML::Value
+                         << yamlNumber(l->max) << YAML::Key << "source" << YAML::Value
                          << (l->source == LoadSource::Queue ? "queue" : "saturation")
                          << YAML::EndMap;
   });
@@ -407,11 +400,11 @@ void emitBreaker(YAML::Emitter& e, const BreakerOverride& o) {
           });
   const auto& sl = o.slow;
   section("slow", sl.k || sl.floor || sl.absolute || sl.initialBaseline || sl.spreadMax, [&] {
-    if (sl.k) key("k") << shortest(*sl.k);
+    if (sl.k) key("k") << yamlNumber(*sl.k);
     if (sl.floor) key("floor") << formatDuration(*sl.floor);
     if (sl.absolute) key("absolute") << dur(*sl.absolute);
     if (sl.initialBaseline) key("initial_baseline") << dur(*sl.initialBaseline);
-    if (sl.spreadMax) key("spread_max") << shortest(*sl.spreadMax);
+    if (sl.spreadMax) key("spread_max") << yamlNumber(*sl.spreadMax);
   });
   const auto& bl = o.baseline;
   section(
@@ -420,30 +413,31 @@ void emitBreaker(YAML::Emitter& e, const BreakerOverride& o) {
       [&] {
         if (bl.horizon) key("horizon") << formatDuration(*bl.horizon);
         if (bl.minCalls) key("min_calls") << *bl.minCalls;
-        if (bl.freezeErrorRate) key("freeze_error_rate") << shortest(*bl.freezeErrorRate);
-        if (bl.freezeSlowRate) key("freeze_slow_rate") << shortest(*bl.freezeSlowRate);
-        if (bl.freezeDriftRatio) key("freeze_drift_ratio") << shortest(*bl.freezeDriftRatio);
+        if (bl.freezeErrorRate) key("freeze_error_rate") << yamlNumber(*bl.freezeErrorRate);
+        if (bl.freezeSlowRate) key("freeze_slow_rate") << yamlNumber(*bl.freezeSlowRate);
+        if (bl.freezeDriftRatio) key("freeze_drift_ratio") << yamlNumber(*bl.freezeDriftRatio);
       });
   const auto& op = o.open;
   section("open",
           op.duration || op.backoffMultiplier || op.maxDuration || op.jitter || op.decayAfter, [&] {
             if (op.duration) key("duration") << formatDuration(*op.duration);
-            if (op.backoffMultiplier) key("backoff_multiplier") << shortest(*op.backoffMultiplier);
+            if (op.backoffMultiplier)
+              key("backoff_multiplier") << yamlNumber(*op.backoffMultiplier);
             if (op.maxDuration) key("max_duration") << formatDuration(*op.maxDuration);
-            if (op.jitter) key("jitter") << shortest(*op.jitter);
+            if (op.jitter) key("jitter") << yamlNumber(*op.jitter);
             if (op.decayAfter) key("decay_after") << formatDuration(*op.decayAfter);
           });
   const auto& h = o.halfOpen;
   section("half_open", h.probeShare || h.successStreak || h.release || h.maxProbes, [&] {
-    if (h.probeShare) key("probe_share") << shortest(*h.probeShare);
+    if (h.probeShare) key("probe_share") << yamlNumber(*h.probeShare);
     if (h.successStreak) key("success_streak") << *h.successStreak;
     if (h.release) {
       key("release") << YAML::BeginSeq;
       for (const ReleaseRule& r : *h.release)
         e << YAML::Flow << YAML::BeginMap << YAML::Key << "success" << YAML::Value
-          << shortest(r.success) << YAML::Key << "probes" << YAML::Value << r.probes << YAML::Key
-          << "start" << YAML::Value << shortest(r.start) << YAML::Key << "cap" << YAML::Value
-          << shortest(r.cap) << YAML::EndMap;
+          << yamlNumber(r.success) << YAML::Key << "probes" << YAML::Value << r.probes << YAML::Key
+          << "start" << YAML::Value << yamlNumber(r.start) << YAML::Key << "cap" << YAML::Value
+          << yamlNumber(r.cap) << YAML::EndMap;
       e << YAML::EndSeq;
     }
     if (h.maxProbes) key("max_probes") << *h.maxProbes;
@@ -460,6 +454,14 @@ void emitBreaker(YAML::Emitter& e, const BreakerOverride& o) {
 
 }  // namespace
 
+// The shortest text that reads back as the same double: 0.3, not 0.29999999999999999 (a
+// fixed precision of 17 digits round-trips but shows binary noise to the SRE).
+std::string yamlNumber(double v) {
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
 std::string policyToYaml(const Policy& p) {
   YAML::Emitter e;
   e.SetDoublePrecision(17);
@@ -469,10 +471,10 @@ std::string policyToYaml(const Policy& p) {
   e << YAML::Key << "breaker" << YAML::Value;
   emitBreaker(e, everyField(p.breaker));
   e << YAML::Key << "calibration" << YAML::Value << YAML::BeginMap;
-  e << YAML::Key << "fp_target" << YAML::Value << shortest(p.calibration.fpTarget);
+  e << YAML::Key << "fp_target" << YAML::Value << yamlNumber(p.calibration.fpTarget);
   e << YAML::Key << "period" << YAML::Value << formatDuration(p.calibration.period);
   e << YAML::Key << "min_blocked" << YAML::Value << p.calibration.minBlocked;
-  e << YAML::Key << "rate_step" << YAML::Value << shortest(p.calibration.rateStep);
+  e << YAML::Key << "rate_step" << YAML::Value << yamlNumber(p.calibration.rateStep);
   e << YAML::Key << "sustain_step" << YAML::Value << formatDuration(p.calibration.sustainStep);
   e << YAML::EndMap;
   if (!p.modelOverrides.empty() || !p.instanceOverrides.empty()) {
@@ -493,6 +495,77 @@ std::string policyToYaml(const Policy& p) {
   emitPolicySections(e, p);
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";
+}
+
+namespace {
+
+// A policy file as (key path, value text) in file order: maps descend ("breaker.trip.error_rate"),
+// sequences and scalars are leaves, a sequence written in flow style ("[500, 502]").
+void flatten(const YAML::Node& n, const std::string& path,
+             std::vector<std::pair<std::string, std::string>>& out) {
+  if (n.IsMap() && n.size() > 0) {
+    for (const auto& kv : n)
+      flatten(kv.second, path.empty() ? kv.first.Scalar() : path + "." + kv.first.Scalar(), out);
+    return;
+  }
+  if (n.IsScalar()) {
+    out.emplace_back(path, n.Scalar());
+    return;
+  }
+  YAML::Emitter e;
+  e << YAML::Flow << n;
+  out.emplace_back(path, e.c_str());
+}
+
+std::vector<std::pair<std::string, std::string>> flatPolicy(const Policy& p) {
+  std::vector<std::pair<std::string, std::string>> out;
+  flatten(YAML::Load(policyToYaml(p)), "", out);
+  return out;
+}
+
+// One comment line: a newline in a name must not end the comment and start YAML.
+std::string commentLine(const std::string& text) {
+  std::string line = "# " + text;
+  std::replace(line.begin(), line.end(), '\n', ' ');
+  std::replace(line.begin(), line.end(), '\r', ' ');
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  return line + "\n";
+}
+
+}  // namespace
+
+std::vector<std::string> policyChanges(const Policy& base, const Policy& changed) {
+  const auto before = flatPolicy(base);
+  const auto after = flatPolicy(changed);
+  auto find = [](const auto& v, const std::string& key) -> const std::string* {
+    for (const auto& [k, val] : v)
+      if (k == key) return &val;
+    return nullptr;
+  };
+  std::vector<std::string> lines;
+  for (const auto& [key, value] : after) {
+    const std::string* old = find(before, key);
+    if (!old || *old != value)
+      lines.push_back(key + ": " + (old ? *old : "(unset)") + " \u2192 " + value);
+  }
+  for (const auto& [key, value] : before)
+    if (!find(after, key)) lines.push_back(key + ": " + value + " \u2192 (unset)");
+  return lines;
+}
+
+std::string policyToYamlWithHeader(const Policy& p, const PolicyHeader& h) {
+  std::string out = commentLine("Spillway breaker policy '" + p.name + "' (docs/policy.md).");
+  if (!h.source.empty()) out += commentLine("Source: " + h.source);
+  if (h.base) {
+    const std::string baseName = h.baseName.empty() ? "'" + h.base->name + "'" : h.baseName;
+    const std::vector<std::string> changes = policyChanges(*h.base, p);
+    out += commentLine("Changed vs " + baseName + (changes.empty() ? ": nothing" : ":"));
+    for (const std::string& c : changes) out += commentLine("  " + c);
+  }
+  if (!h.kpis.empty()) out += commentLine("Headline KPIs:");
+  for (const std::string& k : h.kpis) out += commentLine("  " + k);
+  for (const std::string& n : h.notes) out += commentLine(n);
+  return out + "\n" + policyToYaml(p);
 }
 
 }  // namespace spillway

@@ -113,12 +113,14 @@ ExportResult exportEnvoy(const Policy& policy, const ExportContext& ctx) {
     const std::vector<std::string> members =
         e.instances.empty() ? std::vector<std::string>{""} : e.instances;
     for (const std::string& m : members) {
+      const std::size_t placeholders = addr;
       const std::string a = m.empty() ? placeholderAddress(addr++) : serverAddress(ctx, m, addr);
+      const std::string todo = addr > placeholders ? "  # " + std::string(kTodoAddress) : "";
       const auto colon = a.find(':');
       t += "      - endpoint:\n";
       if (!m.empty()) t += "          hostname: " + quoted(m) + "\n";
       t += "          address:\n            socket_address:\n              address: " +
-           a.substr(0, colon) + "\n              port_value: " + a.substr(colon + 1) + "\n";
+           a.substr(0, colon) + todo + "\n              port_value: " + a.substr(colon + 1) + "\n";
     }
   }
   if (addr > 0)

@@ -111,17 +111,19 @@ ExportResult exportHaproxy(const Policy& policy, const ExportContext& ctx) {
     t += "    mode http\n    balance roundrobin\n    option httpchk GET /health\n";
     t += "    default-server " + serverParams(health(e.cfg), e.cfg) + "\n";
     if (e.instances.empty()) {
-      t += "    server " + e.name + "-1 " + placeholderAddress(addr++) + "\n";
+      t += "    server " + e.name + "-1 " + placeholderAddress(addr++) + "  # " +
+           std::string(kTodoAddress) + "\n";
       continue;
     }
     for (const std::string& inst : e.instances) {
+      const std::size_t placeholders = addr;
       t += "    server " + inst + " " + serverAddress(ctx, inst, addr);
       for (const InstanceOverride& o : plan.instances)
         if (o.instance == inst) {
           t += " " + serverParams(health(o.cfg), o.cfg);
           haproxyNotes(n, o.cfg, inst);
         }
-      t += "\n";
+      t += (addr > placeholders ? "  # " + std::string(kTodoAddress) : "") + "\n";
     }
   }
   n.approx(Topic::Scope,

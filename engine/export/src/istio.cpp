@@ -76,7 +76,8 @@ ExportResult exportIstio(const Policy& policy, const ExportContext& ctx) {
     first = false;
     const std::string host = e.name == "default" ? "*.svc.cluster.local" : e.name;
     t += "apiVersion: networking.istio.io/v1\nkind: DestinationRule\nmetadata:\n  name: " +
-         quoted(e.name) + "\nspec:\n  host: " + quoted(host) + "\n  trafficPolicy:\n";
+         quoted(e.name) + "\nspec:\n  host: " + quoted(host) + "  # " + std::string(kTodoAddress) +
+         " (the service's host)\n  trafficPolicy:\n";
     if (auto it = policy.limits.models.find(e.name);
         it != policy.limits.models.end() && it->second.maxConcurrent > 0) {
       const std::uint32_t maxc = it->second.maxConcurrent;
@@ -112,6 +113,10 @@ ExportResult exportIstio(const Policy& policy, const ExportContext& ctx) {
     n.approx(Topic::Scope,
              "no model known: one rule for host *.svc.cluster.local — set "
              "spec.host to your service");
+  else
+    n.approx(Topic::Scope,
+             "spec.host is the model's name, as a service in the rule's namespace would be "
+             "called: set it to the model's service (marked TODO: address)");
   for (const InstanceOverride& o : plan.instances)
     n.gap(Topic::Scope,
           "instance override " + o.instance +

@@ -4,6 +4,7 @@
 // rate), number and duration spelling, and the note list. Internal to engine/src/export.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "spillway/export/export.hpp"
@@ -55,6 +56,9 @@ std::string num(double v);                 // shortest decimal that reads back e
 std::string pct(double share);             // 0.5 → "50"
 std::string quoted(const std::string& s);  // a YAML/JSON double-quoted string
 std::string placeholderAddress(std::size_t i);  // 127.0.0.1:8001, :8002, ...
+// The comment beside every placeholder (nginx, HAProxy, Envoy, Istio): what a reviewer greps
+// for before the file ships.
+inline constexpr std::string_view kTodoAddress = "TODO: address";
 // The instance's address from ctx.addresses, else its own name when that is an address
 // (HOST:PORT, as a plain access-log import records $upstream_addr), else the next placeholder;
 // `placeholders` counts those used.
@@ -69,6 +73,12 @@ class Notes {
   }
   void gap(Topic t, const std::string& text, const std::string& scope = {}) {
     add(t, true, scope, text);
+  }
+  // A value the target holds as it is ("min_calls 20 → minimumNumberOfCalls 20").
+  void exact(Topic t, const std::string& text, const std::string& scope = {}) {
+    const std::size_t before = v_.size();
+    add(t, false, scope, text);
+    if (v_.size() > before) v_.back().exact = true;
   }
   std::vector<MappingNote> take() { return std::move(v_); }
 

@@ -96,7 +96,8 @@ ExportResult exportNginx(const Policy& policy, const ExportContext& ctx) {
     nginxNotes(n, e.cfg, scope);
     t += "\nupstream " + e.name + " {\n    zone " + e.name + " 64k;\n";
     if (e.instances.empty()) {
-      t += "    server " + placeholderAddress(addr++) + " " + params(e.cfg) + ";\n";
+      t += "    server " + placeholderAddress(addr++) + " " + params(e.cfg) + ";  # " +
+           std::string(kTodoAddress) + "\n";
     } else {
       for (const std::string& inst : e.instances) {
         BreakerConfig c = e.cfg;
@@ -105,8 +106,10 @@ ExportResult exportNginx(const Policy& policy, const ExportContext& ctx) {
             c = o.cfg;
             nginxNotes(n, c, inst);
           }
-        t += "    server " + serverAddress(ctx, inst, addr) + " " + params(c) + ";  # " + inst +
-             "\n";
+        const std::size_t placeholders = addr;
+        const std::string address = serverAddress(ctx, inst, addr);  // may take a placeholder
+        t += "    server " + address + " " + params(c) + ";  # " + inst +
+             (addr > placeholders ? " " + std::string(kTodoAddress) : "") + "\n";
       }
       if (e.instances.size() == 1)
         n.gap(Topic::Scope,

@@ -39,6 +39,7 @@ struct MappingNote {
   bool gap = false;   // true: the target cannot express it; false: a chosen approximation
   std::string scope;  // "" for the default entry, else the model or instance it concerns
   std::string text;
+  bool exact = false;  // (not a gap) the target holds the value as it is: listed for review
 };
 
 // What the exporter knows beyond the policy, usually learned by replaying validation incidents.
