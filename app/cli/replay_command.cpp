@@ -23,6 +23,7 @@
 #include "spillway/replay.hpp"
 #include "spillway/sweep.hpp"
 #include "spillway/telemetry.hpp"
+#include "spillway/view/narrative.hpp"
 
 namespace spillway::cli {
 namespace {
@@ -55,6 +56,7 @@ struct ReplayCliOptions {
   std::string nativeConfig, select;
   std::optional<std::string> healthPath;  // --health: the endpoints' recorded answers
   std::optional<Micros> gatewayStart;     // --gateway-start: the target's timer phase
+  bool narrative = false;                 // --narrative: the account after the report
 };
 
 void addReplayOptions(QCommandLineParser& p) {
@@ -83,6 +85,10 @@ void addReplayOptions(QCommandLineParser& p) {
                "annotations are the fault ground truth unless --faults is given.",
                "NAME"});
   p.addOption(libraryOption());
+  p.addOption({"narrative",
+               "After the report, tell the replay as a time-ordered account (UTC times of the "
+               "recording): faults, trips with their TTD, false trips, probing, full traffic "
+               "restored, and a summary."});
   p.addOption({"dialect",
                "Replay under a gateway's emulation instead of the policy (docs/dialects.md): "
                "resilience4j, envoy, istio, sentinel, haproxy, nginx, litellm, opossum or "
@@ -194,6 +200,7 @@ std::optional<ReplayCliOptions> readReplayOptions(const QCommandLineParser& p) {
   if (p.isSet("library")) o.library = p.value("library").toStdString();
   if (p.isSet("out")) o.outPath = p.value("out").toStdString();
   if (p.isSet("report")) o.reportPath = p.value("report").toStdString();
+  o.narrative = p.isSet("narrative");
   if (!readDialectOptions(p, o)) return std::nullopt;
   return o;
 }
@@ -442,6 +449,17 @@ void printHeader(const formats::RecordSource& reader, const Replayer& replayer,
               slos.empty() ? "" : (slos + ")").c_str());
 }
 
+// --narrative: the replay told line by line, in the recording's own time of day (UTC).
+void printNarrative(const ReplayKpis& k, const std::vector<Event>& events) {
+  if (k.first == kNever) return;  // nothing was replayed
+  const Micros origin = k.first - (k.first % kMicrosPerSecond + kMicrosPerSecond) % kMicrosPerSecond;
+  std::printf("\nNarrative (times UTC):\n");
+  std::fputs(view::narrativeText(view::replayNarrative(k, events, origin),
+                                 view::NarrativeClock{origin, true})
+                 .c_str(),
+             stdout);
+}
+
 void printTotals(const ReplayKpis& k) {
   std::printf("\nBlocked by breakers: %llu (%llu answered within the SLO in the recording)\n",
               static_cast<unsigned long long>(k.rejected),
@@ -511,6 +529,7 @@ int replayAndReport(const ReplayCliOptions& o) {
     printTotals(k);
     printed.faults = printFaults(k);
     printed.recalibration = recalibrate(replayer, k, faults, o.replay, input);
+    if (o.narrative) printNarrative(k, replayer.events());
     for (const auto& m : reader->skippedMessages())
       std::fprintf(stderr, "skipped: %s\n", m.c_str());
     if (o.reportPath)
@@ -593,6 +612,7 @@ int replayUnderDialectAndReport(const ReplayCliOptions& o) {
     printed.instances = printDialectInstances(k);
     printTotals(k);
     printed.faults = printFaults(k);
+    if (o.narrative) printNarrative(k, replayer.events());
     for (const auto& m : reader->skippedMessages())
       std::fprintf(stderr, "skipped: %s\n", m.c_str());
     if (o.reportPath) {

@@ -15,6 +15,7 @@
 #include "save_incident.hpp"
 #include "serve_metrics.hpp"
 #include "spillway/event_format.hpp"
+#include "spillway/event_tee.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/input_limits.hpp"
 #include "spillway/library/library.hpp"
@@ -24,14 +25,17 @@
 #include "spillway/sim/scenario_yaml.hpp"
 #include "spillway/sim/seeds.hpp"
 #include "spillway/sim/simulator.hpp"
+#include "spillway/view/narrative.hpp"
 
 namespace spillway::cli {
 namespace {
 
 // Runs one simulation; streams events/series into `dir` when given; progress on stderr once
-// the run has taken more than a second of wall time.
+// the run has taken more than a second of wall time. `keepEvents`: the breaker events as well
+// (the narrative tells them).
 sim::RunReport runOne(const sim::Scenario& sc, bool protection, const QString& dir,
-                      const char* label, sim::SeriesSink* keep = nullptr) {
+                      const char* label, sim::SeriesSink* keep = nullptr,
+                      std::vector<Event>* keepEvents = nullptr) {
   std::FILE* eventsOut = nullptr;
   std::ofstream instOut, cliOut;
   std::unique_ptr<JsonlEventWriter> events;
@@ -51,6 +55,8 @@ sim::RunReport runOne(const sim::Scenario& sc, bool protection, const QString& d
   sim::SimOptions opt;
   opt.protection = protection;
   opt.events = events.get();
+  std::optional<EventTee> eventTee;
+  if (keepEvents) opt.events = &eventTee.emplace(*keepEvents, events.get());
   TeeSeries tee(series.get(), keep);
   opt.series = keep ? static_cast<sim::SeriesSink*>(&tee) : series.get();
   sim::Simulator s(sc, opt);
@@ -83,7 +89,7 @@ sim::RunReport runOne(const sim::Scenario& sc, bool protection, const QString& d
 
 // --serve-metrics: checks the options that go with it and hands over to the registered runner.
 int serveMetrics(const QCommandLineParser& p, const sim::Scenario& sc) {
-  for (const char* opt : {"compare", "out", "json", "save-incident"})
+  for (const char* opt : {"compare", "out", "json", "save-incident", "narrative"})
     if (p.isSet(opt))
       throw InputError("--serve-metrics", 0, "",
                        std::string("cannot be combined with --") + opt +
@@ -125,6 +131,10 @@ void addSimulateOptions(QCommandLineParser& p) {
   p.addOption({"duration", "override the scenario's duration (e.g. 5m)", "D"});
   p.addOption({"out", "write report.json, events.jsonl, series-*.csv here", "DIR"});
   p.addOption({"json", "print the JSON report instead of the table"});
+  p.addOption({"narrative",
+               "after the table, tell the run as a time-ordered account: faults, trips with "
+               "their TTD, false trips, probing, full traffic restored, and a summary (with "
+               "--compare: the protected run's, beside the baseline's would-opens)"});
   p.addOption({"save-incident",
                "store the unprotected run (the baseline) in the incident library as NAME: "
                "per-tick samples per instance and the faults as annotations",
@@ -183,7 +193,7 @@ ModesOptions readModesOptions(const QCommandLineParser& p) {
     if (!ok || o.seeds < 1 || o.seeds > 1000)
       throw InputError("--seeds", 0, "", "expected 1 … 1000");
   }
-  for (const char* opt : {"out", "save-incident", "no-protection", "compare"})
+  for (const char* opt : {"out", "save-incident", "no-protection", "compare", "narrative"})
     if (p.isSet(opt)) throw InputError(std::string("--") + opt, 0, "", "not with --modes");
   o.json = p.isSet("json");
   return o;
@@ -207,7 +217,7 @@ SeedsOptions readSeedsOptions(const QCommandLineParser& p) {
   bool ok = false;
   o.seeds = p.value("seeds").toUInt(&ok);
   if (!ok || o.seeds < 2 || o.seeds > 1000) throw InputError("--seeds", 0, "", "expected 2 … 1000");
-  for (const char* opt : {"out", "save-incident", "no-protection"})
+  for (const char* opt : {"out", "save-incident", "no-protection", "narrative"})
     if (p.isSet(opt)) throw InputError(std::string("--") + opt, 0, "", "not with --seeds");
   o.json = p.isSet("json");
   return o;
@@ -228,6 +238,7 @@ struct RunOptions {
   bool protection = true;
   bool json = false;
   bool save = false;
+  bool narrative = false;              // --narrative: the account after the table
   std::string incident;                // --save-incident NAME
   std::optional<std::string> library;  // --library, else the default library
 };
@@ -241,6 +252,9 @@ RunOptions readRunOptions(const QCommandLineParser& p) {
   o.protection = !p.isSet("no-protection");
   o.json = p.isSet("json");
   o.save = p.isSet("save-incident");
+  o.narrative = p.isSet("narrative");
+  if (o.narrative && o.json)
+    throw InputError("--narrative", 0, "", "not with --json (the narrative is text)");
   o.incident = p.value("save-incident").toStdString();
   if (p.isSet("library")) o.library = p.value("library").toStdString();
   // The incident to save is what a gateway without protection would have recorded.
@@ -264,29 +278,42 @@ void saveRun(const RunOptions& o, const sim::Scenario& sc, const sim::VectorSeri
     std::fprintf(stderr, "simulate: incident '%s' already holds this run\n", name.c_str());
 }
 
+// --narrative: the run told line by line, after its table.
+void printNarrative(const sim::Scenario& sc, const sim::RunReport& r,
+                    const std::vector<Event>& events, const sim::RunReport* baseline) {
+  std::printf("\nNarrative (%s run; times from the start of the run):\n",
+              r.protection ? "protected" : "unprotected");
+  std::fputs(view::narrativeText(view::simulationNarrative(r, events, &sc, baseline)).c_str(),
+             stdout);
+}
+
 int simulateCompare(const sim::Scenario& sc, const RunOptions& o) {
   const QString& out = o.out;
   sim::VectorSeries kept;
   const sim::RunReport base = runOne(sc, false, out.isEmpty() ? out : out + "/baseline", "baseline",
                                      o.save ? &kept : nullptr);
   if (o.save) saveRun(o, sc, kept, base);
-  const sim::RunReport prot =
-      runOne(sc, true, out.isEmpty() ? out : out + "/protected", "protected");
+  std::vector<Event> events;
+  const sim::RunReport prot = runOne(sc, true, out.isEmpty() ? out : out + "/protected",
+                                     "protected", nullptr, o.narrative ? &events : nullptr);
   if (!out.isEmpty()) {
     std::ofstream cmp(out.toStdString() + "/compare.json", std::ios::binary);
     cmp << sim::compareJson(base, prot) << "\n";
   }
   std::fputs((o.json ? sim::compareJson(base, prot) + "\n" : sim::compareTable(base, prot)).c_str(),
              stdout);
+  if (o.narrative) printNarrative(sc, prot, events, &base);
   return kOk;
 }
 
 int simulateOnce(const sim::Scenario& sc, const RunOptions& o) {
   sim::VectorSeries kept;
+  std::vector<Event> events;
   const sim::RunReport r = runOne(sc, o.protection, o.out, o.protection ? "protected" : "baseline",
-                                  o.save ? &kept : nullptr);
+                                  o.save ? &kept : nullptr, o.narrative ? &events : nullptr);
   if (o.save) saveRun(o, sc, kept, r);
   std::fputs((o.json ? sim::reportJson(r) + "\n" : sim::reportTable(r)).c_str(), stdout);
+  if (o.narrative) printNarrative(sc, r, events, nullptr);
   return kOk;
 }
 
