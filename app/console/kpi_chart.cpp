@@ -9,7 +9,8 @@ namespace spillway::console {
 
 KpiChart::KpiChart(QWidget* parent) : QChartView(parent) {
   setRenderHint(QPainter::Antialiasing);
-  chart()->setTitle(tr("KPIs: baseline, previous policy, current policy"));
+  chart()->setTitle(
+      tr("Share KPIs: baseline, reference, current policy (↑ higher is better, ↓ lower is)"));
   chart()->legend()->setAlignment(Qt::AlignBottom);
 }
 
@@ -19,12 +20,13 @@ void KpiChart::setRows(const std::vector<view::KpiRow>& rows) {
   // Shares only (availability, degrade success, FP, interception): one scale, 0–100 %.
   QStringList names;
   auto* base = new QBarSet(tr("baseline (off)"));
-  auto* prev = new QBarSet(tr("previous policy"));
+  auto* prev = new QBarSet(tr("reference (pinned or previous)"));
   auto* cur = new QBarSet(tr("current policy"));
   bool anyPrevious = false;
   for (const view::KpiRow& r : rows) {
     if (r.unit != "share" || r.perClient) continue;
-    names << QString::fromStdString(r.name);
+    // The bars all grow upward; the arrow says which way is good for this KPI.
+    names << QString::fromStdString(r.name).trimmed() + (r.higherIsBetter ? " ↑" : " ↓");
     *base << (r.baseline ? *r.baseline * 100 : 0);
     *prev << (r.previous ? *r.previous * 100 : 0);
     *cur << (r.current ? *r.current * 100 : 0);

@@ -38,12 +38,14 @@
 #include <QtConcurrent/QtConcurrentRun>
 
 #include "export_dialog.hpp"
+#include "headline_strip.hpp"
 #include "instance_tiles.hpp"
 #include "kpi_chart.hpp"
 #include "library_menu.hpp"
 #include "library_panel.hpp"
 #include "live_panel.hpp"
 #include "modes_dialog.hpp"
+#include "navigation.hpp"
 #include "policy_editor.hpp"
 #include "scenario_panel.hpp"
 #include "spillway/app/resources.hpp"
@@ -52,58 +54,26 @@
 #include "spillway/sim/scenario_yaml.hpp"
 #include "spillway/view/live_kpis.hpp"
 #include "spillway/view/replay_timeline.hpp"
+#include "spillway/view/time_format.hpp"
 #include "sweep_dialog.hpp"
 #include "timeline_plot.hpp"
 
 namespace spillway::console {
-namespace {
-
-QString clock(Micros t) {
-  const long s = static_cast<long>(t / 1000000);
-  return QString("%1:%2").arg(s / 60, 2, 10, QChar('0')).arg(s % 60, 2, 10, QChar('0'));
-}
-
-QString value(const std::optional<double>& v, const std::string& unit) {
-  if (!v) return "n/a";
-  if (unit == "share") return QString::number(*v * 100, 'f', 1) + " %";
-  if (unit == "s") return QString::number(*v, 'f', 1) + " s";
-  if (unit == "ms") return QString::number(*v, 'f', 0) + " ms";
-  if (unit == "count") return QString::number(*v, 'f', 0);
-  if (unit == "/h") return QString::number(*v, 'f', 1) + " /h";
-  if (unit == "cost") return QString::number(*v, 'f', 2);
-  return QString::number(*v, 'f', 2) + "×";
-}
-
-// "98.8 %  [98.3 %, 99.3 %]": the shown run's value and the interval over the seeds.
-QString withInterval(const std::optional<double>& v, const std::optional<sim::SeedInterval>& i,
-                     const std::string& unit) {
-  if (!i) return value(v, unit);
-  return value(v, unit) + "  [" + value(i->lo, unit) + ", " + value(i->hi, unit) + "]";
-}
-
-// A delta with its sign; one that rounds to zero is "+0.0", never "-0.0".
-QString signedValue(double d, const std::string& unit) {
-  QString text = value(d, unit);
-  if (text.startsWith('-') && text.mid(1).remove(QRegularExpression("[^1-9]")).isEmpty())
-    text = text.mid(1);
-  return text.startsWith('-') ? text : "+" + text;
-}
-
-}  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   buildRunToolbar();
   buildCentral();
   buildDocks();
   buildMenus();
+  buildPolicyMenu();
   buildPlayback();
   connectRuns();
   restoreSession();
+  updateContext();
 }
 
 // The toolbar: scenario, Run, Cancel, progress, seeds.
 void MainWindow::buildRunToolbar() {
-  setWindowTitle(tr("Spillway — resilience console"));
   auto* bar = addToolBar(tr("Run"));
   bar->setObjectName("runToolbar");
   scenario_ = new QComboBox(this);
@@ -209,13 +179,42 @@ void MainWindow::buildCentral() {
   auto* main = new QSplitter(Qt::Vertical, this);
   main->addWidget(top);
   chart_ = new KpiChart(this);
+  headline_ = new HeadlineStrip(this);
+  abDiff_ = new QLabel(this);
+  abDiff_->setWordWrap(true);
+  abDiff_->setVisible(false);
+  auto* kpiPage = new QWidget(this);
+  auto* kpiLayout = new QVBoxLayout(kpiPage);
+  kpiLayout->setContentsMargins(0, 2, 0, 0);
+  kpiLayout->addWidget(headline_);
+  kpiLayout->addWidget(abDiff_);
+  kpiLayout->addWidget(kpis_, 1);
+  connect(kpis_, &QTableWidget::cellClicked, this, [this](int row, int) {
+    const QTableWidgetItem* item = kpis_->item(row, 0);
+    if (!item || item->data(Qt::UserRole).toString() != "clients") return;
+    kpis_->setProperty("clientsOpen", !kpis_->property("clientsOpen").toBool());
+    fillKpis();
+  });
   auto* kpiTabs = new QTabWidget(this);
-  kpiTabs->addTab(kpis_, tr("KPIs"));
+  kpiTabs->addTab(kpiPage, tr("KPIs"));
   kpiTabs->addTab(chart_, tr("Comparison chart"));
   main->addWidget(kpiTabs);
   main->setStretchFactor(0, 3);
   main->setStretchFactor(1, 1);
-  setCentralWidget(main);
+  // The context bar: what is on screen, under which policy, compared with what — always shown,
+  // never only a transient status message.
+  context_ = new QLabel(this);
+  context_->setObjectName("contextBar");
+  context_->setTextFormat(Qt::RichText);
+  context_->setWordWrap(true);
+  context_->setContentsMargins(6, 2, 6, 2);
+  auto* central = new QWidget(this);
+  auto* centralLayout = new QVBoxLayout(central);
+  centralLayout->setContentsMargins(0, 0, 0, 0);
+  centralLayout->setSpacing(0);
+  centralLayout->addWidget(context_);
+  centralLayout->addWidget(main, 1);
+  setCentralWidget(central);
   statusBar()->showMessage(tr("Ready"));
 }
 
@@ -240,10 +239,10 @@ void MainWindow::buildDocks() {
   // Until a scenario brings its own, the editor holds the built-in default policy (what a
   // replay from the library runs under).
   try {
-    editor_->setPolicy(app::loadPolicy(""));
+    editor_->loadPolicy(app::loadPolicy(""), tr("the built-in default"));
   } catch (const std::exception& e) {
     // A broken build's resource, never the user's file: say so, and edit the compiled defaults.
-    editor_->setPolicy(Policy{});
+    editor_->loadPolicy(Policy{}, tr("compiled defaults"));
     statusBar()->showMessage(tr("The built-in default policy did not load: %1").arg(e.what()));
   }
   // The incident library, a third tab: recorded incidents replay in the same timelines.
@@ -348,7 +347,36 @@ void MainWindow::buildMenus() {
     d->setAttribute(Qt::WA_DeleteOnClose);
     d->show();
   });
+  QAction* utc = viewMenu->addAction(tr("Clock in &UTC"), this, &MainWindow::setUtcClock);
+  utc->setCheckable(true);
+  utcClock_ = QSettings().value("view/utc", true).toBool();
+  utc->setChecked(utcClock_);
+  utc->setToolTip(tr("Recordings and Live mode: the time axis in UTC, else local time"));
   QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&Keyboard and mouse"), QKeySequence::HelpContents, this, [this] {
+    QMessageBox::information(
+        this, tr("Keyboard and mouse"),
+        tr("<table>"
+           "<tr><td><b>Space</b></td><td>play / pause (Live: follow)</td></tr>"
+           "<tr><td><b>← →</b></td><td>step 1 s; with Shift 10 s, with Ctrl 1 min</td></tr>"
+           "<tr><td><b>N / P</b></td><td>next / previous transition or fault</td></tr>"
+           "<tr><td><b>Home / End</b></td><td>start / end of the run</td></tr>"
+           "<tr><td><b>0</b></td><td>reset the zoom</td></tr>"
+           "<tr><td><b>Ctrl+Z / Ctrl+Shift+Z</b></td><td>undo / redo a policy edit</td></tr>"
+           "<tr><td><b>Ctrl+B</b></td><td>pin the shown run as the reference (A)</td></tr>"
+           "<tr><td>click</td><td>move the cursor there</td></tr>"
+           "<tr><td>drag</td><td>zoom to the dragged stretch; Ctrl+drag pans; wheel zooms</td></tr>"
+           "<tr><td>double-click</td><td>the whole run</td></tr>"
+           "<tr><td>Shift+drag</td><td>mark an instance bad (replay) or cut an incident "
+           "(Live)</td></tr>"
+           "</table><p>The keys work whatever has focus, except while typing in a field.</p>"));
+  });
+  help->addAction(tr("&Documentation"), this, [this] {
+    QMessageBox::information(
+        this, tr("Documentation"),
+        tr("The console: docs/console.md · KPIs: docs/kpis.md · the CLI: spillway-cli --help. "
+           "Installed: /usr/share/doc/spillway/."));
+  });
   help->addAction(tr("&About Spillway"), this, [this] {
     QMessageBox::about(
         this, tr("About Spillway"),
@@ -385,6 +413,9 @@ void MainWindow::buildPlayback() {
   connect(scrubber_, &QSlider::valueChanged, this, [this](int v) {
     setCursorTime(static_cast<Micros>(v) * 1000000);  // Live: looking back pauses following
   });
+  qApp->installEventFilter(new NavigationFilter(this, [this](const NavKey& k) { navigate(k); }));
+  connect(plot_, &TimelinePlot::seekRequested, this,
+          [this](double s) { setCursorTime(static_cast<Micros>(std::llround(s * 1e6))); });
 }
 
 // Run, cancel, the simulated and replayed runs' progress and results, marks on the plot.
@@ -475,14 +506,15 @@ bool MainWindow::runScenario(const QString& nameOrPath, QString* error) {
     QStringList models;
     for (const sim::ModelSpec& m : sc.models) models << QString::fromStdString(m.name);
     editor_->setModels(models);
-    editor_->setPolicy(sc.policy);
     scenarioPanel_->setScenario(sc);
     const int builtin = scenario_->findText(nameOrPath);
     if (builtin >= 0)
       scenario_->setCurrentIndex(builtin);  // the picker shows what runs
     else
       rememberFile(QFileInfo(nameOrPath).absoluteFilePath());
-    startRun(sc, nameOrPath);
+    scenarioName_ = builtin >= 0 ? nameOrPath : QFileInfo(nameOrPath).fileName();
+    scenarioPolicy_ = sc.policy;
+    startRun(withEditorPolicy(sc), scenarioName_);
     return true;
   } catch (const std::exception& e) {
     if (error) *error = QString::fromUtf8(e.what());
@@ -509,7 +541,9 @@ void MainWindow::startRun(const sim::Scenario& sc, const QString& label) {
   scenarioData_ = sc;
   policy_ = sc.policy;
   previous_.reset();
-  whatIfRunning_ = false;
+  anchor_.reset();
+  whatIfRunning_ = nextWhatIfCommits_ = false;
+  shownLabel_ = tr("scenario %1").arg(label);
   run_->setEnabled(false);
   cancel_->setEnabled(true);
   progress_->setValue(0);
@@ -617,13 +651,17 @@ void MainWindow::startWhatIf() {
   }
   if (current_->mode == view::Mode::Replay) {
     policy_ = editor_->policy();
+    whatIfCommits_ = std::exchange(nextWhatIfCommits_, false);
     startReplay(current_->incident, true);
+    updateContext();
     return;
   }
   sim::Scenario sc = scenarioData_;
   sc.policy = editor_->policy();
   policy_ = sc.policy;
   whatIfRunning_ = true;
+  whatIfCommits_ = std::exchange(nextWhatIfCommits_, false);
+  updateContext();
   roundTrip_.start();
   statusBar()->showMessage(tr("Re-running with the edited policy…"));
   controller_.start(sc, current_);  // cancels a stale what-if; reuses the baseline run
@@ -639,9 +677,10 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
     // A what-if: keep the cursor and the focused instance, remember the run it replaces (an
     // annotation's re-replay keeps the policy, so the ghost stays the previous policy's).
     whatIfRunning_ = false;
-    if (!keepPrevious_) previous_ = current_;
-    keepPrevious_ = false;
     current_ = std::move(c);
+    if (!keepPrevious_) previous_ = pinned_ ? pinned_ : anchor_;
+    if (whatIfCommits_ || keepPrevious_) anchor_ = current_;
+    keepPrevious_ = whatIfCommits_ = false;
     run_->setEnabled(true);
     cancel_->setEnabled(false);
     progress_->setValue(100);
@@ -658,6 +697,15 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
   }
   whatIfRunning_ = keepPrevious_ = false;
   current_ = std::move(c);
+  anchor_ = current_;
+  if (pinned_ &&
+      (pinned_->mode != current_->mode || pinned_->scenarioName != current_->scenarioName ||
+       pinned_->incident != current_->incident))
+    pinned_.reset();  // a reference from another scenario compares nothing
+  previous_ = pinned_;
+  plot_->setTimeMode(
+      current_->mode == view::Mode::Simulation ? TimeTicker::Mode::Offset : TimeTicker::Mode::Clock,
+      current_->origin, utcClock_);
   run_->setEnabled(true);
   cancel_->setEnabled(false);
   progress_->setValue(100);
@@ -724,6 +772,7 @@ bool MainWindow::replayIncident(const QString& name, QString* error) {
     return false;
   }
   policy_ = editor_->policy();
+  shownLabel_ = tr("incident %1").arg(name);
   startReplay(name, false);
   return true;
 }
@@ -731,7 +780,10 @@ bool MainWindow::replayIncident(const QString& name, QString* error) {
 void MainWindow::startReplay(const QString& incident, bool whatIf, bool keepPrevious) {
   stopLive();
   controller_.cancel();  // a replay replaces a simulated run in progress
-  if (!whatIf) previous_.reset();
+  if (!whatIf) {
+    previous_.reset();
+    anchor_.reset();
+  }
   whatIfRunning_ = whatIf;
   keepPrevious_ = keepPrevious;
   run_->setEnabled(false);
@@ -805,8 +857,7 @@ SweepDialog* MainWindow::openSweep() {
 }
 
 void MainWindow::loadPolicy(const Policy& p) {
-  editor_->setPolicy(p);
-  whatIfTimer_->start();  // as an edit: one coalesced what-if
+  editor_->applyPolicy(p, tr("load %1").arg(QString::fromStdString(p.name)));  // what-if follows
 }
 
 void MainWindow::setSeeds(int n) {
@@ -828,50 +879,6 @@ void MainWindow::startSeeds() {
   // A stale job runs to its end (a few seconds at most) and its result is dropped.
   seedJob_->setFuture(QtConcurrent::run([sc, n] { return sim::runSeeds(sc, n); }));
   statusBar()->showMessage(tr("Running %1 seeds for the KPI intervals…").arg(n));
-}
-
-void MainWindow::fillKpis() {
-  const bool replay = current_->mode == view::Mode::Replay;
-  const bool comparable = previous_ && previous_->mode == current_->mode;
-  auto rows = replay ? view::replayKpiRows(
-                           current_->protectedRun.replayKpis, &current_->baseline.replayKpis,
-                           comparable ? &previous_->protectedRun.replayKpis : nullptr)
-                     : view::kpiRows(current_->protectedRun.report, &current_->baseline.report,
-                                     comparable ? &previous_->protectedRun.report : nullptr);
-  if (!replay && seedRuns_) rows = view::withIntervals(std::move(rows), *seedRuns_);
-  const QString over =
-      !replay && seedRuns_
-          ? tr("  [95 %, %1 seeds]").arg(static_cast<qulonglong>(seedRuns_->protectedRuns.size()))
-          : QString();
-  kpis_->setHorizontalHeaderLabels(
-      {tr("KPI"), replay ? tr("recorded") : tr("baseline (off)") + over,
-       replay ? tr("under policy") : tr("protected (on)") + over,
-       replay ? tr("Δ recorded") : tr("Δ baseline"), tr("Δ previous policy")});
-  kpis_->horizontalHeaderItem(1)->setToolTip(
-      replay ? tr("The recording replayed with every breaker watching only") : QString());
-  chart_->setRows(rows);
-  kpis_->setRowCount(static_cast<int>(rows.size()));
-  for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
-    const view::KpiRow& r = rows[static_cast<std::size_t>(i)];
-    kpis_->setItem(i, 0, new QTableWidgetItem(QString::fromStdString(r.name)));
-    kpis_->setItem(i, 1,
-                   new QTableWidgetItem(withInterval(r.baseline, r.baselineInterval, r.unit)));
-    kpis_->setItem(i, 2, new QTableWidgetItem(withInterval(r.current, r.currentInterval, r.unit)));
-    const auto d = r.deltaBaseline();
-    auto* delta = new QTableWidgetItem(d ? signedValue(*d, r.unit) : "n/a");
-    if (d && *d != 0) {
-      const bool better = (*d > 0) == r.higherIsBetter;
-      delta->setForeground(better ? QColor(30, 130, 60) : QColor(190, 40, 40));
-    }
-    kpis_->setItem(i, 3, delta);
-    const auto dp = r.deltaPrevious();
-    auto* prev = new QTableWidgetItem(dp ? signedValue(*dp, r.unit) : "—");
-    if (dp && std::abs(*dp) > 1e-12) {
-      const bool better = (*dp > 0) == r.higherIsBetter;
-      prev->setForeground(better ? QColor(30, 130, 60) : QColor(190, 40, 40));
-    }
-    kpis_->setItem(i, 4, prev);
-  }
 }
 
 void MainWindow::setCursorTime(Micros t) {
@@ -898,17 +905,17 @@ void MainWindow::step(int ticks) {
 void MainWindow::updateTimeLabel() {
   const Micros end = current_ ? current_->protectedRun.timeline.end() : 0;
   const Micros cursor = playback_.cursor();
-  QString text = clock(cursor) + " / " + clock(end);
-  if (current_ && current_->mode == view::Mode::Live) {  // the gateway's clock, local time
-    time_->setText(
-        QDateTime::fromMSecsSinceEpoch((current_->origin + cursor) / 1000).toString("HH:mm:ss") +
-        (playback_.following() ? tr("  LIVE") : tr("  (paused)")));
+  if (current_ && current_->mode == view::Mode::Live) {  // the gateway's clock
+    time_->setText(QString::fromStdString(view::formatClock(current_->origin + cursor, utcClock_)) +
+                   (utcClock_ ? " UTC" : "") +
+                   (playback_.following() ? tr("  LIVE") : tr("  (paused)")));
     return;
   }
+  QString text = QString::fromStdString(view::formatOffset(cursor)) + " / " +
+                 QString::fromStdString(view::formatOffset(end));
   if (current_ && current_->mode == view::Mode::Replay)  // a recording: its wall clock too
-    text = QDateTime::fromMSecsSinceEpoch((current_->origin + cursor) / 1000, Qt::UTC)
-               .toString("HH:mm:ss") +
-           " UTC  " + text;
+    text = QString::fromStdString(view::formatClock(current_->origin + cursor, utcClock_)) +
+           (utcClock_ ? " UTC  " : "  ") + text;
   time_->setText(text);
 }
 
@@ -929,6 +936,7 @@ bool MainWindow::startLive(LiveConfig cfg, QString* error) {
   liveLatencies_.clear();
   playback_.clear();
   policy_ = *cfg.policy;
+  shownLabel_ = tr("Live (shadow mode)");
   liveLibrary_ = cfg.recordLibrary;
   liveRecording_ = cfg.recordLibrary.isEmpty() ? QString() : cfg.recording;
   if (!cfg.recordLibrary.isEmpty() && library_->libraryPath() != cfg.recordLibrary) {
@@ -1064,9 +1072,10 @@ void MainWindow::applyLive() {
     scrubber_->setRange(static_cast<int>(tl.start() / 1000000),
                         static_cast<int>(tl.end() / 1000000));
   }
-  if (first)
+  if (first) {
+    plot_->setTimeMode(TimeTicker::Mode::Clock, current_->origin, utcClock_);
     playback_.show(view::Mode::Live, tl.start(), tl.end());
-  else
+  } else
     playback_.extend(tl.start(), tl.end());
   syncCursor();
   tiles_->repaint();  // the tiles are what the latency is measured to
@@ -1112,22 +1121,6 @@ void MainWindow::fillLiveKpis(const LiveStatus& st) {
   }
   kpis_->resizeColumnToContents(1);
   chart_->setRows({});
-}
-
-void MainWindow::keyPressEvent(QKeyEvent* e) {
-  switch (e->key()) {
-    case Qt::Key_Space:
-      play_->click();
-      return;
-    case Qt::Key_Left:
-      step(-1);
-      return;
-    case Qt::Key_Right:
-      step(1);
-      return;
-    default:
-      QMainWindow::keyPressEvent(e);
-  }
 }
 
 }  // namespace spillway::console

@@ -28,8 +28,10 @@ class QTimer;
 
 namespace spillway::console {
 
+class HeadlineStrip;
 class InstanceTiles;
 class KpiChart;
+struct NavKey;
 class LibraryPanel;
 class LivePanel;
 class SweepDialog;
@@ -67,8 +69,25 @@ class MainWindow : public QMainWindow {
   SweepDialog* openSweep();
   // Seed 001's mode comparison of the scenario and policy being edited (Tools menu).
   ModesDialog* openModes();
-  // Loads a policy into the editor as an edit would (a what-if follows).
+  // Loads a policy into the editor as an edit would (one undo step; a what-if follows).
   void loadPolicy(const Policy& p);
+  // The policy of the scenario last loaded replaces the editor's (asks first when it has
+  // edits, unless `ask` is false); a what-if follows.
+  bool useScenarioPolicy(bool ask = true);
+  // A/B: the run on screen becomes the reference every later run is compared against (the
+  // Δ column, the headline's deltas, the dashed ghost), until unpinned.
+  void pinReference();
+  void unpinReference();
+  std::shared_ptr<const Comparison> reference() const { return pinned_; }
+  // The policy in the editor differs from the one the shown run used (a what-if is due).
+  bool stale() const;
+  QString contextText() const;  // the context bar: source · policy · changes · reference
+  HeadlineStrip* headline() const { return headline_; }
+  // A navigation key's action (what the window-wide keys do; see navigation.hpp).
+  void navigate(const NavKey& key);
+  // Fault and transition times of the focused instance, in order (N / P).
+  std::vector<Micros> marks() const;
+  void setUtcClock(bool utc);
 
   // Live mode: the sources of `cfg` (the editor's policy in shadow mode unless cfg has one)
   // feed rolling timelines and tiles; a run or a replay ends it. false + a message on bad
@@ -115,7 +134,6 @@ class MainWindow : public QMainWindow {
   void intervalsShown();                       // the KPI table holds the intervals over the seeds
 
  protected:
-  void keyPressEvent(QKeyEvent* e) override;
   // With Live mode on, the window hides at once and closes when the session has committed its
   // recording on its own thread: the UI thread never waits for it.
   void closeEvent(QCloseEvent* e) override;
@@ -131,6 +149,12 @@ class MainWindow : public QMainWindow {
   void onFinished(std::shared_ptr<const Comparison> c);
   void startWhatIf();
   void fillKpis();
+  void fillKpiTable(const std::vector<view::KpiRow>& rows);
+  void fillHeadline(const std::vector<view::KpiRow>& rows);
+  void buildPolicyMenu();
+  void updateContext();
+  void onCommitted();
+  QString shownSource() const;
   void startSeeds();  // after a simulated run: the same scenario and policy over more seeds
   void step(int ticks);
   void syncCursor();  // the widgets to playback_'s cursor and play state
@@ -141,6 +165,7 @@ class MainWindow : public QMainWindow {
   void refresh(Refresh level, bool keepZoom = false);
   void focusInstance(std::size_t i);
   void startRun(const sim::Scenario& sc, const QString& label);
+  sim::Scenario withEditorPolicy(sim::Scenario sc);
   void startReplay(const QString& incident, bool whatIf, bool keepPrevious = false);
   void rememberFile(const QString& path);
   void fillRecentMenu();
@@ -161,7 +186,20 @@ class MainWindow : public QMainWindow {
   std::vector<double> liveLatencies_;
   QString liveLibrary_, liveRecording_;  // where Live mode records (empty: not recording)
   bool keepPrevious_ = false;  // an annotation re-replay: the ghost stays the previous policy's
+  // previous_ is what the shown run is compared with: the pinned reference, else the run of
+  // the policy committed before the last commit (a slider's drag steps never become it).
   std::shared_ptr<const Comparison> current_, previous_;
+  std::shared_ptr<const Comparison> anchor_;  // the run of the last committed policy
+  std::shared_ptr<const Comparison> pinned_;
+  Policy pinnedPolicy_;
+  bool nextWhatIfCommits_ = false, whatIfCommits_ = false;
+  Policy scenarioPolicy_;  // the last loaded scenario's own policy
+  QString scenarioName_;
+  QString shownLabel_;  // what is on screen: "scenario seed-000", "incident x", "live"
+  bool utcClock_ = true;
+  HeadlineStrip* headline_ = nullptr;
+  QLabel* context_ = nullptr;
+  QLabel* abDiff_ = nullptr;
   sim::Scenario scenarioData_;
   Policy policy_;
   bool whatIfRunning_ = false;

@@ -1,21 +1,30 @@
 #include "policy_editor.hpp"
 
+#include <QAbstractScrollArea>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QFormLayout>
 #include <QGroupBox>
 #include <QHBoxLayout>
+#include <QInputDialog>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMessageBox>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSlider>
+#include <QUndoStack>
 #include <QVBoxLayout>
+#include <QWheelEvent>
 
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <functional>
 #include <type_traits>
 #include <utility>
 
@@ -25,6 +34,51 @@ namespace spillway::console {
 namespace {
 
 constexpr int kSteps = 1000;  // slider resolution
+
+// One committed edit: the policy before and after it.
+class PolicyStep : public QUndoCommand {
+ public:
+  PolicyStep(std::function<void(const Policy&)> apply, Policy before, Policy after,
+             const QString& text)
+      : QUndoCommand(text),
+        apply_(std::move(apply)),
+        before_(std::move(before)),
+        after_(std::move(after)) {}
+  void undo() override { apply_(before_); }
+  void redo() override {
+    if (first_) {
+      first_ = false;  // pushed after the edit was made
+      return;
+    }
+    apply_(after_);
+  }
+
+ private:
+  std::function<void(const Policy&)> apply_;
+  Policy before_, after_;
+  bool first_ = true;
+};
+
+// The wheel changes a control only once the user has put focus on it (a click, Tab);
+// over an unfocused one it scrolls the dock, as a scroll over a web form does.
+class WheelGuard : public QObject {
+ public:
+  using QObject::QObject;
+  bool eventFilter(QObject* watched, QEvent* e) override {
+    auto* w = qobject_cast<QWidget*>(watched);
+    if (e->type() != QEvent::Wheel || !w || w->hasFocus()) return false;
+    for (QWidget* p = w->parentWidget(); p; p = p->parentWidget())
+      if (auto* area = qobject_cast<QAbstractScrollArea*>(p)) {
+        QCoreApplication::sendEvent(area->verticalScrollBar(), e);
+        break;
+      }
+    return true;
+  }
+};
+
+bool samePolicy(const Policy& a, const Policy& b) {
+  return policyToYaml(a) == policyToYaml(b);
+}
 
 double sec(Micros d) {
   return static_cast<double>(d) / 1e6;
@@ -241,15 +295,29 @@ void readRows(const PolicyEditor& e, const RowSpec<T> (&rows)[N], T& into) {
     r.field.set(into, r.check ? e.check(r.key)->isChecked() : e.control(r.key)->value());
 }
 
+// A breaker row's value in `b`, by its YAML key; none for a policy-wide row.
+std::optional<double> breakerField(const QString& key, const BreakerConfig& b) {
+  for (const RowSpec<BreakerConfig>& spec : kBreakerRows)
+    if (key == spec.key) return spec.field.get(b);
+  return std::nullopt;
+}
+
 }  // namespace
 
-PolicyEditor::PolicyEditor(QWidget* parent) : QWidget(parent) {
+PolicyEditor::PolicyEditor(QWidget* parent) : QWidget(parent), undo_(new QUndoStack(this)) {
+  connect(undo_, &QUndoStack::indexChanged, this, &PolicyEditor::stateChanged);
   auto* layout = new QVBoxLayout(this);
   buildScopeRow(layout);
   addRows(layout, kBreakerRows);
   addRows(layout, kPolicyRows);
   buildFileButtons(layout);
   connectScope();
+}
+
+// The undo stack, a child, clears itself as it goes: nothing may hear of that.
+PolicyEditor::~PolicyEditor() {
+  disconnect(undo_, nullptr, this, nullptr);
+  undo_->blockSignals(true);
 }
 
 // Scope: the default breaker, or one model's override on top of it.
@@ -270,8 +338,16 @@ void PolicyEditor::buildFileButtons(QVBoxLayout* layout) {
   auto* buttons = new QHBoxLayout;
   auto* loadButton = new QPushButton(tr("Load…"), this);
   auto* saveButton = new QPushButton(tr("Save…"), this);
+  auto* revertButton = new QPushButton(tr("Revert"), this);
+  revertButton->setObjectName("revert");
+  revertButton->setToolTip(tr("Back to the policy as loaded (one undo step)"));
   buttons->addWidget(loadButton);
   buttons->addWidget(saveButton);
+  buttons->addWidget(revertButton);
+  connect(revertButton, &QPushButton::clicked, this, &PolicyEditor::revert);
+  connect(this, &PolicyEditor::stateChanged, revertButton,
+          [this, revertButton] { revertButton->setEnabled(isModified()); });
+  revertButton->setEnabled(false);
   layout->addLayout(buttons);
   layout->addStretch(1);
   connect(loadButton, &QPushButton::clicked, this, &PolicyEditor::load);
@@ -288,13 +364,14 @@ void PolicyEditor::connectScope() {
     policy_.modelOverrides.erase(scope().toStdString());
     resetOverride_->setEnabled(false);
     showBreaker(resolveBreaker(policy_, scope().toStdString(), {}));
-    emit policyEdited(policy_);
+    edited(true, tr("reset %1's override").arg(scope()));
   });
   resetOverride_->setEnabled(false);
 }
 
-QFormLayout* PolicyEditor::addGroup(QVBoxLayout* layout, const QString& title) {
+QFormLayout* PolicyEditor::addGroup(QVBoxLayout* layout, const QString& title, const char* key) {
   auto* box = new QGroupBox(title, this);
+  box->setProperty("group", key);
   auto* form = new QFormLayout(box);
   form->setFieldGrowthPolicy(QFormLayout::ExpandingFieldsGrow);
   layout->addWidget(box);
@@ -309,9 +386,10 @@ void PolicyEditor::addRows(QVBoxLayout* layout, const Rows& rows) {
   for (const auto& r : rows) {
     if (qstrcmp(r.group, group) != 0) {
       group = r.group;
-      form = addGroup(layout, tr(group));
+      form = addGroup(layout, tr(group), group);
     }
-    const QString tip = r.tip ? tr(r.tip) : QString();
+    // The tip names the YAML key, so what is tuned here can be found in the file.
+    const QString tip = (r.tip ? tr(r.tip) + "\n" : QString()) + tr("YAML: %1").arg(r.key);
     if (r.check)
       addCheckRow(form, r.key, tr(r.label), tip);
     else
@@ -326,10 +404,14 @@ void PolicyEditor::addSliderRow(QFormLayout* form, const QString& key, const QSt
                                 const QString& suffix, const QString& tip) {
   QDoubleSpinBox* box = add(key, lo, hi, step, decimals, suffix);
   box->setToolTip(tip);
+  slider(key)->setToolTip(tip);
   auto* line = new QHBoxLayout;
   line->addWidget(slider(key), 1);
   line->addWidget(box);
-  form->addRow(label, line);
+  auto* name = new QLabel(label, this);
+  name->setToolTip(tip);
+  rows_.last().label = name;
+  form->addRow(name, line);
 }
 
 void PolicyEditor::addCheckRow(QFormLayout* form, const QString& key, const QString& label,
@@ -344,25 +426,43 @@ QDoubleSpinBox* PolicyEditor::add(const QString& key, double lo, double hi, doub
   box->setSingleStep(step);
   box->setDecimals(decimals);
   box->setSuffix(suffix);
-  box->setKeyboardTracking(false);  // typing "0.45" is one change, not three
   box->setObjectName(key);
+  box->setFocusPolicy(Qt::StrongFocus);  // the wheel does not take focus (WheelGuard)
   auto* s = new QSlider(Qt::Horizontal, this);
   s->setRange(0, kSteps);
   s->setObjectName(key + ".slider");
-  // Wide ranges (1 s … 1 h) get a log scale, so the useful short end is not one pixel wide.
-  const Row r{key, box, s, lo > 0 && hi / lo > 100};
+  s->setFocusPolicy(Qt::StrongFocus);
+  auto* guard = new WheelGuard(this);
+  box->installEventFilter(guard);
+  s->installEventFilter(guard);
+  // Wide ranges (1 s … 1 h) get a log scale, so the useful short end is not one pixel wide;
+  // fine-stepped ranges from 0 (sustain 0…120 s by 0.5) a square one, for the same reason.
+  const auto scale = lo > 0 && hi / lo > 100       ? Row::Scale::Log
+                     : lo == 0 && hi / step >= 200 ? Row::Scale::Square
+                                                   : Row::Scale::Linear;
+  const Row r{key, box, s, scale, nullptr};
   rows_.append(r);
+  // Typing is a preview (after the window's debounce), finishing it is the commit; a step by
+  // arrow keys or buttons commits at once.
   connect(box, &QDoubleSpinBox::valueChanged, this, [this, r] {
     syncSlider(r);
     if (updating_) return;
     readControls();
-    emit policyEdited(policy_);
+    const auto* text = r.box->findChild<QLineEdit*>();
+    edited(!r.slider->isSliderDown() && !(text && text->isModified()), r.key);
   });
+  connect(box, &QDoubleSpinBox::editingFinished, this, [this, r] { commit(r.key); });
   connect(s, &QSlider::valueChanged, this, [r](int v) {
     const double f = static_cast<double>(v) / kSteps;
     const double lo = r.box->minimum(), hi = r.box->maximum();
-    r.box->setValue(r.log ? lo * std::pow(hi / lo, f) : lo + f * (hi - lo));
+    double x = r.scale == Row::Scale::Log      ? lo * std::pow(hi / lo, f)
+               : r.scale == Row::Scale::Square ? lo + f * f * (hi - lo)
+                                               : lo + f * (hi - lo);
+    const double step = r.box->singleStep();
+    if (r.scale != Row::Scale::Log) x = std::round(x / step) * step;  // snap to the step
+    r.box->setValue(x);
   });
+  connect(s, &QSlider::sliderReleased, this, [this, r] { commit(r.key); });
   return box;
 }
 
@@ -371,17 +471,19 @@ QCheckBox* PolicyEditor::addCheck(const QString& key, const QString& label, cons
   c->setObjectName(key);
   c->setToolTip(tip);
   checks_.append({key, c});
-  connect(c, &QCheckBox::toggled, this, [this] {
+  connect(c, &QCheckBox::toggled, this, [this, key] {
     if (updating_) return;
     readControls();
-    emit policyEdited(policy_);
+    edited(true, key);
   });
   return c;
 }
 
 void PolicyEditor::syncSlider(const Row& r) {
   const double lo = r.box->minimum(), hi = r.box->maximum(), v = r.box->value();
-  const double f = r.log ? std::log(v / lo) / std::log(hi / lo) : (v - lo) / (hi - lo);
+  double f = (v - lo) / (hi - lo);
+  if (r.scale == Row::Scale::Log) f = std::log(v / lo) / std::log(hi / lo);
+  if (r.scale == Row::Scale::Square) f = std::sqrt(std::max(0.0, f));
   const QSignalBlocker block(r.slider);
   r.slider->setValue(static_cast<int>(std::lround(std::clamp(f, 0.0, 1.0) * kSteps)));
 }
@@ -423,22 +525,113 @@ void PolicyEditor::setModels(const QStringList& models) {
 
 void PolicyEditor::setPolicy(const Policy& p) {
   policy_ = p;
+  committed_ = p;
   const QString m = scope();
   showBreaker(m.isEmpty() ? p.breaker : resolveBreaker(p, m.toStdString(), {}));
   showSections();
+  emit stateChanged();
+}
+
+void PolicyEditor::loadPolicy(const Policy& p, const QString& source) {
+  loaded_ = p;
+  source_ = source;
+  undo_->clear();
+  setPolicy(p);
+}
+
+void PolicyEditor::applyPolicy(const Policy& p, const QString& what) {
+  const Policy before = committed_;
+  setPolicy(p);
+  committed_ = before;  // so the commit records the change from the last committed policy
+  edited(true, what);
+}
+
+void PolicyEditor::revert() {
+  if (!isModified()) return;
+  applyPolicy(loaded_, tr("revert to %1").arg(source_));
+}
+
+bool PolicyEditor::isModified() const {
+  return !samePolicy(policy_, loaded_);
+}
+
+QString PolicyEditor::displayName() const {
+  const QString name = QString::fromStdString(policy_.name.empty() ? "policy" : policy_.name);
+  return isModified() ? name + "*" : name;
+}
+
+QStringList PolicyEditor::changes() const {
+  QStringList out;
+  for (const std::string& line : policyChanges(loaded_, policy_))
+    out << QString::fromStdString(line);
+  return out;
+}
+
+// Every change previews (policyEdited); a final one is also committed.
+void PolicyEditor::edited(bool final, const QString& what) {
+  emit policyEdited(policy_);
+  if (final) commit(what);
+}
+
+// One undo step from the last committed policy to this one; nothing when they are the same
+// (a drag let go where it started, Enter on an unchanged value).
+void PolicyEditor::commit(const QString& what) {
+  if (samePolicy(policy_, committed_)) return;
+  auto apply = [this](const Policy& p) {
+    setPolicy(p);
+    emit policyEdited(policy_);
+    emit committed();
+  };
+  const Policy before = committed_;
+  committed_ = policy_;
+  undo_->push(new PolicyStep(apply, before, policy_, tr("edit %1").arg(what)));
+  markOverrides();
+  emit committed();
+  emit stateChanged();
 }
 
 void PolicyEditor::showBreaker(const BreakerConfig& b) {
   updating_ = true;
   showRows(*this, kBreakerRows, b);
   updating_ = false;
+  markOverrides();
+}
+
+// In a model's scope, the keys its override sets read "● key" in bold: they no longer follow
+// the default breaker.
+void PolicyEditor::markOverrides() {
+  const std::string model = scope().toStdString();
+  std::optional<BreakerConfig> own;
+  if (!model.empty() && policy_.modelOverrides.count(model))
+    own = resolveBreaker(policy_, model, {});
+  for (const Row& r : rows_) {
+    const auto fallback = breakerField(r.key, policy_.breaker);
+    if (!r.label || !fallback) continue;
+    const bool overridden = own && breakerField(r.key, *own) != fallback;
+    QFont f = r.label->font();
+    f.setBold(overridden);
+    r.label->setFont(f);
+    QString text = r.label->text();
+    if (text.startsWith("● ")) text = text.mid(2);
+    r.label->setText(overridden ? "● " + text : text);
+    r.label->setToolTip(overridden ? tr("Overridden for %1 (the default is %2)")
+                                         .arg(QString::fromStdString(model))
+                                         .arg(*fallback)
+                                   : r.box->toolTip());
+  }
 }
 
 void PolicyEditor::showSections() {
   updating_ = true;
   showRows(*this, kPolicyRows, policy_);
-  // Degrade settings mean nothing for a policy without a degrade section.
+  // Degrade settings mean nothing for a policy without a degrade section: they say so rather
+  // than show values nothing uses.
   const bool degrade = policy_.degrade.enabled;
+  for (auto* box : findChildren<QGroupBox*>())
+    if (box->property("group").toString() == kDegrade)
+      box->setTitle(degrade ? tr(kDegrade)
+                            : tr("Degrade — not set (this policy has no degrade "
+                                 "section; the gateway's defaults apply)"));
   for (const auto& [k, c] : checks_) c->setEnabled(degrade);
   for (const Row& r : rows_)
     if (r.key.startsWith("degrade.")) {
@@ -476,20 +669,55 @@ void PolicyEditor::load() {
       QFileDialog::getOpenFileName(this, tr("Load policy"), {}, tr("Policies (*.yaml *.yml)"));
   if (path.isEmpty()) return;
   try {
-    setPolicy(loadPolicyFile(path.toStdString()));
+    const Policy p = loadPolicyFile(path.toStdString());
+    if (isModified() && QMessageBox::question(this, tr("Load policy"),
+                                              tr("Discard the edits to %1?").arg(displayName())) !=
+                            QMessageBox::Yes)
+      return;
+    loadPolicy(p, tr("file %1").arg(QFileInfo(path).fileName()));
     emit policyEdited(policy_);
+    emit committed();
   } catch (const std::exception& e) {
     QMessageBox::warning(this, tr("Policy"), QString::fromUtf8(e.what()));
   }
 }
 
+// Save names the policy (a saved edit is a new policy, not the one it started from) and heads
+// the file with where it came from and what changed, for the reviewer.
 void PolicyEditor::save() {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Save policy"), "policy.yaml",
-                                                    tr("Policies (*.yaml *.yml)"));
+  bool ok = false;
+  const QString name = QInputDialog::getText(
+      this, tr("Save policy"), tr("Name of the saved policy:"), QLineEdit::Normal,
+      QString::fromStdString(policy_.name) + (isModified() ? "-tuned" : ""), &ok);
+  if (!ok || name.trimmed().isEmpty()) return;
+  const QString path = QFileDialog::getSaveFileName(
+      this, tr("Save policy"), name.trimmed() + ".yaml", tr("Policies (*.yaml *.yml)"));
   if (path.isEmpty()) return;
+  QString error;
+  if (!saveTo(path, name.trimmed(), &error)) {
+    QMessageBox::warning(this, tr("Policy"), error);
+    return;
+  }
+  QMessageBox::information(this, tr("Policy"), tr("Saved %1 as %2").arg(name.trimmed(), path));
+}
+
+bool PolicyEditor::saveTo(const QString& path, const QString& name, QString* error) {
+  Policy p = policy_;
+  const Policy base = loaded_;
+  p.name = name.toStdString();
+  PolicyHeader header;
+  header.source = source_.toStdString();
+  header.base = &base;
+  header.kpis = headerKpis_;
   std::ofstream out(path.toStdString(), std::ios::binary);
-  out << policyToYaml(policy_);
-  if (!out) QMessageBox::warning(this, tr("Policy"), tr("Could not write %1").arg(path));
+  out << policyToYamlWithHeader(p, header);
+  if (!out) {
+    if (error) *error = tr("Could not write %1").arg(path);
+    return false;
+  }
+  policy_.name = p.name;
+  emit stateChanged();
+  return true;
 }
 
 }  // namespace spillway::console

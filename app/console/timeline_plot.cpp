@@ -14,11 +14,6 @@ const char* kGhost = "ghost";  // graph property: a faint comparison run, not re
 const QColor kErrorColor(200, 40, 40), kSlowColor(220, 130, 0), kFpColor(130, 60, 170),
     kLatencyColor(40, 90, 200);
 
-QString clock(double s) {
-  const long t = std::lround(std::max(0.0, s));
-  return QString("%1:%2").arg(t / 60, 2, 10, QChar('0')).arg(t % 60, 2, 10, QChar('0'));
-}
-
 // The value of `g` at key `x` (the sample at or before it); NaN outside the data.
 double valueAt(const QCPGraph* g, double x) {
   const auto data = g->data();
@@ -64,11 +59,12 @@ TimelinePlot::TimelinePlot(QWidget* parent) : QCustomPlot(parent) {
     r->setRangeDrag(Qt::Horizontal);
     r->setRangeZoom(Qt::Horizontal);
     connect(r->axis(QCPAxis::atBottom), qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this,
-            [rects](const QCPRange& range) {
-              for (QCPAxisRect* o : rects) o->axis(QCPAxis::atBottom)->setRange(range);
-            });
+            &TimelinePlot::clampTimeAxis);
   }
-  traffic_->axis(QCPAxis::atBottom)->setLabel("time (s)");
+  ticker_ = QSharedPointer<TimeTicker>::create();
+  ticker_->setTickCount(6);
+  for (QCPAxisRect* r : rects) r->axis(QCPAxis::atBottom)->setTicker(ticker_);
+  setTimeMode(TimeTicker::Mode::Offset, 0, true);
   setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   setNoAntialiasingOnDrag(true);
   setMouseTracking(true);
@@ -362,8 +358,48 @@ void TimelinePlot::addCrosshair() {
 void TimelinePlot::fitTimeAxis(const Comparison& c) {
   const double start = c.protectedRun.timeline.start() / 1e6;  // a live timeline rolls
   const double end = std::max(start + 1, c.protectedRun.timeline.end() / 1e6);
+  dataRange_ = QCPRange(start, end);
+  resetZoom();
+}
+
+void TimelinePlot::resetZoom() {
   for (QCPAxisRect* r : {bands_, rates_, latency_, traffic_})
-    r->axis(QCPAxis::atBottom)->setRange(start, end);
+    r->axis(QCPAxis::atBottom)->setRange(dataRange_);
+  replot(rpQueuedReplot);
+}
+
+void TimelinePlot::zoomTo(double from, double to) {
+  if (to < from) std::swap(from, to);
+  traffic_->axis(QCPAxis::atBottom)->setRange(from, to);  // clampTimeAxis follows
+  replot(rpQueuedReplot);
+}
+
+QCPRange TimelinePlot::timeRange() const {
+  return traffic_->axis(QCPAxis::atBottom)->range();
+}
+
+// Every rect shows the same stretch, never wider than the data nor outside it (zooming out
+// does not run into negative time), never narrower than kMinSpan.
+void TimelinePlot::clampTimeAxis(const QCPRange& wanted) {
+  const double full = dataRange_.size();
+  const double span = std::clamp(wanted.size(), std::min(kMinSpan, full), full);
+  double lower = wanted.size() == span ? wanted.lower : wanted.center() - span / 2;
+  lower = std::clamp(lower, dataRange_.lower, dataRange_.upper - span);
+  const QCPRange range(lower, lower + span);
+  for (QCPAxisRect* o : {bands_, rates_, latency_, traffic_})
+    o->axis(QCPAxis::atBottom)->setRange(range);
+}
+
+void TimelinePlot::setTimeMode(TimeTicker::Mode mode, Micros origin, bool utc) {
+  ticker_->setMode(mode, origin, utc);
+  traffic_->axis(QCPAxis::atBottom)
+      ->setLabel(mode == TimeTicker::Mode::Offset ? tr("time since the start (T+h:m:s)")
+                                                  : (utc ? tr("time (UTC)") : tr("time (local)")));
+  replot(rpQueuedReplot);
+}
+
+QStringList TimelinePlot::tickLabels() const {
+  return traffic_->axis(QCPAxis::atBottom)->tickVectorLabels();
 }
 
 void TimelinePlot::fitValueAxes() {
@@ -539,7 +575,7 @@ void TimelinePlot::setCursorTime(Micros t) {
 void TimelinePlot::setCrosshair(double x) {
   crosshairText_.clear();
   if (!hasRun_) return;
-  QStringList lines{clock(x)};
+  QStringList lines{ticker_->label(x)};
   for (QCPAxisRect* r : {rates_, latency_, traffic_}) {
     QStringList parts;
     for (int i = 0; i < graphCount(); ++i) {
@@ -569,10 +605,80 @@ void TimelinePlot::mouseReleaseEvent(QMouseEvent* e) {
     markRange(markFrom_, rates_->axis(QCPAxis::atBottom)->pixelToCoord(e->position().x()));
     return;
   }
+  if (boxZoom_) {
+    endBoxZoom(e->position().toPoint());
+    return;
+  }
   QCustomPlot::mouseReleaseEvent(e);
 }
 
+// A release near the press is a click: seek there (and focus the lane under it); farther, a
+// box zoom over the dragged stretch.
+void TimelinePlot::endBoxZoom(const QPoint& pos) {
+  boxZoom_ = false;
+  for (QCPItemRect* r : zoomRects_) removeItem(r);
+  zoomRects_.clear();
+  const QCPAxis* x = rates_->axis(QCPAxis::atBottom);
+  if (std::abs(pos.x() - pressPos_.x()) < 5) {
+    if (bands_->rect().contains(pressPos_)) {
+      const double y = bands_->axis(QCPAxis::atLeft)->pixelToCoord(pressPos_.y());
+      const auto lane = static_cast<long>(std::floor(static_cast<double>(lanes_.size()) - y));
+      if (lane >= 0 && lane < static_cast<long>(lanes_.size()))
+        emit laneClicked(lanes_[static_cast<std::size_t>(lane)]);
+    }
+    replot(rpQueuedReplot);
+    emit seekRequested(
+        std::clamp(x->pixelToCoord(pressPos_.x()), dataRange_.lower, dataRange_.upper));
+    return;
+  }
+  zoomTo(x->pixelToCoord(pressPos_.x()), x->pixelToCoord(pos.x()));
+}
+
+void TimelinePlot::showZoomBand(double from, double to) {
+  if (zoomRects_.empty())
+    for (QCPAxisRect* r : {bands_, rates_, latency_, traffic_}) {
+      auto* rect = new QCPItemRect(this);
+      rect->setClipAxisRect(r);
+      for (QCPItemPosition* p : {rect->topLeft, rect->bottomRight}) {
+        p->setTypeY(QCPItemPosition::ptAxisRectRatio);
+        p->setAxes(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
+        p->setAxisRect(r);
+      }
+      rect->setPen(QPen(palette().color(QPalette::Highlight), 1, Qt::DashLine));
+      QColor fill = palette().color(QPalette::Highlight);
+      fill.setAlpha(40);
+      rect->setBrush(fill);
+      rect->setLayer("overlay");
+      zoomRects_.push_back(rect);
+    }
+  for (QCPItemRect* r : zoomRects_) {
+    r->topLeft->setCoords(from, 0);
+    r->bottomRight->setCoords(to, 1);
+  }
+  replot(rpQueuedReplot);
+}
+
+void TimelinePlot::mouseDoubleClickEvent(QMouseEvent* e) {
+  if (e->button() == Qt::LeftButton && hasRun_) {
+    resetZoom();
+    return;
+  }
+  QCustomPlot::mouseDoubleClickEvent(e);
+}
+
+QCPAxisRect* TimelinePlot::rectAt(const QPoint& pos) const {
+  for (QCPAxisRect* r : {bands_, rates_, latency_, traffic_})
+    if (r->rect().contains(pos)) return r;
+  return nullptr;
+}
+
 void TimelinePlot::mouseMoveEvent(QMouseEvent* e) {
+  if (boxZoom_) {
+    const QCPAxis* x = rates_->axis(QCPAxis::atBottom);
+    if (std::abs(e->position().x() - pressPos_.x()) >= 5)
+      showZoomBand(x->pixelToCoord(pressPos_.x()), x->pixelToCoord(e->position().x()));
+    return;
+  }
   if (markFrom_ >= 0) {
     const double x = rates_->axis(QCPAxis::atBottom)->pixelToCoord(e->position().x());
     for (QCPItemRect* r : markRects_) r->bottomRight->setCoords(x, 1);
@@ -630,14 +736,14 @@ void TimelinePlot::mousePressEvent(QMouseEvent* e) {
     replot(rpQueuedReplot);
     return;
   }
+  // A plain press starts a click (seek, and focus a lane) or a box zoom; Ctrl+drag pans.
+  if (e->button() == Qt::LeftButton && !(e->modifiers() & Qt::ControlModifier) && hasRun_ &&
+      rectAt(pos)) {
+    boxZoom_ = true;
+    pressPos_ = pos;
+    return;
+  }
   QCustomPlot::mousePressEvent(e);
-  // A click on a lane focuses its instance (as a click on its tile does).
-  if (e->button() != Qt::LeftButton || !bands_->rect().contains(e->position().toPoint())) return;
-  const double y = bands_->axis(QCPAxis::atLeft)->pixelToCoord(e->position().y());
-  const double n = static_cast<double>(lanes_.size());
-  const auto lane = static_cast<long>(std::floor(n - y));
-  if (lane >= 0 && lane < static_cast<long>(lanes_.size()))
-    emit laneClicked(lanes_[static_cast<std::size_t>(lane)]);
 }
 
 int TimelinePlot::ratePoints() const {

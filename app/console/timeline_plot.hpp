@@ -11,6 +11,7 @@
 
 #include "refresh.hpp"
 #include "run_controller.hpp"
+#include "time_ticker.hpp"
 
 namespace spillway::console {
 
@@ -55,8 +56,21 @@ class TimelinePlot : public QCustomPlot {
   bool marking() const { return markFrom_ >= 0; }
   QCPGraph* graphNamed(const QString& name) const;
 
+  // Tick labels: the run's own axis (T+HH:MM:SS) or the wall clock from `origin` (epoch µs).
+  void setTimeMode(TimeTicker::Mode mode, Micros origin, bool utc);
+  const TimeTicker& timeTicker() const { return *ticker_; }
+  QStringList tickLabels() const;  // the time axis' labels as last drawn
+  // The time axis shown (seconds) and the data's extent it is clamped to.
+  QCPRange timeRange() const;
+  QCPRange dataRange() const { return dataRange_; }
+  // Zooms every rect to [from, to] (clamped to the data; at least kMinSpan wide).
+  void zoomTo(double from, double to);
+  void resetZoom();                      // the whole run (double-click, key 0)
+  static constexpr double kMinSpan = 5;  // seconds
+
  signals:
   void laneClicked(std::size_t instance);
+  void seekRequested(double seconds);  // a click (not a drag) on the plots
   void rangeMarked(std::size_t instance, double fromSeconds, double toSeconds);
 
  protected:
@@ -65,6 +79,7 @@ class TimelinePlot : public QCustomPlot {
   void leaveEvent(QEvent* e) override;
   void mousePressEvent(QMouseEvent* e) override;
   void mouseReleaseEvent(QMouseEvent* e) override;
+  void mouseDoubleClickEvent(QMouseEvent* e) override;
 
  private:
   // Items of one kind reused from pass to pass: the first `used` are this pass's, the rest are
@@ -98,6 +113,10 @@ class TimelinePlot : public QCustomPlot {
   void drawTraffic(const view::InstanceTimeline& p);
   void drawMarkers(const Comparison& c, const view::InstanceTimeline& p);
   void addCrosshair();
+  void clampTimeAxis(const QCPRange& wanted);
+  QCPAxisRect* rectAt(const QPoint& pos) const;
+  void showZoomBand(double from, double to);
+  void endBoxZoom(const QPoint& pos);
   void fitTimeAxis(const Comparison& c);
   void fitValueAxes();
   void addLegends();
@@ -121,6 +140,12 @@ class TimelinePlot : public QCustomPlot {
   int bandCount_ = 0, laneCount_ = 0, wouldOpenMarks_ = 0, faultMarkers_ = 0;
   int rereads_ = 0, recomputes_ = 0, replots_ = 0, graphsCreated_ = 0, itemsCreated_ = 0;
   double markFrom_ = -1;  // a Shift+drag in progress: where it started (seconds)
+  // A plain left press: a click seeks, a drag box-zooms (Ctrl+drag pans).
+  bool boxZoom_ = false;
+  QPoint pressPos_;
+  std::vector<QCPItemRect*> zoomRects_;
+  QSharedPointer<TimeTicker> ticker_;
+  QCPRange dataRange_{0, 1};
   std::vector<QCPItemRect*> markRects_;
 };
 

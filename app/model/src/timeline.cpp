@@ -222,8 +222,18 @@ const KpiDef kKpis[] = {
     {"MTTR (mean)", "s", false, [](const sim::RunReport& r) { return seconds(r.meanMttr); }},
     {"recovery after the fault", "s", false,
      [](const sim::RunReport& r) { return seconds(r.meanRecovery); }},
+    {"self-healing (trip → full traffic)", "s", false,
+     [](const sim::RunReport& r) { return seconds(r.meanSelfHealing); }},
+    {"service restoration (worst)", "s", false,
+     [](const sim::RunReport& r) { return seconds(r.worstServiceRestoration); }},
     {"retry amplification", "x", false,
      [](const sim::RunReport& r) { return r.retryAmplification.value(); }},
+    {"breaker opens", "count", false,
+     [](const sim::RunReport& r) -> std::optional<double> { return static_cast<double>(r.opens); }},
+    {"would open (watching only)", "count", false,
+     [](const sim::RunReport& r) -> std::optional<double> {
+       return static_cast<double>(r.wouldOpens);
+     }},
     {"latency p99", "ms", false,
      [](const sim::RunReport& r) -> std::optional<double> {
        if (r.ends[static_cast<int>(sim::End::Success)] == 0) return std::nullopt;
@@ -350,6 +360,32 @@ int stateRank(const StateBand* b) {
 
 }  // namespace
 
+bool naturalLess(std::string_view a, std::string_view b) {
+  std::size_t i = 0, j = 0;
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      std::size_t ie = i, je = j;
+      while (ie < a.size() && digit(a[ie])) ++ie;
+      while (je < b.size() && digit(b[je])) ++je;
+      // Compare the numbers by value without converting (no overflow): leading zeros off,
+      // then the longer is larger, then digit by digit.
+      std::string_view x = a.substr(i, ie - i), y = b.substr(j, je - j);
+      while (x.size() > 1 && x.front() == '0') x.remove_prefix(1);
+      while (y.size() > 1 && y.front() == '0') y.remove_prefix(1);
+      if (x.size() != y.size()) return x.size() < y.size();
+      if (x != y) return x < y;
+      i = ie;
+      j = je;
+      continue;
+    }
+    if (a[i] != b[j]) return a[i] < b[j];
+    ++i;
+    ++j;
+  }
+  return a.size() - i < b.size() - j;
+}
+
 std::vector<std::size_t> displayOrder(const RunTimeline& tl, TileOrder order, Micros t) {
   const auto& insts = tl.instances();
   std::vector<std::size_t> idx(insts.size());
@@ -374,7 +410,7 @@ std::vector<std::size_t> displayOrder(const RunTimeline& tl, TileOrder order, Mi
       if (ra != rb) return ra < rb;
       if (badness(a) != badness(b)) return badness(a) > badness(b);
     }
-    return insts[a].name < insts[b].name;
+    return naturalLess(insts[a].name, insts[b].name);
   });
   return idx;
 }

@@ -6,6 +6,7 @@
 // restore), per-client series, and the KPI rows with deltas against other runs.
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "spillway/events.hpp"
@@ -71,6 +72,9 @@ struct ClientTimeline {
 // a fixed `absolute`, else max(floor, k × learned P99 baseline), else k × the initial
 // baseline; NaN while nothing is called slow yet (baseline still learning).
 std::vector<double> slowThresholdMs(const InstanceTimeline& it, const SlowConfig& slow);
+
+// Names as an operator reads them: "chat-2" before "chat-10" (digit runs compare by value).
+bool naturalLess(std::string_view a, std::string_view b);
 
 // Instances in display order: grouped by model (models in first-seen order), then by name
 // or by health at `t` (worst first: OPEN/FORCED, HALF_OPEN, ramping, then by error+slow rate).

@@ -1,0 +1,321 @@
+// The console's policy workflow and navigation, offscreen on seed-000: the editor's policy
+// survives a re-run and a scenario switch, undo / redo, "previous" is only what was let go
+// (never a drag's intermediate value), a pinned reference and the Δ against it, headline badges
+// against targets, the time axis' labels in both modes, the navigation keys with a spin box
+// focused, the wheel over an unfocused slider, click-to-seek, box zoom and the zoom clamp.
+#include <QApplication>
+#include <QDoubleSpinBox>
+#include <QHeaderView>
+#include <QLineEdit>
+#include <QRegularExpression>
+#include <QSettings>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QTableWidget>
+#include <QTest>
+#include <QUndoStack>
+#include <QWheelEvent>
+
+#include "headline_strip.hpp"
+#include "kpi_text.hpp"
+#include "main_window.hpp"
+#include "policy_editor.hpp"
+#include "spillway/view/headline.hpp"
+#include "spillway/view/time_format.hpp"
+#include "timeline_plot.hpp"
+
+using namespace spillway;
+using namespace spillway::console;
+
+class TstConsoleWorkflow : public QObject {
+  Q_OBJECT
+  std::unique_ptr<MainWindow> w_;
+  std::unique_ptr<QSignalSpy> shown_;
+
+  bool waitRun() { return shown_->wait(60000); }
+  PolicyEditor* editor() { return w_->policyEditor(); }
+  double slowRate() { return editor()->policy().breaker.trip.slowRate; }
+  // The value a KPI row shows in a column, by its name.
+  QString kpiCell(const QString& name, int column) {
+    QTableWidget* t = w_->kpiTable();
+    for (int r = 0; r < t->rowCount(); ++r)
+      if (t->item(r, 0) && t->item(r, 0)->text() == name) return t->item(r, column)->text();
+    return "(no row " + name + ")";
+  }
+
+ private slots:
+  void initTestCase();
+  void editsSurviveRunAndScenarioSwitch();
+  void undoRedo();
+  void previousIsOnlyTheReleasedValue();
+  void pinnedReference();
+  void headlineBadgesAgainstTargets();
+  void axisTicksInBothTimeModes();
+  void keysWorkWithASpinBoxFocused();
+  void wheelOverUnfocusedSliderChangesNothing();
+  void clickSeeks();
+  void boxZoomAndClamp();
+  void cleanupTestCase() { w_.reset(); }
+};
+
+void TstConsoleWorkflow::initTestCase() {
+  QApplication::setApplicationName("spillway-test-workflow");
+  QSettings().clear();
+  w_ = std::make_unique<MainWindow>();
+  w_->show();
+  QVERIFY(QTest::qWaitForWindowExposed(w_.get()));
+  shown_ = std::make_unique<QSignalSpy>(w_.get(), &MainWindow::runShown);
+  QVERIFY(w_->runScenario("seed-000"));
+  QVERIFY(waitRun());
+}
+
+void TstConsoleWorkflow::editsSurviveRunAndScenarioSwitch() {
+  const double own = slowRate();
+  QVERIFY(!editor()->isModified());
+  const double edited = own + 0.05;
+  editor()->control("trip.slow_rate")->setValue(edited);
+  QVERIFY(waitRun());
+  QVERIFY(editor()->isModified());
+  QVERIFY(editor()->displayName().endsWith('*'));
+  QVERIFY2(w_->contextText().contains("trip.slow_rate"), qPrintable(w_->contextText()));
+  // Run on the same scenario: the edit stays and is what runs.
+  QVERIFY(w_->runScenario("seed-000"));
+  QVERIFY(waitRun());
+  QCOMPARE(slowRate(), edited);
+  QVERIFY(!w_->stale());  // the shown run used the editor's policy
+  // Another scenario: still the edited policy, until the user asks for the scenario's own.
+  QVERIFY(w_->runScenario("seed-002"));
+  QVERIFY(waitRun());
+  QCOMPARE(slowRate(), edited);
+  QVERIFY(w_->windowTitle().contains("seed-002"));
+  QVERIFY(w_->useScenarioPolicy(false));
+  QVERIFY(!editor()->isModified());
+  QVERIFY(editor()->source().contains("seed-002"));
+  QVERIFY(waitRun());
+  QVERIFY(!w_->stale());
+  // Back to seed-000: an unedited scenario policy follows the scenario.
+  QVERIFY(w_->runScenario("seed-000"));
+  QVERIFY(waitRun());
+  QCOMPARE(slowRate(), own);
+}
+
+void TstConsoleWorkflow::undoRedo() {
+  QUndoStack* undo = editor()->undoStack();
+  const double a = slowRate();
+  const int steps = undo->count();
+  editor()->control("trip.slow_rate")->setValue(a + 0.1);
+  editor()->control("trip.slow_rate")->setValue(a + 0.2);
+  QCOMPARE(undo->count(), steps + 2);
+  QSignalSpy edited(editor(), &PolicyEditor::policyEdited);
+  undo->undo();
+  QCOMPARE(slowRate(), a + 0.1);
+  QCOMPARE(editor()->control("trip.slow_rate")->value(), a + 0.1);
+  undo->undo();
+  QCOMPARE(slowRate(), a);
+  QVERIFY(!editor()->isModified());
+  undo->redo();
+  QCOMPARE(slowRate(), a + 0.1);
+  QCOMPARE(edited.count(), 3);  // each step is an edit: the what-if follows
+  editor()->revert();
+  QCOMPARE(slowRate(), a);
+  undo->undo();  // the revert itself is one step
+  QCOMPARE(slowRate(), a + 0.1);
+  editor()->revert();
+  QVERIFY(waitRun());
+}
+
+// A drag previews every value it passes, but the comparison is with the policy before the
+// drag began, and the next edit compares with the value let go.
+void TstConsoleWorkflow::previousIsOnlyTheReleasedValue() {
+  QTRY_VERIFY_WITH_TIMEOUT(!w_->stale(), 60000);
+  const auto beforeDrag = w_->current();
+  QSlider* s = editor()->slider("trip.slow_rate");
+  s->setSliderDown(true);
+  s->setValue(s->value() + 60);
+  QVERIFY(waitRun());
+  QCOMPARE(w_->previous(), beforeDrag);
+  s->setValue(s->value() + 60);
+  QVERIFY(waitRun());
+  QCOMPARE(w_->previous(), beforeDrag);  // not the first step of the drag
+  const int steps = editor()->undoStack()->count();
+  s->setSliderDown(false);  // let go: one committed edit
+  QCOMPARE(editor()->undoStack()->count(), steps + 1);
+  QVERIFY(!w_->stale());  // the drag's last preview already is the released value's run
+  const auto released = w_->current();
+  QCOMPARE(w_->previous(), beforeDrag);
+  editor()->control("trip.error_rate")->setValue(editor()->control("trip.error_rate")->value() / 2);
+  QVERIFY(waitRun());
+  QCOMPARE(w_->previous(), released);
+}
+
+void TstConsoleWorkflow::pinnedReference() {
+  w_->pinReference();
+  const auto a = w_->current();
+  QCOMPARE(w_->reference(), a);
+  QCOMPARE(w_->kpiTable()->horizontalHeaderItem(4)->text(), QString("Δ reference A"));
+  for (double step : {0.1, 0.2}) {
+    editor()
+        ->control("trip.sustain")
+        ->setValue(editor()->control("trip.sustain")->value() + step * 50);
+    QVERIFY(waitRun());
+    QCOMPARE(w_->previous(), a);  // every later run against A
+  }
+  const double want = *w_->current()->protectedRun.report.availability.value() -
+                      *a->protectedRun.report.availability.value();
+  QCOMPARE(kpiCell("availability", 4), kpiDelta(want, "share"));
+  QVERIFY(w_->contextText().contains("reference"));
+  w_->unpinReference();
+  QVERIFY(!w_->reference());
+  QCOMPARE(w_->kpiTable()->horizontalHeaderItem(4)->text(), QString("Δ previous policy"));
+}
+
+void TstConsoleWorkflow::headlineBadgesAgainstTargets() {
+  HeadlineStrip* h = w_->headline();
+  const double avail = *w_->current()->protectedRun.report.availability.value();
+  const double fp = *w_->current()->protectedRun.report.falsePositive.value();
+  view::HeadlineTargets t;
+  t.bounds = {{"availability", avail - 0.001}, {"fp", fp / 2}};
+  h->setTargets(t);
+  QCOMPARE(h->badge("availability"), QString("PASS"));
+  QCOMPARE(h->badge("fp"), fp > 0 ? QString("FAIL") : QString("PASS"));
+  QCOMPARE(h->badge("ttd"), QString("—"));  // no target set
+  QCOMPARE(h->valueText("availability"), kpiValue(avail, "share"));
+  t.bounds = {{"availability", avail + 0.001}, {"fp", fp + 0.01}};
+  h->setTargets(t);
+  QCOMPARE(h->badge("availability"), QString("FAIL"));
+  QCOMPARE(h->badge("fp"), QString("PASS"));
+  // Kept for the next session.
+  QCOMPARE(QSettings().value("targets/availability").toDouble(), avail + 0.001);
+}
+
+void TstConsoleWorkflow::axisTicksInBothTimeModes() {
+  TimelinePlot* p = w_->plot();
+  p->setTimeMode(TimeTicker::Mode::Offset, 0, true);
+  p->replot();
+  QStringList labels = p->tickLabels();
+  QVERIFY(labels.size() >= 3);
+  const QRegularExpression offset("^T\\+\\d\\d:\\d\\d:\\d\\d$");
+  for (const QString& l : labels) QVERIFY2(offset.match(l).hasMatch(), qPrintable(l));
+  const Micros origin = 1'700'000'000'000'000;  // 2023-11-14T22:13:20Z
+  p->setTimeMode(TimeTicker::Mode::Clock, origin, true);
+  p->replot();
+  labels = p->tickLabels();
+  const QRegularExpression clock("^\\d\\d:\\d\\d:\\d\\d$");
+  for (const QString& l : labels) QVERIFY2(clock.match(l).hasMatch(), qPrintable(l));
+  QCOMPARE(p->timeTicker().label(0), QString("22:13:20"));
+  QCOMPARE(p->timeTicker().label(3600 + 61), QString("23:14:21"));
+  p->setTimeMode(TimeTicker::Mode::Offset, 0, true);
+  QCOMPARE(p->timeTicker().label(3723), QString("T+01:02:03"));
+}
+
+void TstConsoleWorkflow::keysWorkWithASpinBoxFocused() {
+  QTRY_VERIFY_WITH_TIMEOUT(!w_->stale(), 60000);
+  w_->activateWindow();
+  QTRY_VERIFY(QApplication::activeWindow() == w_.get());
+  QDoubleSpinBox* box = editor()->control("min_calls");
+  box->setFocus();
+  QTRY_VERIFY(box->hasFocus());
+  const double value = box->value();
+  w_->setCursorTime(seconds(100));
+  QTest::keyClick(QApplication::focusWidget(), Qt::Key_Right);
+  QCOMPARE(w_->cursorTime(), seconds(101));
+  QTest::keyClick(QApplication::focusWidget(), Qt::Key_Right, Qt::ShiftModifier);
+  QCOMPARE(w_->cursorTime(), seconds(111));
+  QTest::keyClick(QApplication::focusWidget(), Qt::Key_Left, Qt::ControlModifier);
+  QCOMPARE(w_->cursorTime(), seconds(51));
+  QTest::keyClick(QApplication::focusWidget(), Qt::Key_End);
+  QCOMPARE(w_->cursorTime(), w_->current()->protectedRun.timeline.end());
+  QTest::keyClick(QApplication::focusWidget(), Qt::Key_Home);
+  QCOMPARE(w_->cursorTime(), w_->current()->protectedRun.timeline.start());
+  // N: the next transition or fault of the focused instance.
+  const auto marks = w_->marks();
+  QVERIFY(!marks.empty());
+  QTest::keyClick(QApplication::focusWidget(), Qt::Key_N);
+  QCOMPARE(w_->cursorTime(), marks.front());
+  QCOMPARE(box->value(), value);  // the keys never reached the spin box
+  // Typing in it (a digit starts that): now the arrows move the text cursor, not time.
+  w_->setCursorTime(seconds(100));
+  QTest::keyClick(QApplication::focusWidget(), Qt::Key_5);
+  QVERIFY(box->findChild<QLineEdit*>()->isModified());
+  QTest::keyClick(QApplication::focusWidget(), Qt::Key_Left);
+  QTest::keyClick(QApplication::focusWidget(), Qt::Key_Home);
+  QCOMPARE(w_->cursorTime(), seconds(100));
+  box->setValue(value);
+  QVERIFY(!box->findChild<QLineEdit*>()->isModified());
+  QTRY_VERIFY_WITH_TIMEOUT(!w_->stale(), 60000);
+}
+
+void TstConsoleWorkflow::wheelOverUnfocusedSliderChangesNothing() {
+  QSlider* s = editor()->slider("window.length");
+  w_->plot()->setFocus();
+  QVERIFY(!s->hasFocus());
+  const int before = s->value();
+  const QPointF at(s->width() / 2.0, s->height() / 2.0);
+  QWheelEvent up(at, s->mapToGlobal(at), {}, {0, 120}, Qt::NoButton, Qt::NoModifier,
+                 Qt::NoScrollPhase, false);
+  QApplication::sendEvent(s, &up);
+  QCOMPARE(s->value(), before);
+  s->setFocus();
+  QTRY_VERIFY(s->hasFocus());
+  QWheelEvent again(at, s->mapToGlobal(at), {}, {0, 120}, Qt::NoButton, Qt::NoModifier,
+                    Qt::NoScrollPhase, false);
+  QApplication::sendEvent(s, &again);
+  QVERIFY(s->value() != before);  // focused: the wheel is the user's intent
+  s->setValue(before);
+  QTRY_VERIFY_WITH_TIMEOUT(!w_->stale(), 60000);
+}
+
+void TstConsoleWorkflow::clickSeeks() {
+  TimelinePlot* p = w_->plot();
+  p->resetZoom();
+  p->replot();
+  QCPAxisRect* rates = p->axisRect(1);
+  const int x = static_cast<int>(rates->axis(QCPAxis::atBottom)->coordToPixel(600));
+  const QPoint at(x, rates->rect().center().y());
+  QTest::mouseClick(p, Qt::LeftButton, {}, at);
+  const double got = static_cast<double>(w_->cursorTime()) / 1e6;
+  const double perPixel = p->timeRange().size() / rates->width();
+  QVERIFY2(std::abs(got - 600) <= 2 * perPixel, qPrintable(QString::number(got)));
+}
+
+void TstConsoleWorkflow::boxZoomAndClamp() {
+  TimelinePlot* p = w_->plot();
+  p->resetZoom();
+  p->replot();
+  const QCPRange data = p->dataRange();
+  QCOMPARE(p->timeRange().lower, data.lower);
+  QCOMPARE(p->timeRange().upper, data.upper);
+  QCPAxisRect* rates = p->axisRect(1);
+  QCPAxis* x = rates->axis(QCPAxis::atBottom);
+  const QPoint from(static_cast<int>(x->coordToPixel(300)), rates->rect().center().y());
+  const QPoint to(static_cast<int>(x->coordToPixel(900)), from.y());
+  QTest::mousePress(p, Qt::LeftButton, {}, from);
+  QMouseEvent move(QEvent::MouseMove, to, p->mapToGlobal(to), Qt::NoButton, Qt::LeftButton,
+                   Qt::NoModifier);
+  QApplication::sendEvent(p, &move);
+  QTest::mouseRelease(p, Qt::LeftButton, {}, to);
+  const double perPixel = data.size() / rates->width();
+  QVERIFY2(std::abs(p->timeRange().lower - 300) <= 2 * perPixel,
+           qPrintable(QString::number(p->timeRange().lower)));
+  QVERIFY(std::abs(p->timeRange().upper - 900) <= 2 * perPixel);
+  // Zooming out or panning never leaves the data; zooming in stops at kMinSpan.
+  p->zoomTo(-500, data.upper + 1000);
+  QCOMPARE(p->timeRange().lower, data.lower);
+  QCOMPARE(p->timeRange().upper, data.upper);
+  p->zoomTo(-100, 50);
+  QCOMPARE(p->timeRange().lower, data.lower);
+  QCOMPARE(p->timeRange().size(), 150.0);
+  p->zoomTo(1000, 1000.5);
+  QCOMPARE(p->timeRange().size(), TimelinePlot::kMinSpan);
+  // Double-click: the whole run again.
+  QTest::mouseDClick(p, Qt::LeftButton, {}, from);
+  QCOMPARE(p->timeRange().lower, data.lower);
+  QCOMPARE(p->timeRange().upper, data.upper);
+  // Key 0 as well.
+  p->zoomTo(100, 200);
+  QTest::keyClick(w_.get(), Qt::Key_0);
+  QCOMPARE(p->timeRange().upper, data.upper);
+}
+
+QTEST_MAIN(TstConsoleWorkflow)
+#include "tst_console_workflow.moc"
