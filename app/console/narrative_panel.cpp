@@ -62,6 +62,18 @@ QIcon markOf(view::NarrativeKind k) {
 
 }  // namespace
 
+Narrative narrativeOf(const Comparison& c, const sim::Scenario* scenario) {
+  Narrative n;
+  const RunResult& run = c.protectedRun;
+  if (c.mode == view::Mode::Simulation)
+    n.lines = view::simulationNarrative(run.report, run.events, scenario, &c.baseline.report);
+  else if (c.mode == view::Mode::Replay) {
+    n.lines = view::replayNarrative(run.replayKpis, run.events, c.origin, &c.baseline.replayKpis);
+    n.clock.wallOrigin = c.origin;
+  }
+  return n;
+}
+
 NarrativePanel::NarrativePanel(QWidget* parent) : QWidget(parent) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);

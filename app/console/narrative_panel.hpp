@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <vector>
 
+#include "run_controller.hpp"
 #include "spillway/view/narrative.hpp"
 
 class QAction;
@@ -19,6 +20,17 @@ class QTreeWidget;
 class QTreeWidgetItem;
 
 namespace spillway::console {
+
+// What the panel shows for a finished comparison: the protected run told (a simulated run, or a
+// replayed incident on its own axis), its opens against the baseline's would-opens, and the
+// clock its times read in (a replay's wall clock in UTC: setClock with utc = false for local).
+// `scenario`: the simulated scenario, for the faults' strengths (may be null). Live mode and an
+// empty comparison tell nothing.
+struct Narrative {
+  std::vector<view::NarrativeLine> lines;
+  view::NarrativeClock clock;
+};
+Narrative narrativeOf(const Comparison& c, const sim::Scenario* scenario = nullptr);
 
 class NarrativePanel : public QWidget {
   Q_OBJECT

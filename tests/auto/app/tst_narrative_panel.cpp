@@ -8,11 +8,13 @@
 #include <QTreeWidget>
 
 #include "narrative_panel.hpp"
+#include "spillway/sim/scenario_yaml.hpp"
+#include "spillway/sim/simulator.hpp"
 #include "spillway/view/time_format.hpp"
 
 using namespace spillway;
 using namespace spillway::view;
-using spillway::console::NarrativePanel;
+using namespace spillway::console;
 
 Q_DECLARE_METATYPE(spillway::view::NarrativeKind)
 
@@ -53,6 +55,7 @@ class TstNarrativePanel : public QObject {
   void emptyShowsHint();
   void copyAsText();
   void wallClock();
+  void fromAComparison();
 };
 
 void TstNarrativePanel::activateLine_data() {
@@ -125,6 +128,35 @@ void TstNarrativePanel::wallClock() {
   panel.setClock(NarrativeClock{seconds(1718083440), true});  // 2024-06-11 05:24:00 UTC
   QCOMPARE(panel.list()->topLevelItem(1)->text(0), QString("05:30:12"));
   QVERIFY(panel.text().contains("05:30:12  chat-72b-3 tripped OPEN"));
+}
+
+// A simulated comparison as the window holds it: the protected run told, its opens against
+// the baseline's would-opens, on the run's own axis.
+void TstNarrativePanel::fromAComparison() {
+  const sim::Scenario sc = sim::loadScenarioFile(SPILLWAY_RESOURCES_DIR "/scenarios/seed-000.yaml");
+  Comparison c;
+  c.mode = Mode::Simulation;
+  for (RunResult* out : {&c.baseline, &c.protectedRun}) {
+    VectorSink events;
+    sim::SimOptions opt;
+    opt.protection = out == &c.protectedRun;
+    opt.events = &events;
+    sim::Simulator s(sc, opt);
+    s.run();
+    out->report = s.report();
+    out->events = std::move(events.events);
+  }
+  const Narrative n = narrativeOf(c, &sc);
+  QVERIFY(!n.clock.wallOrigin);
+  QCOMPARE(n.lines.size(),
+           simulationNarrative(c.protectedRun.report, c.protectedRun.events, &sc).size());
+  QVERIFY(c.baseline.report.wouldOpens > 0);
+  const std::string opens = std::to_string(c.protectedRun.report.opens) + " breaker opens";
+  const std::string would = std::to_string(c.baseline.report.wouldOpens) + " would-opens";
+  QVERIFY(n.lines.back().text.find(opens) != std::string::npos);
+  QVERIFY2(n.lines.back().text.find(would) != std::string::npos, n.lines.back().text.c_str());
+  c.mode = Mode::Live;
+  QVERIFY(narrativeOf(c, &sc).lines.empty());
 }
 
 QTEST_MAIN(TstNarrativePanel)
