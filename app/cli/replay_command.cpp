@@ -452,7 +452,8 @@ void printHeader(const formats::RecordSource& reader, const Replayer& replayer,
 // --narrative: the replay told line by line, in the recording's own time of day (UTC).
 void printNarrative(const ReplayKpis& k, const std::vector<Event>& events) {
   if (k.first == kNever) return;  // nothing was replayed
-  const Micros origin = k.first - (k.first % kMicrosPerSecond + kMicrosPerSecond) % kMicrosPerSecond;
+  const Micros origin =
+      k.first - (k.first % kMicrosPerSecond + kMicrosPerSecond) % kMicrosPerSecond;
   std::printf("\nNarrative (times UTC):\n");
   std::fputs(view::narrativeText(view::replayNarrative(k, events, origin),
                                  view::NarrativeClock{origin, true})
