@@ -132,8 +132,13 @@ void NarrativePanel::fill() {
     const view::NarrativeLine& l = lines_[i];
     const bool summary = l.kind == view::NarrativeKind::Summary;
     auto* item = new QTreeWidgetItem;
-    item->setText(0, summary ? QString() : QString::fromStdString(view::narrativeTime(l, clock_)));
-    item->setText(1, QString::fromStdString(l.text));
+    // The summary's mark and time column say what it is; its text drops the "summary: " the
+    // plain-text form needs.
+    QString text = QString::fromStdString(l.text);
+    if (summary && text.startsWith(QLatin1String("summary: "))) text.remove(0, 9);
+    item->setText(0,
+                  summary ? tr("summary") : QString::fromStdString(view::narrativeTime(l, clock_)));
+    item->setText(1, text);
     item->setIcon(1, markOf(l.kind));
     item->setToolTip(1, QString::fromStdString(std::string(view::narrativeKindName(l.kind))) +
                             ": " + QString::fromStdString(l.text));

@@ -96,9 +96,10 @@ void TstNarrativePanel::activateLine() {
   QCOMPARE(args.at(2).value<Micros>(), want.to);
   QCOMPARE(args.at(3).value<std::size_t>(), want.instanceIndex);
   // The time column reads as the CLI's.
-  QCOMPARE(item->text(0).toStdString(),
-           want.kind == NarrativeKind::Summary ? std::string() : formatOffset(want.at));
-  QCOMPARE(item->text(1).toStdString(), want.text);
+  const bool summary = want.kind == NarrativeKind::Summary;
+  QCOMPARE(item->text(0).toStdString(), summary ? "summary" : formatOffset(want.at));
+  QCOMPARE("summary: " + item->text(1).toStdString(),
+           summary ? want.text : "summary: " + want.text);
 }
 
 void TstNarrativePanel::emptyShowsHint() {
