@@ -15,6 +15,7 @@
 #include <sstream>
 
 #include "cli_common.hpp"
+#include "spillway/export/bundle.hpp"
 #include "spillway/export/export.hpp"
 #include "spillway/export/validate.hpp"
 #include "spillway/fault_annotations.hpp"
@@ -218,6 +219,19 @@ void addExportOptions(QCommandLineParser& p) {
                "of 'INSTANCE HOST:PORT' lines ('#' comments), or 'auto' (the default: an "
                "instance named HOST:PORT is its own address, the others get placeholders).",
                "FILE|auto"});
+  p.addOption({"bundle",
+               "Write a review bundle for a pull request into DIR (created if missing): "
+               "policy.yaml with a provenance header, the native configuration, and "
+               "validation.md (verdict, KPIs before/after against the targets, gaps, notes, "
+               "incidents). Needs --validate; without --require the targets are " +
+                   QString::fromUtf8(kDefaultRequirements.data(),
+                                     static_cast<int>(kDefaultRequirements.size())) +
+                   ".",
+               "DIR"});
+  p.addOption({"base",
+               "With --bundle: the policy this one replaces, for 'what changed' and the 'before' "
+               "KPIs (default: the built-in default policy).",
+               "P.yaml"});
   p.addOption({"idempotent-only",
                "nginx: leave non_idempotent out of proxy_next_upstream (failed POST requests, "
                "every LLM call, are then neither retried nor counted against max_fails)."});
@@ -235,8 +249,12 @@ struct ExportOptions {
   bool toFile = false;  // --out
   bool json = false;
   bool idempotentOnly = false;
-  std::string addressesPath;  // --addresses FILE; empty: auto
-  std::string library;        // --library: --validate names its incidents
+  std::string addressesPath;         // --addresses FILE; empty: auto
+  std::string library;               // --library: --validate names its incidents
+  std::string bundleDir;             // --bundle DIR; empty: no bundle
+  std::string basePath;              // --base; empty: the built-in default
+  bool defaultRequirements = false;  // --bundle without --require: kDefaultRequirements
+  std::string commandLine;           // as typed, for the bundle's provenance
 };
 
 // `--addresses FILE`: one `INSTANCE HOST:PORT` per line, '#' comments and blank lines ignored.
@@ -261,6 +279,49 @@ std::map<std::string, std::string> readAddresses(const std::string& path) {
       throw InputError(path, lineNo, "instance", "'" + instance + "' is given twice");
   }
   return out;
+}
+
+// --bundle and --base; a bundle is judged by the default targets when --require is not given.
+bool readBundleOptions(const QCommandLineParser& p, ExportOptions& o) {
+  if (p.isSet("base") && !p.isSet("bundle")) {
+    std::fprintf(stderr, "export: --base needs --bundle DIR (it is the report's 'before')\n");
+    return false;
+  }
+  if (!p.isSet("bundle")) return true;
+  o.bundleDir = p.value("bundle").toStdString();
+  o.basePath = p.value("base").toStdString();
+  if (o.bundleDir.empty()) {
+    std::fprintf(stderr, "export: --bundle: expected a directory, got ''\n");
+    return false;
+  }
+  if (o.incidents.empty()) {
+    std::fprintf(stderr, "export: --bundle needs --validate INCIDENT (its report replays them)\n");
+    return false;
+  }
+  if (o.requireSpec.empty()) {
+    o.requireSpec = std::string(kDefaultRequirements);
+    o.reqs = parseRequirements(o.requireSpec);
+    o.defaultRequirements = true;
+  }
+  return true;
+}
+
+// The command as typed, for the bundle's provenance: arguments with spaces or shell characters
+// in single quotes.
+std::string commandLineOf(const QStringList& args) {
+  std::string line;
+  for (const QString& a : args) {
+    std::string s = a.toStdString();
+    const bool plain =
+        !s.empty() && s.find_first_of(" \t'\"$&|;<>*?()[]{}!`\\") == std::string::npos;
+    if (!plain && &a != &args.front()) {
+      std::string q = "'";
+      for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      s = q + "'";
+    }
+    line += (line.empty() ? "" : " ") + s;
+  }
+  return line;
 }
 
 // Prints the error and returns nothing when the options do not fit together.
@@ -299,6 +360,7 @@ std::optional<ExportOptions> readExportOptions(const QCommandLineParser& p) {
       return std::nullopt;
     }
   }
+  if (!readBundleOptions(p, o)) return std::nullopt;
   o.policyPath = p.value("policy").toStdString();
   o.slo = p.value("slo");
   o.outPath = p.value("out").toStdString();
@@ -310,54 +372,38 @@ std::optional<ExportOptions> readExportOptions(const QCommandLineParser& p) {
   return o;
 }
 
-// The export and its validation: each incident under the native policy and the target.
-struct ExportRun {
-  Policy policy;
-  std::vector<Incident> incidents;
-  std::vector<NativeRun> native;
-  ExportResult exported;
-  std::vector<ReplayKpis> targetRuns;
-  std::vector<std::vector<std::string>> gaps;  // per incident
-  std::vector<RequirementResult> results;
-  bool passed = true;
-};
-
-ExportRun exportAndValidate(const ExportOptions& o) {
-  ExportRun run;
-  run.policy = loadPolicy(o.policyPath);
+// The export and its validation (spillway/export/bundle.hpp): each incident under the native
+// policy and under the target, and with --bundle the base policy as "before".
+ValidatedExport exportAndValidate(const ExportOptions& o) {
+  const Policy policy = loadPolicy(o.policyPath);
   const ReplayTruthOptions truth = parseSlo(o.slo);
   std::unique_ptr<library::Library> lib;
   if (!o.library.empty())
     lib = std::make_unique<library::Library>(o.library, library::OpenOptions{.mustExist = true});
+  std::vector<Incident> incidents;
   for (const std::string& a : o.incidents) {
-    run.incidents.push_back(lib && a != "sample" ? loadLibraryIncident(*lib, a) : loadIncident(a));
-    run.incidents.back().truth = truth;
+    incidents.push_back(lib && a != "sample" ? loadLibraryIncident(*lib, a) : loadIncident(a));
+    incidents.back().truth = truth;
   }
-  // Native runs first: they supply the learned baselines and the instances to the exporter.
-  std::string names;
-  for (const Incident& i : run.incidents) {
-    run.native.push_back(replayNative(run.policy, i));
-    names += (names.empty() ? "" : ", ") + i.name;
-  }
-  ExportContext ctx = contextFrom(run.native, names);
+  ExportContext ctx;
   ctx.idempotentOnly = o.idempotentOnly;
   if (!o.addressesPath.empty()) ctx.addresses = readAddresses(o.addressesPath);
-  run.exported = exportPolicy(run.policy, o.target, ctx);
-  const ExportResult& x = run.exported;
-  // The exported text must read back under the target's own parser.
-  (void)makeDialect(x.target, x.text, x.fileName, 1, nullptr, x.select);
+  std::optional<Policy> base;
+  if (!o.bundleDir.empty()) base = loadPolicy(o.basePath);
+  return validateExport(policy, o.target, incidents, ctx, o.requireSpec, base);
+}
 
-  std::vector<std::string> incNames;
-  for (std::size_t i = 0; i < run.incidents.size(); ++i) {
-    run.targetRuns.push_back(replayTarget(x, run.incidents[i]));
-    run.gaps.push_back(
-        nameGaps(x, run.incidents[i].name, run.native[i].kpis, run.targetRuns.back()));
-    incNames.push_back(run.incidents[i].name);
-  }
-  run.results = checkRequirements(o.reqs, incNames, run.targetRuns);
-  run.passed =
-      std::all_of(run.results.begin(), run.results.end(), [](const auto& r) { return r.passed; });
-  return run;
+// --bundle DIR: policy.yaml, the native file and validation.md (spillway/export/bundle.hpp).
+void writeBundleDir(const ExportOptions& o, const ValidatedExport& run, std::FILE* rep) {
+  BundleInfo info;
+  info.policySource = o.policyPath.empty() ? "the built-in default policy" : o.policyPath;
+  info.baseName = o.basePath.empty() ? "the built-in default policy '" + run.base->name + "'"
+                                     : "'" + run.base->name + "' (" + o.basePath + ")";
+  info.version = SPILLWAY_VERSION;
+  info.commandLine = o.commandLine;
+  info.defaultRequirements = o.defaultRequirements;
+  for (const std::string& path : writeBundle(o.bundleDir, makeBundle(run, info)))
+    std::fprintf(rep, "bundle: %s written\n", path.c_str());
 }
 
 // The configuration itself: to --out, or to stdout ahead of the text report.
@@ -373,7 +419,7 @@ void writeConfig(const ExportOptions& o, const ExportResult& x) {
   }
 }
 
-nlohmann::json reportJson(const ExportOptions& o, const ExportRun& run) {
+nlohmann::json reportJson(const ExportOptions& o, const ValidatedExport& run) {
   const ExportResult& x = run.exported;
   nlohmann::json j;
   j["target"] = o.targetName;
@@ -384,14 +430,17 @@ nlohmann::json reportJson(const ExportOptions& o, const ExportRun& run) {
   for (const MappingNote& n : x.notes)
     notes.push_back({{"topic", std::string(topicName(n.topic))},
                      {"gap", n.gap},
+                     {"kind", n.gap     ? "dropped"
+                              : n.exact ? "exact"
+                                        : "approximated"},
                      {"scope", n.scope},
                      {"text", n.text}});
   j["notes"] = notes;
   nlohmann::json v = nlohmann::json::array();
   for (std::size_t i = 0; i < run.incidents.size(); ++i)
-    v.push_back({{"incident", run.incidents[i].name},
+    v.push_back({{"incident", run.incidents[i]},
                  {"native", kpisJson(run.native[i].kpis)},
-                 {"target", kpisJson(run.targetRuns[i])},
+                 {"target", kpisJson(run.target[i])},
                  {"gaps", run.gaps[i]}});
   j["validation"] = v;
   if (!o.reqs.empty()) {
@@ -436,14 +485,15 @@ void printOuts(std::FILE* rep, const std::string& targetName, const ReplayKpis& 
   if (!any) std::fprintf(rep, "  Predicted on %s: no server taken out.\n", targetName.c_str());
 }
 
-void printValidation(std::FILE* rep, const std::string& targetName, const ExportRun& run) {
+void printValidation(std::FILE* rep, const std::string& targetName, const ValidatedExport& run) {
   for (std::size_t i = 0; i < run.incidents.size(); ++i) {
-    const Incident& inc = run.incidents[i];
+    const std::size_t faults = run.annotatedFaults[i];
     std::fprintf(rep, "\nValidation on %s (%llu records, %zu annotated fault%s):\n",
-                 inc.name.c_str(), static_cast<unsigned long long>(run.native[i].kpis.records),
-                 inc.faults.size(), inc.faults.size() == 1 ? "" : "s");
-    printTable(rep, targetName, run.native[i].kpis, run.targetRuns[i]);
-    printOuts(rep, targetName, run.targetRuns[i]);
+                 run.incidents[i].c_str(),
+                 static_cast<unsigned long long>(run.native[i].kpis.records), faults,
+                 faults == 1 ? "" : "s");
+    printTable(rep, targetName, run.native[i].kpis, run.target[i]);
+    printOuts(rep, targetName, run.target[i]);
     if (run.gaps[i].empty())
       std::fprintf(rep, "  No KPI gap between native and %s on this incident.\n",
                    targetName.c_str());
@@ -453,7 +503,7 @@ void printValidation(std::FILE* rep, const std::string& targetName, const Export
   }
 }
 
-void printRequirements(std::FILE* rep, const ExportOptions& o, const ExportRun& run) {
+void printRequirements(std::FILE* rep, const ExportOptions& o, const ValidatedExport& run) {
   std::fprintf(rep, "\nRequirements on %s (worst incident):\n", o.targetName.c_str());
   for (const auto& r : run.results)
     std::fprintf(rep, "  %-4s %-14s %s\n", r.passed ? "ok" : "FAIL", r.req.text.c_str(),
@@ -465,14 +515,26 @@ void printRequirements(std::FILE* rep, const ExportOptions& o, const ExportRun& 
           : ("the " + o.targetName + " export does not meet '" + o.requireSpec + "'").c_str());
 }
 
-void printReport(std::FILE* rep, const ExportOptions& o, const ExportRun& run) {
+void printReport(std::FILE* rep, const ExportOptions& o, const ValidatedExport& run) {
   std::fprintf(rep, "%sExport of policy '%s' to %s%s\n", o.toFile ? "" : "\n",
                run.policy.name.c_str(), o.targetName.c_str(),
                o.toFile ? (": " + o.outPath + " written").c_str() : "");
-  std::fprintf(rep, "\nMapping notes (~ approximated, x not expressible):\n");
-  for (const MappingNote& n : run.exported.notes)
-    std::fprintf(rep, "  %s %s%s\n", n.gap ? "x" : "~",
-                 n.scope.empty() ? "" : ("[" + n.scope + "] ").c_str(), n.text.c_str());
+  // The verdict first: it is what a reviewer reads before anything else.
+  if (!o.reqs.empty())
+    for (bool first = true; const std::string& line : verdictLines(run)) {
+      std::fprintf(rep, "%s%s\n", first ? "" : "  ", line.c_str());
+      first = false;
+    }
+  const GroupedNotes g = groupNotes(run.exported.notes);
+  std::fprintf(rep, "\nMapping notes:\n");
+  auto group = [&](const char* title, const char* mark, const std::vector<MappingNote>& ns) {
+    if (ns.empty()) return;
+    std::fprintf(rep, "  %s:\n", title);
+    for (const MappingNote& n : ns) std::fprintf(rep, "  %s %s\n", mark, noteText(n).c_str());
+  };
+  group("dropped (x, the target cannot express it)", "x", g.dropped);
+  group("approximated (~)", "~", g.approximated);
+  group("exact (=)", "=", g.exact);
   printValidation(rep, o.targetName, run);
   if (!o.reqs.empty()) printRequirements(rep, o, run);
 }
@@ -483,16 +545,18 @@ int runExport(const QStringList& args) {
   QCommandLineParser p;
   addExportOptions(p);
   if (const auto done = parseCommandLine(p, args)) return *done;
-  const std::optional<ExportOptions> o = readExportOptions(p);
+  std::optional<ExportOptions> o = readExportOptions(p);
+  if (o) o->commandLine = commandLineOf(args);
   if (!o) return kInputError;
   std::FILE* rep = (o->toFile || o->json) ? stdout : stderr;  // the report's stream
   try {
-    const ExportRun run = exportAndValidate(*o);
+    const ValidatedExport run = exportAndValidate(*o);
     writeConfig(*o, run.exported);
     if (o->json)
       std::fputs((reportJson(*o, run).dump(2) + "\n").c_str(), stdout);
     else
       printReport(rep, *o, run);
+    if (!o->bundleDir.empty()) writeBundleDir(*o, run, o->json ? stderr : rep);
     return run.passed ? kOk : kFindings;
   } catch (const InputError& e) {
     std::fprintf(stderr, "%s\n", e.what());

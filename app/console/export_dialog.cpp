@@ -63,14 +63,6 @@ class ConfigHighlighter final : public QSyntaxHighlighter {
   std::vector<std::pair<QRegularExpression, QTextCharFormat>> rules_;
 };
 
-// What one validation brings back from the worker: the report, and what the native replay
-// taught the exporter.
-struct Validation {
-  QString report;
-  exporter::ExportContext ctx;
-  bool met = false, ok = true;
-};
-
 // The incident to replay: the built-in seed-000 sample, or `trace` with its X.faults.jsonl
 // sibling when there is one.
 exporter::Incident loadIncident(const std::string& trace) {
@@ -93,94 +85,114 @@ exporter::Incident loadIncident(const std::string& trace) {
   return inc;
 }
 
-// The native and the emulated replay's KPIs side by side.
-QString kpiLines(const exporter::ExportResult& r, const std::string& incident, DialectKind target,
-                 const ReplayKpis& native, const ReplayKpis& t) {
-  QString report = QString("%1 on %2: native vs %3\n")
-                       .arg(QString::fromStdString(r.fileName), QString::fromStdString(incident),
-                            QString::fromStdString(std::string(dialectName(target))));
-  report +=
-      QString("  blocked %1 vs %2, opens %3 vs %4, FP rate %5 vs %6\n")
-          .arg(native.rejected)
-          .arg(t.rejected)
-          .arg(native.opens)
-          .arg(t.opens)
-          .arg(native.fpRate() ? QString::number(*native.fpRate() * 100, 'f', 1) + " %" : "n/a")
-          .arg(t.fpRate() ? QString::number(*t.fpRate() * 100, 'f', 1) + " %" : "n/a");
-  return report;
+// The mapping notes as a reviewer reads them: dropped, approximated, exact.
+QString notesText(const exporter::ExportResult& r) {
+  const exporter::GroupedNotes g = exporter::groupNotes(r.notes);
+  QString text = QString("%1 — mapping notes\n").arg(QString::fromStdString(r.fileName));
+  auto group = [&](const QString& title, const char* mark,
+                   const std::vector<exporter::MappingNote>& notes) {
+    text += title + QString(" (%1):\n").arg(notes.size());
+    if (notes.empty()) text += "  none\n";
+    for (const exporter::MappingNote& n : notes)
+      text += QString("  %1 %2\n").arg(mark, QString::fromStdString(exporter::noteText(n)));
+  };
+  group(QObject::tr("Dropped — the target cannot express it"), "x", g.dropped);
+  group(QObject::tr("Approximated"), "~", g.approximated);
+  group(QObject::tr("Exact"), "=", g.exact);
+  return text;
 }
 
-// On the worker: replays the incident under the native policy and under the target's
-// emulation, names the gaps and checks the requirements. Never touches the dialog.
-Validation replayBoth(const Policy& policy, DialectKind target,
-                      const std::vector<exporter::Requirement>& reqs, const std::string& trace) {
-  Validation v;
-  try {
-    const exporter::Incident inc = loadIncident(trace);
-    const exporter::NativeRun native = exporter::replayNative(policy, inc);
-    v.ctx = exporter::contextFrom({native}, inc.name);
-    const exporter::ExportResult r = exporter::exportPolicy(policy, target, v.ctx);
-    const ReplayKpis t = exporter::replayTarget(r, inc);
-    v.report += kpiLines(r, inc.name, target, native.kpis, t);
-    v.report += "Gaps:\n";
-    const auto gaps = exporter::nameGaps(r, inc.name, native.kpis, t);
-    if (gaps.empty()) v.report += "  none on this incident\n";
-    for (const std::string& g : gaps) v.report += "  - " + QString::fromStdString(g) + "\n";
-    v.met = true;
-    for (const auto& res : exporter::checkRequirements(reqs, {inc.name}, {t})) {
-      v.met = v.met && res.passed;
-      v.report +=
-          QString("  %1 %2  %3 (%4)\n")
-              .arg(res.passed ? "ok  " : "FAIL", QString::fromStdString(res.req.text),
-                   QString::fromStdString(exporter::formatMetric(res.req.metric, res.actual)),
-                   QString::fromStdString(res.detail));
-    }
-    v.report += v.met ? "PASS: the export meets the requirements on this incident\n"
-                      : "FAIL: the export does not meet the requirements\n";
-  } catch (const std::exception& e) {
-    v.ok = false;
-    v.report = QString::fromUtf8(e.what());
+QString fpText(const ReplayKpis& k) {
+  return (k.fpRate()
+              ? QString::fromStdString(exporter::formatMetric(exporter::Metric::Fp, *k.fpRate()))
+              : QString("n/a")) +
+         QString(" (n=%1)").arg(k.blocked());
+}
+
+// The verdict on top, then the KPIs side by side, the gaps and each requirement.
+QString validationText(const exporter::ValidatedExport& v) {
+  QString text;
+  for (const std::string& line : exporter::verdictLines(v))
+    text += (text.isEmpty() ? "" : "  ") + QString::fromStdString(line) + "\n";
+  const std::string target(dialectName(v.exported.target));
+  for (std::size_t i = 0; i < v.incidents.size(); ++i) {
+    const ReplayKpis& n = v.native[i].kpis;
+    const ReplayKpis& t = v.target[i];
+    text += QString("\nKPIs on %1: native vs %2\n")
+                .arg(QString::fromStdString(v.incidents[i]), QString::fromStdString(target));
+    text += QString("  blocked %1 vs %2, opens %3 vs %4, 误伤 %5 vs %6\n")
+                .arg(n.rejected)
+                .arg(t.rejected)
+                .arg(n.opens)
+                .arg(t.opens)
+                .arg(fpText(n), fpText(t));
+    text += "Gaps:\n";
+    if (v.gaps[i].empty()) text += "  none on this incident\n";
+    for (const std::string& g : v.gaps[i]) text += "  - " + QString::fromStdString(g) + "\n";
   }
-  return v;
+  text += "Requirements:\n";
+  for (const exporter::RequirementResult& r : v.results)
+    text += QString("  %1 %2  %3\n")
+                .arg(r.passed ? "ok  " : "FAIL", QString::fromStdString(r.req.text),
+                     QString::fromStdString(r.detail));
+  return text;
 }
 
 }  // namespace
 
 ExportDialog::ExportDialog(const Policy& policy, QWidget* parent)
-    : QDialog(parent), policy_(policy) {
+    : QDialog(parent), policy_(policy), base_(app::loadPolicy({})) {
+  baseName_ = tr("the built-in default policy '%1'").arg(QString::fromStdString(base_.name));
   setWindowTitle(tr("Export policy '%1'").arg(QString::fromStdString(policy.name)));
   resize(1000, 760);
   auto* layout = new QVBoxLayout(this);
   QPushButton* pick = buildForm(layout);
   buildPanes(layout);
-  auto* buttons = new QHBoxLayout;
-  validate_ = new QPushButton(tr("Validate"), this);
-  auto* copy = new QPushButton(tr("Copy"), this);
-  auto* save = new QPushButton(tr("Save…"), this);
-  auto* close = new QPushButton(tr("Close"), this);
-  buttons->addWidget(validate_);
-  buttons->addStretch(1);
-  buttons->addWidget(copy);
-  buttons->addWidget(save);
-  buttons->addWidget(close);
-  layout->addLayout(buttons);
-  connect(target_, &QComboBox::currentIndexChanged, this, [this] {
-    refresh();
-    report_->setPlainText(tr("Validate to replay the incident under this target's semantics."));
-  });
-  connect(validate_, &QPushButton::clicked, this, &ExportDialog::validate);
+  layout->addLayout(buildButtons());
+  connect(target_, &QComboBox::currentIndexChanged, this, [this] { refresh(); });
+  connect(require_, &QLineEdit::textEdited, this, [this] { refresh(); });
   connect(pick, &QPushButton::clicked, this, [this] {
     const QString path =
         QFileDialog::getOpenFileName(this, tr("Validation trace"), {}, tr("Telemetry (*.jsonl)"));
     if (!path.isEmpty()) setTrace(path);
   });
-  connect(copy, &QPushButton::clicked, this,
-          [this] { QApplication::clipboard()->setText(exportText()); });
-  connect(save, &QPushButton::clicked, this, [this] { saveConfig(); });
-  connect(close, &QPushButton::clicked, this, &QDialog::accept);
   setTrace({});
 }
 
+void ExportDialog::setProvenance(const QString& source, const Policy& base,
+                                 const QString& baseName) {
+  source_ = source;
+  base_ = base;
+  baseName_ = baseName;
+  refresh();  // a validation against another base is not this bundle's
+}
+
+// Validate, Copy, Save…, Export bundle…, Close.
+QHBoxLayout* ExportDialog::buildButtons() {
+  auto* buttons = new QHBoxLayout;
+  validate_ = new QPushButton(tr("Validate"), this);
+  auto* copy = new QPushButton(tr("Copy"), this);
+  auto* save = new QPushButton(tr("Save…"), this);
+  bundle_ = new QPushButton(tr("Export bundle…"), this);
+  bundle_->setToolTip(
+      tr("For a pull request: policy.yaml with its provenance, the native configuration and "
+         "validation.md (verdict, KPIs before/after against the targets, gaps, incidents). "
+         "Validate first."));
+  auto* close = new QPushButton(tr("Close"), this);
+  buttons->addWidget(validate_);
+  buttons->addStretch(1);
+  buttons->addWidget(copy);
+  buttons->addWidget(save);
+  buttons->addWidget(bundle_);
+  buttons->addWidget(close);
+  connect(validate_, &QPushButton::clicked, this, &ExportDialog::validate);
+  connect(copy, &QPushButton::clicked, this,
+          [this] { QApplication::clipboard()->setText(exportText()); });
+  connect(save, &QPushButton::clicked, this, [this] { saveConfig(); });
+  connect(bundle_, &QPushButton::clicked, this, [this] { chooseBundleDir(); });
+  connect(close, &QPushButton::clicked, this, &QDialog::accept);
+  return buttons;
+}
 // Target, the validation trace and the requirements; returns the trace picker's button.
 QPushButton* ExportDialog::buildForm(QVBoxLayout* layout) {
   auto* form = new QFormLayout;
@@ -224,16 +236,56 @@ void ExportDialog::buildPanes(QVBoxLayout* layout) {
   layout->addWidget(split, 1);
 }
 
-// Save…: the exported configuration under the file name the target expects.
+// Save…: the previewed configuration under the file name the target expects.
 void ExportDialog::saveConfig() {
-  const exporter::ExportResult r = exporter::exportPolicy(
-      policy_, static_cast<DialectKind>(target_->currentData().toInt()), context_);
+  if (!learned_) return;
+  const exporter::ExportResult r = exporter::exportPolicy(policy_, currentTarget(), *learned_);
   const QString path = QFileDialog::getSaveFileName(this, tr("Save configuration"),
                                                     QString::fromStdString(r.fileName));
   if (path.isEmpty()) return;
   std::ofstream out(path.toStdString(), std::ios::binary);
   out << r.text;
-  if (!out) report_->appendPlainText(tr("Could not write %1").arg(path));
+  out.close();
+  report_->appendPlainText(out ? tr("Saved %1").arg(path) : tr("Could not write %1").arg(path));
+}
+
+void ExportDialog::chooseBundleDir() {
+  const QString dir = QFileDialog::getExistingDirectory(this, tr("Export bundle into"));
+  if (!dir.isEmpty()) exportBundle(dir);
+}
+
+QStringList ExportDialog::exportBundle(const QString& dir) {
+  if (!validation_) {
+    const QString why = tr("Validate first: the bundle carries the validation report");
+    report_->appendPlainText(why);
+    emit failed(why);
+    return {};
+  }
+  exporter::BundleInfo info;
+  info.policySource = source_.toStdString();
+  info.baseName = baseName_.toStdString();
+  info.version = SPILLWAY_VERSION;
+  info.commandLine = QString("spillway console: Export bundle (target %1, incident %2, require %3)")
+                         .arg(target_->currentText(), incident_->text(),
+                              QString::fromStdString(validation_->requireSpec))
+                         .toStdString();
+  info.defaultRequirements = validation_->requireSpec == exporter::kDefaultRequirements;
+  try {
+    QStringList written;
+    for (const std::string& p :
+         exporter::writeBundle(dir.toStdString(), exporter::makeBundle(*validation_, info)))
+      written << QString::fromStdString(p);
+    report_->appendPlainText(tr("Bundle written: %1").arg(written.join(", ")));
+    return written;
+  } catch (const std::exception& e) {
+    report_->appendPlainText(QString::fromUtf8(e.what()));
+    emit failed(QString::fromUtf8(e.what()));
+    return {};
+  }
+}
+
+DialectKind ExportDialog::currentTarget() const {
+  return static_cast<DialectKind>(target_->currentData().toInt());
 }
 
 bool ExportDialog::setTarget(const QString& name) {
@@ -246,74 +298,122 @@ bool ExportDialog::setTarget(const QString& name) {
 
 void ExportDialog::setTrace(const QString& path) {
   trace_ = path;
-  context_ = {};  // baselines learned on another incident do not carry over
   incident_->setText(path.isEmpty() ? tr("built-in seed-000 sample (chat-72b-3 leaks)")
                                     : QFileInfo(path).fileName());
-  refresh();
+  learn();
 }
 
 void ExportDialog::setRequirements(const QString& spec) {
   require_->setText(spec);
+  refresh();
 }
 
 QString ExportDialog::exportText() const {
-  return preview_->toPlainText();
+  return learned_ ? preview_->toPlainText() : QString();
 }
 
 QString ExportDialog::reportText() const {
   return report_->toPlainText();
 }
 
+// The incident's servers and baselines (a native replay, on a worker) are what the export is
+// written with; the preview waits for them rather than showing a text that would change.
+void ExportDialog::learn() {
+  learned_.reset();
+  refresh();
+  const std::string trace = trace_.toStdString();
+  learnJob_.start([this, trace, policy = policy_](const BackgroundJob::Context& job) {
+    std::optional<exporter::ExportContext> ctx;
+    QString error;
+    try {
+      const exporter::Incident inc = loadIncident(trace);
+      ctx = exporter::contextFrom({exporter::replayNative(policy, inc)}, inc.name);
+    } catch (const std::exception& e) {
+      error = QString::fromUtf8(e.what());
+    }
+    job.deliver([this, ctx, error] {
+      learned_ = ctx;
+      refresh();
+      if (!learned_) {
+        report_->setPlainText(error);
+        emit failed(error);
+        return;
+      }
+      emit exportReady();
+    });
+  });
+}
+
+// The preview and the notes for the current target; any validation is of something else now.
 void ExportDialog::refresh() {
+  validation_.reset();
+  job_.cancel();
+  validate_->setEnabled(true);
+  bundle_->setEnabled(false);
+  if (!learned_) {
+    preview_->setPlainText(
+        tr("# Learning the servers and slow thresholds from %1…").arg(incident_->text()));
+    report_->setPlainText({});
+    return;
+  }
   try {
-    const exporter::ExportResult r = exporter::exportPolicy(
-        policy_, static_cast<DialectKind>(target_->currentData().toInt()), context_);
+    const exporter::ExportResult r = exporter::exportPolicy(policy_, currentTarget(), *learned_);
     preview_->setPlainText(QString::fromStdString(r.text));
-    QString notes = tr("%1 — mapping notes:\n").arg(QString::fromStdString(r.fileName));
-    for (const exporter::MappingNote& n : r.notes)
-      notes +=
-          "  • " + QString::fromStdString((n.scope.empty() ? "" : n.scope + ": ") + n.text) + "\n";
-    report_->setPlainText(notes);
+    report_->setPlainText(tr("Not validated: Validate replays %1 under the native policy and "
+                             "under %2.\n\n")
+                              .arg(incident_->text(), target_->currentText()) +
+                          notesText(r));
   } catch (const std::exception& e) {
     report_->setPlainText(QString::fromUtf8(e.what()));
   }
 }
 
 void ExportDialog::validate() {
-  const auto target = static_cast<DialectKind>(target_->currentData().toInt());
-  std::vector<exporter::Requirement> reqs;
+  const std::string spec = require_->text().toStdString();
   try {
-    reqs = exporter::parseRequirements(require_->text().toStdString());
+    (void)exporter::parseRequirements(spec);
   } catch (const std::exception& e) {
     report_->setPlainText(QString::fromUtf8(e.what()));
     emit failed(QString::fromUtf8(e.what()));
     return;
   }
+  if (!learned_) {  // validates the text the preview will show, once it shows it
+    connect(this, &ExportDialog::exportReady, this, &ExportDialog::validate,
+            Qt::SingleShotConnection);
+    return;
+  }
   validate_->setEnabled(false);
   report_->setPlainText(tr("Replaying…"));
-  const std::string trace = trace_.toStdString();
-  // The replays run on a worker: a long trace must not freeze the window. A newer Validate or
-  // closing the dialog abandons it.
-  job_.start([this, target, reqs, trace, policy = policy_](const BackgroundJob::Context& job) {
-    const Validation v = replayBoth(policy, target, reqs, trace);
-    job.deliver([this, v] {
-      if (!v.ok) {
-        report_->setPlainText(v.report);
-        validate_->setEnabled(true);
-        emit failed(v.report);
-        return;
-      }
-      finishValidation(v.ctx, v.report, v.met);
-    });
+  // The replays run on a worker: a long trace must not freeze the window. A newer Validate,
+  // another target or trace, or closing the dialog abandons it.
+  job_.start([this, target = currentTarget(), spec, trace = trace_.toStdString(), policy = policy_,
+              base = base_](const BackgroundJob::Context& job) {
+    std::shared_ptr<const exporter::ValidatedExport> v;
+    QString error;
+    try {
+      v = std::make_shared<const exporter::ValidatedExport>(
+          exporter::validateExport(policy, target, {loadIncident(trace)}, {}, spec, base));
+    } catch (const std::exception& e) {
+      error = QString::fromUtf8(e.what());
+    }
+    job.deliver([this, v, error] { finishValidation(v, v != nullptr, error); });
   });
 }
 
-void ExportDialog::finishValidation(exporter::ExportContext ctx, QString report, bool met) {
-  context_ = std::move(ctx);
-  refresh();  // the learned baselines change the exported slow thresholds
-  report_->appendPlainText("\n" + report);
+// The verdict on top, the notes below; the preview is left as it is: the validation replayed
+// exactly its text.
+void ExportDialog::finishValidation(std::shared_ptr<const exporter::ValidatedExport> v, bool ok,
+                                    const QString& error) {
   validate_->setEnabled(true);
-  emit validated(met);
+  if (!ok) {
+    report_->setPlainText(error);
+    emit failed(error);
+    return;
+  }
+  validation_ = std::move(v);
+  report_->setPlainText(validationText(*validation_) + "\n" + notesText(validation_->exported));
+  bundle_->setEnabled(true);
+  emit validated(validation_->passed);
 }
 
 }  // namespace spillway::console

@@ -22,7 +22,9 @@ ValidatedExport validateExport(const Policy& policy, DialectKind target,
   v.policy = policy;
   v.base = base;
   v.requireSpec = std::string(requireSpec);
-  const std::vector<Requirement> reqs = parseRequirements(requireSpec);
+  // No terms: nothing to gate on (the CLI without --require); a bundle always has some.
+  const std::vector<Requirement> reqs =
+      requireSpec.empty() ? std::vector<Requirement>{} : parseRequirements(requireSpec);
   // Native runs first: they supply the learned baselines and the instances to the exporter.
   std::string names;
   for (const Incident& i : incidents) {
@@ -240,9 +242,10 @@ std::vector<std::string> headlineKpis(const ValidatedExport& v) {
   std::vector<std::string> lines;
   const std::string target(dialectName(v.exported.target));
   for (std::size_t i = 0; i < v.incidents.size(); ++i) {
-    if (!v.before.empty()) lines.push_back(headline(v.incidents[i] + " before", v.before[i]));
-    lines.push_back(headline(v.incidents[i] + " native", v.native[i].kpis));
-    lines.push_back(headline(v.incidents[i] + " on " + target, v.target[i]));
+    if (!v.before.empty())
+      lines.push_back(headline(v.incidents[i] + " before (native)", v.before[i]));
+    lines.push_back(headline(v.incidents[i] + " after (native)", v.native[i].kpis));
+    lines.push_back(headline(v.incidents[i] + " after on " + target, v.target[i]));
   }
   lines.push_back(verdictLines(v).front());
   return lines;

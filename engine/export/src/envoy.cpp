@@ -68,6 +68,15 @@ ExportResult exportEnvoy(const Policy& policy, const ExportContext& ctx) {
   Notes n;
   const Plan plan = makePlan(policy, ctx);
   envoyNotes(n, plan.base, ctx);
+  // What Envoy holds as it is (the default entry's values).
+  n.exact(Topic::Threshold, "min_calls " + std::to_string(plan.base.minCalls) +
+                                " → failure_percentage_request_volume " +
+                                std::to_string(plan.base.minCalls));
+  n.exact(Topic::Open, "open.duration " + formatDuration(plan.base.open.duration) +
+                           " → base_ejection_time " + protoDur(plan.base.open.duration));
+  if (plan.base.open.maxDuration >= plan.base.open.duration)
+    n.exact(Topic::Backoff, "open.max_duration " + formatDuration(plan.base.open.maxDuration) +
+                                " → max_ejection_time " + protoDur(plan.base.open.maxDuration));
   std::string t =
       "# Envoy clusters (config.cluster.v3.Cluster) with outlier detection, exported by Spillway.\n"
       "# Mapping notes and gaps: spillway-cli export --target envoy (docs/export.md).\n"

@@ -103,6 +103,22 @@ void commonNotes(Notes& n, const BreakerConfig& c) {
   noteClassify(n, "Resilience4j (recordExceptions / recordResultPredicate in code)", c);
 }
 
+// What Resilience4j holds as it is (the default entry's values).
+void exactNotes(Notes& n, const BreakerConfig& c) {
+  if (c.window.type == WindowType::Count)
+    n.exact(Topic::Window, "window.calls " + std::to_string(c.window.calls) +
+                               " → slidingWindowType COUNT_BASED, slidingWindowSize " +
+                               std::to_string(c.window.calls));
+  else if (c.window.bucket == seconds(1) && c.window.length % kMicrosPerSecond == 0)
+    n.exact(Topic::Window, "window " + formatDuration(c.window.length) +
+                               " → slidingWindowType TIME_BASED, slidingWindowSize " +
+                               std::to_string(c.window.length / kMicrosPerSecond));
+  n.exact(Topic::Threshold, "min_calls " + std::to_string(c.minCalls) + " → minimumNumberOfCalls " +
+                                std::to_string(c.minCalls));
+  n.exact(Topic::Open, "open.duration " + formatDuration(c.open.duration) +
+                           " → waitDurationInOpenState " + dur(c.open.duration));
+}
+
 }  // namespace
 
 ExportResult exportResilience4j(const Policy& policy, const ExportContext& ctx) {
@@ -113,6 +129,7 @@ ExportResult exportResilience4j(const Policy& policy, const ExportContext& ctx) 
   const Plan plan = makePlan(policy, ctx);
   const Props base = props(plan.base, "default", ctx, n, "");
   commonNotes(n, plan.base);
+  exactNotes(n, plan.base);
 
   std::string t =
       "# Resilience4j CircuitBreaker (Spring Boot application.yml), exported by Spillway.\n"

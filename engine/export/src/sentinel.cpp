@@ -43,6 +43,15 @@ ExportResult exportSentinel(const Policy& policy, const ExportContext& ctx) {
                "timeWindow is whole seconds: open.duration " + formatDuration(c.open.duration) +
                    " → " + std::to_string(tw) + " s",
                scope);
+    else
+      n.exact(Topic::Open,
+              "open.duration " + formatDuration(c.open.duration) + " → timeWindow " +
+                  std::to_string(tw),
+              scope);
+    n.exact(Topic::Threshold,
+            "min_calls " + std::to_string(c.minCalls) + " → minRequestAmount " +
+                std::to_string(c.minCalls),
+            scope);
     const std::int64_t stat = std::max<std::int64_t>(1, c.window.length / 1000);
     if (c.window.type == WindowType::Count)
       n.gap(Topic::Window,

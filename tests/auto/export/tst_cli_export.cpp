@@ -1,6 +1,7 @@
 // spillway-cli export / import-config end to end: exit codes (0 pass, 1 a --require term fails
 // on the target, 2 usage or input errors), the gap report on the built-in sample, --out,
 // --json, incidents with their *.faults.jsonl, and import-config back to a policy.
+#include <QDir>
 #include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
@@ -14,6 +15,10 @@ namespace {
 const QString kCli = QStringLiteral(SPILLWAY_CLI);
 Run cli(const QStringList& args) {
   return run(kCli, args);
+}
+QByteArray readAll(const QString& path) {
+  QFile f(path);
+  return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
 }
 }  // namespace
 
@@ -196,6 +201,103 @@ class TstCliExport : public QObject {
     QCOMPARE(e.code, 2);
     QVERIFY2(e.err.contains("bad.yml:4: configs.default.failureRateThreshold"), e.err.constData());
     QCOMPARE(cli({"import-config", "--from", "haproxy", app}).code, 2);
+  }
+
+  // --bundle DIR: three files; validation.md's figures are the ones --json reports for the same
+  // run (not typed here); the default targets judge it, and the exit code is the verdict.
+  void bundleWritesThePullRequestFiles() {
+    QTemporaryDir tmp;
+    const QString dir = tmp.filePath("pr");
+    QFile policy(tmp.filePath("tuned.yaml"));
+    QVERIFY(policy.open(QIODevice::WriteOnly));
+    policy.write("version: 1\nname: tuned\nbreaker:\n  trip: {slow_rate: 0.45}\n");
+    policy.close();
+    const Run r = cli({"export", "--target", "haproxy", "--policy", policy.fileName(), "--validate",
+                       "sample", "--json", "--bundle", dir});
+    QCOMPARE(r.code, 1);  // haproxy has no slow-call rule: ttd<=30s (a default target) fails
+    const QJsonObject j = QJsonDocument::fromJson(r.out).object();
+    QVERIFY2(!j.isEmpty(), r.out.constData());  // the bundle's lines went to stderr
+    QVERIFY2(r.err.contains("bundle: " + (dir + "/validation.md").toUtf8() + " written"),
+             r.err.constData());
+    QCOMPARE(QDir(dir).entryList(QDir::Files),
+             QStringList({"haproxy-backends.cfg", "policy.yaml", "validation.md"}));
+    QCOMPARE(readAll(dir + "/haproxy-backends.cfg"), j["config"].toString().toUtf8());
+    QVERIFY(readAll(dir + "/haproxy-backends.cfg").contains("# TODO: address"));
+
+    const QString md = QString::fromUtf8(readAll(dir + "/validation.md"));
+    QVERIFY2(md.startsWith("# Validation: policy 'tuned' exported to haproxy\n\n**FAIL**: the "
+                           "haproxy export does not meet fp<=0.03,ttd<=30s on seed000-sample\n"),
+             qPrintable(md));
+    const QJsonObject v = j["validation"].toArray()[0].toObject();
+    const QJsonObject native = v["native"].toObject(), target = v["target"].toObject();
+    auto pct = [](const QJsonValue& x) {
+      return x.isNull() ? QString("n/a") : QString::number(x.toDouble() * 100, 'f', 1) + "%";
+    };
+    auto blocked = [](const QJsonObject& k) {
+      int n = 0;
+      for (const QJsonValue& c : k["blocks_by_class"].toObject())
+        n += c.toObject()["blocks"].toInt();
+      return n;
+    };
+    const QString fpCells =
+        pct(native["false_positive_rate"]) + QString(" (n=%1) | ").arg(blocked(native)) +
+        pct(target["false_positive_rate"]) + QString(" (n=%1) |").arg(blocked(target));
+    QVERIFY2(md.contains(fpCells), qPrintable(fpCells + "\n" + md));
+    // "before" is the built-in default policy, natively: what a plain export reports for it.
+    const QJsonObject before =
+        QJsonDocument::fromJson(
+            cli({"export", "--target", "haproxy", "--validate", "sample", "--json"}).out)
+            .object()["validation"]
+            .toArray()[0]
+            .toObject()["native"]
+            .toObject();
+    const QString blockedRow = QString("| calls blocked | — | %1 | %2 | %3 |")
+                                   .arg(before["rejected"].toInteger())
+                                   .arg(native["rejected"].toInteger())
+                                   .arg(target["rejected"].toInteger());
+    QVERIFY2(md.contains(blockedRow), qPrintable(blockedRow + "\n" + md));
+    QVERIFY(before["rejected"] != native["rejected"]);  // two runs, not one shown twice
+    QVERIFY(md.contains(
+        QString("| seed000-sample | %1 | 1 annotated |").arg(native["records"].toInteger())));
+    for (const QJsonValue& g : v["gaps"].toArray())
+      QVERIFY2(md.contains("- " + g.toString()), qPrintable(g.toString()));
+    QVERIFY(md.contains("## Targets\n\nThe default targets `fp<=0.03,ttd<=30s`"));
+    QVERIFY(md.contains("`spillway-cli export --target haproxy --policy"));
+
+    const QString yaml = QString::fromUtf8(readAll(dir + "/policy.yaml"));
+    QVERIFY2(yaml.startsWith("# Spillway breaker policy 'tuned'") &&
+                 yaml.contains("# Source: " + policy.fileName() + "\n") &&
+                 yaml.contains("#   breaker.trip.slow_rate: 0.4 \u2192 0.45\n") &&
+                 yaml.contains("slow_rate: 0.45\n"),
+             qPrintable(yaml));
+    // The bundle's policy loads again: exported once more, it gives the same configuration.
+    const Run again = cli({"export", "--target", "haproxy", "--policy", dir + "/policy.yaml",
+                           "--validate", "sample", "--json"});
+    QCOMPARE(QJsonDocument::fromJson(again.out).object()["config"], j["config"]);
+  }
+
+  void bundleUsageAndBadDir() {
+    const Run noValidate = cli({"export", "--target", "nginx", "--bundle", "/tmp"});
+    QCOMPARE(noValidate.code, 2);
+    QVERIFY2(noValidate.err.contains("--bundle needs --validate"), noValidate.err.constData());
+    const Run baseAlone = cli({"export", "--target", "nginx", "--base", "x.yaml"});
+    QCOMPARE(baseAlone.code, 2);
+    QVERIFY(baseAlone.err.contains("--base needs --bundle"));
+    QTemporaryDir tmp;
+    const QString bad = tmp.filePath("missing/parent");
+    const Run r = cli({"export", "--target", "nginx", "--validate", "sample", "--require", "fp<=1",
+                       "--out", tmp.filePath("u.conf"), "--bundle", bad});
+    QCOMPARE(r.code, 2);
+    QVERIFY2(r.err.contains((bad + ": bundle: cannot create the directory").toUtf8()),
+             r.err.constData());
+    QFile file(tmp.filePath("a-file"));
+    QVERIFY(file.open(QIODevice::WriteOnly));
+    file.close();
+    const Run onFile = cli({"export", "--target", "nginx", "--validate", "sample", "--out",
+                            "/dev/null", "--bundle", file.fileName()});
+    QCOMPARE(onFile.code, 2);
+    QVERIFY2(onFile.err.contains(file.fileName().toUtf8() + ": bundle: cannot create"),
+             onFile.err.constData());
   }
 };
 

@@ -208,7 +208,8 @@ class TstExportBundle : public QObject {
     const std::string& yaml = files[0].text;
     QVERIFY2(contains(yaml, "#   breaker.trip.slow_rate: ") && contains(yaml, " \u2192 0.45\n"),
              yaml.c_str());
-    QVERIFY(contains(yaml, "#   seed000-sample on envoy: 误伤 n/a (n=0), TTD chat-72b-3 inf"));
+    QVERIFY(
+        contains(yaml, "#   seed000-sample after on envoy: 误伤 n/a (n=0), TTD chat-72b-3 inf"));
     QCOMPARE(policyToYaml(parsePolicy(yaml, "policy.yaml")), policyToYaml(tuned));
   }
 
