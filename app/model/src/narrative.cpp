@@ -330,7 +330,8 @@ std::string tripText(const Story& s, const Episode& ep) {
     for (const FaultRow& f : s.faults)  // the jitter it tripped on, if the run knows it
       if (!f.real && f.index == ep.id && f.start <= e.ts &&
           e.ts < f.end + GroundTruthRules{}.lateTrip)
-        text += " during benign " + f.name;
+        return text + " — a false trip on benign " + f.name +
+               " (no real fault): its blocks count toward 误伤";
     return text + " with no real fault — a false trip: its blocks count toward 误伤";
   }
   if (!ep.fault) return text;
