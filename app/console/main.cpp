@@ -15,6 +15,7 @@
 #include "library_panel.hpp"
 #include "live_panel.hpp"
 #include "main_window.hpp"
+#include "session.hpp"
 #include "spillway/library/library.hpp"
 #include "spillway/live/bearer_token.hpp"
 #include "sweep_dialog.hpp"
@@ -78,7 +79,10 @@ constexpr ConsoleOption kOptions[] = {
 // --help, --version and the headless run are decided before one exists.
 void addOptions(QCommandLineParser& p) {
   p.setApplicationDescription("Spillway resilience console: tune breakers, replay incidents.");
-  p.addPositionalArgument("SCENARIO", "built-in name (seed-000 …) or scenario file", "[SCENARIO]");
+  p.addPositionalArgument("SCENARIO",
+                          "built-in name (seed-000 …), scenario file, or a saved session "
+                          "(FILE.spillway)",
+                          "[SCENARIO]");
   for (const ConsoleOption& o : kOptions)
     p.addOption(o.value ? QCommandLineOption(o.name, QString(o.help).replace('\n', ' '), o.value)
                         : QCommandLineOption(o.name, QString(o.help).replace('\n', ' ')));
@@ -110,10 +114,12 @@ void printHelp() {
       "AI gateway on simulated and recorded incidents.\n"
       "\n"
       "SCENARIO is a built-in scenario (seed-000, seed-001, seed-002 or seed-003;\n"
-      "the default is seed-000) or a scenario YAML file. The console simulates it\n"
-      "twice, with protection off and on, and shows instance tiles, synchronized\n"
-      "timelines of breaker states, rates and latencies, the KPI table against the\n"
-      "baseline, replay controls, and a policy editor whose every change re-runs the\n"
+      "the default is seed-000), a scenario YAML file, or a session saved with\n"
+      "File > Save session (FILE.spillway), which reopens that exact view. The\n"
+      "console simulates it twice, with protection off and on, and shows instance\n"
+      "tiles, synchronized timelines of breaker states, rates and latencies, the\n"
+      "headline KPIs against their targets, the KPI table, the incident narrative,\n"
+      "replay controls, and a policy editor whose every change re-runs the\n"
       "protected side.\n"
       "\n"
       "With no display (none of DISPLAY, WAYLAND_DISPLAY or QT_QPA_PLATFORM set),\n"
@@ -161,9 +167,24 @@ int runHeadless(int& argc, char** argv, const QCommandLineParser& pre, bool pars
   }
   // A server or CI: the same comparison, printed (README's first command works anywhere).
   QCoreApplication app(argc, argv);
+  QString what = scenario;
+  if (scenario.endsWith(spillway::console::kSessionSuffix)) {
+    try {  // a session's scenario (its policy edits need the window)
+      const spillway::console::Session s = spillway::console::readSession(scenario);
+      if (s.scenario.isEmpty()) {
+        std::fprintf(stderr, "spillway: %s: a session on a library incident needs a display\n",
+                     qPrintable(scenario));
+        return 2;
+      }
+      what = s.scenario;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "spillway: %s\n", e.what());
+      return 2;
+    }
+  }
   std::fprintf(stderr, "spillway: no display; running %s headless (baseline vs protected)\n",
-               qPrintable(scenario));
-  return spillway::cli::runSimulate({"spillway", scenario, "--compare"});
+               qPrintable(what));
+  return spillway::cli::runSimulate({"spillway", what, "--compare"});
 }
 
 // --theme and --seeds onto the window; false once an error is printed.
@@ -277,6 +298,11 @@ bool showFirst(const QCommandLineParser& p, spillway::console::MainWindow& w, bo
     if (auto* dock = qobject_cast<QDockWidget*>(w.libraryPanel()->parentWidget())) dock->raise();
     if (!w.libraryPanel()->selectIncident(p.value("incident")) &&
         !w.replayIncident(p.value("incident"), &error)) {
+      std::fprintf(stderr, "spillway: %s\n", qPrintable(error));
+      return false;
+    }
+  } else if (shown.endsWith(spillway::console::kSessionSuffix)) {
+    if (!w.openSession(shown, &error)) {
       std::fprintf(stderr, "spillway: %s\n", qPrintable(error));
       return false;
     }

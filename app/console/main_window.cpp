@@ -45,6 +45,7 @@
 #include "library_panel.hpp"
 #include "live_panel.hpp"
 #include "modes_dialog.hpp"
+#include "narrative_panel.hpp"
 #include "navigation.hpp"
 #include "policy_editor.hpp"
 #include "scenario_panel.hpp"
@@ -195,10 +196,19 @@ void MainWindow::buildCentral() {
     kpis_->setProperty("clientsOpen", !kpis_->property("clientsOpen").toBool());
     fillKpis();
   });
-  auto* kpiTabs = new QTabWidget(this);
-  kpiTabs->addTab(kpiPage, tr("KPIs"));
-  kpiTabs->addTab(chart_, tr("Comparison chart"));
-  main->addWidget(kpiTabs);
+  narrative_ = new NarrativePanel(this);
+  connect(narrative_, &NarrativePanel::lineActivated, this,
+          [this](Micros at, Micros from, Micros to, std::size_t instance) {
+            if (current_ && instance < current_->protectedRun.timeline.instances().size())
+              focusInstance(instance);
+            plot_->zoomTo(static_cast<double>(from) / 1e6, static_cast<double>(to) / 1e6);
+            setCursorTime(at);
+          });
+  kpiTabs_ = new QTabWidget(this);
+  kpiTabs_->addTab(kpiPage, tr("KPIs"));
+  kpiTabs_->addTab(narrative_, tr("Narrative"));
+  kpiTabs_->addTab(chart_, tr("Comparison chart"));
+  main->addWidget(kpiTabs_);
   main->setStretchFactor(0, 3);
   main->setStretchFactor(1, 1);
   // The context bar: what is on screen, under which policy, compared with what — always shown,
@@ -311,6 +321,23 @@ void MainWindow::buildMenus() {
     settings.setValue("files/lastDir", QFileInfo(path).absolutePath());
     QString error;
     if (!runScenario(path, &error)) QMessageBox::warning(this, tr("Scenario"), error);
+  });
+  file->addAction(tr("Open &session…"), this, [this] {
+    const QString path = QFileDialog::getOpenFileName(this, tr("Open session"), {},
+                                                      tr("Spillway sessions (*.spillway)"));
+    QString error;
+    if (!path.isEmpty() && !openSession(path, &error))
+      QMessageBox::warning(this, tr("Session"), error);
+  });
+  file->addAction(tr("Save s&ession…"), QKeySequence::Save, this, [this] {
+    const QString path = QFileDialog::getSaveFileName(this, tr("Save session"), "tuning.spillway",
+                                                      tr("Spillway sessions (*.spillway)"));
+    QString error;
+    if (path.isEmpty()) return;
+    if (!saveSession(path, &error))
+      QMessageBox::warning(this, tr("Session"), error);
+    else
+      statusBar()->showMessage(tr("Saved the session to %1").arg(path));
   });
   recentMenu_ = file->addMenu(tr("Open &recent"));
   fillRecentMenu();
@@ -513,6 +540,7 @@ bool MainWindow::runScenario(const QString& nameOrPath, QString* error) {
     else
       rememberFile(QFileInfo(nameOrPath).absoluteFilePath());
     scenarioName_ = builtin >= 0 ? nameOrPath : QFileInfo(nameOrPath).fileName();
+    scenarioPath_ = builtin >= 0 ? nameOrPath : QFileInfo(nameOrPath).absoluteFilePath();
     scenarioPolicy_ = sc.policy;
     startRun(withEditorPolicy(sc), scenarioName_);
     return true;
@@ -686,6 +714,7 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
     progress_->setValue(100);
     tiles_->setRun(current_, true);  // keeps the focus and the hidden lanes
     refresh(Refresh::Reread, true);
+    fillNarrative();
     startSeeds();
     playback_.extend(current_->protectedRun.timeline.start(),
                      current_->protectedRun.timeline.end());
@@ -693,6 +722,7 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
     lastRoundTripMs_ = roundTrip_.elapsed();
     statusBar()->showMessage(tr("Re-run and redrawn in %1 ms").arg(lastRoundTripMs_));
     emit runShown();
+    if (opening_) QTimer::singleShot(0, this, &MainWindow::continueSession);
     return;
   }
   whatIfRunning_ = keepPrevious_ = false;
@@ -732,6 +762,7 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
     if (insts[i].name == faulted) focus = i;
   tiles_->setSelected(focus);
   refresh(Refresh::Reread);
+  fillNarrative();
   scrubber_->setRange(0, static_cast<int>(current_->protectedRun.timeline.end() / 1000000));
   startSeeds();
   playback_.show(current_->mode, current_->protectedRun.timeline.start(),
@@ -747,6 +778,7 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
                                  .arg(current_->scenarioName)
                                  .arg(current_->protectedRun.report.originals));
   emit runShown();
+  if (opening_) QTimer::singleShot(0, this, &MainWindow::continueSession);
 }
 
 bool MainWindow::openLibrary(const QString& path, QString* error) {

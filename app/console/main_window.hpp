@@ -23,6 +23,7 @@ class QProgressBar;
 class QPushButton;
 class QSlider;
 class QSpinBox;
+class QTabWidget;
 class QTableWidget;
 class QTimer;
 
@@ -34,6 +35,7 @@ class KpiChart;
 struct NavKey;
 class LibraryPanel;
 class LivePanel;
+class NarrativePanel;
 class SweepDialog;
 class ModesDialog;
 class PolicyEditor;
@@ -83,11 +85,18 @@ class MainWindow : public QMainWindow {
   bool stale() const;
   QString contextText() const;  // the context bar: source · policy · changes · reference
   HeadlineStrip* headline() const { return headline_; }
+  NarrativePanel* narrative() const { return narrative_; }
   // A navigation key's action (what the window-wide keys do; see navigation.hpp).
   void navigate(const NavKey& key);
   // Fault and transition times of the focused instance, in order (N / P).
   std::vector<Micros> marks() const;
   void setUtcClock(bool utc);
+  const Policy& referencePolicy() const { return pinnedPolicy_; }
+  // Sessions (session.hpp): the view on screen to a file, and back. Opening runs the source
+  // (first under the reference policy when one was pinned) and restores the view once shown:
+  // sessionRestored() follows. false + a message naming file:line: field on a bad file.
+  bool saveSession(const QString& path, QString* error = nullptr);
+  bool openSession(const QString& path, QString* error = nullptr);
 
   // Live mode: the sources of `cfg` (the editor's policy in shadow mode unless cfg has one)
   // feed rolling timelines and tiles; a run or a replay ends it. false + a message on bad
@@ -131,7 +140,8 @@ class MainWindow : public QMainWindow {
   void liveStarted(quint16 otlpPort);
   void liveCut(const QString& incident, qulonglong records);
   void liveCutFailed(const QString& message);  // the library refused the cut: its reason
-  void intervalsShown();                       // the KPI table holds the intervals over the seeds
+  void sessionRestored();
+  void intervalsShown();  // the KPI table holds the intervals over the seeds
 
  protected:
   // With Live mode on, the window hides at once and closes when the session has committed its
@@ -151,10 +161,13 @@ class MainWindow : public QMainWindow {
   void fillKpis();
   void fillKpiTable(const std::vector<view::KpiRow>& rows);
   void fillHeadline(const std::vector<view::KpiRow>& rows);
+  void fillNarrative();
   void buildPolicyMenu();
   void updateContext();
   void onCommitted();
   QString shownSource() const;
+  void continueSession();
+  void restoreView();
   void startSeeds();  // after a simulated run: the same scenario and policy over more seeds
   void step(int ticks);
   void syncCursor();  // the widgets to playback_'s cursor and play state
@@ -195,9 +208,15 @@ class MainWindow : public QMainWindow {
   bool nextWhatIfCommits_ = false, whatIfCommits_ = false;
   Policy scenarioPolicy_;  // the last loaded scenario's own policy
   QString scenarioName_;
+  QString scenarioPath_;  // what runScenario was given: a built-in name or a file's path
+  // A session being opened: its steps run as the runs it starts are shown.
+  std::shared_ptr<struct Session> opening_;
+  int openingStep_ = 0;
   QString shownLabel_;  // what is on screen: "scenario seed-000", "incident x", "live"
   bool utcClock_ = true;
   HeadlineStrip* headline_ = nullptr;
+  NarrativePanel* narrative_ = nullptr;
+  QTabWidget* kpiTabs_ = nullptr;
   QLabel* context_ = nullptr;
   QLabel* abDiff_ = nullptr;
   sim::Scenario scenarioData_;

@@ -17,6 +17,7 @@
 #include "kpi_chart.hpp"
 #include "kpi_text.hpp"
 #include "main_window.hpp"
+#include "narrative_panel.hpp"
 #include "navigation.hpp"
 #include "policy_editor.hpp"
 #include "spillway/policy_yaml.hpp"
@@ -275,9 +276,19 @@ void MainWindow::fillKpiTable(const std::vector<view::KpiRow>& rows) {
   }
 }
 
+// The run told: the simulated scenario's faults by strength, a recording on its wall clock.
+void MainWindow::fillNarrative() {
+  Narrative n =
+      narrativeOf(*current_, current_->mode == view::Mode::Simulation ? &scenarioData_ : nullptr);
+  n.clock.utc = utcClock_;
+  narrative_->setClock(n.clock);
+  narrative_->setLines(std::move(n.lines));
+}
+
 void MainWindow::setUtcClock(bool utc) {
   utcClock_ = utc;
   QSettings().setValue("view/utc", utc);
+  if (current_ && current_->mode != view::Mode::Live) fillNarrative();
   if (current_ && current_->mode != view::Mode::Simulation)
     plot_->setTimeMode(TimeTicker::Mode::Clock, current_->origin, utc);
   updateTimeLabel();

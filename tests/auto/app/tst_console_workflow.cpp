@@ -12,14 +12,20 @@
 #include <QSignalSpy>
 #include <QSlider>
 #include <QTableWidget>
+#include <QTemporaryDir>
 #include <QTest>
+#include <QTreeWidget>
 #include <QUndoStack>
 #include <QWheelEvent>
 
 #include "headline_strip.hpp"
+#include "instance_tiles.hpp"
 #include "kpi_text.hpp"
 #include "main_window.hpp"
+#include "narrative_panel.hpp"
 #include "policy_editor.hpp"
+#include "session.hpp"
+#include "spillway/policy_yaml.hpp"
 #include "spillway/view/headline.hpp"
 #include "spillway/view/time_format.hpp"
 #include "timeline_plot.hpp"
@@ -55,6 +61,10 @@ class TstConsoleWorkflow : public QObject {
   void wheelOverUnfocusedSliderChangesNothing();
   void clickSeeks();
   void boxZoomAndClamp();
+  void narrativeLineSeeksAndZooms();
+  void sessionRoundTrip();
+  void badSessionIsAMessage_data();
+  void badSessionIsAMessage();
   void cleanupTestCase() { w_.reset(); }
 };
 
@@ -315,6 +325,107 @@ void TstConsoleWorkflow::boxZoomAndClamp() {
   p->zoomTo(100, 200);
   QTest::keyClick(w_.get(), Qt::Key_0);
   QCOMPARE(p->timeRange().upper, data.upper);
+}
+
+// A trip line of seed-000's narrative: the cursor goes to it, the plots zoom to its range and
+// its instance is focused.
+void TstConsoleWorkflow::narrativeLineSeeksAndZooms() {
+  NarrativePanel* n = w_->narrative();
+  QVERIFY(!n->lines().empty());
+  std::size_t trip = n->lines().size();
+  for (std::size_t i = 0; i < n->lines().size(); ++i)
+    if (n->lines()[i].kind == view::NarrativeKind::Trip) {
+      trip = i;
+      break;
+    }
+  QVERIFY(trip < n->lines().size());
+  const view::NarrativeLine line = n->lines()[trip];
+  QTreeWidgetItem* item = n->list()->topLevelItem(static_cast<int>(trip));
+  QVERIFY(item);
+  n->list()->setCurrentItem(item);
+  QTest::keyClick(n->list(), Qt::Key_Return);
+  QCOMPARE(w_->cursorTime(), line.at);
+  const QCPRange shown = w_->plot()->timeRange();
+  QVERIFY(shown.lower <= line.from / 1e6 + 1e-6 || shown.size() <= TimelinePlot::kMinSpan);
+  QVERIFY(shown.upper >= line.to / 1e6 - 1e-6 || shown.size() <= TimelinePlot::kMinSpan);
+  QVERIFY(shown.size() < w_->plot()->dataRange().size());
+  QCOMPARE(w_->tiles()->selected(), line.instanceIndex);
+}
+
+// Save: an edited policy, a pinned reference, the focus, the zoom, the cursor and a target; a
+// new window opens the file and shows the same.
+void TstConsoleWorkflow::sessionRoundTrip() {
+  QTRY_VERIFY_WITH_TIMEOUT(!w_->stale(), 60000);
+  w_->pinReference();
+  const std::string reference = policyToYaml(w_->referencePolicy());
+  editor()->control("trip.sustain")->setValue(editor()->control("trip.sustain")->value() + 7);
+  QVERIFY(waitRun());
+  w_->plot()->zoomTo(400, 700);
+  w_->setCursorTime(seconds(512));
+  view::HeadlineTargets t = view::HeadlineTargets::defaults();
+  t.bounds["ttd"] = 12;
+  w_->headline()->setTargets(t);
+  QTemporaryDir dir;
+  const QString path = dir.filePath("tuning.spillway");
+  QString error;
+  QVERIFY2(w_->saveSession(path, &error), qPrintable(error));
+
+  MainWindow other;
+  other.show();
+  QSignalSpy restored(&other, &MainWindow::sessionRestored);
+  QVERIFY2(other.openSession(path, &error), qPrintable(error));
+  QVERIFY(restored.wait(120000));
+  QCOMPARE(policyToYaml(other.policyEditor()->policy()), policyToYaml(editor()->policy()));
+  QCOMPARE(policyToYaml(other.policyEditor()->loaded()), policyToYaml(editor()->loaded()));
+  QVERIFY(other.policyEditor()->isModified());
+  QVERIFY(other.reference());
+  QCOMPARE(policyToYaml(other.referencePolicy()), reference);
+  QCOMPARE(other.previous(), other.reference());
+  QCOMPARE(other.cursorTime(), seconds(512));
+  QCOMPARE(other.plot()->timeRange().lower, 400.0);
+  QCOMPARE(other.plot()->timeRange().upper, 700.0);
+  QCOMPARE(other.tiles()->selected(), w_->tiles()->selected());
+  QCOMPARE(other.headline()->targets().of("ttd"), std::optional<double>(12));
+  QVERIFY(!other.stale());
+  w_->unpinReference();
+}
+
+void TstConsoleWorkflow::badSessionIsAMessage_data() {
+  QTest::addColumn<QByteArray>("text");
+  QTest::addColumn<QString>("want");
+  QTest::newRow("not json") << QByteArray("{\n\"spillway_session\": 1,\n oops") << ":3: ";
+  QTest::newRow("no version") << QByteArray("{\"scenario\": \"seed-000\"}")
+                              << "spillway_session: expected version 1";
+  QTest::newRow("no source") << QByteArray(
+                                    "{\"spillway_session\": 1,\n\"policy\": \"name: a\",\n"
+                                    "\"loaded_policy\": \"name: a\"}")
+                             << "scenario: expected either a scenario or a library incident";
+  QTest::newRow("bad policy")
+      << QByteArray(
+             "{\"spillway_session\": 1, \"scenario\": \"seed-000\",\n"
+             "\"policy\": \"breaker: [1\",\n\"loaded_policy\": \"name: a\"}")
+      << ":2: policy: ";
+  QTest::newRow("bad zoom") << QByteArray(
+                                   "{\"spillway_session\": 1, \"scenario\": \"seed-000\",\n"
+                                   "\"policy\": \"name: a\", \"loaded_policy\": \"name: a\",\n"
+                                   "\"zoom_s\": [9, 3]}")
+                            << ":3: zoom_s: expected [from, to]";
+}
+
+void TstConsoleWorkflow::badSessionIsAMessage() {
+  QFETCH(QByteArray, text);
+  QFETCH(QString, want);
+  QTemporaryDir dir;
+  const QString path = dir.filePath("bad.spillway");
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::WriteOnly));
+  f.write(text);
+  f.close();
+  QString error;
+  const auto before = w_->current();
+  QVERIFY(!w_->openSession(path, &error));
+  QVERIFY2(error.startsWith(path) && error.contains(want), qPrintable(error));
+  QCOMPARE(w_->current(), before);  // what is on screen stays
 }
 
 QTEST_MAIN(TstConsoleWorkflow)
