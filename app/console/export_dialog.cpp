@@ -335,6 +335,7 @@ void ExportDialog::learn() {
       learned_ = ctx;
       refresh();
       if (!learned_) {
+        preview_->setPlainText(tr("# Nothing exported: %1").arg(error));
         report_->setPlainText(error);
         emit failed(error);
         return;

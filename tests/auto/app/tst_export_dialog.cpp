@@ -27,6 +27,7 @@ class TstExportDialog : public QObject {
   void exportTextIndependentOfValidation();
   void bundleHoldsTheValidation();
   void bundleIntoBadDirIsAMessage();
+  void unreadableTraceIsAMessage();
   void badRequirementIsAMessage();
 };
 
@@ -180,6 +181,20 @@ void TstExportDialog::bundleIntoBadDirIsAMessage() {
   QCOMPARE(failed.count(), 1);
   QVERIFY2(failed.first().first().toString().startsWith(bad + ": bundle: cannot create"),
            qPrintable(failed.first().first().toString()));
+}
+
+// A trace that cannot be read: a message naming it, and no export shown as if it were learned.
+void TstExportDialog::unreadableTraceIsAMessage() {
+  ExportDialog d(seedPolicy());
+  QVERIFY(waitReady(d));
+  QSignalSpy failed(&d, &ExportDialog::failed);
+  d.setTrace("/nonexistent/incident.jsonl");
+  QVERIFY(failed.wait(30000));
+  QVERIFY2(failed.first().first().toString().contains("/nonexistent/incident.jsonl"),
+           qPrintable(failed.first().first().toString()));
+  QVERIFY(!d.ready());
+  QVERIFY(d.exportText().isEmpty());
+  QCOMPARE(d.exportBundle(QDir::tempPath()), QStringList());
 }
 
 void TstExportDialog::badRequirementIsAMessage() {
