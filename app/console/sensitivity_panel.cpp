@@ -1,0 +1,198 @@
+#include "sensitivity_panel.hpp"
+
+#include <qcustomplot.h>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QProgressBar>
+#include <QVBoxLayout>
+
+#include <algorithm>
+#include <cmath>
+
+namespace spillway::console {
+namespace {
+
+const QColor kDownColour(70, 120, 190);  // the step down
+const QColor kUpColour(225, 130, 40);    // the step up
+
+QString value(double v, const std::string& unit) {
+  return QString::fromStdString(view::formatParamValue(v, unit));
+}
+
+// "trip.slow_rate  0.36 ◂ 0.45 ▸ 0.56": the parameter, its current value and the values the
+// bars stepped to ("—": that side sits on the edge of the valid range).
+QString rowLabel(const view::SensitivityRow& r) {
+  QString label = QString::fromStdString(r.key) + "  " +
+                  (r.down ? value(r.down->value, r.unit) : QStringLiteral("—")) + " ◂ " +
+                  value(r.current, r.unit) + " ▸ " +
+                  (r.up ? value(r.up->value, r.unit) : QStringLiteral("—"));
+  const int missed = std::max(r.down ? r.down->missed : 0, r.up ? r.up->missed : 0);
+  if (missed > 0) label += QObject::tr("  (misses %1 fault)").arg(missed);
+  return label;
+}
+
+QString share(const std::optional<double>& v) {
+  return v ? QString::number(*v * 100, 'f', 2) + " %" : QObject::tr("n/a");
+}
+
+void styleBars(QCPBars* b, const QColor& c, const QString& name) {
+  b->setName(name);
+  b->setWidth(0.38);
+  b->setPen(QPen(c.darker(130)));
+  b->setBrush(c);
+}
+
+}  // namespace
+
+SensitivityPanel::SensitivityPanel(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  auto* top = new QHBoxLayout;
+  status_ = new QLabel(tr("Sensitivity: not computed yet"), this);
+  status_->setWordWrap(true);
+  progressBar_ = new QProgressBar(this);
+  progressBar_->setRange(0, 100);
+  progressBar_->setMaximumWidth(160);
+  progressBar_->hide();
+  top->addWidget(status_, 1);
+  top->addWidget(progressBar_);
+  layout->addLayout(top);
+  auto* charts = new QHBoxLayout;
+  fpPlot_ = makePlot(tr("Δ误伤 (pp) — right is worse"), fpDown_, fpUp_);
+  ttdPlot_ = makePlot(tr("ΔTTD (s) — right is slower"), ttdDown_, ttdUp_);
+  ttdPlot_->yAxis->setTickLabels(false);  // the rows are named once, on the left chart
+  charts->addWidget(fpPlot_, 3);
+  charts->addWidget(ttdPlot_, 2);
+  layout->addLayout(charts, 1);
+  connect(&job_, &BackgroundJob::progress, this, [this](int pct) {
+    progressBar_->setValue(pct);
+    emit progress(pct);
+  });
+}
+
+QCustomPlot* SensitivityPanel::makePlot(const QString& title, QCPBars*& down, QCPBars*& up) {
+  auto* plot = new QCustomPlot(this);
+  plot->setMinimumHeight(260);
+  plot->plotLayout()->insertRow(0);
+  plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title));
+  plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
+  plot->yAxis->grid()->setVisible(false);
+  plot->xAxis->grid()->setZeroLinePen(QPen(palette().color(QPalette::WindowText), 1));
+  // Horizontal bars: the rows are the keys on the left axis, the change the value below.
+  down = new QCPBars(plot->yAxis, plot->xAxis);
+  up = new QCPBars(plot->yAxis, plot->xAxis);
+  styleBars(down, kDownColour, tr("step down"));
+  styleBars(up, kUpColour, tr("step up"));
+  plot->legend->setVisible(true);
+  plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
+  return plot;
+}
+
+void SensitivityPanel::compute(const sim::Scenario& scenario, const Policy& policy) {
+  start(
+      [scenario, policy](const view::SensitivityOptions& o) {
+        return view::computeSensitivity(scenario, policy, o);
+      },
+      QString::fromStdString(scenario.name));
+}
+
+void SensitivityPanel::computeIncidents(std::shared_ptr<const std::vector<IncidentTrace>> incidents,
+                                        const Policy& policy) {
+  QStringList names;
+  for (const IncidentTrace& i : *incidents) names << QString::fromStdString(i.name());
+  start(
+      [incidents, policy](const view::SensitivityOptions& o) {
+        return view::computeSensitivity(*incidents, policy, o);
+      },
+      names.join(", "));
+}
+
+void SensitivityPanel::cancel() {
+  job_.cancel();
+  progressBar_->hide();
+  status_->setText(tr("Sensitivity: cancelled"));
+}
+
+void SensitivityPanel::start(std::function<view::Sensitivity(const view::SensitivityOptions&)> run,
+                             const QString& what) {
+  progressBar_->setValue(0);
+  progressBar_->show();
+  status_->setText(tr("Sensitivity on %1: one step down and up per parameter…").arg(what));
+  job_.start([this, run = std::move(run)](const BackgroundJob::Context& job) {
+    view::SensitivityOptions o;
+    o.cancel = &job.cancelFlag();
+    o.progress = [&job](std::size_t done, std::size_t total) {
+      job.progress(static_cast<double>(done) /
+                   static_cast<double>(std::max<std::size_t>(total, 1)));
+    };
+    try {
+      auto s = std::make_shared<view::Sensitivity>(run(o));
+      // Cancelled: its rows are incomplete; a newer request or cancel() has the screen.
+      if (s->cancelled) return job.deliver([] {});
+      job.deliver([this, s] { show(std::move(*s)); });
+    } catch (const std::exception& e) {
+      job.deliver([this, msg = QString::fromUtf8(e.what())] {
+        progressBar_->hide();
+        status_->setText(tr("Sensitivity failed: %1").arg(msg));
+        emit failed(msg);
+      });
+    }
+  });
+}
+
+void SensitivityPanel::show(view::Sensitivity s) {
+  result_ = std::move(s);
+  progressBar_->hide();
+  const view::Sensitivity& r = *result_;
+  status_->setText(tr("%1 — %2 runs (%3). Current policy: 误伤 %4, TTD %5, availability %6. "
+                      "Rows by impact, largest first.")
+                       .arg(QString::fromStdString(r.source))
+                       .arg(r.runs)
+                       .arg(r.simulated ? tr("simulated") : tr("replayed by the sweep engine"))
+                       .arg(share(r.current.falsePositive))
+                       .arg(r.current.ttdSeconds
+                                ? QString::number(*r.current.ttdSeconds, 'f', 1) + " s"
+                                : tr("n/a"))
+                       .arg(share(r.current.availability)));
+  draw();
+  emit computed();
+}
+
+void SensitivityPanel::draw() {
+  for (QCPBars* b : {fpDown_, fpUp_, ttdDown_, ttdUp_}) b->data()->clear();
+  auto ticker = fpPlot_->yAxis->ticker().dynamicCast<QCPAxisTickerText>();
+  auto ttdTicker = ttdPlot_->yAxis->ticker().dynamicCast<QCPAxisTickerText>();
+  ticker->clear();
+  ttdTicker->clear();
+  const auto& rows = result_->rows;
+  const int n = static_cast<int>(rows.size());
+  for (int i = 0; i < n; ++i) {
+    const view::SensitivityRow& r = rows[static_cast<std::size_t>(i)];
+    const double key = n - i;  // the largest impact on top
+    ticker->addTick(key, rowLabel(r));
+    ttdTicker->addTick(key, QString::fromStdString(r.key));
+    if (r.down) {
+      fpDown_->addData(key + 0.2, r.down->falsePositivePp.value_or(0));
+      ttdDown_->addData(key + 0.2, r.down->ttdSeconds.value_or(0));
+    }
+    if (r.up) {
+      fpUp_->addData(key - 0.2, r.up->falsePositivePp.value_or(0));
+      ttdUp_->addData(key - 0.2, r.up->ttdSeconds.value_or(0));
+    }
+  }
+  for (QCustomPlot* p : {fpPlot_, ttdPlot_}) {
+    p->yAxis->setRange(0.4, n + 0.6);
+    p->xAxis->rescale(true);
+    const QCPRange x = p->xAxis->range();
+    const double m = std::max(0.1, std::max(std::abs(x.lower), std::abs(x.upper)) * 1.1);
+    p->xAxis->setRange(-m, m);  // symmetric: zero in the middle, better left, worse right
+    p->replot();
+  }
+}
+
+int SensitivityPanel::barCount() const {
+  int n = 0;
+  for (QCPBars* b : {fpDown_, fpUp_, ttdDown_, ttdUp_}) n += b->dataCount();
+  return n;
+}
+
+}  // namespace spillway::console

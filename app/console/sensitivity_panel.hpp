@@ -1,0 +1,66 @@
+#pragma once
+// "What moves what" (issue 23): for each tunable breaker parameter, the change in 误伤 (pp) and
+// TTD (s) one step down and one step up from the current policy, as horizontal bars sorted by
+// impact — which knob matters on this incident. The runs (view/sensitivity.hpp) go off the UI
+// thread; a newer request cancels the stale one, progress shows while it runs.
+#include <QWidget>
+
+#include <memory>
+#include <optional>
+
+#include "background_job.hpp"
+#include "spillway/policy.hpp"
+#include "spillway/sim/scenario.hpp"
+#include "spillway/view/sensitivity.hpp"
+
+class QCustomPlot;
+class QCPBars;
+class QLabel;
+class QProgressBar;
+
+namespace spillway::console {
+
+class SensitivityPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit SensitivityPanel(QWidget* parent = nullptr);
+
+  // Starts the runs for `policy` on `scenario` (its own policy is replaced); cancels a stale
+  // computation. computed() follows when it is done.
+  void compute(const sim::Scenario& scenario, const Policy& policy);
+  // The same over recorded incidents (the sweep engine's replays).
+  void computeIncidents(std::shared_ptr<const std::vector<IncidentTrace>> incidents,
+                        const Policy& policy);
+  void cancel();
+  bool running() const { return job_.running(); }
+  int started() const { return job_.started(); }  // computations started (for tests)
+  // The last finished computation; null before the first.
+  const view::Sensitivity* result() const { return result_ ? &*result_ : nullptr; }
+
+  // The two charts (Δ误伤, ΔTTD) and their step-down / step-up bars, for tests.
+  QCustomPlot* falsePositivePlot() const { return fpPlot_; }
+  QCustomPlot* ttdPlot() const { return ttdPlot_; }
+  int barCount() const;  // data points over the four bar series
+
+ signals:
+  void computed();
+  void failed(const QString& message);
+  void progress(int percent);
+
+ private:
+  void start(std::function<view::Sensitivity(const view::SensitivityOptions&)> run,
+             const QString& what);
+  void show(view::Sensitivity s);
+  void draw();
+  QCustomPlot* makePlot(const QString& title, QCPBars*& down, QCPBars*& up);
+
+  BackgroundJob job_;
+  std::optional<view::Sensitivity> result_;
+  QLabel* status_ = nullptr;
+  QProgressBar* progressBar_ = nullptr;
+  QCustomPlot* fpPlot_ = nullptr;
+  QCustomPlot* ttdPlot_ = nullptr;
+  QCPBars *fpDown_ = nullptr, *fpUp_ = nullptr, *ttdDown_ = nullptr, *ttdUp_ = nullptr;
+};
+
+}  // namespace spillway::console

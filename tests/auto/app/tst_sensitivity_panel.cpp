@@ -1,0 +1,100 @@
+// The sensitivity panel (issue 23): compute() runs off the UI thread and computed() brings one
+// pair of bars per parameter and chart; a newer request supersedes a stale one, whose result
+// never reaches the screen.
+#include <QSignalSpy>
+#include <QTest>
+
+#include <qcustomplot.h>
+
+#include "sensitivity_panel.hpp"
+#include "spillway/policy_params.hpp"
+#include "spillway/sim/scenario_yaml.hpp"
+
+using namespace spillway;
+using namespace spillway::console;
+
+namespace {
+
+sim::Scenario seed000() {
+  return sim::loadScenarioFile(SPILLWAY_RESOURCES_DIR "/scenarios/seed-000.yaml");
+}
+
+std::size_t stepsOf(const view::Sensitivity& s) {
+  std::size_t n = 0;
+  for (const view::SensitivityRow& r : s.rows) n += r.down.has_value() + r.up.has_value();
+  return n;
+}
+
+}  // namespace
+
+class TestSensitivityPanel : public QObject {
+  Q_OBJECT
+ private slots:
+  void computeDrawsTwoBarsPerRow();
+  void newerRequestWins();
+};
+
+void TestSensitivityPanel::computeDrawsTwoBarsPerRow() {
+  SensitivityPanel panel;
+  panel.resize(1280, 600);
+  QSignalSpy computed(&panel, &SensitivityPanel::computed);
+  QSignalSpy progress(&panel, &SensitivityPanel::progress);
+  QCOMPARE(panel.result(), nullptr);
+  const sim::Scenario sc = seed000();
+  panel.compute(sc, sc.policy);
+  QVERIFY(panel.running());
+  QVERIFY(computed.wait(120000));
+  QCOMPARE(computed.count(), 1);
+  QVERIFY(!panel.running());
+  QVERIFY(!progress.isEmpty());
+  QCOMPARE(progress.last().at(0).toInt(), 100);
+  const view::Sensitivity* s = panel.result();
+  QVERIFY(s);
+  QCOMPARE(s->rows.size(), view::sensitivityKeys().size());
+  // seed-000's policy sits on no edge of a valid range: every row steps both ways.
+  QCOMPARE(stepsOf(*s), s->rows.size() * 2);
+  QCOMPARE(panel.barCount(), static_cast<int>(s->rows.size() * 2 * 2));
+  for (QCustomPlot* plot : {panel.falsePositivePlot(), panel.ttdPlot()}) {
+    QCOMPARE(plot->plottableCount(), 2);
+    QCOMPARE(plot->plottable(0)->interface1D()->dataCount() +
+                 plot->plottable(1)->interface1D()->dataCount(),
+             static_cast<int>(s->rows.size() * 2));
+  }
+  // The top row is the largest impact, labelled with the values it stepped to.
+  auto ticker = panel.falsePositivePlot()->yAxis->ticker().dynamicCast<QCPAxisTickerText>();
+  QVERIFY(ticker);
+  const QString top = ticker->ticks().value(static_cast<double>(s->rows.size()));
+  QVERIFY2(top.startsWith(QString::fromStdString(s->rows.front().key)), qPrintable(top));
+  QVERIFY2(top.contains(QString::fromStdString(
+               view::formatParamValue(s->rows.front().up->value, s->rows.front().unit))),
+           qPrintable(top));
+  // The bar of the top row's step up is its Δ误伤.
+  auto* fpUp = static_cast<QCPBars*>(panel.falsePositivePlot()->plottable(1));
+  const double key = static_cast<double>(s->rows.size()) - 0.2;
+  const auto it = fpUp->data()->findBegin(key - 1e-9, false);
+  QVERIFY(it != fpUp->data()->constEnd());
+  QCOMPARE(it->value, s->rows.front().up->falsePositivePp.value_or(0));
+}
+
+// Two requests in a row: the first is cancelled, only the second's result is shown.
+void TestSensitivityPanel::newerRequestWins() {
+  SensitivityPanel panel;
+  QSignalSpy computed(&panel, &SensitivityPanel::computed);
+  const sim::Scenario sc = seed000();
+  Policy first = sc.policy, second = sc.policy;
+  setBreakerParam(first.breaker, "trip.slow_rate", 0.2);
+  setBreakerParam(second.breaker, "trip.slow_rate", 0.6);
+  panel.compute(sc, first);
+  panel.compute(sc, second);
+  QCOMPARE(panel.started(), 2);
+  QVERIFY(computed.wait(120000));
+  QCOMPARE(computed.count(), 1);
+  for (const view::SensitivityRow& r : panel.result()->rows)
+    if (r.key == "trip.slow_rate") QCOMPARE(r.current, 0.6);
+  // Nothing of the stale one arrives later.
+  QTest::qWait(200);
+  QCOMPARE(computed.count(), 1);
+}
+
+QTEST_MAIN(TestSensitivityPanel)
+#include "tst_sensitivity_panel.moc"
