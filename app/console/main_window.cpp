@@ -371,6 +371,9 @@ void MainWindow::buildMenus() {
   tools->addAction(tr("Compare &modes…"), this, [this] { openModes(); });
   tools->addAction(tr("&Export policy…"), this, [this] {
     auto* d = new ExportDialog(editor_->policy(), this);
+    // The bundle's "before" is the policy the edits started from.
+    d->setProvenance(editor_->source(), editor_->loaded(),
+                     QString::fromStdString(editor_->loaded().name));
     d->setAttribute(Qt::WA_DeleteOnClose);
     d->show();
   });
@@ -514,6 +517,11 @@ void MainWindow::restoreSession() {
   if (const int savedTheme = settings.value("view/theme", 0).toInt(); savedTheme != 0)
     setTheme(static_cast<Theme>(savedTheme));
   if (!settings.contains("window/geometry") || width() < 1000 || height() < 700) resize(1500, 950);
+  if (!settings.contains("window/state")) {
+    // First launch: the policy in front, the docks narrow enough for the timelines to lead.
+    policyDock_->raise();
+    resizeDocks({policyDock_}, {std::max(340, width() / 4)}, Qt::Horizontal);
+  }
   // The last library, else the default one when it exists (the first import creates it).
   QString libPath = settings.value("library/path").toString();
   if (libPath.isEmpty() || !LibraryMenu::reachable(libPath))

@@ -709,6 +709,7 @@ bool PolicyEditor::saveTo(const QString& path, const QString& name, QString* err
   header.source = source_.toStdString();
   header.base = &base;
   header.kpis = headerKpis_;
+  header.notes = {"Written by Spillway " + QCoreApplication::applicationVersion().toStdString()};
   std::ofstream out(path.toStdString(), std::ios::binary);
   out << policyToYamlWithHeader(p, header);
   if (!out) {

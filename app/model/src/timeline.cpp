@@ -1,5 +1,6 @@
 #include "spillway/view/timeline.hpp"
 #include "kpi_table.hpp"
+#include "spillway/view/time_format.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -259,7 +260,7 @@ void insertSlaClasses(std::vector<KpiRow>& rows, const sim::RunReport& current,
   for (const sim::SlaClassReport& s : current.slaClasses) {
     char target[64];
     std::snprintf(target, sizeof target, "%g %%, %s", s.target * 100,
-                  formatDuration(s.latency).c_str());
+                  spillway::formatDuration(s.latency).c_str());
     KpiRow row;
     row.name = "  SLA class · " + s.name + " (" + target + ")";
     row.unit = "share";
@@ -271,6 +272,43 @@ void insertSlaClasses(std::vector<KpiRow>& rows, const sim::RunReport& current,
   auto at = std::find_if(rows.begin(), rows.end(),
                          [](const KpiRow& r) { return r.name == "SLA attainment (in-quota)"; });
   rows.insert(at == rows.end() ? at : at + 1, classes.begin(), classes.end());
+}
+
+}  // namespace
+
+namespace {
+
+// TTD and MTTR of each real fault, so an A/B shows which fault a change moved (a mean hides a
+// fault no longer caught). Matched to the other runs by position: the same scenario's faults.
+void insertFaultRows(std::vector<KpiRow>& rows, const sim::RunReport& current,
+                     const sim::RunReport* baseline, const sim::RunReport* previous) {
+  auto seconds = [](const sim::FaultReport* f, bool ttd) -> std::optional<double> {
+    if (!f || !(ttd ? f->detected : f->restored)) return std::nullopt;
+    return static_cast<double>(ttd ? f->ttd : f->mttr) / 1e6;
+  };
+  auto nth = [](const sim::RunReport* r, std::size_t i) -> const sim::FaultReport* {
+    return r && i < r->faults.size() ? &r->faults[i] : nullptr;
+  };
+  std::vector<KpiRow> perFault;
+  for (std::size_t i = 0; i < current.faults.size(); ++i) {
+    const sim::FaultReport& f = current.faults[i];
+    if (f.benign) continue;
+    const std::string what = std::string(sim::faultKindName(f.kind)) + " on " + f.instance +
+                             " at " + formatOffset(f.start);
+    for (bool ttd : {true, false}) {
+      KpiRow row;
+      row.name = std::string(ttd ? "  TTD · " : "  MTTR · ") + what;
+      row.unit = "s";
+      row.higherIsBetter = false;
+      row.current = seconds(&f, ttd);
+      row.baseline = seconds(nth(baseline, i), ttd);
+      row.previous = seconds(nth(previous, i), ttd);
+      perFault.push_back(std::move(row));
+    }
+  }
+  auto at = std::find_if(rows.begin(), rows.end(),
+                         [](const KpiRow& r) { return r.name == "MTTR (mean)"; });
+  rows.insert(at == rows.end() ? at : at + 1, perFault.begin(), perFault.end());
 }
 
 }  // namespace
@@ -308,6 +346,7 @@ std::vector<KpiRow> kpiRows(const sim::RunReport& current, const sim::RunReport*
   rows.insert(rows.begin() + std::min<std::ptrdiff_t>(3, static_cast<std::ptrdiff_t>(rows.size())),
               perClient.begin(), perClient.end());
   insertSlaClasses(rows, current, baseline, previous);
+  insertFaultRows(rows, current, baseline, previous);
   return rows;
 }
 

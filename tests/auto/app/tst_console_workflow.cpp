@@ -62,6 +62,7 @@ class TstConsoleWorkflow : public QObject {
   void clickSeeks();
   void boxZoomAndClamp();
   void narrativeLineSeeksAndZooms();
+  void saveWritesNameAndProvenance();
   void sessionRoundTrip();
   void badSessionIsAMessage_data();
   void badSessionIsAMessage();
@@ -350,6 +351,32 @@ void TstConsoleWorkflow::narrativeLineSeeksAndZooms() {
   QVERIFY(shown.upper >= line.to / 1e6 - 1e-6 || shown.size() <= TimelinePlot::kMinSpan);
   QVERIFY(shown.size() < w_->plot()->dataRange().size());
   QCOMPARE(w_->tiles()->selected(), line.instanceIndex);
+}
+
+// Saved policies are review-ready: the new name, where it came from, what changed, the
+// headline KPIs, shortest numbers; and the file loads back to the same policy.
+void TstConsoleWorkflow::saveWritesNameAndProvenance() {
+  QTRY_VERIFY_WITH_TIMEOUT(!w_->stale(), 60000);
+  editor()->control("trip.slow_rate")->setValue(0.45);
+  QVERIFY(waitRun());
+  QTemporaryDir dir;
+  const QString path = dir.filePath("tuned.yaml");
+  QString error;
+  QVERIFY2(editor()->saveTo(path, "seed-000-tuned", &error), qPrintable(error));
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::ReadOnly));
+  const QString text = QString::fromUtf8(f.readAll());
+  QVERIFY2(text.startsWith("#"), qPrintable(text.left(200)));
+  QVERIFY(text.contains(editor()->source()));
+  QVERIFY2(text.contains("slow_rate: 0.45\n"), qPrintable(text));  // no float noise
+  QVERIFY(text.contains("→ 0.45"));                                // what changed
+  QVERIFY(text.contains("误伤"));                                  // the headline KPIs
+  const Policy back = loadPolicyFile(path.toStdString());
+  QCOMPARE(back.name, std::string("seed-000-tuned"));
+  Policy mine = editor()->policy();
+  QCOMPARE(policyToYaml(back), policyToYaml(mine));
+  editor()->revert();
+  QVERIFY(waitRun());
 }
 
 // Save: an edited policy, a pinned reference, the focus, the zoom, the cursor and a target; a

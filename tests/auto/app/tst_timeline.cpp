@@ -83,6 +83,7 @@ class TstTimeline : public QObject {
   void kpiDeltas();
   void kpiIntervals();
   void slaClassRows();
+  void perFaultRows();
   void slowThreshold_data();
   void slowThreshold();
   void displayOrders();
@@ -350,6 +351,47 @@ void TstTimeline::slaClassRows() {
   QCOMPARE(*rows[sla + 2].baseline, 0.9);
   QCOMPARE(*rows[sla + 2].deltaBaseline(), 0.995 - 0.9);
   QVERIFY(rows[sla + 2].higherIsBetter);
+}
+
+// Each real fault's TTD and MTTR under the means, matched to the other runs by position; a
+// benign fault has none, an undetected one is n/a.
+void TstTimeline::perFaultRows() {
+  auto fault = [](const char* inst, Micros start, bool benign, std::optional<Micros> ttd) {
+    sim::FaultReport f;
+    f.kind = sim::FaultKind::LatencyDrift;
+    f.instance = inst;
+    f.start = start;
+    f.benign = benign;
+    f.detected = ttd.has_value();
+    f.ttd = ttd.value_or(kForever);
+    f.restored = f.detected;
+    f.mttr = f.detected ? *ttd + seconds(60) : kForever;
+    return f;
+  };
+  sim::RunReport cur, prev;
+  cur.faults = {fault("chat-3", seconds(300), false, seconds(72)),
+                fault("chat-1", seconds(400), true, std::nullopt),
+                fault("chat-2", seconds(500), false, std::nullopt)};
+  prev.faults = {fault("chat-3", seconds(300), false, seconds(30)),
+                 fault("chat-1", seconds(400), true, std::nullopt),
+                 fault("chat-2", seconds(500), false, seconds(40))};
+  const std::vector<KpiRow> rows = kpiRows(cur, nullptr, &prev);
+  std::vector<const KpiRow*> ttd, mttr;
+  for (const KpiRow& r : rows) {
+    if (r.name.rfind("  TTD · ", 0) == 0) ttd.push_back(&r);
+    if (r.name.rfind("  MTTR · ", 0) == 0) mttr.push_back(&r);
+  }
+  QCOMPARE(ttd.size(), std::size_t(2));  // the benign one has no row
+  QCOMPARE(mttr.size(), std::size_t(2));
+  QVERIFY(ttd[0]->name.find("chat-3") != std::string::npos);
+  QVERIFY(ttd[0]->name.find("T+00:05:00") != std::string::npos);
+  QCOMPARE(*ttd[0]->current, 72.0);
+  QCOMPARE(*ttd[0]->deltaPrevious(), 42.0);
+  QVERIFY(!ttd[0]->higherIsBetter);
+  QCOMPARE(*mttr[0]->current, 132.0);
+  QVERIFY(!ttd[1]->current);  // no longer caught: n/a, not "+0.0"
+  QCOMPARE(*ttd[1]->previous, 40.0);
+  QVERIFY(!ttd[1]->deltaPrevious());
 }
 
 void TstTimeline::slowThreshold_data() {
