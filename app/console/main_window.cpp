@@ -37,6 +37,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "compare_dialog.hpp"
 #include "export_dialog.hpp"
 #include "headline_strip.hpp"
 #include "instance_tiles.hpp"
@@ -369,6 +370,7 @@ void MainWindow::buildMenus() {
   QMenu* tools = menuBar()->addMenu(tr("&Tools"));
   tools->addAction(tr("&Sweep…"), this, [this] { openSweep(); });
   tools->addAction(tr("Compare &modes…"), this, [this] { openModes(); });
+  tools->addAction(tr("Compare &policies…"), this, [this] { openCompare(); });
   tools->addAction(tr("&Export policy…"), this, [this] {
     auto* d = new ExportDialog(editor_->policy(), this);
     // The bundle's "before" is the policy the edits started from.

@@ -29,6 +29,7 @@ class QTimer;
 
 namespace spillway::console {
 
+class CompareDialog;
 class HeadlineStrip;
 class InstanceTiles;
 class KpiChart;
@@ -69,6 +70,9 @@ class MainWindow : public QMainWindow {
   bool annotateRange(std::size_t instance, double from, double to, QString* error = nullptr);
   // Tools → Sweep…: the dialog over the library's incidents (created on first use).
   SweepDialog* openSweep();
+  // Tools → Compare policies…: the editor's policy, the pinned reference, the policy as loaded
+  // and the built-in default on what is on screen, side by side (started at once).
+  CompareDialog* openCompare();
   // Seed 001's mode comparison of the scenario and policy being edited (Tools menu).
   ModesDialog* openModes();
   // Loads a policy into the editor as an edit would (one undo step; a what-if follows).
@@ -230,6 +234,7 @@ class MainWindow : public QMainWindow {
   LibraryPanel* library_;
   SweepDialog* sweep_ = nullptr;
   ModesDialog* modes_ = nullptr;
+  CompareDialog* compare_ = nullptr;
   QMenu* recentMenu_ = nullptr;
   view::Playback playback_;  // the mode on screen and the cursor
   QComboBox* scenario_;

@@ -12,10 +12,12 @@
 #include <QTimer>
 #include <QUndoStack>
 
+#include "compare_dialog.hpp"
 #include "headline_strip.hpp"
 #include "instance_tiles.hpp"
 #include "kpi_chart.hpp"
 #include "kpi_text.hpp"
+#include "library_panel.hpp"
 #include "main_window.hpp"
 #include "narrative_panel.hpp"
 #include "navigation.hpp"
@@ -283,6 +285,31 @@ void MainWindow::fillNarrative() {
   n.clock.utc = utcClock_;
   narrative_->setClock(n.clock);
   narrative_->setLines(std::move(n.lines));
+}
+
+CompareDialog* MainWindow::openCompare() {
+  if (!compare_) compare_ = new CompareDialog(this);
+  if (!current_ || current_->mode == view::Mode::Live) {
+    statusBar()->showMessage(tr("Compare needs a simulated run or a replayed incident on screen"));
+    return compare_;
+  }
+  std::vector<CompareDialog::Entry> entries{
+      {tr("editing: %1").arg(editor_->displayName()), editor_->policy()}};
+  if (pinned_)
+    entries.push_back({tr("reference A: %1").arg(policyName(pinnedPolicy_)), pinnedPolicy_});
+  if (editor_->isModified())
+    entries.push_back({tr("as loaded: %1").arg(policyName(editor_->loaded())), editor_->loaded()});
+  if (current_->mode == view::Mode::Replay) {
+    compare_->setIncident(library_->libraryPath(), current_->incident);
+  } else {
+    compare_->setScenario(scenarioData_);
+  }
+  compare_->setTargets(headline_->targets());
+  compare_->setPolicies(std::move(entries));
+  compare_->show();
+  compare_->raise();
+  compare_->start();
+  return compare_;
 }
 
 void MainWindow::setUtcClock(bool utc) {

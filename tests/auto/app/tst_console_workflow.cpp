@@ -18,6 +18,7 @@
 #include <QUndoStack>
 #include <QWheelEvent>
 
+#include "compare_dialog.hpp"
 #include "headline_strip.hpp"
 #include "instance_tiles.hpp"
 #include "kpi_text.hpp"
@@ -63,6 +64,7 @@ class TstConsoleWorkflow : public QObject {
   void boxZoomAndClamp();
   void narrativeLineSeeksAndZooms();
   void saveWritesNameAndProvenance();
+  void nWayCompare();
   void sessionRoundTrip();
   void badSessionIsAMessage_data();
   void badSessionIsAMessage();
@@ -375,6 +377,42 @@ void TstConsoleWorkflow::saveWritesNameAndProvenance() {
   QCOMPARE(back.name, std::string("seed-000-tuned"));
   Policy mine = editor()->policy();
   QCOMPARE(policyToYaml(back), policyToYaml(mine));
+  editor()->revert();
+  QVERIFY(waitRun());
+}
+
+// N policies side by side on the scenario on screen: each column is that policy's own run (the
+// same figures as the main view's for the editor's and the pinned policy), a file adds one.
+void TstConsoleWorkflow::nWayCompare() {
+  QTRY_VERIFY_WITH_TIMEOUT(!w_->stale(), 60000);
+  w_->pinReference();
+  const auto a = w_->current();
+  editor()->control("trip.sustain")->setValue(editor()->control("trip.sustain")->value() + 9);
+  QVERIFY(waitRun());
+  CompareDialog* d = w_->openCompare();
+  QSignalSpy done(d, &CompareDialog::finished);
+  QVERIFY(done.wait(120000));
+  QVERIFY(d->policies().size() >= 2);
+  QCOMPARE(d->table()->columnCount(), static_cast<int>(d->policies().size()));
+  auto availability = [](const std::vector<view::HeadlineTile>& tiles) {
+    for (const auto& t : tiles)
+      if (t.key == "availability") return t.value;
+    return std::optional<double>();
+  };
+  QCOMPARE(availability(d->results()[0]), w_->current()->protectedRun.report.availability.value());
+  QCOMPARE(availability(d->results()[1]), a->protectedRun.report.availability.value());
+  QString error;
+  QVERIFY2(
+      d->addPolicyFile(QStringLiteral(SPILLWAY_RESOURCES_DIR "/policies/default.yaml"), &error),
+      qPrintable(error));
+  QVERIFY(!d->addPolicyFile("/nonexistent.yaml", &error));
+  QVERIFY(error.contains("nonexistent.yaml"));
+  d->start();
+  QVERIFY(done.wait(120000));
+  QCOMPARE(d->results().size(), d->policies().size());
+  QCOMPARE(d->table()->columnCount(), static_cast<int>(d->policies().size()));
+  d->close();
+  w_->unpinReference();
   editor()->revert();
   QVERIFY(waitRun());
 }
