@@ -17,6 +17,7 @@
 #include "spillway/input_error.hpp"
 #include "spillway/input_limits.hpp"
 #include "spillway/library/library.hpp"
+#include "spillway/next_grid.hpp"
 #include "spillway/policy_params.hpp"
 #include "spillway/policy_yaml.hpp"
 #include "spillway/sim/sweep_scenario.hpp"
@@ -298,7 +299,19 @@ SweepJob loadSweepJob(const QCommandLineParser& p, bool calibrateMode) {
   return {std::move(bench), std::move(base), std::move(spec), std::move(targets)};
 }
 
-void printCalibration(const SweepResult& r, const Calibration& c, bool json) {
+nlohmann::json nextGridJson(const NextGrid& g) {
+  nlohmann::json j;
+  j["around"] = g.around;
+  j["args"] = nextGridArgs(g);
+  for (const NextGridAxis& a : g.axes)
+    j["params"].push_back({{"key", a.key}, {"from", a.from}, {"to", a.to}, {"step", a.step}});
+  return j;
+}
+
+void printCalibration(const SweepResult& r, const Calibration& c,
+                      const std::vector<Target>& targets, bool json) {
+  // Nothing met: where to sweep next (next_grid.hpp); the output when met is unchanged.
+  const std::optional<NextGrid> next = c.chosen ? std::nullopt : proposeNextGrid(r, targets);
   if (json) {
     nlohmann::json j;
     j["met"] = c.chosen.has_value();
@@ -307,6 +320,7 @@ void printCalibration(const SweepResult& r, const Calibration& c, bool json) {
       j["score"] = scoreJson(r.scores[*c.chosen]);
       for (const auto& [k, v] : r.candidates[*c.chosen].values) j["params"][k] = v;
     }
+    if (next) j["next_grid"] = nextGridJson(*next);
     std::printf("%s\n", j.dump(2).c_str());
     return;
   }
@@ -317,6 +331,11 @@ void printCalibration(const SweepResult& r, const Calibration& c, bool json) {
     std::printf("chosen:");
     for (const auto& [k, v] : r.candidates[*c.chosen].values) std::printf(" %s=%g", k.c_str(), v);
     std::printf("\n");
+  }
+  if (next) {
+    std::printf("next grid (around candidate %zu, the closest to the targets): %s\n", next->around,
+                formatNextGrid(*next).c_str());
+    std::printf("  %s\n", nextGridArgs(*next).c_str());
   }
 }
 
@@ -477,7 +496,7 @@ int runSweepLike(const QStringList& args, bool calibrateMode) {
       return kOk;
     }
     const Calibration c = calibrate(r, job.targets);
-    printCalibration(r, c, output.json);
+    printCalibration(r, c, job.targets, output.json);
     if (c.chosen && output.out) writePolicy(r.candidates[*c.chosen].policy, *output.out, name);
     return c.chosen ? kOk : kFindings;
   } catch (const InputError& e) {

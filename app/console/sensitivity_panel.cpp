@@ -27,7 +27,7 @@ QString rowLabel(const view::SensitivityRow& r) {
                   value(r.current, r.unit) + " ▸ " +
                   (r.up ? value(r.up->value, r.unit) : QStringLiteral("—"));
   const int missed = std::max(r.down ? r.down->missed : 0, r.up ? r.up->missed : 0);
-  if (missed > 0) label += QObject::tr("  (misses %1 fault)").arg(missed);
+  if (missed > 0) label += QObject::tr("  (a step misses %n fault(s))", "", missed);
   return label;
 }
 
@@ -54,6 +54,13 @@ SensitivityPanel::SensitivityPanel(QWidget* parent) : QWidget(parent) {
   progressBar_->setMaximumWidth(160);
   progressBar_->hide();
   top->addWidget(status_, 1);
+  // One legend for both charts, outside them: it never covers a bar.
+  auto* legend =
+      new QLabel(tr("<span style='color:%1'>■</span> step down (×0.8 or one step) &nbsp; "
+                    "<span style='color:%2'>■</span> step up (×1.25 or one step)")
+                     .arg(kDownColour.name(), kUpColour.name()),
+                 this);
+  top->addWidget(legend);
   top->addWidget(progressBar_);
   layout->addLayout(top);
   auto* charts = new QHBoxLayout;
@@ -82,15 +89,15 @@ QCustomPlot* SensitivityPanel::makePlot(const QString& title, QCPBars*& down, QC
   up = new QCPBars(plot->yAxis, plot->xAxis);
   styleBars(down, kDownColour, tr("step down"));
   styleBars(up, kUpColour, tr("step up"));
-  plot->legend->setVisible(true);
-  plot->axisRect()->insetLayout()->setInsetAlignment(0, Qt::AlignBottom | Qt::AlignRight);
   return plot;
 }
 
 void SensitivityPanel::compute(const sim::Scenario& scenario, const Policy& policy) {
   start(
-      [scenario, policy](const view::SensitivityOptions& o) {
-        return view::computeSensitivity(scenario, policy, o);
+      [scenario, policy, seeds = seeds_](const view::SensitivityOptions& o) {
+        view::SensitivityOptions withSeeds = o;
+        withSeeds.seeds = seeds;
+        return view::computeSensitivity(scenario, policy, withSeeds);
       },
       QString::fromStdString(scenario.name));
 }
@@ -114,6 +121,7 @@ void SensitivityPanel::cancel() {
 
 void SensitivityPanel::start(std::function<view::Sensitivity(const view::SensitivityOptions&)> run,
                              const QString& what) {
+  clock_.start();
   progressBar_->setValue(0);
   progressBar_->show();
   status_->setText(tr("Sensitivity on %1: one step down and up per parameter…").arg(what));
@@ -143,11 +151,14 @@ void SensitivityPanel::show(view::Sensitivity s) {
   result_ = std::move(s);
   progressBar_->hide();
   const view::Sensitivity& r = *result_;
-  status_->setText(tr("%1 — %2 runs (%3). Current policy: 误伤 %4, TTD %5, availability %6. "
-                      "Rows by impact, largest first.")
+  const QString how = r.simulated ? tr("simulated, mean of %n seed(s)", "", int(r.seeds))
+                                  : tr("replayed by the sweep engine");
+  status_->setText(tr("%1 — %2 runs in %3 s (%4). Current policy: 误伤 %5, TTD %6, "
+                      "availability %7. Rows by impact, largest first.")
                        .arg(QString::fromStdString(r.source))
                        .arg(r.runs)
-                       .arg(r.simulated ? tr("simulated") : tr("replayed by the sweep engine"))
+                       .arg(clock_.elapsed() / 1000.0, 0, 'f', 1)
+                       .arg(how)
                        .arg(share(r.current.falsePositive))
                        .arg(r.current.ttdSeconds
                                 ? QString::number(*r.current.ttdSeconds, 'f', 1) + " s"
@@ -187,6 +198,10 @@ void SensitivityPanel::draw() {
     p->xAxis->setRange(-m, m);  // symmetric: zero in the middle, better left, worse right
     p->replot();
   }
+}
+
+QString SensitivityPanel::statusText() const {
+  return status_->text();
 }
 
 int SensitivityPanel::barCount() const {

@@ -3,8 +3,10 @@
 // TTD (s) one step down and one step up from the current policy, as horizontal bars sorted by
 // impact — which knob matters on this incident. The runs (view/sensitivity.hpp) go off the UI
 // thread; a newer request cancels the stale one, progress shows while it runs.
+#include <QElapsedTimer>
 #include <QWidget>
 
+#include <algorithm>
 #include <memory>
 #include <optional>
 
@@ -32,6 +34,10 @@ class SensitivityPanel : public QWidget {
   void computeIncidents(std::shared_ptr<const std::vector<IncidentTrace>> incidents,
                         const Policy& policy);
   void cancel();
+  // Seeds per simulated policy (the KPIs are their means; default 3, as `sweep --scenario`):
+  // one seed's change can be its luck. Takes effect at the next compute().
+  void setSeeds(std::uint32_t n) { seeds_ = std::max<std::uint32_t>(n, 1); }
+  std::uint32_t seeds() const { return seeds_; }
   bool running() const { return job_.running(); }
   int started() const { return job_.started(); }  // computations started (for tests)
   // The last finished computation; null before the first.
@@ -40,7 +46,8 @@ class SensitivityPanel : public QWidget {
   // The two charts (Δ误伤, ΔTTD) and their step-down / step-up bars, for tests.
   QCustomPlot* falsePositivePlot() const { return fpPlot_; }
   QCustomPlot* ttdPlot() const { return ttdPlot_; }
-  int barCount() const;  // data points over the four bar series
+  int barCount() const;        // data points over the four bar series
+  QString statusText() const;  // what the line above the charts says
 
  signals:
   void computed();
@@ -55,6 +62,8 @@ class SensitivityPanel : public QWidget {
   QCustomPlot* makePlot(const QString& title, QCPBars*& down, QCPBars*& up);
 
   BackgroundJob job_;
+  std::uint32_t seeds_ = 3;
+  QElapsedTimer clock_;  // since the request: the status line says how long it took
   std::optional<view::Sensitivity> result_;
   QLabel* status_ = nullptr;
   QProgressBar* progressBar_ = nullptr;

@@ -24,6 +24,7 @@
 
 #include "spillway/input_error.hpp"
 #include "spillway/library/library.hpp"
+#include "spillway/next_grid.hpp"
 #include "spillway/policy_params.hpp"
 
 namespace spillway::console {
@@ -609,6 +610,10 @@ bool SweepDialog::calibrateTargets(const QString& text) {
       lines << tr("No candidate meets every target:");
     }
     for (const std::string& f : c.findings) lines << QString::fromStdString(f);
+    if (const auto next = c.chosen ? std::nullopt : proposeNextGrid(*result_, targets))
+      lines << tr("Next grid (around candidate %1, the closest): %2")
+                   .arg(next->around)
+                   .arg(QString::fromStdString(formatNextGrid(*next)));
     calibration_->setText(lines.join("\n"));
     if (c.chosen) chooseCandidate(*c.chosen);
     return c.chosen.has_value();

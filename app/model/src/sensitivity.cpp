@@ -106,6 +106,24 @@ Plan planSteps(const Policy& policy, const std::vector<std::string>& keys) {
   return p;
 }
 
+// The mean of each KPI over the runs where it is defined; missed faults add up.
+SensitivityKpis meanOf(const SensitivityKpis* runs, std::uint32_t n) {
+  SensitivityKpis k;
+  auto mean = [&](std::optional<double> SensitivityKpis::*field) -> std::optional<double> {
+    double sum = 0;
+    int defined = 0;
+    for (std::uint32_t i = 0; i < n; ++i)
+      if (const auto v = runs[i].*field) sum += *v, ++defined;
+    if (!defined) return std::nullopt;
+    return sum / defined;
+  };
+  k.falsePositive = mean(&SensitivityKpis::falsePositive);
+  k.ttdSeconds = mean(&SensitivityKpis::ttdSeconds);
+  k.availability = mean(&SensitivityKpis::availability);
+  for (std::uint32_t i = 0; i < n; ++i) k.missed += runs[i].missed;
+  return k;
+}
+
 Sensitivity finish(Plan plan, const std::vector<SensitivityKpis>& kpis, bool cancelled) {
   Sensitivity s;
   s.runs = plan.policies.size();
@@ -202,11 +220,20 @@ SensitivityKpis simulatedKpis(const sim::Scenario& scenario, const Policy& polic
 Sensitivity computeSensitivity(const sim::Scenario& scenario, const Policy& policy,
                                const SensitivityOptions& options) {
   Plan plan = planSteps(policy, options.keys);
-  std::vector<SensitivityKpis> kpis(plan.policies.size());
-  const bool complete = runAll(plan.policies.size(), options, [&](std::size_t i) {
-    kpis[i] = simulatedKpis(scenario, plan.policies[i], options.cancel);
+  const std::uint32_t seeds = std::max<std::uint32_t>(options.seeds, 1);
+  // Job i runs policy i / seeds under seed scenario.seed + i % seeds.
+  std::vector<SensitivityKpis> runs(plan.policies.size() * seeds);
+  const bool complete = runAll(runs.size(), options, [&](std::size_t i) {
+    sim::Scenario sc = scenario;
+    sc.seed = scenario.seed + i % seeds;
+    runs[i] = simulatedKpis(sc, plan.policies[i / seeds], options.cancel);
   });
+  std::vector<SensitivityKpis> kpis;
+  for (std::size_t p = 0; p < plan.policies.size(); ++p)
+    kpis.push_back(meanOf(&runs[p * seeds], seeds));
   Sensitivity s = finish(std::move(plan), kpis, !complete);
+  s.runs = runs.size();
+  s.seeds = seeds;
   s.source = scenario.name;
   return s;
 }

@@ -12,6 +12,7 @@
 #include "spillway/input_error.hpp"
 #include "spillway/input_limits.hpp"
 #include "spillway/kpi_terms.hpp"
+#include "spillway/next_grid.hpp"
 #include "spillway/policy_params.hpp"
 #include "spillway/rng.hpp"
 #include "spillway/sweep_prefix.hpp"
@@ -616,6 +617,114 @@ Calibration calibrate(const SweepResult& sweep, const std::vector<Target>& given
     c.findings.push_back(f);
   }
   return c;
+}
+
+// ---- the next grid ------------------------------------------------------------------------
+
+namespace {
+
+// How far a candidate is from one target, as a share of the bound (0: met). A metric that is
+// n/a (nothing blocked, no fault restored) counts one whole bound short.
+double shortfall(const SweepScore& s, const Target& t) {
+  if (meets(s, t)) return 0;
+  const std::optional<double> v = metric(s, t.metric);
+  if (!v) return 1;
+  const double scale = std::max(std::abs(t.value), t.metric == Target::Metric::Missed ? 1.0 : 1e-9);
+  return std::abs(*v - t.value) / scale;
+}
+
+std::vector<Target> withImpliedMissed(const std::vector<Target>& given) {
+  std::vector<Target> targets = given;
+  if (std::none_of(given.begin(), given.end(),
+                   [](const Target& t) { return t.metric == Target::Metric::Missed; }))
+    targets.push_back({Target::Metric::Missed, true, 0, "missed<=0 (implied)"});
+  return targets;
+}
+
+std::size_t closestCandidate(const SweepResult& sweep, const std::vector<Target>& targets) {
+  std::size_t best = 0;
+  double bestGap = 0;
+  for (std::size_t i = 0; i < sweep.scores.size(); ++i) {
+    double gap = 0;
+    for (const Target& t : targets) gap += shortfall(sweep.scores[i], t);
+    if (i == 0 || gap < bestGap) best = i, bestGap = gap;  // ties: the first, deterministic
+  }
+  return best;
+}
+
+// One parameter's next range around `at`, given the values the sweep tried (sorted, unique).
+NextGridAxis nextAxis(const std::string& key, const std::vector<double>& tried, double at) {
+  NextGridAxis a{key, at, at, 0};
+  const std::size_t n = tried.size();
+  if (n < 2) return a;
+  const BreakerParam* p = findBreakerParam(key);
+  const double lo = p ? p->min : -1e300, hi = p ? p->max : 1e300;
+  const bool count = p && p->unit == "count";
+  const double step = (tried.back() - tried.front()) / static_cast<double>(n - 1);
+  const double room = static_cast<double>(std::max<std::size_t>(n, 3) - 2);  // points past the edge
+  const double eps = step * 1e-9;
+  if (at <= tried.front() + eps && at - step >= lo - eps) {
+    const double m = std::min(room, std::floor((at - lo) / step + 1e-9));
+    a.from = at - m * step, a.to = at + step, a.step = step;
+    a.move = NextGridAxis::Move::ExtendedDown;
+  } else if (at >= tried.back() - eps && at + step <= hi + eps) {
+    const double m = std::min(room, std::floor((hi - at) / step + 1e-9));
+    a.from = at - step, a.to = at + m * step, a.step = step;
+    a.move = NextGridAxis::Move::ExtendedUp;
+  } else {
+    a.step = count ? std::max(1.0, std::round(step / 2)) : step / 2;
+    a.from = std::max(lo, at - step), a.to = std::min(hi, at + step);
+    a.move = NextGridAxis::Move::Refined;
+  }
+  return a;
+}
+
+std::string number(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", std::abs(v) < 1e-12 ? 0.0 : v);
+  return buf;
+}
+
+}  // namespace
+
+std::optional<NextGrid> proposeNextGrid(const SweepResult& sweep,
+                                        const std::vector<Target>& given) {
+  if (sweep.scores.empty() || calibrate(sweep, given).chosen) return std::nullopt;
+  NextGrid g;
+  g.around = closestCandidate(sweep, withImpliedMissed(given));
+  bool varied = false;
+  for (std::size_t k = 0; k < sweep.candidates[g.around].values.size(); ++k) {
+    const auto& [key, at] = sweep.candidates[g.around].values[k];
+    std::vector<double> tried;
+    for (const SweepCandidate& c : sweep.candidates)
+      if (k < c.values.size()) tried.push_back(c.values[k].second);
+    std::sort(tried.begin(), tried.end());
+    tried.erase(std::unique(tried.begin(), tried.end()), tried.end());
+    g.axes.push_back(nextAxis(key, tried, at));
+    varied = varied || tried.size() > 1;
+  }
+  if (!varied) return std::nullopt;
+  return g;
+}
+
+std::string formatNextGrid(const NextGrid& grid) {
+  std::string out;
+  for (const NextGridAxis& a : grid.axes) {
+    if (!out.empty()) out += ", ";
+    out += a.key + " " + number(a.from);
+    if (a.step > 0) out += ".." + number(a.to) + " step " + number(a.step);
+  }
+  return out;
+}
+
+std::string nextGridArgs(const NextGrid& grid) {
+  std::string out;
+  for (const NextGridAxis& a : grid.axes) {
+    if (!out.empty()) out += " ";
+    out += "--param " + a.key + "=" + number(a.from);
+    if (a.step > 0) out += ":" + number(a.to) + ":" + number(a.step);
+  }
+  return out;
 }
 
 }  // namespace spillway

@@ -70,6 +70,7 @@ class TestSensitivity : public QObject {
  private slots:
   void stepsStayInRange();
   void deltasAreTwoIndependentRuns();
+  void seedsAverageIndependentRuns();
   void deterministicAcrossThreads();
   void cancelStopsEarly();
   void replayGoesThroughTheSweep();
@@ -110,6 +111,14 @@ void TestSensitivity::deltasAreTwoIndependentRuns() {
   QCOMPARE(s.current.ttdSeconds, base.ttd);
   std::size_t steps = 0, moved = 0;
   for (const SensitivityRow& r : s.rows) {
+    qInfo("%-26s %8s  down %8s: %+.2f pp %+.1f s   up %8s: %+.2f pp %+.1f s   impact %.2f",
+          r.key.c_str(), formatParamValue(r.current, r.unit).c_str(),
+          r.down ? formatParamValue(r.down->value, r.unit).c_str() : "-",
+          r.down ? r.down->falsePositivePp.value_or(0) : 0.0,
+          r.down ? r.down->ttdSeconds.value_or(0) : 0.0,
+          r.up ? formatParamValue(r.up->value, r.unit).c_str() : "-",
+          r.up ? r.up->falsePositivePp.value_or(0) : 0.0, r.up ? r.up->ttdSeconds.value_or(0) : 0.0,
+          r.impact);
     QCOMPARE(getBreakerParam(sc.policy.breaker, r.key), std::optional<double>(r.current));
     for (const auto& step : {r.down, r.up}) {
       if (!step) continue;
@@ -127,6 +136,29 @@ void TestSensitivity::deltasAreTwoIndependentRuns() {
   QVERIFY2(moved > 0, "on seed-000 some knob moves 误伤");
   for (std::size_t i = 1; i < s.rows.size(); ++i) QVERIFY(s.rows[i - 1].impact >= s.rows[i].impact);
   QVERIFY(s.rows.front().impact > s.rows.back().impact);
+}
+
+// Several seeds: each KPI is the mean of the runs under seeds s … s + n − 1.
+void TestSensitivity::seedsAverageIndependentRuns() {
+  const sim::Scenario sc = seed000();
+  SensitivityOptions o;
+  o.threads = 2;
+  o.seeds = 3;
+  o.keys = {"trip.sustain"};
+  const Sensitivity s = computeSensitivity(sc, sc.policy, o);
+  QCOMPARE(s.runs, std::size_t(9));
+  QCOMPARE(s.seeds, 3u);
+  const SensitivityRow& r = s.rows.at(0);
+  QVERIFY(r.up.has_value());
+  double base = 0, up = 0;
+  for (std::uint64_t k = 0; k < 3; ++k) {
+    sim::Scenario seeded = sc;
+    seeded.seed = sc.seed + k;
+    base += *simulateWith(seeded, "", std::nullopt).fp / 3;
+    up += *simulateWith(seeded, r.key, r.up->value).fp / 3;
+  }
+  QVERIFY(std::abs(*s.current.falsePositive - base) < 1e-12);
+  QVERIFY(std::abs(*r.up->falsePositivePp - (up - base) * 100) < 1e-9);
 }
 
 void TestSensitivity::deterministicAcrossThreads() {

@@ -50,6 +50,12 @@ void TestSensitivityPanel::computeDrawsTwoBarsPerRow() {
   QCOMPARE(progress.last().at(0).toInt(), 100);
   const view::Sensitivity* s = panel.result();
   QVERIFY(s);
+  qInfo("%s", qPrintable(panel.statusText()));
+  // For docs/img: SPILLWAY_SCREENSHOT_DIR=DIR keeps what the panel drew.
+  if (const QString dir = qEnvironmentVariable("SPILLWAY_SCREENSHOT_DIR"); !dir.isEmpty())
+    QVERIFY(panel.grab().save(dir + "/sensitivity-seed-000.png"));
+  QCOMPARE(s->seeds, 3u);  // the panel's default: one seed is an anecdote
+  QCOMPARE(s->runs, (s->rows.size() * 2 + 1) * 3);
   QCOMPARE(s->rows.size(), view::sensitivityKeys().size());
   // seed-000's policy sits on no edge of a valid range: every row steps both ways.
   QCOMPARE(stepsOf(*s), s->rows.size() * 2);

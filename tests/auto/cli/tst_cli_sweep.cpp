@@ -55,6 +55,7 @@ void TstCliSweep::calibrateWritesAPolicy() {
                            "trip.error_rate=0.3,0.6", "--target", "ttd<=1h", "--out", out});
   QVERIFY2(r.code == 0, r.err.constData());
   QVERIFY(r.out.contains("targets met"));
+  QVERIFY(!r.out.contains("next grid"));  // met: the output is as it always was
   // The written policy is a real policy: the replay accepts it.
   const Run replay = run(kCli, {"replay", "--trace", kTrace, "--policy", out});
   QVERIFY2(replay.code == 0 || replay.code == 1, replay.err.constData());
@@ -65,6 +66,14 @@ void TstCliSweep::unreachableTargetIsExplained() {
                            "trip.error_rate=0.3,0.6", "--target", "fp<=1,ttd<=1us"});
   QCOMPARE(r.code, 1);
   QVERIFY2(r.out.contains("ttd<=1us: cannot be met by any candidate (best "), r.out.constData());
+  // Where to look next: the rate's range around the closest candidate, pasteable as --param.
+  QVERIFY2(r.out.contains("next grid (around candidate "), r.out.constData());
+  QVERIFY2(r.out.contains("--param trip.error_rate="), r.out.constData());
+  const Run json = run(kCli, {"calibrate", "--trace", kTrace, "--policy", kPolicy, "--param",
+                              "trip.error_rate=0.3,0.6", "--target", "fp<=1,ttd<=1us", "--json"});
+  const QJsonObject next = QJsonDocument::fromJson(json.out).object()["next_grid"].toObject();
+  QCOMPARE(next["params"].toArray().at(0).toObject()["key"].toString(),
+           QStringLiteral("trip.error_rate"));
 }
 
 void TstCliSweep::badInput_data() {

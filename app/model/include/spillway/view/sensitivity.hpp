@@ -54,8 +54,9 @@ struct Sensitivity {
   bool simulated = true;  // false: replayed through the sweep engine
   SensitivityKpis current;
   std::vector<SensitivityRow> rows;  // by impact, largest first (ties: parameter order)
-  std::size_t runs = 0;              // the current policy's run plus one per step
-  bool cancelled = false;            // stopped early: rows are incomplete, do not show them
+  std::size_t runs = 0;              // (the current policy + one per step) × seeds
+  std::uint32_t seeds = 1;
+  bool cancelled = false;  // stopped early: rows are incomplete, do not show them
 };
 
 struct SensitivityOptions {
@@ -63,6 +64,10 @@ struct SensitivityOptions {
   const std::atomic<bool>* cancel = nullptr;  // polled between runs and inside a simulation
   std::function<void(std::size_t done, std::size_t total)> progress;  // from worker threads
   std::vector<std::string> keys;                                      // empty: sensitivityKeys()
+  // Simulations only: each policy runs seeds scenario.seed … + seeds − 1 and each KPI is the
+  // mean over the runs where it is defined (missed: the total), as `sweep --sim-seeds` does —
+  // one seed is an anecdote, and a step's change can be that seed's luck.
+  std::uint32_t seeds = 1;
   std::uint64_t seed = 1;    // replays only (the sweep's seed)
   ReplayTruthOptions truth;  // replays only (SLO, fault rules)
 };
@@ -83,7 +88,8 @@ StepValues sensitivitySteps(const BreakerConfig& breaker, std::string_view key);
 // consistent, as expandSweep builds a sweep's candidates).
 Policy steppedPolicy(const Policy& policy, std::string_view key, double value);
 
-// The run report's KPIs of the scenario under `policy` (scenario.policy replaced).
+// The run report's KPIs of the scenario under `policy` (scenario.policy replaced); all n/a
+// when cancelled.
 SensitivityKpis simulatedKpis(const sim::Scenario& scenario, const Policy& policy,
                               const std::atomic<bool>* cancel = nullptr);
 
