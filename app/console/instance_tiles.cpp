@@ -6,6 +6,7 @@
 #include <QPainter>
 #include <QPainterPath>
 
+#include <algorithm>
 #include <cmath>
 
 #include "timeline_plot.hpp"
@@ -14,6 +15,14 @@ namespace spillway::console {
 namespace {
 constexpr int kTileW = 236, kTileH = 74, kGap = 6;
 constexpr double kSparkSeconds = 120;  // what the sparkline looks back over
+const QColor kAmber(255, 176, 0);
+
+// "12/s", "1.5/s", "3.2k/s": a scale read at a glance.
+QString perSecond(double v) {
+  if (v >= 1000) return QString::number(v / 1000, 'f', v >= 10000 ? 0 : 1) + "k/s";
+  return QString::number(v, 'f', v >= 10 || v == std::floor(v) ? 0 : 1) + "/s";
+}
+
 }  // namespace
 
 InstanceTiles::InstanceTiles(QWidget* parent) : QWidget(parent) {
@@ -34,9 +43,47 @@ void InstanceTiles::setRun(std::shared_ptr<const Comparison> c, bool keepView) {
   update();
 }
 
+void InstanceTiles::clear(const QString& message) {
+  run_.reset();
+  placeholder_ = message;
+  selected_ = 0;
+  hidden_.clear();
+  order_list_.clear();
+  updateGeometry();
+  update();
+}
+
 void InstanceTiles::reorder() {
   order_list_.clear();
-  if (run_) order_list_ = view::displayOrder(run_->protectedRun.timeline, order_, cursor_);
+  if (!run_) return;
+  order_list_ = view::displayOrder(run_->protectedRun.timeline, order_, cursor_);
+  // What the session is about comes first: the instances that would open now (in shadow mode
+  // every breaker is METRICS_ONLY, so the state bands alone cannot tell them).
+  if (order_ == view::TileOrder::Health)
+    std::stable_partition(order_list_.begin(), order_list_.end(),
+                          [this](std::size_t i) { return wouldOpen(i); });
+}
+
+bool InstanceTiles::wouldOpen(std::size_t i) const {
+  if (!run_ || i >= run_->protectedRun.timeline.instances().size()) return false;
+  const auto& markers = run_->protectedRun.timeline.instances()[i].markers;
+  for (auto m = markers.rbegin(); m != markers.rend(); ++m) {
+    if (m->kind != view::Marker::Kind::WouldOpen || m->at > cursor_) continue;
+    return cursor_ - m->at < hold_;  // the latest one at or before the cursor decides
+  }
+  return false;
+}
+
+void InstanceTiles::setWouldOpenHold(Micros hold) {
+  hold_ = hold;
+  reorder();
+  update();
+}
+
+QRect InstanceTiles::tileGeometry(std::size_t i) const {
+  const auto at = std::find(order_list_.begin(), order_list_.end(), i);
+  return at == order_list_.end() ? QRect()
+                                 : tileRect(static_cast<std::size_t>(at - order_list_.begin()));
 }
 
 void InstanceTiles::setCursorTime(Micros t) {
@@ -106,24 +153,44 @@ QString InstanceTiles::tileText(std::size_t i) const {
   // A replayed second without calls has no p99 (NaN): a dash, not "nan".
   const QString p99 = std::isnan(it.p99Ms[k]) ? QString("—") : QString::number(it.p99Ms[k], 'f', 0);
   return QString("%1  %2\nerr %3 %  slow %4 %\n%5 /s  p99 %6 ms")
-      .arg(QString::fromStdString(it.name), state)
+      .arg(QString::fromStdString(it.name),
+           wouldOpen(i) ? state + QString::fromUtf8(" · would open") : state)
       .arg(it.errorRate[k] * 100, 0, 'f', 1)
       .arg(it.slowRate[k] * 100, 0, 'f', 1)
       .arg(it.throughput[k], 0, 'f', 1)
       .arg(p99);
 }
 
-// Answers/s (green) and slow rate (orange, 0…1) over the last two minutes up to the cursor.
-void InstanceTiles::paintSparkline(QPainter& p, const QRect& r, std::size_t i) const {
+bool InstanceTiles::sparkWindow(std::size_t i, std::size_t& first, std::size_t& k,
+                                double& peak) const {
+  if (!run_) return false;
   const view::RunTimeline& tl = run_->protectedRun.timeline;
   const view::InstanceTimeline& it = tl.instances().at(i);
-  if (it.t.empty()) return;
-  const std::size_t k = tl.indexAt(cursor_);
-  const double t1 = it.t[k], t0 = t1 - kSparkSeconds;
-  double peak = 1;
-  std::size_t first = k;
+  if (it.t.empty()) return false;
+  k = std::min(tl.indexAt(cursor_), it.t.size() - 1);
+  const double t0 = it.t[k] - kSparkSeconds;
+  peak = 1;
+  first = k;
   while (first > 0 && it.t[first - 1] > t0) --first;
-  for (std::size_t j = first; j <= k; ++j) peak = std::max(peak, it.throughput[j]);
+  for (std::size_t j = first; j <= k; ++j)
+    if (!std::isnan(it.throughput[j])) peak = std::max(peak, it.throughput[j]);
+  return true;
+}
+
+QString InstanceTiles::sparklineScale(std::size_t i) const {
+  std::size_t first = 0, k = 0;
+  double peak = 0;
+  return sparkWindow(i, first, k, peak) ? perSecond(peak) : QString();
+}
+
+// Answers/s (green, its peak printed at the top-left) and slow rate (orange, 0…1) over the
+// last two minutes up to the cursor.
+void InstanceTiles::paintSparkline(QPainter& p, const QRect& r, std::size_t i) const {
+  const view::InstanceTimeline& it = run_->protectedRun.timeline.instances().at(i);
+  std::size_t first = 0, k = 0;
+  double peak = 1;
+  if (!sparkWindow(i, first, k, peak)) return;
+  const double t0 = it.t[k] - kSparkSeconds;
   auto line = [&](const std::vector<double>& v, double top, const QColor& c) {
     QPainterPath path;
     for (std::size_t j = first; j <= k; ++j) {
@@ -145,46 +212,88 @@ void InstanceTiles::paintSparkline(QPainter& p, const QRect& r, std::size_t i) c
   p.drawRect(r);
   line(it.throughput, peak, QColor(40, 140, 80));
   line(it.slowRate, 1.0, QColor(220, 130, 0));
+  QFont small = font();
+  small.setPointSizeF(std::max(6.0, small.pointSizeF() * 0.7));
+  p.setFont(small);
+  p.setPen(QColor(40, 140, 80));
+  p.drawText(r.adjusted(2, 0, 0, 0), Qt::AlignLeft | Qt::AlignTop, perSecond(peak));
+  p.setFont(font());
 }
 
 void InstanceTiles::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.setRenderHint(QPainter::Antialiasing);
   if (!run_) {
-    p.drawText(rect(), Qt::AlignCenter, tr("No run yet"));
+    p.drawText(rect(), Qt::AlignCenter, placeholder_.isEmpty() ? tr("No run yet") : placeholder_);
     return;
   }
-  const view::RunTimeline& tl = run_->protectedRun.timeline;
-  for (std::size_t s = 0; s < order_list_.size(); ++s) {
-    const std::size_t i = order_list_[s];
-    const QRect r = tileRect(s);
-    const bool hidden = isHidden(i);
-    p.setOpacity(hidden ? 0.45 : 1.0);
-    const view::StateBand* band = tl.bandAt(i, cursor_);
-    const QColor state = band ? stateColor(band->state, band->ramping) : palette().mid().color();
-    p.setPen(i == selected_ ? QPen(palette().highlight().color(), 2)
-                            : QPen(palette().mid().color()));
-    p.setBrush(palette().base());
-    p.drawRoundedRect(r, 6, 6);
-    p.setPen(Qt::NoPen);
-    p.setBrush(state);
-    p.drawRoundedRect(QRect(r.left() + 4, r.top() + 4, 10, r.height() - 8), 3, 3);
-    p.setPen(palette().text().color());
-    p.drawText(r.adjusted(22, 4, -4, -4), Qt::AlignLeft | Qt::AlignVCenter, tileText(i));
-    paintSparkline(p, QRect(r.right() - 66, r.bottom() - 30, 60, 24), i);
-    // The eye: shown in the timelines or not.
-    const QRect eye = eyeRect(r);
-    p.setPen(QPen(palette().text().color(), 1.2));
-    p.setBrush(Qt::NoBrush);
-    p.drawEllipse(eye.adjusted(0, 3, 0, -3));
-    if (!hidden) {
-      p.setBrush(palette().text());
-      p.drawEllipse(eye.center(), 2, 2);
-    } else {
-      p.drawLine(eye.bottomLeft(), eye.topRight());
-    }
-  }
+  for (std::size_t s = 0; s < order_list_.size(); ++s) paintTile(p, s);
   p.setOpacity(1.0);
+}
+
+// One tile: the state stripe, the text, the sparkline and the eye. A would-open tile is amber
+// (fill, stripe and frame) and says so in a badge where the state would be.
+void InstanceTiles::paintTile(QPainter& p, std::size_t slot) const {
+  const view::RunTimeline& tl = run_->protectedRun.timeline;
+  const std::size_t i = order_list_[slot];
+  const QRect r = tileRect(slot);
+  const bool hidden = isHidden(i), amber = wouldOpen(i);
+  p.setOpacity(hidden ? 0.45 : 1.0);
+  const view::StateBand* band = tl.bandAt(i, cursor_);
+  const QColor state = amber  ? kAmber
+                       : band ? stateColor(band->state, band->ramping)
+                              : palette().mid().color();
+  QColor fill = palette().base().color();
+  if (amber)
+    fill = QColor::fromRgbF(0.6f * fill.redF() + 0.4f * kAmber.redF(),
+                            0.6f * fill.greenF() + 0.4f * kAmber.greenF(),
+                            0.6f * fill.blueF() + 0.4f * kAmber.blueF());
+  p.setPen(i == selected_ ? QPen(palette().highlight().color(), 2)
+           : amber        ? QPen(kAmber.darker(120), 2)
+                          : QPen(palette().mid().color()));
+  p.setBrush(fill);
+  p.drawRoundedRect(r, 6, 6);
+  p.setPen(Qt::NoPen);
+  p.setBrush(state);
+  p.drawRoundedRect(QRect(r.left() + 4, r.top() + 4, 10, r.height() - 8), 3, 3);
+  p.setPen(palette().text().color());
+  const QRect text = r.adjusted(22, 4, -4, -4);
+  QStringList lines = tileText(i).split('\n');
+  const QFontMetrics fm(font());
+  if (amber && !lines.isEmpty()) {
+    // The first line is the name and a badge instead of the state.
+    const QString badge = tr("would open");
+    QFont bold = font();
+    bold.setBold(true);
+    const int badgeW = QFontMetrics(bold).horizontalAdvance(badge) + 10;
+    const int top = text.top() + (text.height() - lines.size() * fm.lineSpacing()) / 2;
+    const QString name = fm.elidedText(QString::fromStdString(tl.instances()[i].name),
+                                       Qt::ElideMiddle, text.width() - badgeW - 30);
+    p.drawText(QPoint(text.left(), top + fm.ascent()), name);
+    const QRect pill(text.left() + fm.horizontalAdvance(name) + 6, top, badgeW, fm.height());
+    p.setPen(Qt::NoPen);
+    p.setBrush(kAmber.darker(140));
+    p.drawRoundedRect(pill, pill.height() / 2.0, pill.height() / 2.0);
+    p.setPen(Qt::white);
+    p.setFont(bold);
+    p.drawText(pill, Qt::AlignCenter, badge);
+    p.setFont(font());
+    p.setPen(palette().text().color());
+    lines.front() = QString();
+  }
+  p.drawText(text, Qt::AlignLeft | Qt::AlignVCenter, lines.join('\n'));
+  paintSparkline(p, QRect(r.right() - 66, r.bottom() - 30, 60, 24), i);
+  // The eye: shown in the timelines or not.
+  const QRect eye = eyeRect(r);
+  p.setPen(QPen(palette().text().color(), 1.2));
+  p.setBrush(Qt::NoBrush);
+  p.drawEllipse(eye.adjusted(0, 3, 0, -3));
+  if (!hidden) {
+    p.setBrush(palette().text());
+    p.drawEllipse(eye.center(), 2, 2);
+  } else {
+    p.drawLine(eye.bottomLeft(), eye.topRight());
+  }
 }
 
 void InstanceTiles::mousePressEvent(QMouseEvent* e) {

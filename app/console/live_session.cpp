@@ -1,5 +1,7 @@
 #include "live_session.hpp"
 
+#include <QDateTime>
+#include <QFileInfo>
 #include <QMetaObject>
 #include <QTimer>
 
@@ -51,9 +53,154 @@ void LiveSession::record(const std::function<void()>& append) {
   try {
     append();
   } catch (const std::exception& e) {
-    sourceErrors_.push_back(tr("recording stopped: %1").arg(QString::fromUtf8(e.what())));
+    if (Watch* w = watch(SourceHealth::Source::Recording))
+      w->fail(tr("recording stopped: %1").arg(QString::fromUtf8(e.what())), steadyNowNs());
     recorder_.reset();
   }
+}
+
+// --- Source health -------------------------------------------------------------------------
+
+void LiveSession::Watch::count(quint64 total, qint64 nowNs) {
+  if (total > h.total) {
+    lastDataNs = lastOkNs = nowNs;
+    h.lastDataMs = h.lastOkMs = QDateTime::currentMSecsSinceEpoch();
+  }
+  h.total = total;
+  // The rate over whole seconds of wall time: a snapshot's few hundred ms would jitter.
+  if (markNs == 0) {
+    markNs = nowNs;
+    markTotal = total;
+  } else if (nowNs - markNs >= 1'000'000'000) {
+    h.perSecond =
+        static_cast<double>(total - markTotal) * 1e9 / static_cast<double>(nowNs - markNs);
+    markNs = nowNs;
+    markTotal = total;
+  }
+}
+
+void LiveSession::Watch::ok(qint64 nowNs) {
+  lastOkNs = nowNs;
+  h.lastOkMs = QDateTime::currentMSecsSinceEpoch();
+}
+
+void LiveSession::Watch::fail(const QString& why, qint64 nowNs) {
+  lastFailNs = nowNs;
+  failure = why;
+}
+
+// Failing while the last thing that happened was a failure; then waiting for what the source
+// needs (a file); receiving while data came within quietNs; otherwise waiting (idle).
+void LiveSession::Watch::settle(qint64 nowNs) {
+  if (lastFailNs != 0 && lastFailNs > std::max(lastOkNs, lastDataNs)) {
+    h.state = SourceHealth::State::Failing;
+    h.reason = failure;
+  } else if (!waitingFor.isEmpty()) {
+    h.state = SourceHealth::State::Waiting;
+    h.reason = waitingFor;
+  } else if (lastDataNs != 0 && nowNs - lastDataNs < quietNs) {
+    h.state = SourceHealth::State::Receiving;
+    h.reason = note;
+  } else {
+    h.state = SourceHealth::State::Waiting;
+    h.reason = lastDataNs != 0 ? tr("no new data") : idle;
+  }
+  if (h.state != SourceHealth::State::Receiving) h.perSecond = 0;
+}
+
+LiveSession::Watch* LiveSession::watch(SourceHealth::Source s) {
+  for (Watch& w : watches_)
+    if (w.h.source == s) return &w;
+  return nullptr;
+}
+
+void LiveSession::addWatch(SourceHealth::Source s, const QString& target, const QString& idle) {
+  Watch w;
+  w.h.source = s;
+  w.h.target = target;
+  w.idle = idle;
+  w.settle(steadyNowNs());
+  watches_.push_back(std::move(w));
+}
+
+// Spans acknowledged are data; requests refused with 4xx (a bad body, a wrong token) fail it
+// until spans are acknowledged again.
+void LiveSession::watchOtlp(Watch& w, qint64 nowNs) {
+  const live::OtlpReceiverStats& s = otlp_->stats();
+  if (s.rejected4xx > refusedSeen_) {
+    refusedSeen_ = s.rejected4xx;
+    w.fail(tr("%L1 request(s) refused with 4xx so far (a malformed body, a missing or wrong "
+              "token, too large)")
+               .arg(static_cast<qulonglong>(s.rejected4xx)),
+           nowNs);
+  }
+  w.count(s.callsAcked, nowNs);
+}
+
+// A log that is not there (yet, or since a rotation) is waited for, and said so; one that
+// cannot be read, or whose new lines all fail to parse, fails.
+void LiveSession::watchTail(Watch& w, qint64 nowNs) {
+  const QFileInfo fi(cfg_.tailFile);
+  w.waitingFor.clear();
+  if (!fi.exists())
+    w.waitingFor = tailOpened_
+                       ? tr("waiting for file %1: gone (rotated?), read again when it is back")
+                             .arg(cfg_.tailFile)
+                       : tr("waiting for file %1: not there yet").arg(cfg_.tailFile);
+  else if (fi.isDir())
+    w.fail(tr("%1 is a directory, not a log file").arg(cfg_.tailFile), nowNs);
+  else if (!tailOpened_ && !fi.isReadable())
+    w.fail(tr("cannot read %1: permission denied").arg(cfg_.tailFile), nowNs);
+  const quint64 lines = tail_->lines(), bad = shadow_->badLines();
+  const quint64 newLines = lines - tailLinesSeen_, newBad = bad - badLinesSeen_;
+  tailLinesSeen_ = lines;
+  badLinesSeen_ = bad;
+  if (newBad > 0 && newBad >= newLines) {
+    const auto& errors = shadow_->errors();
+    w.fail(
+        tr("%L1 new line(s) do not parse as %2%3")
+            .arg(static_cast<qulonglong>(newBad))
+            .arg(QString::fromUtf8(formats::formatName(cfg_.tailFormat).data(),
+                                   static_cast<int>(formats::formatName(cfg_.tailFormat).size())))
+            .arg(errors.empty() ? QString() : ": " + QString::fromStdString(errors.back())),
+        nowNs);
+    w.h.total = lines;  // lines read, but no data
+    return;
+  }
+  if (bad > 0) {
+    const auto& errors = shadow_->errors();
+    w.note =
+        tr("%L1 bad line(s)%2")
+            .arg(static_cast<qulonglong>(bad))
+            .arg(errors.empty() ? QString() : ", e.g. " + QString::fromStdString(errors.back()));
+  }
+  w.count(lines, nowNs);
+}
+
+bool LiveSession::updateHealth() {
+  const qint64 now = steadyNowNs();
+  bool changed = false;
+  for (Watch& w : watches_) {
+    const SourceHealth::State state = w.h.state;
+    const QString reason = w.h.reason;
+    switch (w.h.source) {
+      case SourceHealth::Source::Otlp:
+        if (otlp_) watchOtlp(w, now);
+        break;
+      case SourceHealth::Source::Tail:
+        if (tail_) watchTail(w, now);
+        break;
+      case SourceHealth::Source::Prometheus:
+        if (prom_) w.count(prom_->stats().samples, now);
+        break;
+      case SourceHealth::Source::Recording:
+        if (recorder_) w.count(recorder_->stats().committed, now);
+        break;
+    }
+    w.settle(now);
+    changed = changed || state != w.h.state || reason != w.h.reason;
+  }
+  return changed;
 }
 
 void LiveSession::start() {
@@ -65,6 +212,9 @@ void LiveSession::start() {
     if (cfg_.prometheus) openPrometheus();
     if (!otlp_ && !tail_ && !prom_)
       throw InputError("live", 0, "", "no source: give an OTLP port, a log or a Prometheus URL");
+    if (recorder_)
+      addWatch(SourceHealth::Source::Recording, cfg_.recordLibrary, tr("nothing to commit yet"));
+    updateHealth();
     timer_ = new QTimer(this);
     timer_->setInterval(std::max(20, cfg_.refreshMs));
     connect(timer_, &QTimer::timeout, this, &LiveSession::publish);
@@ -151,6 +301,9 @@ quint16 LiveSession::openOtlp() {
     throw InputError(
         "OTLP receiver", 0, "",
         "cannot listen on " + cfg_.otlp.toStdString() + ": " + otlp_->errorString().toStdString());
+  addWatch(SourceHealth::Source::Otlp,
+           QString("%1:%2").arg(a.address.toString()).arg(otlp_->port()),
+           tr("listening, no spans yet"));
   return otlp_->port();
 }
 
@@ -165,6 +318,11 @@ void LiveSession::openTail() {
         noteData(steadyNowNs());
       },
       this);
+  // Connected before start(): a file already there is opened inside it.
+  connect(tail_, &live::LogTail::opened, this, [this] { tailOpened_ = true; });
+  addWatch(
+      SourceHealth::Source::Tail, cfg_.tailFile,
+      cfg_.tailFromStart ? tr("no lines yet") : tr("following from its end: no new lines yet"));
   tail_->start();
 }
 
@@ -176,8 +334,28 @@ void LiveSession::openPrometheus() {
         noteData(steadyNowNs());
       },
       this);
-  connect(prom_, &live::PrometheusPuller::failed, this,
-          [this](const QString& m) { sourceErrors_.push_back(m); });
+  addWatch(SourceHealth::Source::Prometheus, QString::fromStdString(cfg_.prometheus->url),
+           tr("no complete step yet"));
+  // Samples come once a step (or a poll): quiet for a few of those before "no new data".
+  const live::PullerOptions& po = prom_->options();
+  watch(SourceHealth::Source::Prometheus)->quietNs =
+      std::max<qint64>(5'000'000'000, 3 * (po.step + std::max<Micros>(po.poll, po.step)) * 1000);
+  // A poll ends in polled() even when it failed (failed() comes first, and only when its
+  // message changes): the failed-poll count tells which it was, so a server still failing
+  // keeps the row failing and one that answers again clears it.
+  connect(prom_, &live::PrometheusPuller::polled, this, [this] {
+    Watch* w = watch(SourceHealth::Source::Prometheus);
+    if (!w) return;
+    const quint64 failed = prom_->stats().failedPolls;
+    if (failed > promFailedSeen_)
+      w->fail(w->failure, steadyNowNs());
+    else
+      w->ok(steadyNowNs());
+    promFailedSeen_ = failed;
+  });
+  connect(prom_, &live::PrometheusPuller::failed, this, [this](const QString& m) {
+    if (Watch* w = watch(SourceHealth::Source::Prometheus)) w->failure = m;
+  });
   prom_->start();
 }
 
@@ -230,14 +408,15 @@ void LiveSession::publish() {
     try {
       recorder_->flush(0);
     } catch (const std::exception& e) {
-      sourceErrors_.push_back(QString::fromUtf8(e.what()));
+      if (Watch* w = watch(SourceHealth::Source::Recording))
+        w->fail(QString::fromUtf8(e.what()), steadyNowNs());
     }
   }
   const live::InstanceBoundStats& bound = shadow_->bound();
   if (!boundReported_ && (bound.callsRejected || bound.samplesRejected)) {
     // Once, in red in the verdict list: from now on new names are refused until a restart.
     boundReported_ = true;
-    sourceErrors_.push_back(
+    notices_.push_back(
         tr("instance bound reached: %L1 instances kept; the calls and samples of any other "
            "instance are refused until Live mode is restarted (Max instances, "
            "--live-max-instances)")
@@ -245,15 +424,21 @@ void LiveSession::publish() {
   }
   // Refusals alone (every span of a flood over the bound) change the counts on screen too.
   const std::uint64_t refused = bound.callsRejected + bound.samplesRejected;
-  if (!dirty_ && verdictsSent_ == verdicts_.size() && sourceErrors_.empty() &&
-      refused == refusedSent_)
+  // A source's health changing state (a log appearing, a poll failing, data stopping) is sent
+  // too, but an idle session with steady health sends nothing.
+  const bool healthChanged = updateHealth();
+  if (!dirty_ && verdictsSent_ == verdicts_.size() && notices_.empty() && refused == refusedSent_ &&
+      !healthChanged)
     return;
   refusedSent_ = refused;
-  auto c = std::make_shared<Comparison>();
-  c->mode = view::Mode::Live;
-  c->scenarioName = "live";
-  c->protectedRun.timeline = timeline_->snapshot();
-  c->origin = timeline_->origin() == kNever ? 0 : timeline_->origin();
+  if (dirty_ || !lastView_ || verdictsSent_ != verdicts_.size()) {
+    auto c = std::make_shared<Comparison>();
+    c->mode = view::Mode::Live;
+    c->scenarioName = "live";
+    c->protectedRun.timeline = timeline_->snapshot();
+    c->origin = timeline_->origin() == kNever ? 0 : timeline_->origin();
+    lastView_ = std::move(c);
+  }
   LiveStatus st;
   st.otlpPort = otlp_ ? otlp_->port() : 0;
   st.calls = timeline_->calls();
@@ -269,7 +454,7 @@ void LiveSession::publish() {
     st.spansRejected = otlp_->stats().spansRejected;
     st.requestsShed = otlp_->stats().shed;
   }
-  st.callsPerSecond = callsPerSecond(c->protectedRun.timeline);
+  st.callsPerSecond = callsPerSecond(lastView_->protectedRun.timeline);
   for (; verdictsSent_ < verdicts_.size(); ++verdictsSent_) st.verdicts << verdicts_[verdictsSent_];
   if (prom_) {
     st.promSamples = prom_->stats().samples;
@@ -279,15 +464,13 @@ void LiveSession::publish() {
     st.recorded = recorder_->stats().committed;
     st.recordPending = recorder_->stats().pending;
   }
-  for (const QString& m : sourceErrors_) st.errors << m;
-  sourceErrors_.clear();
-  const auto& errors = shadow_->errors();
-  for (; errorsSent_ < errors.size(); ++errorsSent_)
-    st.errors << QString::fromStdString(errors[errorsSent_]);
+  for (const QString& m : notices_) st.errors << m;
+  notices_.clear();
+  for (const Watch& w : watches_) st.sources.push_back(w.h);
   st.oldestNewDataNs = oldestNew_;
   oldestNew_ = 0;
   dirty_ = false;
-  emit snapshot(std::shared_ptr<const Comparison>(std::move(c)), st);
+  emit snapshot(lastView_, st);
 }
 
 LiveController::LiveController(QObject* parent) : QObject(parent) {

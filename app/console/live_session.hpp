@@ -15,6 +15,7 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "run_controller.hpp"
 #include "spillway/formats/source.hpp"
@@ -65,6 +66,23 @@ struct LiveConfig {
   int refreshMs = 250;         // snapshot period while data arrives
 };
 
+// One source's health as the worker sees it: a row of the Live dock, so that a missing log,
+// a refused request or a failing Prometheus is said where the source is configured, not in
+// the verdict list. Times are the wall clock (what an operator compares with their own).
+struct SourceHealth {
+  enum class Source { Otlp, Tail, Prometheus, Recording };
+  enum class State { Waiting, Receiving, Failing };
+  Source source = Source::Otlp;
+  State state = State::Waiting;
+  QString target;  // the OTLP address, the log's path, the Prometheus URL, the library
+  // Waiting: what for ("waiting for file …: not there yet"); failing: what went wrong.
+  QString reason;
+  quint64 total = 0;      // spans acknowledged, log lines, samples, records committed
+  double perSecond = 0;   // of those, per second of wall time (the last second or more)
+  qint64 lastDataMs = 0;  // ms since the epoch when data last came in; 0: never
+  qint64 lastOkMs = 0;    // when the source last worked (data, or a poll that succeeded)
+};
+
 struct LiveStatus {
   quint16 otlpPort = 0;
   quint64 calls = 0;  // into the engine since the start
@@ -79,7 +97,10 @@ struct LiveStatus {
   quint64 callsRefused = 0, samplesRefused = 0;
   double callsPerSecond = 0;  // data time, over the last 10 s
   QStringList verdicts;       // new since the previous snapshot, oldest first
-  QStringList errors;         // new bad-input messages
+  // Said once in the verdict list (the instance bound reached: verdicts of new names are
+  // missing from now on). A source's own errors are in its health row instead.
+  QStringList errors;
+  std::vector<SourceHealth> sources;  // one per configured source (and the recording), as now
   // Steady-clock ns when the oldest data in this snapshot that no earlier one had was
   // received (a span's request, a log line's poll); 0: nothing new.
   qint64 oldestNewDataNs = 0;
@@ -120,6 +141,28 @@ class LiveSession : public QObject {
   void record(const std::function<void()>& append);
   void publish();
 
+  // One source's health between snapshots: what it brought, when it last worked or failed.
+  struct Watch {
+    SourceHealth h;
+    qint64 lastDataNs = 0, lastOkNs = 0, lastFailNs = 0;  // steady clock; 0: never
+    quint64 markTotal = 0;
+    qint64 markNs = 0;               // where the rate's current second started
+    QString failure;                 // the last failure's reason
+    QString waitingFor;              // set while the source cannot start (a log not there yet)
+    QString idle;                    // what "waiting" means for it before any data
+    QString note;                    // said while receiving (a log's bad lines)
+    qint64 quietNs = 5'000'000'000;  // no data for this long: waiting again
+    void count(quint64 total, qint64 nowNs);
+    void ok(qint64 nowNs);
+    void fail(const QString& why, qint64 nowNs);
+    void settle(qint64 nowNs);  // the state and reason from the above
+  };
+  Watch* watch(SourceHealth::Source s);
+  void addWatch(SourceHealth::Source s, const QString& target, const QString& idle);
+  void watchOtlp(Watch& w, qint64 nowNs);
+  void watchTail(Watch& w, qint64 nowNs);
+  bool updateHealth();  // true when a row's state or reason changed
+
   LiveConfig cfg_;
   std::unique_ptr<live::ShadowMonitor> shadow_;
   std::unique_ptr<view::LiveTimeline> timeline_;
@@ -128,11 +171,15 @@ class LiveSession : public QObject {
   live::PrometheusPuller* prom_ = nullptr;
   std::unique_ptr<library::LiveRecorder> recorder_;
   qint64 lastFlushNs_ = 0;
-  std::vector<QString> sourceErrors_;
+  std::vector<QString> notices_;  // for the verdict list (the instance bound)
+  std::vector<Watch> watches_;    // in the dock's order: OTLP, log, Prometheus, recording
+  quint64 refusedSeen_ = 0, tailLinesSeen_ = 0, badLinesSeen_ = 0, promFailedSeen_ = 0;
+  bool tailOpened_ = false;
+  std::shared_ptr<const Comparison> lastView_;  // re-sent when only the health changed
   QTimer* timer_ = nullptr;
   bool dirty_ = false;
   qint64 oldestNew_ = 0;
-  std::size_t verdictsSent_ = 0, errorsSent_ = 0;
+  std::size_t verdictsSent_ = 0;
   bool boundReported_ = false;     // the first refusal is said once in the verdict list
   std::uint64_t refusedSent_ = 0;  // calls + samples refused, as last published
   std::vector<QString> verdicts_;
