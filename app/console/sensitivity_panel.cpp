@@ -4,10 +4,14 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QProgressBar>
+#include <QToolTip>
 #include <QVBoxLayout>
 
 #include <algorithm>
 #include <cmath>
+
+#include "spillway/input_error.hpp"
+#include "spillway/library/library.hpp"
 
 namespace spillway::console {
 namespace {
@@ -27,12 +31,32 @@ QString rowLabel(const view::SensitivityRow& r) {
                   value(r.current, r.unit) + " ▸ " +
                   (r.up ? value(r.up->value, r.unit) : QStringLiteral("—"));
   const int missed = std::max(r.down ? r.down->missed : 0, r.up ? r.up->missed : 0);
-  if (missed > 0) label += QObject::tr("  (a step misses %n fault(s))", "", missed);
+  if (missed > 0)
+    label += (missed == 1 ? QObject::tr("  (a step misses a real fault)")
+                          : QObject::tr("  (a step misses %1 real faults)").arg(missed));
   return label;
 }
 
 QString share(const std::optional<double>& v) {
   return v ? QString::number(*v * 100, 'f', 2) + " %" : QObject::tr("n/a");
+}
+
+QString signedValue(const std::optional<double>& v, const char* unit, int decimals) {
+  if (!v) return QObject::tr("n/a");
+  return (*v >= 0 ? "+" : "−") + QString::number(std::abs(*v), 'f', decimals) + unit;
+}
+
+// What a bar stands for, with the numbers behind it.
+QString stepTip(const view::SensitivityRow& r, const view::SensitivityStep& s,
+                const view::SensitivityKpis& current) {
+  QString tip =
+      QObject::tr("%1 %2 → %3\n误伤 %4 (%5 → %6)\nTTD %7\navailability %8")
+          .arg(QString::fromStdString(r.key), value(r.current, r.unit), value(s.value, r.unit),
+               signedValue(s.falsePositivePp, " pp", 2), share(current.falsePositive),
+               share(s.kpis.falsePositive), signedValue(s.ttdSeconds, " s", 1),
+               signedValue(s.availabilityPp, " pp", 2));
+  if (s.missed != 0) tip += QObject::tr("\nmissed real faults %1").arg(s.missed);
+  return tip;
 }
 
 void styleBars(QCPBars* b, const QColor& c, const QString& name) {
@@ -79,6 +103,9 @@ SensitivityPanel::SensitivityPanel(QWidget* parent) : QWidget(parent) {
 QCustomPlot* SensitivityPanel::makePlot(const QString& title, QCPBars*& down, QCPBars*& up) {
   auto* plot = new QCustomPlot(this);
   plot->setMinimumHeight(260);
+  plot->setMouseTracking(true);
+  connect(plot, &QCustomPlot::mouseMove, this,
+          [this, plot](QMouseEvent* e) { showTip(plot, e->pos()); });
   plot->plotLayout()->insertRow(0);
   plot->plotLayout()->addElement(0, 0, new QCPTextElement(plot, title));
   plot->yAxis->setTicker(QSharedPointer<QCPAxisTickerText>::create());
@@ -111,6 +138,23 @@ void SensitivityPanel::computeIncidents(std::shared_ptr<const std::vector<Incide
         return view::computeSensitivity(*incidents, policy, o);
       },
       names.join(", "));
+}
+
+void SensitivityPanel::computeIncident(const QString& libraryPath, const QString& incident,
+                                       const Policy& policy) {
+  const std::string path = libraryPath.toStdString(), name = incident.toStdString();
+  start(
+      [path, name, policy](const view::SensitivityOptions& o) {
+        // Its own connection: SQLite handles are not shared across threads.
+        library::Library lib(path, library::OpenOptions{.mustExist = true});
+        auto src = lib.open(name);
+        if (src->aggregates())
+          throw InputError(path, 0, name, "holds aggregate samples (metrics); this replays calls");
+        const std::vector<IncidentTrace> traces{IncidentTrace::read(
+            [&](CallRecord& r) { return src->next(r); }, name, lib.faults(name))};
+        return view::computeSensitivity(traces, policy, o);
+      },
+      incident);
 }
 
 void SensitivityPanel::cancel() {
@@ -151,7 +195,8 @@ void SensitivityPanel::show(view::Sensitivity s) {
   result_ = std::move(s);
   progressBar_->hide();
   const view::Sensitivity& r = *result_;
-  const QString how = r.simulated ? tr("simulated, mean of %n seed(s)", "", int(r.seeds))
+  const QString how = r.simulated ? (r.seeds == 1 ? tr("simulated, one seed")
+                                                  : tr("simulated, mean of %1 seeds").arg(r.seeds))
                                   : tr("replayed by the sweep engine");
   status_->setText(tr("%1 — %2 runs in %3 s (%4). Current policy: 误伤 %5, TTD %6, "
                       "availability %7. Rows by impact, largest first.")
@@ -198,6 +243,20 @@ void SensitivityPanel::draw() {
     p->xAxis->setRange(-m, m);  // symmetric: zero in the middle, better left, worse right
     p->replot();
   }
+}
+
+// The bar under the pointer: rows sit at whole keys, the step down 0.2 above, the step up
+// 0.2 below.
+void SensitivityPanel::showTip(QCustomPlot* plot, const QPoint& at) {
+  if (!result_ || result_->rows.empty()) return;
+  const int n = static_cast<int>(result_->rows.size());
+  const double key = plot->yAxis->pixelToCoord(at.y());
+  const int i = n - static_cast<int>(std::lround(key));
+  if (i < 0 || i >= n || std::abs(key - (n - i)) > 0.45) return QToolTip::hideText();
+  const view::SensitivityRow& r = result_->rows[static_cast<std::size_t>(i)];
+  const auto& step = key > n - i ? r.down : r.up;
+  if (!step) return QToolTip::hideText();
+  QToolTip::showText(plot->mapToGlobal(at), stepTip(r, *step, result_->current), plot);
 }
 
 QString SensitivityPanel::statusText() const {

@@ -30,9 +30,11 @@ class SensitivityPanel : public QWidget {
   // Starts the runs for `policy` on `scenario` (its own policy is replaced); cancels a stale
   // computation. computed() follows when it is done.
   void compute(const sim::Scenario& scenario, const Policy& policy);
-  // The same over recorded incidents (the sweep engine's replays).
+  // The same over recorded incidents (the sweep engine's replays; the seeds do not apply).
   void computeIncidents(std::shared_ptr<const std::vector<IncidentTrace>> incidents,
                         const Policy& policy);
+  // One incident of a library, read off the UI thread (its annotations are the faults).
+  void computeIncident(const QString& libraryPath, const QString& incident, const Policy& policy);
   void cancel();
   // Seeds per simulated policy (the KPIs are their means; default 3, as `sweep --scenario`):
   // one seed's change can be its luck. Takes effect at the next compute().
@@ -59,6 +61,7 @@ class SensitivityPanel : public QWidget {
              const QString& what);
   void show(view::Sensitivity s);
   void draw();
+  void showTip(QCustomPlot* plot, const QPoint& at);
   QCustomPlot* makePlot(const QString& title, QCPBars*& down, QCPBars*& up);
 
   BackgroundJob job_;

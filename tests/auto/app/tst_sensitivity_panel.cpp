@@ -2,11 +2,13 @@
 // pair of bars per parameter and chart; a newer request supersedes a stale one, whose result
 // never reaches the screen.
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 
 #include <qcustomplot.h>
 
 #include "sensitivity_panel.hpp"
+#include "spillway/library/library.hpp"
 #include "spillway/policy_params.hpp"
 #include "spillway/sim/scenario_yaml.hpp"
 
@@ -32,6 +34,7 @@ class TestSensitivityPanel : public QObject {
  private slots:
   void computeDrawsTwoBarsPerRow();
   void newerRequestWins();
+  void libraryIncidentReplays();
 };
 
 void TestSensitivityPanel::computeDrawsTwoBarsPerRow() {
@@ -100,6 +103,35 @@ void TestSensitivityPanel::newerRequestWins() {
   // Nothing of the stale one arrives later.
   QTest::qWait(200);
   QCOMPARE(computed.count(), 1);
+}
+
+// A library incident: read on the worker and replayed through the sweep engine, one candidate
+// per step; the current policy's 误伤 is what a plain replay of the incident gives.
+void TestSensitivityPanel::libraryIncidentReplays() {
+  QTemporaryDir dir;
+  const std::string path = dir.filePath("incidents.db").toStdString();
+  const std::string trace = SPILLWAY_RESOURCES_DIR "/traces/seed000-sample.jsonl";
+  {
+    library::Library lib(path);
+    lib.importFile(trace, formats::Format::Jsonl, {}, "sample");
+  }
+  SensitivityPanel panel;
+  QSignalSpy computed(&panel, &SensitivityPanel::computed);
+  panel.computeIncident(QString::fromStdString(path), "sample", Policy{});
+  QVERIFY(computed.wait(120000));
+  const view::Sensitivity* s = panel.result();
+  QVERIFY(!s->simulated);
+  QCOMPARE(s->source, std::string("sample"));
+  QCOMPARE(s->rows.size(), view::sensitivityKeys().size());
+  QCOMPARE(panel.barCount(), static_cast<int>(stepsOf(*s) * 2));
+  library::Library lib(path);
+  auto src = lib.open("sample");
+  const IncidentTrace incident =
+      IncidentTrace::read([&](CallRecord& r) { return src->next(r); }, "sample", {});
+  SweepScore base;
+  base.add(replayIncident(Policy{}, incident));
+  QCOMPARE(s->current.falsePositive, base.fpRateOrNa());
+  QVERIFY(s->current.falsePositive.has_value());
 }
 
 QTEST_MAIN(TestSensitivityPanel)
