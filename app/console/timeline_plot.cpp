@@ -1,9 +1,12 @@
 #include "timeline_plot.hpp"
 
+#include <QFontDatabase>
+#include <QToolTip>
 #include <algorithm>
 #include <cmath>
 
 #include "spillway/policy.hpp"
+#include "spillway/view/time_format.hpp"
 
 namespace spillway::console {
 namespace {
@@ -13,6 +16,11 @@ const char* kGhost = "ghost";  // graph property: a faint comparison run, not re
 // The focused instance's series keep their colour in every rect (rates, latency, thresholds).
 const QColor kErrorColor(200, 40, 40), kSlowColor(220, 130, 0), kFpColor(130, 60, 170),
     kLatencyColor(40, 90, 200);
+// Marker lines: a fault's onset and end purple, the breaker's detection and restore blue.
+const QColor kFaultColor(120, 0, 120), kDetectColor(0, 120, 160);
+constexpr int kLabelRows = 3;  // marker labels staggered over this many rows, then left out
+constexpr double kLabelGapPx = 6;
+const QString kNoData = QStringLiteral("—");
 
 // The value of `g` at key `x` (the sample at or before it); NaN outside the data.
 double valueAt(const QCPGraph* g, double x) {
@@ -23,7 +31,99 @@ double valueAt(const QCPGraph* g, double x) {
   return it->value;
 }
 
+QString percent(double share) {
+  return std::isnan(share) ? kNoData : QString::number(share * 100, 'f', 1) + " %";
+}
+
+QString duration(Micros d) {
+  return QString::fromStdString(view::formatDuration(d));
+}
+
+QString stateName(const view::StateBand& b) {
+  switch (b.state) {
+    case BreakerState::Closed:
+      return b.ramping ? "CLOSED (ramping)" : "CLOSED";
+    case BreakerState::Open:
+      return "OPEN";
+    case BreakerState::HalfOpen:
+      return "HALF_OPEN";
+    case BreakerState::ForcedOpen:
+      return "FORCED_OPEN";
+    case BreakerState::Disabled:
+      return "DISABLED";
+    case BreakerState::MetricsOnly:
+      return "METRICS_ONLY";
+  }
+  return {};
+}
+
+// The tick holding `t`: the first whose end is at or after it (the last one past the data).
+std::size_t tickAt(const view::InstanceTimeline& it, Micros t) {
+  const auto pos = std::lower_bound(it.t.begin(), it.t.end(), static_cast<double>(t) / 1e6);
+  if (it.t.empty()) return 0;
+  return std::min<std::size_t>(static_cast<std::size_t>(pos - it.t.begin()), it.t.size() - 1);
+}
+
+double at(const std::vector<double>& v, std::size_t k) {
+  return k < v.size() ? v[k] : std::nan("");
+}
+
 }  // namespace
+
+// A legend entry that is not a graph: a state's colour, a threshold's dashed line, the ▼.
+class LegendSwatch : public QCPAbstractLegendItem {
+ public:
+  enum class Kind { Fill, Line, Triangle };
+  LegendSwatch(QCPLegend* legend, Kind kind, const QColor& color, const QString& text,
+               Qt::PenStyle style = Qt::SolidLine)
+      : QCPAbstractLegendItem(legend), kind_(kind), color_(color), style_(style), text_(text) {
+    setMargins(QMargins(2, 1, 8, 2));  // room for descenders whatever the device's DPI
+  }
+  void setText(const QString& text) { text_ = text; }
+  const QString& text() const { return text_; }
+
+ protected:
+  void draw(QCPPainter* painter) override {
+    const QSize icon = mParentLegend->iconSize();
+    const QRectF box(mRect.left(), mRect.center().y() - icon.height() / 2.0, icon.width(),
+                     icon.height());
+    painter->save();
+    if (kind_ == Kind::Fill) {
+      painter->setPen(Qt::NoPen);
+      painter->setBrush(color_);
+      painter->drawRect(box);
+    } else if (kind_ == Kind::Line) {
+      painter->setPen(QPen(color_, 1.4, style_));
+      painter->drawLine(QPointF(box.left(), box.center().y()),
+                        QPointF(box.right(), box.center().y()));
+    } else {  // the would-open mark as the lanes draw it
+      const double h = std::min(box.height() + 1, 7.0), cx = box.center().x();
+      const double top = box.center().y() - h / 2;
+      painter->setPen(QPen(Qt::black, 1));
+      painter->setBrush(QColor(255, 255, 255, 220));
+      painter->drawPolygon(
+          QPolygonF{QPointF(cx - h / 2, top), QPointF(cx + h / 2, top), QPointF(cx, top + h)});
+    }
+    painter->restore();
+    painter->setFont(mFont);
+    painter->setPen(mTextColor);
+    painter->drawText(mRect.adjusted(icon.width() + mParentLegend->iconTextPadding(), 0, 0, 0),
+                      Qt::AlignLeft | Qt::AlignVCenter | Qt::TextDontClip, text_);
+  }
+  QSize minimumOuterSizeHint() const override {
+    const QFontMetrics fm(mFont);
+    const QSize icon = mParentLegend->iconSize();
+    return {icon.width() + mParentLegend->iconTextPadding() + fm.horizontalAdvance(text_) +
+                mMargins.left() + mMargins.right(),
+            std::max(fm.height(), icon.height()) + mMargins.top() + mMargins.bottom()};
+  }
+
+ private:
+  Kind kind_;
+  QColor color_;
+  Qt::PenStyle style_;
+  QString text_;
+};
 
 QColor stateColor(BreakerState s, bool ramping) {
   switch (s) {
@@ -43,12 +143,51 @@ QColor stateColor(BreakerState s, bool ramping) {
   return Qt::gray;
 }
 
+// The counts beside clustered ▼, all drawn by one item: a zoom that makes more clusters
+// creates nothing.
+class ClusterCounts : public QCPAbstractItem {
+ public:
+  ClusterCounts(QCustomPlot* plot, QCPAxisRect* rect, const QFont& font)
+      : QCPAbstractItem(plot), rect_(rect), font_(font) {
+    setClipAxisRect(rect);
+    setSelectable(false);
+  }
+  std::vector<std::pair<QPointF, int>> counts;  // where (plot coordinates), how many
+  double selectTest(const QPointF&, bool, QVariant*) const override { return -1; }
+
+ protected:
+  void draw(QCPPainter* painter) override {
+    const QCPAxis *x = rect_->axis(QCPAxis::atBottom), *y = rect_->axis(QCPAxis::atLeft);
+    painter->setFont(font_);
+    painter->setPen(Qt::black);  // on the lanes' light colours, as the ▼'s outline
+    for (const auto& [at, n] : counts) {
+      // Just right of the ▼ (7 px wide), centred on it.
+      const QPointF px(x->coordToPixel(at.x()) + 5, y->coordToPixel(at.y()));
+      painter->drawText(QRectF(px.x(), px.y() - 10, 40, 20), Qt::AlignLeft | Qt::AlignVCenter,
+                        QString::number(n));
+    }
+  }
+
+ private:
+  QCPAxisRect* rect_;
+  QFont font_;
+};
+
 TimelinePlot::TimelinePlot(QWidget* parent) : QCustomPlot(parent) {
   plotLayout()->clear();
+  plotLayout()->setRowSpacing(1);
+  // The first legend made would become the plot's own and collect every graph: fillLegends
+  // lists each rect's graphs in its own legend.
+  setAutoAddPlottableToLegend(false);
   margins_ = new QCPMarginGroup(this);
+  // Each rect under its legend row: the legends name what is drawn without covering it.
+  stateLegend_ = addLegendRow(true);
   bands_ = addRect("breaker");
+  legends_.push_back(addLegendRow(false));
   rates_ = addRect("error, slow, FP rate");
+  legends_.push_back(addLegendRow(false));
   latency_ = addRect("p99 (ms)");
+  legends_.push_back(addLegendRow(false));
   traffic_ = addRect("per second");
   bands_->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTickerText>::create());
   bands_->axis(QCPAxis::atLeft)->grid()->setVisible(false);
@@ -77,6 +216,14 @@ TimelinePlot::TimelinePlot(QWidget* parent) : QCustomPlot(parent) {
     line->setVisible(false);
   }
   addLegends();
+  counts_ = new ClusterCounts(this, bands_, QFont(font().family(), 7, QFont::Bold));
+  counts_->setLayer("axes");  // over the bands, as the ▼ are
+  // What depends on pixels (clusters of ▼, staggered labels) follows the zoom and the size,
+  // once they are known and before anything is drawn.
+  connect(this, &QCustomPlot::afterLayout, this, [this] {
+    clusterWouldOpen();
+    layoutMarkerLabels();
+  });
   connect(this, &QCustomPlot::afterReplot, this, [this] { ++replots_; });
   applyPalette();
 }
@@ -87,6 +234,32 @@ QCPAxisRect* TimelinePlot::addRect(const QString& label) {
   r->setMarginGroup(QCP::msLeft | QCP::msRight, margins_);
   plotLayout()->addElement(plotLayout()->rowCount(), 0, r);
   return r;
+}
+
+// A legend in a row of its own, as tall as its entries, aligned with the rects' edges and
+// packed to the left (or right) of it.
+QCPLegend* TimelinePlot::addLegendRow(bool right) {
+  auto* row = new QCPLayoutGrid;
+  const int at = plotLayout()->rowCount();
+  plotLayout()->addElement(at, 0, row);
+  plotLayout()->setRowStretchFactor(at, 0.001);
+  row->setMarginGroup(QCP::msLeft | QCP::msRight, margins_);
+  auto* legend = new QCPLegend;
+  auto* spacer = new QCPLayoutElement(this);
+  row->addElement(0, 0, right ? static_cast<QCPLayoutElement*>(spacer) : legend);
+  row->addElement(0, 1, right ? static_cast<QCPLayoutElement*>(legend) : spacer);
+  row->setColumnStretchFactor(right ? 1 : 0, 0.001);
+  legend->setLayer("legend");
+  legend->setFont(QFont(font().family(), 7));
+  legend->setIconSize(14, 7);
+  legend->setIconTextPadding(4);
+  legend->setMargins(QMargins(0, 1, 0, 0));
+  legend->setRowSpacing(0);
+  legend->setColumnSpacing(0);
+  legend->setSelectableParts(QCPLegend::spNone);
+  legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
+  legend->setWrap(8);
+  return legend;
 }
 
 // An infinite line in rect `r`'s coordinates, clipped to it (thresholds, markers, cursor).
@@ -100,10 +273,14 @@ QCPItemStraightLine* TimelinePlot::straightLine(QCPAxisRect* r, const QPen& pen)
   return line;
 }
 
-// A line in a pooled item: reused from the last pass (its rect, pen and place set anew).
+// A line in a pooled item: reused from the last pass (its rect, pen and place set anew). Over
+// the bands and the series, whenever either was created.
 QCPItemStraightLine* TimelinePlot::pooledLine(QCPAxisRect* r, const QPen& pen) {
   Pool<QCPItemStraightLine>& pool = lineItems_;
-  if (pool.used == pool.items.size()) pool.items.push_back(straightLine(r, pen));
+  if (pool.used == pool.items.size()) {
+    pool.items.push_back(straightLine(r, pen));
+    pool.items.back()->setLayer("axes");
+  }
   QCPItemStraightLine* line = pool.items[pool.used++];
   line->setClipAxisRect(r);
   for (QCPItemPosition* p : {line->point1, line->point2})
@@ -128,20 +305,20 @@ QCPItemRect* TimelinePlot::pooledBand() {
   return pool.items[pool.used++];
 }
 
-QCPItemText* TimelinePlot::pooledLabel() {
-  Pool<QCPItemText>& pool = labelItems_;
+// A text in `pool`, in rect `r`'s coordinates and clipped to it; the caller sets the rest.
+QCPItemText* TimelinePlot::pooledText(Pool<QCPItemText>& pool, QCPAxisRect* r) {
   if (pool.used == pool.items.size()) {
     auto* label = new QCPItemText(this);
     ++itemsCreated_;
-    label->setClipAxisRect(rates_);
-    label->position->setAxes(rates_->axis(QCPAxis::atBottom), rates_->axis(QCPAxis::atLeft));
-    label->setPositionAlignment(Qt::AlignRight | Qt::AlignTop);
-    label->setFont(QFont(font().family(), 8));
-    label->setProperty("wouldOpenLabel", true);
+    label->setFont(QFont(font().family(), 7));
+    label->setLayer("legend");  // over the lines they name
     pool.items.push_back(label);
   }
-  pool.items[pool.used]->setVisible(true);
-  return pool.items[pool.used++];
+  QCPItemText* label = pool.items[pool.used++];
+  label->setClipAxisRect(r);
+  label->position->setAxes(r->axis(QCPAxis::atBottom), r->axis(QCPAxis::atLeft));
+  label->setVisible(true);
+  return label;
 }
 
 // The items this pass did not use are hidden, not deleted: a lane shown again, or the next
@@ -196,6 +373,8 @@ void TimelinePlot::show(const PlotInput& in, Refresh level) {
   beginPass(in.focus);
   const auto& c = in.run;
   hasRun_ = c && in.focus < c->protectedRun.timeline.instances().size();
+  run_ = hasRun_ ? c : nullptr;
+  policy_ = in.policy;
   if (!hasRun_) {
     endPass();
     replot();
@@ -226,6 +405,10 @@ void TimelinePlot::beginPass(std::size_t focus) {
   bandItems_.used = lineItems_.used = labelItems_.used = 0;
   bandCount_ = laneCount_ = wouldOpenMarks_ = faultMarkers_ = 0;
   lanes_.clear();
+  marks_.clear();
+  markerLabels_.clear();
+  wouldOpenGraph_ = nullptr;
+  clusteredWidth_ = -1;  // the clusters are made again for this pass's marks
   for (QCPItemRect* r : markRects_) removeItem(r);  // a Shift+drag does not survive new data
   markRects_.clear();
   markFrom_ = -1;
@@ -242,6 +425,7 @@ void TimelinePlot::endPass() {
   trim(bandItems_);
   trim(lineItems_);
   trim(labelItems_);
+  clusterWouldOpen();  // also when nothing is laid out again: counts and ▼ follow the data
   errorThreshold_->setVisible(hasRun_);
   slowThreshold_->setVisible(hasRun_);
   if (!shapeChanged_) return;
@@ -281,10 +465,15 @@ void TimelinePlot::drawRates(const Comparison& c, const view::InstanceTimeline& 
   if (c.mode != view::Mode::Live)
     addGraph(rates_, p.t, p.fpRate, kFpColor,
              c.mode == view::Mode::Replay ? "good calls blocked, share (60 s)" : "误伤 (60 s)");
-  errorThreshold_->point1->setCoords(0, cfg.trip.errorRate);
-  errorThreshold_->point2->setCoords(1, cfg.trip.errorRate);
-  slowThreshold_->point1->setCoords(0, cfg.trip.slowRate);
-  slowThreshold_->point2->setCoords(1, cfg.trip.slowRate);
+  // The rates the breaker compares, as it does: the topology weight scales both.
+  const double errorTrip = cfg.trip.errorRate * cfg.trip.weight;
+  const double slowTrip = cfg.trip.slowRate * cfg.trip.weight;
+  errorThreshold_->point1->setCoords(0, errorTrip);
+  errorThreshold_->point2->setCoords(1, errorTrip);
+  slowThreshold_->point1->setCoords(0, slowTrip);
+  slowThreshold_->point2->setCoords(1, slowTrip);
+  errorTripItem_->setText("error trip > " + percent(errorTrip));
+  slowTripItem_->setText("slow trip > " + percent(slowTrip));
 }
 
 void TimelinePlot::drawLatency(const Comparison& c, const view::InstanceTimeline& p,
@@ -300,33 +489,87 @@ void TimelinePlot::drawLatency(const Comparison& c, const view::InstanceTimeline
            Qt::DashLine);
 }
 
-// Fault onset / end, detection and restore, through every detail rect.
+// Fault onset / end, detection and restore through every rect, each named in a label at the
+// top of the rates (staggered on layout); live verdicts on the rates only.
 void TimelinePlot::drawMarkers(const Comparison& c, const view::InstanceTimeline& p) {
-  int liveLabels = 0;
+  QColor bg = palette().color(QPalette::Base);
+  bg.setAlpha(210);
+  const bool dark = bg.lightness() < 128;  // the marker colours lightened to be read on it
   for (const view::Marker& m : p.markers) {
-    if (m.kind == view::Marker::Kind::WouldOpen) {
-      // Live: the verdict at its moment on the focused instance's rates ("would open (slow
-      // rate 0.62 > 0.40 for 10 s)"); a run's marks are the lanes' triangles only.
-      if (c.mode == view::Mode::Live) {
-        auto* line = pooledLine(rates_, QPen(QColor(20, 20, 20), 1, Qt::DotLine));
-        line->point1->setCoords(m.at / 1e6, 0);
-        line->point2->setCoords(m.at / 1e6, 1);
-        QCPItemText* label = pooledLabel();
-        // Staggered: verdicts close together would print over each other.
-        label->position->setCoords(m.at / 1e6, 1.0 - 0.1 * (liveLabels++ % 4));
-        label->setText(QString::fromStdString(m.label) + " ");
-      }
-      continue;
-    }
+    const bool would = m.kind == view::Marker::Kind::WouldOpen;
+    // A run's would-open marks are the lanes' triangles; live, the verdict at its moment on
+    // the focused instance's rates ("would open (slow rate 0.62 > 0.40 for 10 s)").
+    if (would && c.mode != view::Mode::Live) continue;
     const bool fault =
         m.kind == view::Marker::Kind::FaultStart || m.kind == view::Marker::Kind::FaultEnd;
     faultMarkers_ += fault;
-    for (QCPAxisRect* r : {rates_, latency_, traffic_}) {
-      auto* line =
-          pooledLine(r, QPen(fault ? QColor(120, 0, 120) : QColor(0, 120, 160), 1, Qt::DotLine));
+    QColor color = would ? palette().color(QPalette::Text) : (fault ? kFaultColor : kDetectColor);
+    if (dark && !would) color = color.lighter(190);
+    for (QCPAxisRect* r : {bands_, rates_, latency_, traffic_}) {
+      if (would && r != rates_) continue;
+      auto* line = pooledLine(r, QPen(color, 1, Qt::DotLine));
       line->point1->setCoords(m.at / 1e6, 0);
       line->point2->setCoords(m.at / 1e6, 1);
     }
+    QCPItemText* label = pooledText(labelItems_, rates_);
+    label->position->setType(QCPItemPosition::ptAbsolute);
+    label->setText(markerText(p, m));
+    label->setColor(color);
+    label->setBrush(bg);
+    label->setPadding(QMargins(3, 0, 3, 1));
+    markerLabels_.emplace_back(label, m.at / 1e6);
+  }
+}
+
+// "fault: latency drift starts", "detected (TTD 1m 12s)", "traffic restored (MTTR 2m 05s)":
+// the times measured from the fault's onset, as the KPIs measure them.
+QString TimelinePlot::markerText(const view::InstanceTimeline& p, const view::Marker& m) const {
+  const QString label = QString::fromStdString(m.label);
+  Micros onset = -1;
+  for (const view::Marker& o : p.markers)
+    if (o.kind == view::Marker::Kind::FaultStart && o.at <= m.at) onset = o.at;
+  switch (m.kind) {
+    case view::Marker::Kind::FaultStart:
+    case view::Marker::Kind::FaultEnd: {
+      const QString what = QString(label).replace('_', ' ');  // "latency_drift": a YAML key
+      return what.startsWith("benign") ? what : "fault: " + what;
+    }
+    case view::Marker::Kind::Detected:
+      return onset < 0 ? label : QString("%1 (TTD %2)").arg(label, duration(m.at - onset));
+    case view::Marker::Kind::Restored:
+      return onset < 0 ? label : QString("%1 (MTTR %2)").arg(label, duration(m.at - onset));
+    case view::Marker::Kind::WouldOpen:
+      break;
+  }
+  return label;
+}
+
+// The marker labels in time order along the top of the rates, each beside its line (to the
+// left of it near the right edge), moved down a row when it would overlap the previous one
+// and left out when kLabelRows are taken there — the line stays.
+void TimelinePlot::layoutMarkerLabels() {
+  const QCPAxis* x = rates_->axis(QCPAxis::atBottom);
+  double rowEnd[kLabelRows];
+  std::fill(std::begin(rowEnd), std::end(rowEnd), -1e9);
+  for (auto& [label, seconds] : markerLabels_) {
+    const double px = x->coordToPixel(seconds);
+    // The box as QCPItemText measures it, so that rows of them never touch.
+    const QRect text =
+        QFontMetrics(label->font())
+            .boundingRect(0, 0, 0, 0, Qt::TextDontClip | Qt::AlignLeft, label->text());
+    const QMargins pad = label->padding();
+    const int w = text.width() + pad.left() + pad.right() + 2;
+    const int h = text.height() + pad.top() + pad.bottom() + 1;
+    const bool flip = px + w > rates_->right();
+    const double from = flip ? px - w : px;
+    int row = 0;
+    while (row < kLabelRows && rowEnd[row] + kLabelGapPx > from) ++row;
+    const bool shown = row < kLabelRows && px >= rates_->left() && px <= rates_->right();
+    label->setVisible(shown);
+    if (!shown) continue;
+    rowEnd[row] = from + w;
+    label->setPositionAlignment((flip ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop);
+    label->position->setCoords(flip ? px - 1 : px + 1, rates_->top() + 1 + row * h);
   }
 }
 
@@ -339,15 +582,17 @@ void TimelinePlot::addCrosshair() {
     h->setVisible(false);
     hover_.push_back(h);
   }
+  // A box beside the crosshair (Grafana's tooltip), free to reach over the rects below;
+  // fixed-width so the values line up.
   readout_ = new QCPItemText(this);
-  readout_->setClipAxisRect(rates_);
-  readout_->position->setType(QCPItemPosition::ptAxisRectRatio);
-  readout_->position->setAxisRect(rates_);
-  readout_->position->setCoords(0.005, 0.03);
+  readout_->setClipToAxisRect(false);
+  readout_->position->setType(QCPItemPosition::ptAbsolute);
   readout_->setPositionAlignment(Qt::AlignLeft | Qt::AlignTop);
   readout_->setTextAlignment(Qt::AlignLeft);
-  readout_->setPadding(QMargins(4, 2, 4, 2));
-  readout_->setFont(QFont(font().family(), 8));
+  readout_->setPadding(QMargins(5, 3, 5, 3));
+  QFont fixed = QFontDatabase::systemFont(QFontDatabase::FixedFont);
+  fixed.setPointSize(8);
+  readout_->setFont(fixed);
   readout_->setVisible(false);
   // Above everything a pass draws, whenever it was created.
   for (QCPAbstractItem* item : cursors_) item->setLayer("overlay");
@@ -418,7 +663,6 @@ void TimelinePlot::drawBands(const PlotInput& in) {
   const double n = static_cast<double>(lanes_.size());
   auto ticker = bands_->axis(QCPAxis::atLeft)->ticker().dynamicCast<QCPAxisTickerText>();
   ticker->clear();
-  QVector<double> wx, wy;
   for (std::size_t lane = 0; lane < lanes_.size(); ++lane) {
     const std::size_t i = lanes_[lane];
     if (i >= tl.instances().size()) continue;
@@ -441,13 +685,12 @@ void TimelinePlot::drawBands(const PlotInput& in) {
                                          : in.run->baseline.timeline;
     if (i < marks.instances().size())
       for (const view::Marker& m : marks.instances()[i].markers)
-        if (m.kind == view::Marker::Kind::WouldOpen) {
-          wx.push_back(m.at / 1e6);
-          wy.push_back(top - 0.2);
-        }
+        if (m.kind == view::Marker::Kind::WouldOpen)
+          marks_.push_back({m.at / 1e6, top - 0.2, lane});
   }
-  wouldOpenMarks_ = static_cast<int>(wx.size());
-  if (!wx.isEmpty()) {
+  wouldOpenMarks_ = static_cast<int>(marks_.size());
+  if (!marks_.empty()) {
+    // Its points are the clusters of marks (clusterWouldOpen), made again on every zoom.
     QCPGraph* g =
         graphSlot(bands_, in.run->mode == view::Mode::Live ? "would open (shadow)"
                                                            : "would open (unprotected run)");
@@ -456,12 +699,41 @@ void TimelinePlot::drawBands(const PlotInput& in) {
                                        QColor(255, 255, 255, 220), 7));
     g->setProperty(kGhost, true);
     g->setLayer("axes");  // over the bands, however many are added later
-    g->setData(wx, wy, true);
+    wouldOpenGraph_ = g;
   }
   bands_->axis(QCPAxis::atLeft)->setRange(0, n + 0.1);
   const int h = 8 + kLanePx * laneCount_;
   bands_->setMinimumSize(QSize(0, h));
   bands_->setMaximumSize(QSize(QWIDGETSIZE_MAX, h));
+}
+
+// Would-open marks of a lane closer than kClusterPx at the current zoom are one ▼ with their
+// count beside it, so a flapping policy's dozens of verdicts stay readable; zooming in splits
+// them. Made again only when the zoom, the width or the marks changed.
+void TimelinePlot::clusterWouldOpen() {
+  const QCPRange range = bands_->axis(QCPAxis::atBottom)->range();
+  const int width = bands_->width();
+  if (clusteredWidth_ == width && clusteredRange_ == range) return;
+  clusteredRange_ = range;
+  clusteredWidth_ = width;
+  clusterCounts_.clear();
+  counts_->counts.clear();
+  // Before the first layout (no width yet) every mark stands alone.
+  const double span = width > 0 ? kClusterPx * range.size() / width : 0;
+  QVector<double> xs, ys;
+  for (std::size_t k = 0; k < marks_.size();) {
+    std::size_t end = k + 1;
+    while (end < marks_.size() && marks_[end].lane == marks_[k].lane &&
+           marks_[end].x - marks_[k].x < span)
+      ++end;
+    xs.push_back(marks_[k].x);  // where the policy first would have opened
+    ys.push_back(marks_[k].y);
+    const auto n = static_cast<int>(end - k);
+    clusterCounts_.push_back(n);
+    if (n > 1) counts_->counts.emplace_back(QPointF(marks_[k].x, marks_[k].y), n);
+    k = end;
+  }
+  if (wouldOpenGraph_) wouldOpenGraph_->setData(xs, ys, true);
 }
 
 // Blocks stacked by reason, answers as a line over them: the breaker's blocks, then attempts
@@ -494,31 +766,74 @@ void TimelinePlot::drawTraffic(const view::InstanceTimeline& p) {
   addGraph(traffic_, p.t, p.throughput, QColor(40, 140, 80), "answers");  // on top
 }
 
+// The lanes' states and marks over the breaker rect; the trip thresholds after the rates.
 void TimelinePlot::addLegends() {
-  // A legend inside each detail rect; two columns keep a short rect's data visible.
-  for (QCPAxisRect* r : {rates_, latency_, traffic_}) {
-    auto* legend = new QCPLegend;
-    r->insetLayout()->addElement(legend, Qt::AlignTop | Qt::AlignRight);
-    legend->setLayer("legend");
-    legend->setFont(QFont(font().family(), 7));
-    legend->setIconSize(14, 6);
-    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst);
-    legend->setWrap(2);
-    legends_.push_back(legend);
-  }
+  using Kind = LegendSwatch::Kind;
+  const std::pair<QColor, const char*> states[] = {
+      {stateColor(BreakerState::Closed, false), "CLOSED"},
+      {stateColor(BreakerState::Closed, true), "ramping"},
+      {stateColor(BreakerState::HalfOpen, false), "HALF_OPEN"},
+      {stateColor(BreakerState::Open, false), "OPEN"},
+      {stateColor(BreakerState::ForcedOpen, false), "FORCED_OPEN"},
+      {stateColor(BreakerState::MetricsOnly, false), "METRICS_ONLY"}};
+  for (const auto& [color, name] : states)
+    stateLegend_->addItem(new LegendSwatch(stateLegend_, Kind::Fill, color, name));
+  stateLegend_->addItem(new LegendSwatch(stateLegend_, Kind::Triangle, Qt::black, "would open"));
+  errorTripItem_ = new LegendSwatch(legends_[0], Kind::Line, kErrorColor, "", Qt::DashLine);
+  slowTripItem_ = new LegendSwatch(legends_[0], Kind::Line, kSlowColor, "", Qt::DashLine);
+  for (LegendSwatch* item : {errorTripItem_, slowTripItem_}) legends_[0]->addItem(item);
 }
 
-// Each rect's graphs in its legend, in drawing order (the faint twins of a series unlisted).
+// Each rect's graphs in its legend, in drawing order (the faint twins of a series unlisted),
+// then the rates' thresholds.
 void TimelinePlot::fillLegends() {
   const QCPAxisRect* rects[] = {rates_, latency_, traffic_};
   for (std::size_t k = 0; k < legends_.size(); ++k) {
     QCPLegend* legend = legends_[k];
+    if (k == 0)  // kept across passes: their text follows the policy
+      for (LegendSwatch* item : {errorTripItem_, slowTripItem_}) legend->take(item);
     legend->clearItems();
+    legend->simplify();
     for (QCPGraph* g : touched_)
       if (g->valueAxis() == rects[k]->axis(QCPAxis::atLeft) && g->name() != "" &&
           !g->name().contains("(baseline)") && !g->name().contains("(previous)"))
         g->addToLegend(legend);
+    for (int i = 0; i < legend->itemCount(); ++i)
+      if (legend->item(i)) legend->item(i)->setMargins(QMargins(2, 1, 8, 2));
+    if (k == 0)
+      for (LegendSwatch* item : {errorTripItem_, slowTripItem_}) legend->addItem(item);
   }
+}
+
+// A legend that wraps anew changes its row's height: laid out once more, in the same replot.
+void TimelinePlot::updateLayout() {
+  QCustomPlot::updateLayout();
+  if (fitLegendWraps()) QCustomPlot::updateLayout();
+}
+
+// As many entries in a legend's row as fit over its rect (the widest ones counted, so any
+// row of that many fits); the rest wrap below. True when one changed.
+bool TimelinePlot::fitLegendWraps() {
+  const int width = bands_->width();
+  if (width <= 0) return false;
+  bool changed = false;
+  std::vector<QCPLegend*> all = legends_;
+  all.push_back(stateLegend_);
+  for (QCPLegend* legend : all) {
+    std::vector<int> widths;
+    for (int i = 0; i < legend->itemCount(); ++i)
+      if (legend->item(i)) widths.push_back(legend->item(i)->minimumOuterSizeHint().width());
+    std::sort(widths.rbegin(), widths.rend());
+    int fit = 0, used = 0;
+    while (fit < static_cast<int>(widths.size()) && used + widths[fit] <= width)
+      used += widths[fit++];
+    fit = std::max(1, fit);
+    if (legend->wrap() == fit) continue;
+    legend->setWrap(fit);
+    legend->setFillOrder(QCPLayoutGrid::foColumnsFirst, true);
+    changed = true;
+  }
+  return changed;
 }
 
 // Colours from the widget palette, so a dark desktop gets a dark plot.
@@ -538,18 +853,18 @@ void TimelinePlot::applyPalette() {
       a->setLabelColor(text);
       a->grid()->setPen(QPen(grid, 1, Qt::DotLine));
     }
-    for (int i = 0; i < r->insetLayout()->elementCount(); ++i)
-      if (auto* legend = qobject_cast<QCPLegend*>(r->insetLayout()->elementAt(i))) {
-        QColor bg = pal.color(QPalette::Base);
-        bg.setAlpha(190);
-        legend->setBrush(bg);
-        legend->setTextColor(text);
-        legend->setBorderPen(QPen(mid));
-      }
+  }
+  // The legends stand outside the data: no box, the page's text colour.
+  std::vector<QCPLegend*> all = legends_;
+  all.push_back(stateLegend_);
+  for (QCPLegend* legend : all) {
+    legend->setBrush(Qt::NoBrush);
+    legend->setBorderPen(Qt::NoPen);
+    legend->setTextColor(text);
   }
   if (readout_) {
     QColor bg = pal.color(QPalette::ToolTipBase);
-    bg.setAlpha(225);
+    bg.setAlpha(235);
     readout_->setBrush(bg);
     readout_->setColor(pal.color(QPalette::ToolTipText));
     readout_->setPen(QPen(mid));
@@ -575,29 +890,149 @@ void TimelinePlot::setCursorTime(Micros t) {
 void TimelinePlot::setCrosshair(double x) {
   crosshairText_.clear();
   if (!hasRun_) return;
-  QStringList lines{ticker_->label(x)};
+  // p99 of a second with no answer is no data, not 0 ms.
+  const QCPGraph* answers = graphNamed("answers");
+  const double answered = answers ? valueAt(answers, x) : std::nan("");
+  QStringList names, values;
   for (QCPAxisRect* r : {rates_, latency_, traffic_}) {
-    QStringList parts;
     for (int i = 0; i < graphCount(); ++i) {
       QCPGraph* g = graph(i);
       if (g->valueAxis() != r->axis(QCPAxis::atLeft) || g->property(kGhost).toBool()) continue;
       const double v = valueAt(g, x);
-      if (std::isnan(v)) continue;
-      const bool share = r == rates_;
-      parts << QString("%1 %2").arg(g->name(), share ? QString::number(v * 100, 'f', 1) + " %"
-                                                     : QString::number(v, 'f', r == traffic_));
+      QString value;
+      if (r == rates_) {
+        value = percent(v);
+      } else if (r == latency_) {
+        const bool none = std::isnan(v) || v <= 0 || (g->name() == "p99" && answered == 0);
+        value = none ? kNoData : QString::number(v, 'f', 0) + " ms";
+      } else {
+        value = std::isnan(v) ? kNoData : QString::number(v, 'f', 1) + " /s";
+      }
+      names << g->name();
+      values << value;
     }
-    if (!parts.isEmpty()) lines << parts.join("   ");
   }
+  QStringList lines{ticker_->label(x)};
+  for (qsizetype k = 0; k < names.size(); ++k) lines << names[k] + " " + values[k];
   crosshairText_ = lines.join('\n');
-  readout_->setText(crosshairText_);
-  readout_->setVisible(true);
+  placeReadout(x, names, values);
   for (QCPItemStraightLine* h : hover_) {
     h->point1->setCoords(x, 0);
     h->point2->setCoords(x, 1);
     h->setVisible(true);
   }
   replot(rpQueuedReplot);
+}
+
+// The readout's lines with names and values in columns, beside the crosshair: to its right,
+// or to its left when the box would pass the rects' right edge.
+void TimelinePlot::placeReadout(double seconds, const QStringList& names,
+                                const QStringList& values) {
+  qsizetype nameWidth = 0, valueWidth = 0;
+  for (qsizetype k = 0; k < names.size(); ++k) {
+    nameWidth = std::max(nameWidth, names[k].size());
+    valueWidth = std::max(valueWidth, values[k].size());
+  }
+  QStringList lines{ticker_->label(seconds)};
+  for (qsizetype k = 0; k < names.size(); ++k)
+    lines << names[k].leftJustified(nameWidth) + "  " + values[k].rightJustified(valueWidth);
+  readout_->setText(lines.join('\n'));
+  const QFontMetrics fm(readout_->font());
+  int w = 0;
+  for (const QString& line : lines) w = std::max(w, fm.horizontalAdvance(line));
+  w += readout_->padding().left() + readout_->padding().right();
+  const double px = rates_->axis(QCPAxis::atBottom)->coordToPixel(seconds);
+  const bool left = px + 12 + w > rates_->right();
+  readout_->setPositionAlignment((left ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop);
+  readout_->position->setCoords(left ? px - 12 : px + 12, rates_->top() + 2);
+  readout_->setVisible(true);
+}
+
+// The band under `pos` on the breaker lanes, named with its times and what drove it.
+QString TimelinePlot::bandTooltipAt(QPoint pos) const {
+  if (!hasRun_ || !run_ || !bands_->rect().contains(pos)) return {};
+  const double y = bands_->axis(QCPAxis::atLeft)->pixelToCoord(pos.y());
+  const auto lane = static_cast<long>(std::floor(static_cast<double>(lanes_.size()) - y));
+  if (lane < 0 || lane >= static_cast<long>(lanes_.size())) return {};
+  const std::size_t i = lanes_[static_cast<std::size_t>(lane)];
+  const view::RunTimeline& tl = run_->protectedRun.timeline;
+  if (i >= tl.instances().size()) return {};
+  const view::InstanceTimeline& it = tl.instances()[i];
+  const auto t = static_cast<Micros>(
+      std::llround(bands_->axis(QCPAxis::atBottom)->pixelToCoord(pos.x()) * 1e6));
+  for (std::size_t k = 0; k < it.bands.size(); ++k) {
+    const view::StateBand& band = it.bands[k];
+    if (t < band.start || t >= band.end) continue;
+    return QString("%1 · %2\n%3 – %4 (%5)\n%6")
+        .arg(QString::fromStdString(it.name), stateName(band), ticker_->label(band.start / 1e6),
+             ticker_->label(band.end / 1e6), duration(band.end - band.start),
+             bandReason(it, band, k > 0 ? &it.bands[k - 1] : nullptr));
+  }
+  return {};
+}
+
+// Why the breaker was in `band`, with the numbers it went by: the rates of the tick it
+// tripped in against the trip thresholds, the peak rates of a healthy stretch, …
+QString TimelinePlot::bandReason(const view::InstanceTimeline& it, const view::StateBand& band,
+                                 const view::StateBand* before) const {
+  const BreakerConfig cfg = resolveBreaker(policy_, it.model, it.name);
+  const double errorTrip = cfg.trip.errorRate * cfg.trip.weight;
+  const double slowTrip = cfg.trip.slowRate * cfg.trip.weight;
+  auto against = [](const char* name, double v, double trip) {
+    return QString("%1 %2 %3 %4")
+        .arg(name, percent(v), !std::isnan(v) && v > trip ? ">" : "≤", percent(trip));
+  };
+  const std::size_t k = tickAt(it, band.start);
+  const QString rates = against("error rate", at(it.errorRate, k), errorTrip) + ", " +
+                        against("slow rate", at(it.slowRate, k), slowTrip);
+  switch (band.state) {
+    case BreakerState::Open:
+      if (before && before->state == BreakerState::HalfOpen)
+        return "re-opened: the probes failed (" + rates + ")";
+      return QString("tripped: %1 (sustained %2)").arg(rates, duration(cfg.trip.sustain));
+    case BreakerState::HalfOpen:
+      return QString("probing: %1 of calls let through, %2 good probes in a row close it")
+          .arg(percent(cfg.halfOpen.probeShare))
+          .arg(cfg.halfOpen.successStreak);
+    case BreakerState::Closed: {
+      if (band.ramping) return "ramping: traffic let back in over " + duration(cfg.ramp.duration);
+      double error = std::nan(""), slow = std::nan("");
+      for (std::size_t j = k; j < it.t.size() && it.t[j] * 1e6 <= band.end; ++j) {
+        if (!(at(it.errorRate, j) <= error)) error = at(it.errorRate, j);
+        if (!(at(it.slowRate, j) <= slow)) slow = at(it.slowRate, j);
+      }
+      return "healthy: peak " + against("error rate", error, errorTrip) + ", peak " +
+             against("slow rate", slow, slowTrip);
+    }
+    case BreakerState::ForcedOpen:
+      return "forced open: no traffic, whatever the rates";
+    case BreakerState::MetricsOnly:
+      return "watching only: the policy judges (" + rates + " here) and blocks nothing";
+    case BreakerState::Disabled:
+      return "breaker disabled";
+  }
+  return {};
+}
+
+int TimelinePlot::markerLines(const QCPAxisRect* r) const {
+  int n = 0;
+  for (std::size_t k = 0; k < lineItems_.used; ++k) n += lineItems_.items[k]->clipAxisRect() == r;
+  return n;
+}
+
+QStringList TimelinePlot::markerLabels() const {
+  QStringList out;
+  for (const auto& [label, seconds] : markerLabels_)
+    if (label->visible()) out << label->text();
+  return out;
+}
+
+QStringList TimelinePlot::stateLegend() const {
+  QStringList out;
+  for (int i = 0; i < stateLegend_->itemCount(); ++i)
+    if (const auto* item = dynamic_cast<const LegendSwatch*>(stateLegend_->item(i)))
+      out << item->text();
+  return out;
 }
 
 void TimelinePlot::mouseReleaseEvent(QMouseEvent* e) {
@@ -687,16 +1122,23 @@ void TimelinePlot::mouseMoveEvent(QMouseEvent* e) {
   }
   QCustomPlot::mouseMoveEvent(e);
   if (e->buttons() != Qt::NoButton || !hasRun_) return;  // dragging: no readout
-  const QPointF pos = e->position();
-  for (QCPAxisRect* r : {bands_, rates_, latency_, traffic_})
-    if (r->rect().contains(pos.toPoint())) {
-      setCrosshair(r->axis(QCPAxis::atBottom)->pixelToCoord(pos.x()));
-      return;
-    }
+  const QPoint pos = e->position().toPoint();
+  QCPAxisRect* r = rectAt(pos);
+  if (!r) return;
+  setCrosshair(r->axis(QCPAxis::atBottom)->pixelToCoord(pos.x()));
+  // Over the lanes the band's tooltip says what the readout would, and more.
+  const QString tip = r == bands_ ? bandTooltipAt(pos) : QString();
+  if (tip.isEmpty()) {
+    QToolTip::hideText();
+    return;
+  }
+  readout_->setVisible(false);
+  QToolTip::showText(e->globalPosition().toPoint(), tip, this);
 }
 
 void TimelinePlot::leaveEvent(QEvent* e) {
   QCustomPlot::leaveEvent(e);
+  QToolTip::hideText();
   readout_->setVisible(false);
   for (QCPItemStraightLine* h : hover_) h->setVisible(false);
   replot(rpQueuedReplot);

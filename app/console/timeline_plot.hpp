@@ -4,7 +4,10 @@
 // the trip thresholds, p99 against the learned baseline and the slow threshold, and answers
 // with blocks stacked by reason — one time axis, zoom and pan together. The protected run is
 // drawn over faint ghosts of the baseline run and of the previous policy's run; fault
-// markers, "would open" marks, the replay cursor and a crosshair that reads values out.
+// markers, "would open" marks, the replay cursor and a crosshair that reads values out. The
+// plots explain themselves: a state legend over the lanes, a tooltip on each band (state,
+// from–to, why, with the numbers), labelled fault / detection / restore lines through every
+// rect, would-open marks clustered with a count, and legends outside the data.
 #include <qcustomplot.h>
 
 #include <memory>
@@ -14,6 +17,9 @@
 #include "time_ticker.hpp"
 
 namespace spillway::console {
+
+class LegendSwatch;
+class ClusterCounts;
 
 struct PlotInput {
   std::shared_ptr<const Comparison> run;
@@ -34,13 +40,30 @@ class TimelinePlot : public QCustomPlot {
   // Crosshair at `seconds` (what a mouse move does): a line through every rect and a readout
   // of the focused instance's values there. Empty text when nothing is under it.
   void setCrosshair(double seconds);
+  // One line per series, "name value unit" ("slow rate 61.4 %", "p99 — ms" for no data),
+  // under the time; the box on screen shows the same lines with the values aligned.
   QString crosshairText() const { return crosshairText_; }
+  // What hovering the breaker lanes at `pos` (widget pixels) shows: the instance, its state,
+  // from–to and for how long, and why (the rates at the trip against the thresholds, …).
+  // Empty when no band is under `pos`.
+  QString bandTooltipAt(QPoint pos) const;
   // For tests: points drawn in the rate graph, bands drawn, lanes, would-open marks.
   int ratePoints() const;
   int bandCount() const { return bandCount_; }
   int laneCount() const { return laneCount_; }
-  int wouldOpenMarks() const { return wouldOpenMarks_; }
+  const std::vector<std::size_t>& lanes() const { return lanes_; }
+  int wouldOpenMarks() const { return wouldOpenMarks_; }  // would-open events drawn
+  // The ▼ drawn after merging marks of a lane closer than kClusterPx: how many events each
+  // stands for (a mark of more than one is labelled with its count). As last laid out.
+  int wouldOpenClusters() const { return static_cast<int>(clusterCounts_.size()); }
+  const std::vector<int>& wouldOpenClusterCounts() const { return clusterCounts_; }
+  static constexpr double kClusterPx = 8;
   int faultMarkers() const { return faultMarkers_; }  // fault onset / end lines drawn
+  // Fault, detection and restore lines drawn in rect `r`, and the markers' labels shown
+  // (those too close to another are left out).
+  int markerLines(const QCPAxisRect* r) const;
+  QStringList markerLabels() const;
+  QStringList stateLegend() const;  // the swimlanes' legend: state names, "▼ would open"
   // Work done so far, by level: passes at each level, replots, and graphs and items (bands,
   // marker lines, labels) created rather than refilled — a pass over data of the same shape
   // creates none.
@@ -80,6 +103,7 @@ class TimelinePlot : public QCustomPlot {
   void mousePressEvent(QMouseEvent* e) override;
   void mouseReleaseEvent(QMouseEvent* e) override;
   void mouseDoubleClickEvent(QMouseEvent* e) override;
+  void updateLayout() override;
 
  private:
   // Items of one kind reused from pass to pass: the first `used` are this pass's, the rest are
@@ -93,7 +117,7 @@ class TimelinePlot : public QCustomPlot {
   QCPItemStraightLine* straightLine(QCPAxisRect* r, const QPen& pen);
   QCPItemStraightLine* pooledLine(QCPAxisRect* r, const QPen& pen);
   QCPItemRect* pooledBand();
-  QCPItemText* pooledLabel();
+  QCPItemText* pooledText(Pool<QCPItemText>& pool, QCPAxisRect* r);
   template <class T>
   void trim(Pool<T>& pool);
   // This pass's graph named `name` in rect `r`: the one drawn there before, else a new one.
@@ -112,6 +136,12 @@ class TimelinePlot : public QCustomPlot {
                    const BreakerConfig& cfg);
   void drawTraffic(const view::InstanceTimeline& p);
   void drawMarkers(const Comparison& c, const view::InstanceTimeline& p);
+  QString markerText(const view::InstanceTimeline& p, const view::Marker& m) const;
+  void layoutMarkerLabels();
+  void clusterWouldOpen();
+  QString bandReason(const view::InstanceTimeline& it, const view::StateBand& band,
+                     const view::StateBand* before) const;
+  void placeReadout(double seconds, const QStringList& names, const QStringList& values);
   void addCrosshair();
   void clampTimeAxis(const QCPRange& wanted);
   QCPAxisRect* rectAt(const QPoint& pos) const;
@@ -120,6 +150,8 @@ class TimelinePlot : public QCustomPlot {
   void fitTimeAxis(const Comparison& c);
   void fitValueAxes();
   void addLegends();
+  QCPLegend* addLegendRow(bool right);
+  bool fitLegendWraps();
   void fillLegends();
   void applyPalette();
   QCPMarginGroup* margins_ = nullptr;  // keeps the rects' left edges aligned
@@ -127,10 +159,26 @@ class TimelinePlot : public QCustomPlot {
   std::vector<QCPItemStraightLine*> cursors_, hover_;
   QCPItemStraightLine *errorThreshold_ = nullptr, *slowThreshold_ = nullptr;
   QCPItemText* readout_ = nullptr;
-  std::vector<QCPLegend*> legends_;  // rates, latency, traffic
+  std::vector<QCPLegend*> legends_;                                  // rates, latency, traffic
+  QCPLegend* stateLegend_ = nullptr;                                 // over the lanes
+  LegendSwatch *errorTripItem_ = nullptr, *slowTripItem_ = nullptr;  // in the rates legend
   Pool<QCPItemRect> bandItems_;
   Pool<QCPItemStraightLine> lineItems_;
   Pool<QCPItemText> labelItems_;
+  ClusterCounts* counts_ = nullptr;  // the counts beside clustered ▼
+  // This pass's marker labels and where they stand (seconds): staggered on every layout.
+  std::vector<std::pair<QCPItemText*, double>> markerLabels_;
+  struct Mark {
+    double x, y;  // seconds, lane coordinate
+    std::size_t lane;
+  };
+  std::vector<Mark> marks_;  // would-open events in lane, then time order
+  QCPGraph* wouldOpenGraph_ = nullptr;
+  std::vector<int> clusterCounts_;
+  QCPRange clusteredRange_;  // the time range and width the clusters were made for
+  int clusteredWidth_ = -1;
+  std::shared_ptr<const Comparison> run_;  // what the band tooltips explain
+  Policy policy_;
   std::vector<QCPGraph*> touched_;  // graphs this pass drew; the others go when it ends
   bool shapeChanged_ = false;       // a graph created or removed this pass: legends refilled
   bool hasRun_ = false;
