@@ -303,6 +303,7 @@ nlohmann::json nextGridJson(const NextGrid& g) {
   nlohmann::json j;
   j["around"] = g.around;
   j["args"] = nextGridArgs(g);
+  if (!g.why.empty()) j["why"] = g.why;
   for (const NextGridAxis& a : g.axes)
     j["params"].push_back({{"key", a.key}, {"from", a.from}, {"to", a.to}, {"step", a.step}});
   return j;
@@ -336,6 +337,7 @@ void printCalibration(const SweepResult& r, const Calibration& c,
     std::printf("next grid (around candidate %zu, the closest to the targets): %s\n", next->around,
                 formatNextGrid(*next).c_str());
     std::printf("  %s\n", nextGridArgs(*next).c_str());
+    if (!next->why.empty()) std::printf("  (%s)\n", next->why.c_str());
   }
 }
 

@@ -610,10 +610,12 @@ bool SweepDialog::calibrateTargets(const QString& text) {
       lines << tr("No candidate meets every target:");
     }
     for (const std::string& f : c.findings) lines << QString::fromStdString(f);
-    if (const auto next = c.chosen ? std::nullopt : proposeNextGrid(*result_, targets))
+    if (const auto next = c.chosen ? std::nullopt : proposeNextGrid(*result_, targets)) {
       lines << tr("Next grid (around candidate %1, the closest): %2")
                    .arg(next->around)
                    .arg(QString::fromStdString(formatNextGrid(*next)));
+      if (!next->why.empty()) lines << QString::fromStdString("(" + next->why + ")");
+    }
     calibration_->setText(lines.join("\n"));
     if (c.chosen) chooseCandidate(*c.chosen);
     return c.chosen.has_value();

@@ -679,6 +679,32 @@ NextGridAxis nextAxis(const std::string& key, const std::vector<double>& tried, 
   return a;
 }
 
+// Recovery lag, not false trips, is most of the closest candidate's 误伤 and an fp target is
+// missed: the recovery parameters the sweep did not touch, toward a faster return.
+void addRecoveryAxes(NextGrid& g, const SweepResult& sweep, const std::vector<Target>& targets) {
+  const SweepScore& s = sweep.scores[g.around];
+  const bool fpMissed = std::any_of(targets.begin(), targets.end(), [&](const Target& t) {
+    return t.metric == Target::Metric::Fp && !meets(s, t);
+  });
+  const std::uint64_t lag = s.blocks.part(BlockClass::RecoveryLag);
+  if (!fpMissed || lag <= s.blocks.part(BlockClass::FalseTrip)) return;
+  const BreakerConfig& b = sweep.candidates[g.around].policy.breaker;
+  auto add = [&](const char* key, double from, double to) {
+    const bool swept = std::any_of(g.axes.begin(), g.axes.end(),
+                                   [&](const NextGridAxis& a) { return a.key == key; });
+    if (swept || !(to > from)) return;
+    g.axes.push_back({key, from, to, (to - from) / 3, NextGridAxis::Move::Added});
+  };
+  const double open = getBreakerParam(b, "open.duration").value_or(0);
+  add("open.duration", open / 4, open);
+  add("ramp.duration", 0, getBreakerParam(b, "ramp.duration").value_or(0));
+  add("half_open.probe_share", getBreakerParam(b, "half_open.probe_share").value_or(1), 1);
+  if (g.axes.back().move == NextGridAxis::Move::Added)
+    g.why = "recovery lag is " + std::to_string(lag) + " of the " +
+            std::to_string(s.blocks.avoidable()) +
+            " avoidable blocks of the closest candidate: recovery parameters added";
+}
+
 std::string number(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", std::abs(v) < 1e-12 ? 0.0 : v);
@@ -704,6 +730,7 @@ std::optional<NextGrid> proposeNextGrid(const SweepResult& sweep,
     varied = varied || tried.size() > 1;
   }
   if (!varied) return std::nullopt;
+  addRecoveryAxes(g, sweep, given);
   return g;
 }
 

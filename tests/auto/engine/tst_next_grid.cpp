@@ -49,6 +49,8 @@ class TstNextGrid : public QObject {
   void refinesOnAHardLimit();
   void countsStayWhole();
   void twoAxesAndTheirArguments();
+  void recoveryLagAddsRecoveryParameters_data();
+  void recoveryLagAddsRecoveryParameters();
 };
 
 void TstNextGrid::nothingProposedWhenMet() {
@@ -119,6 +121,55 @@ void TstNextGrid::twoAxesAndTheirArguments() {
   QCOMPARE(args, std::string("--param trip.sustain=0:10:2.5 --param slow.k=3"));
   const SweepParamRange sustain = parseSweepParam("trip.sustain=0:10:2.5", "next");
   QCOMPARE(sustain.values, (std::vector<double>{0, 2.5, 5, 7.5, 10}));
+}
+
+void TstNextGrid::recoveryLagAddsRecoveryParameters_data() {
+  QTest::addColumn<int>("recoveryLag");
+  QTest::addColumn<int>("falseTrip");
+  QTest::addColumn<bool>("added");
+  QTest::newRow("recovery lag dominates") << 30 << 10 << true;
+  QTest::newRow("false trips dominate") << 10 << 30 << false;
+}
+
+// 误伤 of 40 % against a 5 % target: when most of it is recovery lag, a trip-only grid cannot
+// reach the target, and the recovery parameters join the next grid from the policy's values
+// (open 10 s, ramp 30 s, probes 10 %) toward a faster return.
+void TstNextGrid::recoveryLagAddsRecoveryParameters() {
+  QFETCH(int, recoveryLag);
+  QFETCH(int, falseTrip);
+  QFETCH(bool, added);
+  Policy base;
+  base.breaker.open.duration = seconds(10);
+  base.breaker.ramp.duration = seconds(30);
+  base.breaker.halfOpen.probeShare = 0.1;
+  SweepSpec spec;
+  spec.params.push_back({"trip.slow_rate", {0.2, 0.3, 0.4}});
+  SweepResult r;
+  r.candidates = expandSweep(base, spec);
+  for (int i = 0; i < 3; ++i) {
+    SweepScore s;
+    s.faults = s.detected = 1;
+    s.ttdSum = seconds(5);
+    s.blocks.blocks = {static_cast<std::uint64_t>(falseTrip),
+                       static_cast<std::uint64_t>(recoveryLag), 60};
+    s.blocks.wouldSucceed = s.blocks.blocks;
+    s.blocks.wouldSucceed[static_cast<int>(BlockClass::Collateral)] = 0;
+    r.scores.push_back(s);
+  }
+  QCOMPARE(*r.scores[0].fpRateOrNa(), 0.4);
+  const auto g = proposeNextGrid(r, parseTargets("fp<=0.05", "test"));
+  QVERIFY(g.has_value());
+  if (!added) {
+    QCOMPARE(g->axes.size(), std::size_t(1));
+    QVERIFY(g->why.empty());
+    return;
+  }
+  QCOMPARE(g->axes.size(), std::size_t(4));
+  compareAxis(g->axes[1], 2.5, 10, 2.5);
+  compareAxis(g->axes[2], 0, 30, 10);
+  compareAxis(g->axes[3], 0.1, 1, 0.3);
+  QCOMPARE(g->axes[3].move, NextGridAxis::Move::Added);
+  QVERIFY2(g->why.find("recovery lag is 30 of the 40 avoidable blocks") == 0, g->why.c_str());
 }
 
 QTEST_APPLESS_MAIN(TstNextGrid)

@@ -15,12 +15,15 @@ namespace spillway {
 struct NextGridAxis {
   std::string key;                    // a breakerParams() key
   double from = 0, to = 0, step = 0;  // step 0: one value (the parameter did not vary)
-  enum class Move { Kept, ExtendedDown, ExtendedUp, Refined } move = Move::Kept;
+  // Added: not swept, but the closest candidate's 误伤 is mostly recovery lag, which only the
+  // recovery parameters change (docs/kpis.md) — swept from its value toward a faster return.
+  enum class Move { Kept, ExtendedDown, ExtendedUp, Refined, Added } move = Move::Kept;
 };
 
 struct NextGrid {
   std::size_t around = 0;          // the closest candidate's index
-  std::vector<NextGridAxis> axes;  // in the sweep's parameter order
+  std::vector<NextGridAxis> axes;  // in the sweep's parameter order, then any added
+  std::string why;                 // why parameters were added ("" when none was)
 };
 
 // nullopt when a candidate meets every target (calibrate chose one) or the sweep varied
@@ -29,6 +32,10 @@ struct NextGrid {
 std::optional<NextGrid> proposeNextGrid(const SweepResult& sweep,
                                         const std::vector<Target>& targets);
 
+// An `fp` target the closest candidate misses while recovery lag outweighs false trips in its
+// 误伤 adds open.duration (¼ of its value … its value), ramp.duration (0 … its value) and
+// half_open.probe_share (its value … 1) when the sweep left them alone.
+//
 // "trip.slow_rate 0.05..0.25 step 0.05, slow.k 3"
 std::string formatNextGrid(const NextGrid& grid);
 // The same as CLI arguments: "--param trip.slow_rate=0.05:0.25:0.05 --param slow.k=3"
