@@ -64,6 +64,14 @@ void InstanceTiles::reorder() {
                           [this](std::size_t i) { return wouldOpen(i); });
 }
 
+// Bands end where the data ends (exclusive): a cursor on the newest data, as Live mode's is,
+// shows the state of the last instant instead of none.
+Micros InstanceTiles::stateTime() const {
+  if (!run_) return cursor_;
+  const view::RunTimeline& tl = run_->protectedRun.timeline;
+  return tl.end() > tl.start() ? std::min(cursor_, tl.end() - 1) : cursor_;
+}
+
 bool InstanceTiles::wouldOpen(std::size_t i) const {
   if (!run_ || i >= run_->protectedRun.timeline.instances().size()) return false;
   const auto& markers = run_->protectedRun.timeline.instances()[i].markers;
@@ -145,7 +153,7 @@ QString InstanceTiles::tileText(std::size_t i) const {
   const view::InstanceTimeline& it = tl.instances().at(i);
   if (it.t.empty()) return QString::fromStdString(it.name);
   const std::size_t k = tl.indexAt(cursor_);
-  const view::StateBand* band = tl.bandAt(i, cursor_);
+  const view::StateBand* band = tl.bandAt(i, stateTime());
   const QString state =
       band ? QString::fromUtf8(stateName(band->state).data(), stateName(band->state).size()) +
                  (band->ramping ? " (ramp)" : "")
@@ -239,7 +247,7 @@ void InstanceTiles::paintTile(QPainter& p, std::size_t slot) const {
   const QRect r = tileRect(slot);
   const bool hidden = isHidden(i), amber = wouldOpen(i);
   p.setOpacity(hidden ? 0.45 : 1.0);
-  const view::StateBand* band = tl.bandAt(i, cursor_);
+  const view::StateBand* band = tl.bandAt(i, stateTime());
   const QColor state = amber  ? kAmber
                        : band ? stateColor(band->state, band->ramping)
                               : palette().mid().color();

@@ -59,6 +59,7 @@ class InstanceTiles : public QWidget {
 
  private:
   void reorder();
+  Micros stateTime() const;  // where the tiles read the state bands
   QRect tileRect(std::size_t slot) const;
   QRect eyeRect(const QRect& tile) const;
   long slotAt(const QPoint& p) const;

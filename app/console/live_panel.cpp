@@ -510,8 +510,10 @@ QString LivePanel::healthLine(const SourceHealth& h) const {
   }
   switch (h.state) {
     case SourceHealth::State::Receiving:
-      line += tr("receiving %1 %2/s, last data at %3")
-                  .arg(rate(h.perSecond), tr(units[k]), clock(h.lastDataMs));
+      // A burst read at once (a log from its start) leaves no rate for the last second.
+      line += h.perSecond >= 0.05 ? tr("receiving %1 %2/s, last data at %3")
+                                        .arg(rate(h.perSecond), tr(units[k]), clock(h.lastDataMs))
+                                  : tr("receiving, last data at %1").arg(clock(h.lastDataMs));
       if (!h.reason.isEmpty()) line += " · " + h.reason;
       break;
     case SourceHealth::State::Waiting:

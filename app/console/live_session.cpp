@@ -67,16 +67,13 @@ void LiveSession::Watch::count(quint64 total, qint64 nowNs) {
     h.lastDataMs = h.lastOkMs = QDateTime::currentMSecsSinceEpoch();
   }
   h.total = total;
-  // The rate over whole seconds of wall time: a snapshot's few hundred ms would jitter.
-  if (markNs == 0) {
-    markNs = nowNs;
-    markTotal = total;
-  } else if (nowNs - markNs >= 1'000'000'000) {
-    h.perSecond =
-        static_cast<double>(total - markTotal) * 1e9 / static_cast<double>(nowNs - markNs);
-    markNs = nowNs;
-    markTotal = total;
-  }
+  // The rate over the last few seconds of wall time (a snapshot's few hundred ms would
+  // jitter), from the counts the watch saw at each tick.
+  history.emplace_back(nowNs, total);
+  while (history.size() > 2 && nowNs - history[1].first >= kRateWindowNs) history.pop_front();
+  const auto [t0, n0] = history.front();
+  if (nowNs - t0 >= kRateWindowNs / 10)
+    h.perSecond = static_cast<double>(total - n0) * 1e9 / static_cast<double>(nowNs - t0);
 }
 
 void LiveSession::Watch::ok(qint64 nowNs) {
@@ -119,7 +116,8 @@ void LiveSession::addWatch(SourceHealth::Source s, const QString& target, const 
   w.h.source = s;
   w.h.target = target;
   w.idle = idle;
-  w.settle(steadyNowNs());
+  w.history.emplace_back(steadyNowNs(), 0);  // what comes at once counts in the first rate
+  w.settle(w.history.back().first);
   watches_.push_back(std::move(w));
 }
 

@@ -12,6 +12,7 @@
 #include <QTimer>
 
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -145,9 +146,9 @@ class LiveSession : public QObject {
   struct Watch {
     SourceHealth h;
     qint64 lastDataNs = 0, lastOkNs = 0, lastFailNs = 0;  // steady clock; 0: never
-    quint64 markTotal = 0;
-    qint64 markNs = 0;               // where the rate's current second started
-    QString failure;                 // the last failure's reason
+    static constexpr qint64 kRateWindowNs = 5'000'000'000;
+    std::deque<std::pair<qint64, quint64>> history;  // (steady ns, total) over the window
+    QString failure;                                 // the last failure's reason
     QString waitingFor;              // set while the source cannot start (a log not there yet)
     QString idle;                    // what "waiting" means for it before any data
     QString note;                    // said while receiving (a log's bad lines)
