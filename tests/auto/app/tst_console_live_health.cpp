@@ -34,6 +34,7 @@
 #include "live_panel.hpp"
 #include "main_window.hpp"
 #include "spillway/policy_yaml.hpp"
+#include "timeline_plot.hpp"
 
 using namespace spillway;
 using namespace spillway::console;
@@ -167,6 +168,7 @@ class TstConsoleLiveHealth : public QObject {
   void sparklinePrintsItsScale();
   void clearEmptiesTheTiles();
   void liveWouldOpenTileSortsFirst();
+  void goLiveLeavesNoStaleTilesOrLanes();
 
  private:
   QTemporaryDir dir_;
@@ -494,6 +496,31 @@ void TstConsoleLiveHealth::liveWouldOpenTileSortsFirst() {
   QVERIFY(closed.wait(10000));
   QVERIFY2(w.livePanel()->healthText(Source::Otlp).contains("stopped · last data at"),
            qPrintable(w.livePanel()->healthText(Source::Otlp)));
+}
+
+// A run on screen, then Go live on a log not there yet: no tile and no lane of the run stays
+// (the live view starts empty and waits, and says what for).
+void TstConsoleLiveHealth::goLiveLeavesNoStaleTilesOrLanes() {
+  MainWindow w;
+  w.show();
+  QSignalSpy shown(&w, &MainWindow::runShown);
+  QVERIFY(w.runScenario("seed-000"));
+  QVERIFY(shown.wait(120000));
+  QVERIFY(!w.tiles()->displayed().empty());
+  QTRY_VERIFY(w.plot()->laneCount() > 0);
+  LiveConfig c = baseConfig();
+  c.tailFile = dir_.filePath("never.log");
+  QSignalSpy started(&w, &MainWindow::liveStarted);
+  QVERIFY(w.startLive(c));
+  QVERIFY(started.wait(5000));
+  QTRY_COMPARE(w.livePanel()->healthState(Source::Tail), std::optional(State::Waiting));
+  QTRY_VERIFY(w.current() && w.current()->mode == view::Mode::Live);
+  QVERIFY(w.tiles()->displayed().empty());
+  QTRY_COMPARE(w.plot()->laneCount(), 0);
+  QCOMPARE(w.plot()->bandCount(), 0);
+  QSignalSpy closed(&w.liveController(), &LiveController::closed);
+  w.stopLive();
+  QVERIFY(closed.wait(10000));
 }
 
 QTEST_MAIN(TstConsoleLiveHealth)
