@@ -18,7 +18,9 @@ const QColor kErrorColor(200, 40, 40), kSlowColor(220, 130, 0), kFpColor(130, 60
     kLatencyColor(40, 90, 200);
 // Marker lines: a fault's onset and end purple, the breaker's detection and restore blue.
 const QColor kFaultColor(120, 0, 120), kDetectColor(0, 120, 160);
-constexpr int kLabelRows = 3;  // marker labels staggered over this many rows, then left out
+// Marker labels are staggered over up to this many rows (and never more than a quarter of
+// the rates' height), then left out.
+constexpr int kLabelRows = 3;
 constexpr double kLabelGapPx = 6;
 const QString kNoData = QStringLiteral("—");
 
@@ -203,6 +205,10 @@ TimelinePlot::TimelinePlot(QWidget* parent) : QCustomPlot(parent) {
   ticker_ = QSharedPointer<TimeTicker>::create();
   ticker_->setTickCount(6);
   for (QCPAxisRect* r : rects) r->axis(QCPAxis::atBottom)->setTicker(ticker_);
+  // One time axis read at the bottom: the rects above keep its ticks and grid, not its text
+  // (a short window's data gets the height back; the readout names the time).
+  for (QCPAxisRect* r : {bands_, rates_, latency_})
+    r->axis(QCPAxis::atBottom)->setTickLabels(false);
   setTimeMode(TimeTicker::Mode::Offset, 0, true);
   setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   setNoAntialiasingOnDrag(true);
@@ -546,7 +552,7 @@ QString TimelinePlot::markerText(const view::InstanceTimeline& p, const view::Ma
 
 // The marker labels in time order along the top of the rates, each beside its line (to the
 // left of it near the right edge), moved down a row when it would overlap the previous one
-// and left out when kLabelRows are taken there — the line stays.
+// and left out when the rows are taken there — the line stays.
 void TimelinePlot::layoutMarkerLabels() {
   const QCPAxis* x = rates_->axis(QCPAxis::atBottom);
   double rowEnd[kLabelRows];
@@ -563,8 +569,9 @@ void TimelinePlot::layoutMarkerLabels() {
     const bool flip = px + w > rates_->right();
     const double from = flip ? px - w : px;
     int row = 0;
-    while (row < kLabelRows && rowEnd[row] + kLabelGapPx > from) ++row;
-    const bool shown = row < kLabelRows && px >= rates_->left() && px <= rates_->right();
+    const int rows = std::clamp(rates_->height() / (4 * h), 1, kLabelRows);
+    while (row < rows && rowEnd[row] + kLabelGapPx > from) ++row;
+    const bool shown = row < rows && px >= rates_->left() && px <= rates_->right();
     label->setVisible(shown);
     if (!shown) continue;
     rowEnd[row] = from + w;
