@@ -538,7 +538,8 @@ QString TimelinePlot::markerText(const view::InstanceTimeline& p, const view::Ma
     case view::Marker::Kind::FaultStart:
     case view::Marker::Kind::FaultEnd: {
       const QString what = QString(label).replace('_', ' ');  // "latency_drift": a YAML key
-      return what.startsWith("benign") ? what : "fault: " + what;
+      // A recorded fault of no kind is already "fault starts"; benign jitter is no fault.
+      return what.startsWith("benign") || what.startsWith("fault") ? what : "fault: " + what;
     }
     case view::Marker::Kind::Detected:
       return onset < 0 ? label : QString("%1 (TTD %2)").arg(label, duration(m.at - onset));
