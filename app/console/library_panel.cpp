@@ -1,5 +1,6 @@
 #include "library_panel.hpp"
 
+#include <QAction>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDateTime>
@@ -12,11 +13,13 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QHeaderView>
+#include <QInputDialog>
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListWidget>
+#include <QMenu>
 #include <QMessageBox>
 #include <QMetaObject>
 #include <QPlainTextEdit>
@@ -163,7 +166,20 @@ void LibraryPanel::buildDetails(QVBoxLayout* layout) {
   annotations_->setMaximumHeight(90);
   annotations_->setToolTip(
       tr("Fault annotations: the ground truth TTD and MTTR are scored against. Shift+drag over "
-         "the timelines to mark the focused instance bad."));
+         "the timelines to mark the focused instance bad; right-click (or Delete) to remove one "
+         "or change its kind."));
+  annotations_->setContextMenuPolicy(Qt::CustomContextMenu);
+  connect(annotations_, &QListWidget::customContextMenuRequested, this,
+          &LibraryPanel::annotationMenu);
+  auto* del = new QAction(tr("Delete annotation"), annotations_);
+  del->setShortcut(QKeySequence::Delete);
+  del->setShortcutContext(Qt::WidgetShortcut);
+  annotations_->addAction(del);
+  connect(del, &QAction::triggered, this, [this] {
+    QString error;
+    if (annotations_->currentRow() >= 0 && !removeAnnotation(annotations_->currentRow(), &error))
+      showMessage(error, true);
+  });
   form->addRow(tr("tags"), tags_);
   form->addRow(tr("notes"), notes_);
   form->addRow(saveNotes_);
@@ -305,6 +321,7 @@ void LibraryPanel::showDetails() {
   tags_->clear();
   notes_->clear();
   annotations_->clear();
+  shownAnnotations_.clear();
   const bool have = lib_ && !name.isEmpty();
   tags_->setEnabled(have);
   notes_->setEnabled(have);
@@ -316,7 +333,8 @@ void LibraryPanel::showDetails() {
       tags_->setText(QString::fromStdString(info->tags));
       notes_->setPlainText(QString::fromStdString(info->notes));
     }
-    for (const library::Annotation& a : lib_->annotations(name.toStdString()))
+    shownAnnotations_ = lib_->annotations(name.toStdString());
+    for (const library::Annotation& a : shownAnnotations_)
       annotations_->addItem(QString("%1  %2  %3 (%4)")
                                 .arg(QString::fromStdString(a.instance), timeRange(a.start, a.end),
                                      QString::fromStdString(a.kind),
@@ -324,6 +342,62 @@ void LibraryPanel::showDetails() {
   } catch (const std::exception& e) {
     showMessage(QString::fromUtf8(e.what()), true);
   }
+}
+
+void LibraryPanel::annotationMenu(const QPoint& at) {
+  const int row = annotations_->indexAt(at).row();
+  if (row < 0) return;
+  QMenu menu(this);
+  QString error;
+  menu.addAction(tr("Delete"), this, [this, row, &error] {
+    if (!removeAnnotation(row, &error)) showMessage(error, true);
+  });
+  menu.addAction(tr("Change kind…"), this, [this, row, &error] {
+    bool ok = false;
+    const QString kind = QInputDialog::getText(
+        this, tr("Annotation kind"), tr("Kind (e.g. latency_drift, errors, marked bad):"),
+        QLineEdit::Normal,
+        QString::fromStdString(shownAnnotations_[static_cast<std::size_t>(row)].kind), &ok);
+    if (ok && !setAnnotationKind(row, kind.trimmed(), &error)) showMessage(error, true);
+  });
+  menu.exec(annotations_->viewport()->mapToGlobal(at));
+}
+
+bool LibraryPanel::removeAnnotation(int row, QString* error) {
+  const QString name = selectedIncident();
+  if (!lib_ || name.isEmpty() || row < 0 || row >= static_cast<int>(shownAnnotations_.size())) {
+    if (error) *error = tr("No annotation selected");
+    return false;
+  }
+  try {
+    lib_->removeAnnotation(name.toStdString(), shownAnnotations_[static_cast<std::size_t>(row)]);
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+    return false;
+  }
+  showDetails();
+  emit annotationsChanged(name);
+  return true;
+}
+
+bool LibraryPanel::setAnnotationKind(int row, const QString& kind, QString* error) {
+  const QString name = selectedIncident();
+  if (!lib_ || name.isEmpty() || row < 0 || row >= static_cast<int>(shownAnnotations_.size())) {
+    if (error) *error = tr("No annotation selected");
+    return false;
+  }
+  library::Annotation a = shownAnnotations_[static_cast<std::size_t>(row)];
+  try {
+    lib_->removeAnnotation(name.toStdString(), a);
+    a.kind = kind.toStdString();
+    lib_->annotate(name.toStdString(), a);
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+    return false;
+  }
+  showDetails();
+  emit annotationsChanged(name);
+  return true;
 }
 
 bool LibraryPanel::saveNotes(const QString& tags, const QString& notes) {

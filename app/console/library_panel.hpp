@@ -25,7 +25,8 @@ class QVBoxLayout;
 
 namespace spillway::library {
 class Library;
-}
+struct Annotation;
+}  // namespace spillway::library
 
 namespace spillway::console {
 
@@ -69,8 +70,13 @@ class LibraryPanel : public QWidget {
   QLineEdit* tagsEdit() const { return tags_; }
   QPlainTextEdit* notesEdit() const { return notes_; }
   QListWidget* annotationList() const { return annotations_; }
+  // The selected incident's annotation at `row` of the list: removed, or its kind changed
+  // (annotationsChanged follows); false + a message when the library refuses.
+  bool removeAnnotation(int row, QString* error = nullptr);
+  bool setAnnotationKind(int row, const QString& kind, QString* error = nullptr);
 
  signals:
+  void annotationsChanged(const QString& incident);  // the ground truth TTD is scored against
   void incidentSelected(const QString& name);
   void importFinished(bool ok, const QString& message);
   void libraryOpened(const QString& path);
@@ -86,6 +92,7 @@ class LibraryPanel : public QWidget {
   void showDetails();
   void importDialog();
   void deleteSelected();
+  void annotationMenu(const QPoint& at);
 
  public:
   // The drill board over this library's stored drill runs (a new dialog, not shown).
@@ -103,6 +110,7 @@ class LibraryPanel : public QWidget {
   QTableWidget* table_;
   QPlainTextEdit* notes_;
   QListWidget* annotations_;
+  std::vector<library::Annotation> shownAnnotations_;  // the list's rows
   QPushButton *import_, *cancel_, *delete_, *drills_, *saveNotes_;
   QProgressBar* progress_;
   BackgroundJob job_;  // the import

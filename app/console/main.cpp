@@ -39,6 +39,10 @@ struct ConsoleOption {
 constexpr ConsoleOption kOptions[] = {
     {"screenshot", "FILE", "render the window to FILE (PNG) after the run and\nexit"},
     {"theme", "THEME", "desktop, light or dark (remembered)"},
+    {"size", "WxH", "with --screenshot: the window's size (default\n1500x950)"},
+    {"panel", "NAME",
+     "the bottom panel shown first: kpis, narrative,\n"
+     "sensitivity or comparison"},
     {"seeds", "N",
      "run the scenario under N seeds too (1-20) and show\n"
      "each KPI with its 95 % interval"},
@@ -417,6 +421,24 @@ int main(int argc, char** argv) {
   if (!applyLook(p, w)) return 2;
   // Screenshots (docs, tests) are taken at one known size, whatever the last session left.
   if (p.isSet("screenshot")) w.resize(1500, 950);
+  if (p.isSet("size")) {
+    const QStringList wh = p.value("size").split('x');
+    const int width = wh.size() == 2 ? wh[0].toInt() : 0,
+              height = wh.size() == 2 ? wh[1].toInt() : 0;
+    if (width < 640 || height < 480 || width > 7680 || height > 4320) {
+      std::fprintf(stderr, "spillway: --size: expected WxH from 640x480 to 7680x4320, got '%s'\n",
+                   qPrintable(p.value("size")));
+      return 2;
+    }
+    w.resize(width, height);
+  }
+  if (p.isSet("panel") && !w.showPanel(p.value("panel"))) {
+    std::fprintf(stderr,
+                 "spillway: --panel: expected kpis, narrative, sensitivity or comparison, got "
+                 "'%s'\n",
+                 qPrintable(p.value("panel")));
+    return 2;
+  }
   w.show();
   QString error;
   if (p.isSet("library") && !w.openLibrary(p.value("library"), &error)) {

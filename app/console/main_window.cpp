@@ -50,6 +50,7 @@
 #include "navigation.hpp"
 #include "policy_editor.hpp"
 #include "scenario_panel.hpp"
+#include "sensitivity_panel.hpp"
 #include "spillway/app/resources.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/library/library.hpp"
@@ -208,7 +209,15 @@ void MainWindow::buildCentral() {
   kpiTabs_ = new QTabWidget(this);
   kpiTabs_->addTab(kpiPage, tr("KPIs"));
   kpiTabs_->addTab(narrative_, tr("Narrative"));
+  sensitivity_ = new SensitivityPanel(this);
+  kpiTabs_->addTab(sensitivity_, tr("Sensitivity"));
+  kpiTabs_->setTabToolTip(kpiTabs_->count() - 1,
+                          tr("What moves what: 误伤 and TTD one step either side of each "
+                             "breaker parameter, around the policy shown"));
   kpiTabs_->addTab(chart_, tr("Comparison chart"));
+  connect(kpiTabs_, &QTabWidget::currentChanged, this, [this] {
+    if (sensitivityDue_) updateSensitivity();
+  });
   main->addWidget(kpiTabs_);
   main->setStretchFactor(0, 3);
   main->setStretchFactor(1, 1);
@@ -290,6 +299,7 @@ void MainWindow::buildDocks() {
   });
   connect(&live_, &LiveController::failed, this, [this](const QString& m) {
     livePanel_->setRunning(false);
+    livePanel_->showFailure(m);
     statusBar()->showMessage(tr("Live: %1").arg(m));
   });
   connect(&live_, &LiveController::snapshot, this, &MainWindow::onLiveSnapshot);
@@ -298,6 +308,11 @@ void MainWindow::buildDocks() {
     if (!replayIncident(name, &error)) statusBar()->showMessage(error);
   });
   connect(library_, &LibraryPanel::libraryOpened, this, &LibraryMenu::remember);
+  connect(library_, &LibraryPanel::annotationsChanged, this, [this](const QString& incident) {
+    // The ground truth changed: re-score TTD and MTTR (the ghost stays the previous policy's).
+    if (current_ && current_->mode == view::Mode::Replay && current_->incident == incident)
+      startReplay(incident, true, true);
+  });
   connect(scenarioPanel_, &ScenarioPanel::runRequested, this, [this] {
     QString error;
     if (!runEdited(&error)) QMessageBox::warning(this, tr("Scenario"), error);
@@ -725,6 +740,7 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
     tiles_->setRun(current_, true);  // keeps the focus and the hidden lanes
     refresh(Refresh::Reread, true);
     fillNarrative();
+    updateSensitivity();
     startSeeds();
     playback_.extend(current_->protectedRun.timeline.start(),
                      current_->protectedRun.timeline.end());
@@ -773,6 +789,7 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
   tiles_->setSelected(focus);
   refresh(Refresh::Reread);
   fillNarrative();
+  updateSensitivity();
   scrubber_->setRange(0, static_cast<int>(current_->protectedRun.timeline.end() / 1000000));
   startSeeds();
   playback_.show(current_->mode, current_->protectedRun.timeline.start(),
@@ -977,6 +994,8 @@ bool MainWindow::startLive(LiveConfig cfg, QString* error) {
   pendingStatus_ = {};
   liveLatencies_.clear();
   playback_.clear();
+  tiles_->clear(tr("Waiting for live data…"));
+  tiles_->setWouldOpenHold(cfg.policy->breaker.open.maxDuration);
   policy_ = *cfg.policy;
   shownLabel_ = tr("Live (shadow mode)");
   liveLibrary_ = cfg.recordLibrary;

@@ -37,6 +37,7 @@ struct NavKey;
 class LibraryPanel;
 class LivePanel;
 class NarrativePanel;
+class SensitivityPanel;
 class SweepDialog;
 class ModesDialog;
 class PolicyEditor;
@@ -90,6 +91,10 @@ class MainWindow : public QMainWindow {
   QString contextText() const;  // the context bar: source · policy · changes · reference
   HeadlineStrip* headline() const { return headline_; }
   NarrativePanel* narrative() const { return narrative_; }
+  SensitivityPanel* sensitivity() const { return sensitivity_; }
+  // The bottom panel's tab by its title's first word, lower case ("kpis", "narrative",
+  // "sensitivity", "comparison"); false when there is none.
+  bool showPanel(const QString& name);
   // A navigation key's action (what the window-wide keys do; see navigation.hpp).
   void navigate(const NavKey& key);
   // Fault and transition times of the focused instance, in order (N / P).
@@ -166,6 +171,7 @@ class MainWindow : public QMainWindow {
   void fillKpiTable(const std::vector<view::KpiRow>& rows);
   void fillHeadline(const std::vector<view::KpiRow>& rows);
   void fillNarrative();
+  void updateSensitivity();
   void buildPolicyMenu();
   void updateContext();
   void onCommitted();
@@ -220,6 +226,8 @@ class MainWindow : public QMainWindow {
   bool utcClock_ = true;
   HeadlineStrip* headline_ = nullptr;
   NarrativePanel* narrative_ = nullptr;
+  SensitivityPanel* sensitivity_ = nullptr;
+  bool sensitivityDue_ = false;  // the shown run changed while the tab was hidden
   QTabWidget* kpiTabs_ = nullptr;
   QLabel* context_ = nullptr;
   QLabel* abDiff_ = nullptr;

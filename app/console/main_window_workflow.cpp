@@ -8,6 +8,7 @@
 #include <QPushButton>
 #include <QSettings>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTimer>
 #include <QUndoStack>
@@ -22,6 +23,7 @@
 #include "narrative_panel.hpp"
 #include "navigation.hpp"
 #include "policy_editor.hpp"
+#include "sensitivity_panel.hpp"
 #include "spillway/policy_yaml.hpp"
 #include "spillway/view/headline.hpp"
 #include "spillway/view/replay_timeline.hpp"
@@ -287,6 +289,15 @@ void MainWindow::fillNarrative() {
   narrative_->setLines(std::move(n.lines));
 }
 
+bool MainWindow::showPanel(const QString& name) {
+  for (int i = 0; i < kpiTabs_->count(); ++i)
+    if (kpiTabs_->tabText(i).section(' ', 0, 0).toLower() == name.toLower()) {
+      kpiTabs_->setCurrentIndex(i);
+      return true;
+    }
+  return false;
+}
+
 CompareDialog* MainWindow::openCompare() {
   if (!compare_) compare_ = new CompareDialog(this);
   if (!current_ || current_->mode == view::Mode::Live) {
@@ -310,6 +321,17 @@ CompareDialog* MainWindow::openCompare() {
   compare_->raise();
   compare_->start();
   return compare_;
+}
+
+// The sensitivity runs dozens of simulations: only for the tab on screen, and again when the
+// tab comes back to a newer run.
+void MainWindow::updateSensitivity() {
+  sensitivityDue_ = kpiTabs_->currentWidget() != sensitivity_;
+  if (sensitivityDue_ || !current_ || current_->mode == view::Mode::Live) return;
+  if (current_->mode == view::Mode::Replay)
+    sensitivity_->computeIncident(library_->libraryPath(), current_->incident, policy_);
+  else
+    sensitivity_->compute(scenarioData_, policy_);
 }
 
 void MainWindow::setUtcClock(bool utc) {

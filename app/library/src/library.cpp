@@ -793,6 +793,17 @@ void Library::annotate(std::string_view name, const Annotation& a) {
   detail::insertAnnotation(*db_, "annotations", "incident_id", requireIncident(name).id, a);
 }
 
+bool Library::removeAnnotation(std::string_view name, const Annotation& a) {
+  requireWritable("remove an annotation");
+  // One row of the equal ones (an annotation may have been made twice): by its id.
+  Stmt q(*db_,
+         "DELETE FROM annotations WHERE id = (SELECT id FROM annotations WHERE incident_id=? AND "
+         "instance=? AND t1=? AND t2=? AND kind=? ORDER BY id LIMIT 1) RETURNING id");
+  q.bind(1, requireIncident(name).id).bind(2, a.instance).bind(3, a.start).bind(4, a.end);
+  q.bind(5, a.kind);
+  return q.returnedId() != 0;
+}
+
 std::vector<Annotation> Library::annotations(std::string_view name) {
   return detail::selectAnnotations(*db_, "annotations", "incident_id", requireIncident(name).id);
 }

@@ -61,6 +61,7 @@ class TstConsoleLibrary : public QObject {
   void filterTagsNotes();
   void policyEditReReplays();
   void shiftDragAnnotates();
+  void annotationRemovedAndRescored();
   void sweepGridMatchesReplayIncident();
   void cancelStopsSweep();
   void recentLibrariesRemembered();
@@ -209,6 +210,40 @@ void TstConsoleLibrary::shiftDragAnnotates() {
   // A plain click (no range) marks nothing.
   w_->plot()->markRange(30, 30.1);
   QCOMPARE(lib.annotations("seed000-sample").size(), before + 1);
+}
+
+// The operator's mark, deleted from the panel: gone from the library, and the re-replay scores
+// without it; a kind changed in place is one annotation still.
+void TstConsoleLibrary::annotationRemovedAndRescored() {
+  library::Library lib(libPath_.toStdString());
+  const auto before = lib.annotations("seed000-sample");
+  int row = -1;
+  for (std::size_t i = 0; i < before.size(); ++i)
+    if (before[i].kind == "marked bad") row = static_cast<int>(i);
+  QVERIFY(row >= 0);
+  const std::size_t faults = w_->current()->protectedRun.replayKpis.faults.size();
+  QString error;
+  QVERIFY2(panel()->setAnnotationKind(row, "latency_drift", &error), qPrintable(error));
+  QCOMPARE(lib.annotations("seed000-sample").size(), before.size());
+  QVERIFY(waitRun());
+  QCOMPARE(w_->current()->protectedRun.replayKpis.faults.size(), faults);
+  const auto renamed = lib.annotations("seed000-sample");
+  const auto it = std::find_if(renamed.begin(), renamed.end(), [](const library::Annotation& a) {
+    return a.kind == "latency_drift" && a.instance == "chat-72b-1";
+  });
+  QVERIFY(it != renamed.end());
+  QVERIFY(panel()->removeAnnotation(static_cast<int>(it - renamed.begin()), &error));
+  QCOMPARE(lib.annotations("seed000-sample").size(), before.size() - 1);
+  QCOMPARE(panel()->annotationList()->count(), static_cast<int>(before.size() - 1));
+  QVERIFY(waitRun());
+  QCOMPARE(w_->current()->protectedRun.replayKpis.faults.size(), faults - 1);
+  QVERIFY(!panel()->removeAnnotation(99, &error));
+  // Marked again (the sweep below relies on a fault no breaker sees).
+  std::size_t focus = 0;
+  while (w_->current()->protectedRun.timeline.instances()[focus].name != "chat-72b-1") ++focus;
+  QVERIFY2(w_->annotateRange(focus, 60, 120, &error), qPrintable(error));
+  QVERIFY(waitRun());
+  QCOMPARE(w_->current()->protectedRun.replayKpis.faults.size(), faults);
 }
 
 void TstConsoleLibrary::sweepGridMatchesReplayIncident() {

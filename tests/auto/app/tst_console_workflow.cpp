@@ -25,6 +25,7 @@
 #include "main_window.hpp"
 #include "narrative_panel.hpp"
 #include "policy_editor.hpp"
+#include "sensitivity_panel.hpp"
 #include "session.hpp"
 #include "spillway/policy_yaml.hpp"
 #include "spillway/view/headline.hpp"
@@ -65,6 +66,7 @@ class TstConsoleWorkflow : public QObject {
   void narrativeLineSeeksAndZooms();
   void saveWritesNameAndProvenance();
   void nWayCompare();
+  void sensitivityTabComputesOnShow();
   void sessionRoundTrip();
   void badSessionIsAMessage_data();
   void badSessionIsAMessage();
@@ -415,6 +417,20 @@ void TstConsoleWorkflow::nWayCompare() {
   w_->unpinReference();
   editor()->revert();
   QVERIFY(waitRun());
+}
+
+// The sensitivity runs dozens of simulations: only once its tab is shown, on the run shown.
+void TstConsoleWorkflow::sensitivityTabComputesOnShow() {
+  QTRY_VERIFY_WITH_TIMEOUT(!w_->stale(), 60000);
+  QSignalSpy computed(w_->sensitivity(), &SensitivityPanel::computed);
+  QVERIFY(!w_->sensitivity()->result() || computed.isEmpty());
+  QVERIFY(w_->showPanel("sensitivity"));
+  QVERIFY(computed.wait(120000));
+  const view::Sensitivity* r = w_->sensitivity()->result();
+  QVERIFY(r && !r->cancelled && !r->rows.empty());
+  QVERIFY(r->current.falsePositive.has_value());
+  QCOMPARE(QString::fromStdString(r->source), w_->current()->scenarioName);
+  QVERIFY(w_->showPanel("kpis"));
 }
 
 // Save: an edited policy, a pinned reference, the focus, the zoom, the cursor and a target; a

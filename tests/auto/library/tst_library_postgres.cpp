@@ -209,6 +209,19 @@ void TstLibraryPostgres::copyRoundTripIsByteIdentical() {
   // The copied sources still deduplicate: the file is known in the team library.
   const auto again = pg.importFile(path("c1.jsonl"), formats::Format::Jsonl, {}, "c1");
   QVERIFY(again.alreadyImported);
+  // Removing an annotation (the console's Delete) removes one of equal rows, on PostgreSQL as
+  // on SQLite, and says when there is none.
+  for (library::Library* lib : {&pg, &b}) {
+    const library::Annotation x{"c1-gpu-9", 1764480001000000, 1764480002000000, "marked bad"};
+    lib->annotate("c1", x);
+    lib->annotate("c1", x);
+    const std::size_t n = lib->annotations("c1").size();
+    QVERIFY(lib->removeAnnotation("c1", x));
+    QCOMPARE(lib->annotations("c1").size(), n - 1);
+    QVERIFY(lib->removeAnnotation("c1", x));
+    QVERIFY(!lib->removeAnnotation("c1", x));
+    QCOMPARE(lib->annotations("c1").size(), n - 2);
+  }
 }
 
 // Two imports into one incident, the same file twice more, a live recording and the two shards

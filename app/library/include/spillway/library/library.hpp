@@ -148,6 +148,8 @@ class Library {
 
   void annotate(std::string_view incident, const Annotation& a);
   std::vector<Annotation> annotations(std::string_view incident);
+  // Removes one annotation equal to `a` (instance, start, end, kind); false when none is.
+  bool removeAnnotation(std::string_view incident, const Annotation& a);
   // The annotations as the fault ground truth a replay scores against.
   std::vector<NamedFault> faults(std::string_view incident);
   void setNotes(std::string_view incident, std::string_view tags, std::string_view notes);
