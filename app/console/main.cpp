@@ -377,9 +377,13 @@ void scheduleScreenshots(const QCommandLineParser& p, spillway::console::MainWin
     QTimer::singleShot(30000, &w, [&w, file] { QApplication::exit(saveShot(&w, file) ? 0 : 1); });
   } else if (p.isSet("screenshot")) {
     const QString file = p.value("screenshot");
-    // With --seeds the picture waits for the intervals.
-    const auto shown = p.isSet("seeds") ? &spillway::console::MainWindow::intervalsShown
-                                        : &spillway::console::MainWindow::runShown;
+    // With --seeds the picture waits for the intervals, a session for its whole view.
+    const bool session =
+        !p.positionalArguments().isEmpty() &&
+        p.positionalArguments().first().endsWith(spillway::console::kSessionSuffix);
+    const auto shown = session            ? &spillway::console::MainWindow::sessionRestored
+                       : p.isSet("seeds") ? &spillway::console::MainWindow::intervalsShown
+                                          : &spillway::console::MainWindow::runShown;
     QObject::connect(&w, shown, &w, [&w, file] {
       QTimer::singleShot(200, &w, [&w, file] { QApplication::exit(saveShot(&w, file) ? 0 : 1); });
     });

@@ -112,7 +112,7 @@ void MainWindow::buildRunToolbar() {
 }
 
 // Tiles, the timeline plot with the replay controls, the KPI table and chart.
-void MainWindow::buildCentral() {
+QWidget* MainWindow::buildTileColumn() {
   tiles_ = new InstanceTiles(this);
   tiles_->setOrder(view::TileOrder::Model);
   auto* tileScroll = new QScrollArea(this);
@@ -135,7 +135,11 @@ void MainWindow::buildCentral() {
   tileLayout->setContentsMargins(0, 0, 0, 0);
   tileLayout->addWidget(sortBy);
   tileLayout->addWidget(tileScroll, 1);
-  plot_ = new TimelinePlot(this);
+  return tileColumn;
+}
+
+// The KPI panel's tabs: headline strip and table, narrative, sensitivity, comparison chart.
+QWidget* MainWindow::buildKpiPanel() {
   kpis_ = new QTableWidget(this);
   kpis_->setColumnCount(5);
   kpis_->setHorizontalHeaderLabels({tr("KPI"), tr("baseline (off)"), tr("protected (on)"),
@@ -146,41 +150,6 @@ void MainWindow::buildCentral() {
     kpis_->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
   kpis_->verticalHeader()->hide();
   kpis_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-
-  // Replay controls: play / pause, step, speed, scrubber with times.
-  play_ = new QPushButton(tr("Play"), this);
-  auto* back = new QPushButton("◀", this);
-  auto* fwd = new QPushButton("▶", this);
-  connect(back, &QPushButton::clicked, this, [this] { step(-1); });
-  connect(fwd, &QPushButton::clicked, this, [this] { step(1); });
-  speed_ = new QComboBox(this);
-  for (const char* s : {"0.5×", "1×", "5×", "20×", "100×"}) speed_->addItem(s);
-  speed_->setCurrentIndex(3);
-  scrubber_ = new QSlider(Qt::Horizontal, this);
-  time_ = new QLabel("00:00", this);
-  time_->setMinimumWidth(110);
-  auto* replay = new QHBoxLayout;
-  replay->addWidget(back);
-  replay->addWidget(play_);
-  replay->addWidget(fwd);
-  replay->addWidget(speed_);
-  loop_ = new QCheckBox(tr("Loop"), this);
-  loop_->setToolTip(tr("Start again from the beginning at the end"));
-  replay->addWidget(loop_);
-  replay->addWidget(scrubber_, 1);
-  replay->addWidget(time_);
-
-  auto* right = new QWidget(this);
-  auto* rightLayout = new QVBoxLayout(right);
-  rightLayout->setContentsMargins(0, 0, 0, 0);
-  rightLayout->addWidget(plot_, 1);
-  rightLayout->addLayout(replay);
-  auto* top = new QSplitter(Qt::Horizontal, this);
-  top->addWidget(tileColumn);
-  top->addWidget(right);
-  top->setStretchFactor(1, 1);
-  auto* main = new QSplitter(Qt::Vertical, this);
-  main->addWidget(top);
   chart_ = new KpiChart(this);
   headline_ = new HeadlineStrip(this);
   abDiff_ = new QLabel(this);
@@ -218,7 +187,53 @@ void MainWindow::buildCentral() {
   connect(kpiTabs_, &QTabWidget::currentChanged, this, [this] {
     if (sensitivityDue_) updateSensitivity();
   });
-  main->addWidget(kpiTabs_);
+  return kpiTabs_;
+}
+
+// Replay controls: play / pause, step, speed, scrubber with times.
+QLayout* MainWindow::buildReplayBar() {
+  play_ = new QPushButton(tr("Play"), this);
+  auto* back = new QPushButton("◀", this);
+  auto* fwd = new QPushButton("▶", this);
+  connect(back, &QPushButton::clicked, this, [this] { step(-1); });
+  connect(fwd, &QPushButton::clicked, this, [this] { step(1); });
+  speed_ = new QComboBox(this);
+  for (const char* s : {"0.5×", "1×", "5×", "20×", "100×"}) speed_->addItem(s);
+  speed_->setCurrentIndex(3);
+  scrubber_ = new QSlider(Qt::Horizontal, this);
+  time_ = new QLabel("00:00", this);
+  // As wide as its longest text, so a new second never resizes the plots beside it.
+  time_->setFixedWidth(
+      time_->fontMetrics().horizontalAdvance("00:00:00 UTC  T+00:00:00 / T+00:00:00"));
+  auto* replay = new QHBoxLayout;
+  replay->addWidget(back);
+  replay->addWidget(play_);
+  replay->addWidget(fwd);
+  replay->addWidget(speed_);
+  loop_ = new QCheckBox(tr("Loop"), this);
+  loop_->setToolTip(tr("Start again from the beginning at the end"));
+  replay->addWidget(loop_);
+  replay->addWidget(scrubber_, 1);
+  replay->addWidget(time_);
+  return replay;
+}
+
+void MainWindow::buildCentral() {
+  QWidget* tileColumn = buildTileColumn();
+  plot_ = new TimelinePlot(this);
+  QLayout* replay = buildReplayBar();
+  auto* right = new QWidget(this);
+  auto* rightLayout = new QVBoxLayout(right);
+  rightLayout->setContentsMargins(0, 0, 0, 0);
+  rightLayout->addWidget(plot_, 1);
+  rightLayout->addLayout(replay);
+  auto* top = new QSplitter(Qt::Horizontal, this);
+  top->addWidget(tileColumn);
+  top->addWidget(right);
+  top->setStretchFactor(1, 1);
+  auto* main = new QSplitter(Qt::Vertical, this);
+  main->addWidget(top);
+  main->addWidget(buildKpiPanel());
   main->setStretchFactor(0, 3);
   main->setStretchFactor(1, 1);
   // The context bar: what is on screen, under which policy, compared with what — always shown,
@@ -281,6 +296,30 @@ void MainWindow::buildDocks() {
   tabifyDockWidget(libraryDock_, liveDock_);
   policyDock_
       ->raise();  // the policy is what an SRE tunes first (after the last tab, which is raised)
+  connectLive();
+  connect(library_, &LibraryPanel::incidentSelected, this, [this](const QString& name) {
+    QString error;
+    if (!replayIncident(name, &error)) statusBar()->showMessage(error);
+  });
+  connect(library_, &LibraryPanel::libraryOpened, this, &LibraryMenu::remember);
+  connect(library_, &LibraryPanel::annotationsChanged, this, [this](const QString& incident) {
+    // The ground truth changed: re-score TTD and MTTR (the ghost stays the previous policy's).
+    if (current_ && current_->mode == view::Mode::Replay && current_->incident == incident)
+      startReplay(incident, true, true);
+  });
+  connect(scenarioPanel_, &ScenarioPanel::runRequested, this, [this] {
+    QString error;
+    if (!runEdited(&error)) QMessageBox::warning(this, tr("Scenario"), error);
+  });
+  whatIfTimer_ = new QTimer(this);
+  whatIfTimer_->setSingleShot(true);
+  whatIfTimer_->setInterval(150);
+  connect(whatIfTimer_, &QTimer::timeout, this, &MainWindow::startWhatIf);
+  connect(editor_, &PolicyEditor::policyEdited, this, [this] { whatIfTimer_->start(); });
+}
+
+// The Live dock's Go live / Stop and the session's reports.
+void MainWindow::connectLive() {
   connect(livePanel_, &LivePanel::startRequested, this, [this] {
     LiveConfig cfg;
     QString error;
@@ -303,25 +342,6 @@ void MainWindow::buildDocks() {
     statusBar()->showMessage(tr("Live: %1").arg(m));
   });
   connect(&live_, &LiveController::snapshot, this, &MainWindow::onLiveSnapshot);
-  connect(library_, &LibraryPanel::incidentSelected, this, [this](const QString& name) {
-    QString error;
-    if (!replayIncident(name, &error)) statusBar()->showMessage(error);
-  });
-  connect(library_, &LibraryPanel::libraryOpened, this, &LibraryMenu::remember);
-  connect(library_, &LibraryPanel::annotationsChanged, this, [this](const QString& incident) {
-    // The ground truth changed: re-score TTD and MTTR (the ghost stays the previous policy's).
-    if (current_ && current_->mode == view::Mode::Replay && current_->incident == incident)
-      startReplay(incident, true, true);
-  });
-  connect(scenarioPanel_, &ScenarioPanel::runRequested, this, [this] {
-    QString error;
-    if (!runEdited(&error)) QMessageBox::warning(this, tr("Scenario"), error);
-  });
-  whatIfTimer_ = new QTimer(this);
-  whatIfTimer_->setSingleShot(true);
-  whatIfTimer_->setInterval(150);
-  connect(whatIfTimer_, &QTimer::timeout, this, &MainWindow::startWhatIf);
-  connect(editor_, &PolicyEditor::policyEdited, this, [this] { whatIfTimer_->start(); });
 }
 
 // File, View, Tools, Help.
@@ -399,6 +419,11 @@ void MainWindow::buildMenus() {
   utcClock_ = QSettings().value("view/utc", true).toBool();
   utc->setChecked(utcClock_);
   utc->setToolTip(tr("Recordings and Live mode: the time axis in UTC, else local time"));
+  buildHelpMenu();
+}
+
+// Help: the keys, the documentation, about.
+void MainWindow::buildHelpMenu() {
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&Keyboard and mouse"), QKeySequence::HelpContents, this, [this] {
     QMessageBox::information(
@@ -720,6 +745,30 @@ void MainWindow::startWhatIf() {
   controller_.start(sc, current_);  // cancels a stale what-if; reuses the baseline run
 }
 
+// A what-if: keep the cursor and the focused instance, compare with the reference (an
+// annotation's re-replay keeps the policy, so the ghost stays the previous policy's).
+void MainWindow::showWhatIf(std::shared_ptr<const Comparison> c) {
+  whatIfRunning_ = false;
+  current_ = std::move(c);
+  if (!keepPrevious_) previous_ = pinned_ ? pinned_ : anchor_;
+  if (whatIfCommits_ || keepPrevious_) anchor_ = current_;
+  keepPrevious_ = whatIfCommits_ = false;
+  run_->setEnabled(true);
+  cancel_->setEnabled(false);
+  progress_->setValue(100);
+  tiles_->setRun(current_, true);  // keeps the focus and the hidden lanes
+  refresh(Refresh::Reread, true);
+  fillNarrative();
+  updateSensitivity();
+  startSeeds();
+  playback_.extend(current_->protectedRun.timeline.start(), current_->protectedRun.timeline.end());
+  syncCursor();
+  lastRoundTripMs_ = roundTrip_.elapsed();
+  statusBar()->showMessage(tr("Re-run and redrawn in %1 ms").arg(lastRoundTripMs_));
+  emit runShown();
+  if (opening_) QTimer::singleShot(0, this, &MainWindow::continueSession);
+}
+
 void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
   if (current_ &&
       current_->mode == view::Mode::Live) {  // a run or replay that ended Live mode: a fresh view
@@ -727,28 +776,7 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
     whatIfRunning_ = false;
   }
   if (whatIfRunning_ && current_ && c->mode == current_->mode) {
-    // A what-if: keep the cursor and the focused instance, remember the run it replaces (an
-    // annotation's re-replay keeps the policy, so the ghost stays the previous policy's).
-    whatIfRunning_ = false;
-    current_ = std::move(c);
-    if (!keepPrevious_) previous_ = pinned_ ? pinned_ : anchor_;
-    if (whatIfCommits_ || keepPrevious_) anchor_ = current_;
-    keepPrevious_ = whatIfCommits_ = false;
-    run_->setEnabled(true);
-    cancel_->setEnabled(false);
-    progress_->setValue(100);
-    tiles_->setRun(current_, true);  // keeps the focus and the hidden lanes
-    refresh(Refresh::Reread, true);
-    fillNarrative();
-    updateSensitivity();
-    startSeeds();
-    playback_.extend(current_->protectedRun.timeline.start(),
-                     current_->protectedRun.timeline.end());
-    syncCursor();
-    lastRoundTripMs_ = roundTrip_.elapsed();
-    statusBar()->showMessage(tr("Re-run and redrawn in %1 ms").arg(lastRoundTripMs_));
-    emit runShown();
-    if (opening_) QTimer::singleShot(0, this, &MainWindow::continueSession);
+    showWhatIf(std::move(c));
     return;
   }
   whatIfRunning_ = keepPrevious_ = false;

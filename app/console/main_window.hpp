@@ -18,6 +18,7 @@ class QCheckBox;
 class QComboBox;
 class QDockWidget;
 class QLabel;
+class QLayout;
 class QMenu;
 class QProgressBar;
 class QPushButton;
@@ -160,6 +161,12 @@ class MainWindow : public QMainWindow {
  private:
   void buildRunToolbar();
   void buildCentral();
+  QWidget* buildTileColumn();
+  QWidget* buildKpiPanel();
+  QLayout* buildReplayBar();
+  void buildHelpMenu();
+  void connectLive();
+  void showWhatIf(std::shared_ptr<const Comparison> c);
   void buildDocks();
   void buildMenus();
   void buildPlayback();
