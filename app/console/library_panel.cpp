@@ -364,23 +364,15 @@ void LibraryPanel::annotationMenu(const QPoint& at) {
 }
 
 bool LibraryPanel::removeAnnotation(int row, QString* error) {
-  const QString name = selectedIncident();
-  if (!lib_ || name.isEmpty() || row < 0 || row >= static_cast<int>(shownAnnotations_.size())) {
-    if (error) *error = tr("No annotation selected");
-    return false;
-  }
-  try {
-    lib_->removeAnnotation(name.toStdString(), shownAnnotations_[static_cast<std::size_t>(row)]);
-  } catch (const std::exception& e) {
-    if (error) *error = QString::fromUtf8(e.what());
-    return false;
-  }
-  showDetails();
-  emit annotationsChanged(name);
-  return true;
+  return editAnnotation(row, std::nullopt, error);
 }
 
 bool LibraryPanel::setAnnotationKind(int row, const QString& kind, QString* error) {
+  return editAnnotation(row, kind, error);
+}
+
+// The row's annotation removed, and with `kind` written back under that kind.
+bool LibraryPanel::editAnnotation(int row, const std::optional<QString>& kind, QString* error) {
   const QString name = selectedIncident();
   if (!lib_ || name.isEmpty() || row < 0 || row >= static_cast<int>(shownAnnotations_.size())) {
     if (error) *error = tr("No annotation selected");
@@ -389,8 +381,10 @@ bool LibraryPanel::setAnnotationKind(int row, const QString& kind, QString* erro
   library::Annotation a = shownAnnotations_[static_cast<std::size_t>(row)];
   try {
     lib_->removeAnnotation(name.toStdString(), a);
-    a.kind = kind.toStdString();
-    lib_->annotate(name.toStdString(), a);
+    if (kind) {
+      a.kind = kind->toStdString();
+      lib_->annotate(name.toStdString(), a);
+    }
   } catch (const std::exception& e) {
     if (error) *error = QString::fromUtf8(e.what());
     return false;

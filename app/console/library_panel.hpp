@@ -10,6 +10,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 
 #include "background_job.hpp"
 #include "spillway/formats/source.hpp"
@@ -93,6 +94,7 @@ class LibraryPanel : public QWidget {
   void importDialog();
   void deleteSelected();
   void annotationMenu(const QPoint& at);
+  bool editAnnotation(int row, const std::optional<QString>& kind, QString* error);
 
  public:
   // The drill board over this library's stored drill runs (a new dialog, not shown).

@@ -42,21 +42,9 @@ QString duration(Micros d) {
 }
 
 QString stateName(const view::StateBand& b) {
-  switch (b.state) {
-    case BreakerState::Closed:
-      return b.ramping ? "CLOSED (ramping)" : "CLOSED";
-    case BreakerState::Open:
-      return "OPEN";
-    case BreakerState::HalfOpen:
-      return "HALF_OPEN";
-    case BreakerState::ForcedOpen:
-      return "FORCED_OPEN";
-    case BreakerState::Disabled:
-      return "DISABLED";
-    case BreakerState::MetricsOnly:
-      return "METRICS_ONLY";
-  }
-  return {};
+  const std::string_view name = spillway::stateName(b.state);
+  const QString text = QString::fromLatin1(name.data(), static_cast<qsizetype>(name.size()));
+  return b.ramping ? text + " (ramping)" : text;
 }
 
 // The tick holding `t`: the first whose end is at or after it (the last one past the data).
