@@ -15,6 +15,7 @@
 #include "library_panel.hpp"
 #include "live_panel.hpp"
 #include "main_window.hpp"
+#include "sensitivity_panel.hpp"
 #include "session.hpp"
 #include "spillway/library/library.hpp"
 #include "spillway/live/bearer_token.hpp"
@@ -384,8 +385,14 @@ void scheduleScreenshots(const QCommandLineParser& p, spillway::console::MainWin
     const auto shown = session            ? &spillway::console::MainWindow::sessionRestored
                        : p.isSet("seeds") ? &spillway::console::MainWindow::intervalsShown
                                           : &spillway::console::MainWindow::runShown;
-    QObject::connect(&w, shown, &w, [&w, file] {
-      QTimer::singleShot(200, &w, [&w, file] { QApplication::exit(saveShot(&w, file) ? 0 : 1); });
+    // The Sensitivity tab: once its runs for the view shown are in.
+    const bool sensitivity = p.value("panel").toLower() == "sensitivity";
+    QObject::connect(&w, shown, &w, [&w, file, sensitivity] {
+      auto save = [&w, file] {
+        QTimer::singleShot(200, &w, [&w, file] { QApplication::exit(saveShot(&w, file) ? 0 : 1); });
+      };
+      if (!sensitivity) return save();
+      QObject::connect(w.sensitivity(), &spillway::console::SensitivityPanel::computed, &w, save);
     });
   }
 }

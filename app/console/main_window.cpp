@@ -934,6 +934,9 @@ SweepDialog* MainWindow::openSweep() {
             });
   }
   sweep_->setBasePolicy(editor_->policy());
+  // The header says what the grid is around, as the context bar does.
+  sweep_->setWindowTitle(
+      tr("Sweep — base policy %1 (from %2)").arg(editor_->displayName(), editor_->source()));
   QStringList chosen = library_->selectedIncidents();
   if (chosen.isEmpty() && current_ && current_->mode == view::Mode::Replay)
     chosen << current_->incident;
