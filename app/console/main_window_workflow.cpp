@@ -33,10 +33,6 @@
 namespace spillway::console {
 namespace {
 
-bool samePolicy(const Policy& a, const Policy& b) {
-  return policyToYaml(a) == policyToYaml(b);
-}
-
 QString policyName(const Policy& p) {
   return QString::fromStdString(p.name.empty() ? "policy" : p.name);
 }

@@ -76,10 +76,6 @@ class WheelGuard : public QObject {
   }
 };
 
-bool samePolicy(const Policy& a, const Policy& b) {
-  return policyToYaml(a) == policyToYaml(b);
-}
-
 double sec(Micros d) {
   return static_cast<double>(d) / 1e6;
 }
@@ -303,6 +299,10 @@ std::optional<double> breakerField(const QString& key, const BreakerConfig& b) {
 }
 
 }  // namespace
+
+bool samePolicy(const Policy& a, const Policy& b) {
+  return policyToYaml(a) == policyToYaml(b);
+}
 
 PolicyEditor::PolicyEditor(QWidget* parent) : QWidget(parent), undo_(new QUndoStack(this)) {
   connect(undo_, &QUndoStack::indexChanged, this, &PolicyEditor::stateChanged);

@@ -22,6 +22,9 @@ class QVBoxLayout;
 
 namespace spillway::console {
 
+// Two policies that write the same file: what "modified", "stale" and an undo step compare.
+bool samePolicy(const Policy& a, const Policy& b);
+
 class PolicyEditor : public QWidget {
   Q_OBJECT
  public:
