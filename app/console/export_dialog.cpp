@@ -15,6 +15,8 @@
 #include <QRegularExpression>
 #include <QSplitter>
 #include <QSyntaxHighlighter>
+#include <QTabWidget>
+#include <QTextBrowser>
 #include <QVBoxLayout>
 
 #include <fstream>
@@ -217,9 +219,10 @@ QPushButton* ExportDialog::buildForm(QVBoxLayout* layout) {
   return pick;
 }
 
-// The highlighted preview over the mapping notes and validation report.
+// The highlighted preview over two tabs: the notes and validation messages, and the review
+// report as the pull request will show it.
 void ExportDialog::buildPanes(QVBoxLayout* layout) {
-  auto* split = new QSplitter(Qt::Vertical, this);
+  auto* split = split_ = new QSplitter(Qt::Vertical, this);
   const QFont mono = QFontDatabase::systemFont(QFontDatabase::FixedFont);
   preview_ = new QPlainTextEdit(this);
   preview_->setReadOnly(true);
@@ -229,8 +232,13 @@ void ExportDialog::buildPanes(QVBoxLayout* layout) {
   report_ = new QPlainTextEdit(this);
   report_->setReadOnly(true);
   report_->setFont(mono);
+  review_ = new QTextBrowser(this);
+  review_->setOpenLinks(false);
+  lower_ = new QTabWidget(this);
+  lower_->addTab(report_, tr("Notes"));
+  lower_->addTab(review_, tr("Review report (validation.md)"));
   split->addWidget(preview_);
-  split->addWidget(report_);
+  split->addWidget(lower_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
   layout->addWidget(split, 1);
@@ -254,13 +262,7 @@ void ExportDialog::chooseBundleDir() {
   if (!dir.isEmpty()) exportBundle(dir);
 }
 
-QStringList ExportDialog::exportBundle(const QString& dir) {
-  if (!validation_) {
-    const QString why = tr("Validate first: the bundle carries the validation report");
-    report_->appendPlainText(why);
-    emit failed(why);
-    return {};
-  }
+exporter::BundleInfo ExportDialog::bundleInfo() const {
   exporter::BundleInfo info;
   info.policySource = source_.toStdString();
   info.baseName = baseName_.toStdString();
@@ -270,10 +272,20 @@ QStringList ExportDialog::exportBundle(const QString& dir) {
                               QString::fromStdString(validation_->requireSpec))
                          .toStdString();
   info.defaultRequirements = validation_->requireSpec == exporter::kDefaultRequirements;
+  return info;
+}
+
+QStringList ExportDialog::exportBundle(const QString& dir) {
+  if (!validation_) {
+    const QString why = tr("Validate first: the bundle carries the validation report");
+    report_->appendPlainText(why);
+    emit failed(why);
+    return {};
+  }
   try {
     QStringList written;
     for (const std::string& p :
-         exporter::writeBundle(dir.toStdString(), exporter::makeBundle(*validation_, info)))
+         exporter::writeBundle(dir.toStdString(), exporter::makeBundle(*validation_, bundleInfo())))
       written << QString::fromStdString(p);
     report_->appendPlainText(tr("Bundle written: %1").arg(written.join(", ")));
     return written;
@@ -316,6 +328,21 @@ QString ExportDialog::reportText() const {
   return report_->toPlainText();
 }
 
+QString ExportDialog::reportMarkdown() const {
+  return reviewMarkdown_;
+}
+
+void ExportDialog::showReport() {
+  reviewMarkdown_.clear();
+  for (const exporter::BundleFile& f : exporter::makeBundle(*validation_, bundleInfo()))
+    if (f.name == "validation.md") reviewMarkdown_ = QString::fromStdString(f.text);
+  review_->setMarkdown(reviewMarkdown_);
+  lower_->setCurrentWidget(review_);
+  // The report is what is read now: it takes most of the height, the preview stays in view.
+  const int h = split_->height();
+  split_->setSizes({h * 2 / 5, h - h * 2 / 5});
+}
+
 // The incident's servers and baselines (a native replay, on a worker) are what the export is
 // written with; the preview waits for them rather than showing a text that would change.
 void ExportDialog::learn() {
@@ -351,6 +378,9 @@ void ExportDialog::refresh() {
   job_.cancel();
   validate_->setEnabled(true);
   bundle_->setEnabled(false);
+  reviewMarkdown_.clear();
+  review_->setMarkdown(tr("*Validate to see the review report the bundle carries.*"));
+  lower_->setCurrentWidget(report_);
   if (!learned_) {
     preview_->setPlainText(
         tr("# Learning the servers and slow thresholds from %1…").arg(incident_->text()));
@@ -413,6 +443,7 @@ void ExportDialog::finishValidation(std::shared_ptr<const exporter::ValidatedExp
   }
   validation_ = std::move(v);
   report_->setPlainText(validationText(*validation_) + "\n" + notesText(validation_->exported));
+  showReport();
   bundle_->setEnabled(true);
   emit validated(validation_->passed);
 }

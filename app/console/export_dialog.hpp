@@ -3,7 +3,8 @@
 // Envoy, Istio, Sentinel, HAProxy, nginx, LiteLLM) in a highlighted preview with the mapping
 // notes grouped as dropped / approximated / exact; Validate replays the incident under the
 // native policy and under the target's emulated semantics (off the UI thread), puts the verdict
-// on top, names every gap and checks the requirements; Save, Copy, and Export bundle… (the
+// on top, names every gap and checks the requirements; the Review report tab renders the
+// bundle's validation.md as a reviewer will read it; Save, Copy, and Export bundle… (the
 // policy, the native file and validation.md for a pull request, spillway/export/bundle.hpp).
 //
 // The preview is exported with what the incident teaches (its instances become servers, its
@@ -25,6 +26,9 @@ class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
 class QPushButton;
+class QSplitter;
+class QTabWidget;
+class QTextBrowser;
 class QVBoxLayout;
 
 namespace spillway::console {
@@ -44,6 +48,9 @@ class ExportDialog : public QDialog {
   bool ready() const { return learned_.has_value(); }  // the preview is exported
   QString exportText() const;
   QString reportText() const;
+  // validation.md of the bundle the last validation would write, as the Review report tab
+  // renders it; empty before a validation.
+  QString reportMarkdown() const;
   // Writes the bundle of the last validation into `dir`; returns the files written, or nothing
   // (and emits failed) when there is no current validation or `dir` cannot be written.
   QStringList exportBundle(const QString& dir);
@@ -64,6 +71,8 @@ class ExportDialog : public QDialog {
   void finishValidation(std::shared_ptr<const exporter::ValidatedExport> v, bool ok,
                         const QString& error);
   DialectKind currentTarget() const;
+  exporter::BundleInfo bundleInfo() const;
+  void showReport();  // validation.md of the current validation, rendered
   Policy policy_;
   Policy base_;
   QString source_ = QStringLiteral("console");
@@ -75,7 +84,11 @@ class ExportDialog : public QDialog {
   QLineEdit* require_;
   QLabel* incident_;
   QPlainTextEdit* preview_;
-  QPlainTextEdit* report_;
+  QPlainTextEdit* report_;  // notes, progress and messages
+  QTextBrowser* review_;    // the rendered validation.md
+  QTabWidget* lower_;
+  QSplitter* split_;
+  QString reviewMarkdown_;
   QPushButton* validate_;
   QPushButton* bundle_;
   BackgroundJob learnJob_;  // the native replay that teaches the export

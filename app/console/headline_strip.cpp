@@ -1,5 +1,7 @@
 #include "headline_strip.hpp"
 
+#include "flow_layout.hpp"
+
 #include <QDialog>
 #include <QDialogButtonBox>
 #include <QDoubleSpinBox>
@@ -52,8 +54,7 @@ double shownTarget(double v, const std::string& unit) {
 HeadlineStrip::HeadlineStrip(QWidget* parent) : QWidget(parent) {
   auto* outer = new QHBoxLayout(this);
   outer->setContentsMargins(0, 0, 0, 0);
-  row_ = new QHBoxLayout;
-  row_->setSpacing(6);
+  row_ = new FlowLayout(nullptr, 6);
   outer->addLayout(row_, 1);
   auto* edit = new QPushButton(tr("Targets…"), this);
   edit->setObjectName("editTargets");
@@ -64,7 +65,11 @@ HeadlineStrip::HeadlineStrip(QWidget* parent) : QWidget(parent) {
 
 void HeadlineStrip::setTiles(std::vector<view::HeadlineTile> tiles, const QString& referenceName) {
   tiles_ = std::move(tiles);
-  for (QWidget* w : tileWidgets_) w->deleteLater();
+  for (QWidget* w : tileWidgets_) {
+    row_->removeWidget(w);  // out of the flow now, not when the event loop deletes it
+    w->hide();
+    w->deleteLater();
+  }
   tileWidgets_.clear();
   for (const view::HeadlineTile& t : tiles_) {
     QWidget* w = makeTile(t, referenceName);

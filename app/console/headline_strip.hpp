@@ -1,15 +1,17 @@
 #pragma once
 // The decision first: a strip of the headline KPIs over the KPI table, each with its target
 // and a PASS / FAIL badge, and its change against the reference run in the KPI's own terms
-// (pp for shares). Targets are edited in place (Targets…) and kept with the session.
+// (pp for shares); tiles wrap onto more rows when the window is narrow. Targets are edited in place
+// (Targets…) and kept with the session.
 #include <QWidget>
 
 #include "spillway/view/headline.hpp"
 
-class QHBoxLayout;
 class QLabel;
 
 namespace spillway::console {
+
+class FlowLayout;
 
 class HeadlineStrip : public QWidget {
   Q_OBJECT
@@ -32,7 +34,7 @@ class HeadlineStrip : public QWidget {
 
   std::vector<view::HeadlineTile> tiles_;
   view::HeadlineTargets targets_ = view::HeadlineTargets::defaults();
-  QHBoxLayout* row_;
+  FlowLayout* row_;  // wraps onto a second row in a narrow window
   std::vector<QWidget*> tileWidgets_;
 };
 

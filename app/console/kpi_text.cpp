@@ -21,8 +21,7 @@ QString kpiValue(const std::optional<double>& v, const std::string& unit) {
   if (!v) return "n/a";
   if (unit == "share") return QString::number(*v * 100, 'f', 1) + " %";
   if (unit == "s")
-    return QString::fromStdString(
-        view::formatDuration(static_cast<Micros>(std::llround(*v * 1e6))));
+    return QString::fromStdString(view::durationText(static_cast<Micros>(std::llround(*v * 1e6))));
   if (unit == "ms") return QString::number(*v, 'f', 0) + " ms";
   if (unit == "count") return QString::number(*v, 'f', 0);
   if (unit == "/h") return QString::number(*v, 'f', 1) + " /h";

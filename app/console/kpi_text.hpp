@@ -1,7 +1,7 @@
 #pragma once
 // How a KPI value and its deltas read, the same in the table, the headline strip and the
 // chart: shares in %, their deltas in percentage points ("pp"), durations by
-// view::formatDuration, counts whole.
+// view::durationText, counts whole.
 #include <QColor>
 #include <QString>
 

@@ -12,6 +12,7 @@
 #include <QStringList>
 
 #include "cli_common.hpp"
+#include "export_dialog.hpp"
 #include "library_panel.hpp"
 #include "live_panel.hpp"
 #include "main_window.hpp"
@@ -40,7 +41,8 @@ struct ConsoleOption {
 constexpr ConsoleOption kOptions[] = {
     {"screenshot", "FILE", "render the window to FILE (PNG) after the run and\nexit"},
     {"theme", "THEME", "desktop, light or dark (remembered)"},
-    {"size", "WxH", "with --screenshot: the window's size (default\n1500x950)"},
+    {"size", "WxH",
+     "with --screenshot or --export-screenshot: the\nwindow's size (default 1500x950)"},
     {"panel", "NAME",
      "the bottom panel shown first: kpis, narrative,\n"
      "sensitivity or comparison"},
@@ -56,6 +58,10 @@ constexpr ConsoleOption kOptions[] = {
      "grid on it, calibrate to fp<=0.03,ttd<=30s (else\n"
      "load the first Pareto candidate) and render the\n"
      "dialog to FILE"},
+    {"export-screenshot", "FILE",
+     "export the policy to nginx (Tools > Export\n"
+     "policy…), validate it on the seed-000 sample and\n"
+     "render the dialog with its review report to FILE"},
     {"live-otlp", "ADDR", "go live: receive OTLP/HTTP traces on [HOST:]PORT"},
     {"live-otlp-token-file", "FILE",
      "with --live-otlp: require 'Authorization:\n"
@@ -359,12 +365,33 @@ void scheduleSweepShot(spillway::console::MainWindow& w, const QString& file, co
   });
 }
 
+// --export-screenshot: the export dialog at the window's size, validated, its review report on
+// top.
+void scheduleExportShot(spillway::console::MainWindow& w, const QString& file) {
+  QObject::connect(
+      &w, &spillway::console::MainWindow::runShown, &w,
+      [&w, file] {
+        spillway::console::ExportDialog* d = w.openExport();
+        d->resize(w.size());
+        d->setTarget("nginx");
+        QObject::connect(d, &spillway::console::ExportDialog::validated, d, [d, file] {
+          QTimer::singleShot(200, d, [d, file] { QApplication::exit(saveShot(d, file) ? 0 : 1); });
+        });
+        QObject::connect(d, &spillway::console::ExportDialog::failed, d,
+                         [] { QApplication::exit(1); });
+        d->validate();
+      },
+      Qt::SingleShotConnection);
+}
+
 // The screenshot options: each saves once its picture is complete, then exits (1 when the
 // file could not be written).
 void scheduleScreenshots(const QCommandLineParser& p, spillway::console::MainWindow& w, bool live,
                          bool replay) {
   if (p.isSet("sweep-screenshot") && replay) {
     scheduleSweepShot(w, p.value("sweep-screenshot"), p.value("screenshot"));
+  } else if (p.isSet("export-screenshot")) {
+    scheduleExportShot(w, p.value("export-screenshot"));
   } else if (p.isSet("screenshot") && live) {
     // Live: once the data has settled (no new snapshot for a second), or after 30 s.
     const QString file = p.value("screenshot");
@@ -431,7 +458,7 @@ int main(int argc, char** argv) {
   spillway::console::MainWindow w;
   if (!applyLook(p, w)) return 2;
   // Screenshots (docs, tests) are taken at one known size, whatever the last session left.
-  if (p.isSet("screenshot")) w.resize(1500, 950);
+  if (p.isSet("screenshot") || p.isSet("export-screenshot")) w.resize(1500, 950);
   if (p.isSet("size")) {
     const QStringList wh = p.value("size").split('x');
     const int width = wh.size() == 2 ? wh[0].toInt() : 0,

@@ -175,8 +175,14 @@ QWidget* MainWindow::buildKpiPanel() {
             plot_->zoomTo(static_cast<double>(from) / 1e6, static_cast<double>(to) / 1e6);
             setCursorTime(at);
           });
+  // Scrolls rather than forcing the window taller when the tiles wrap on a narrow screen.
+  auto* kpiScroll = new QScrollArea(this);
+  kpiScroll->setFrameShape(QFrame::NoFrame);
+  kpiScroll->setWidgetResizable(true);
+  kpiScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  kpiScroll->setWidget(kpiPage);
   kpiTabs_ = new QTabWidget(this);
-  kpiTabs_->addTab(kpiPage, tr("KPIs"));
+  kpiTabs_->addTab(kpiScroll, tr("KPIs"));
   kpiTabs_->addTab(narrative_, tr("Narrative"));
   sensitivity_ = new SensitivityPanel(this);
   kpiTabs_->addTab(sensitivity_, tr("Sensitivity"));
@@ -185,6 +191,8 @@ QWidget* MainWindow::buildKpiPanel() {
                              "breaker parameter, around the policy shown"));
   kpiTabs_->addTab(chart_, tr("Comparison chart"));
   connect(kpiTabs_, &QTabWidget::currentChanged, this, [this] {
+    if (kpiTabs_->currentWidget() == sensitivity_)
+      QTimer::singleShot(0, this, [this] { growBottomPanel(0.45); });
     if (sensitivityDue_) updateSensitivity();
   });
   return kpiTabs_;
@@ -195,12 +203,16 @@ QLayout* MainWindow::buildReplayBar() {
   play_ = new QPushButton(tr("Play"), this);
   auto* back = new QPushButton("◀", this);
   auto* fwd = new QPushButton("▶", this);
+  // The step buttons as narrow as their arrows: the bar fits beside the tiles on a laptop.
+  for (QPushButton* b : {back, fwd})
+    b->setMaximumWidth(b->fontMetrics().horizontalAdvance("◀") + 28);
   connect(back, &QPushButton::clicked, this, [this] { step(-1); });
   connect(fwd, &QPushButton::clicked, this, [this] { step(1); });
   speed_ = new QComboBox(this);
   for (const char* s : {"0.5×", "1×", "5×", "20×", "100×"}) speed_->addItem(s);
   speed_->setCurrentIndex(3);
   scrubber_ = new QSlider(Qt::Horizontal, this);
+  scrubber_->setMinimumWidth(120);  // never squeezed away by a wide dock
   time_ = new QLabel("00:00", this);
   // As wide as its longest text, so a new second never resizes the plots beside it.
   time_->setFixedWidth(
@@ -218,6 +230,16 @@ QLayout* MainWindow::buildReplayBar() {
   return replay;
 }
 
+// Eleven parameters' bars need height: a tab that shows them takes up to `share` of the
+// splitter from the timelines (never shrinks what the user made bigger).
+void MainWindow::growBottomPanel(double share) {
+  QList<int> sizes = mainSplit_->sizes();
+  const int total = sizes.value(0) + sizes.value(1);
+  const int want = static_cast<int>(total * share);
+  if (sizes.size() != 2 || total <= 0 || sizes[1] >= want) return;
+  mainSplit_->setSizes({total - want, want});
+}
+
 void MainWindow::buildCentral() {
   QWidget* tileColumn = buildTileColumn();
   plot_ = new TimelinePlot(this);
@@ -231,7 +253,7 @@ void MainWindow::buildCentral() {
   top->addWidget(tileColumn);
   top->addWidget(right);
   top->setStretchFactor(1, 1);
-  auto* main = new QSplitter(Qt::Vertical, this);
+  auto* main = mainSplit_ = new QSplitter(Qt::Vertical, this);
   main->addWidget(top);
   main->addWidget(buildKpiPanel());
   main->setStretchFactor(0, 3);
@@ -406,14 +428,7 @@ void MainWindow::buildMenus() {
   tools->addAction(tr("&Sweep…"), this, [this] { openSweep(); });
   tools->addAction(tr("Compare &modes…"), this, [this] { openModes(); });
   tools->addAction(tr("Compare &policies…"), this, [this] { openCompare(); });
-  tools->addAction(tr("&Export policy…"), this, [this] {
-    auto* d = new ExportDialog(editor_->policy(), this);
-    // The bundle's "before" is the policy the edits started from.
-    d->setProvenance(editor_->source(), editor_->loaded(),
-                     QString::fromStdString(editor_->loaded().name));
-    d->setAttribute(Qt::WA_DeleteOnClose);
-    d->show();
-  });
+  tools->addAction(tr("&Export policy…"), this, [this] { openExport(); });
   QAction* utc = viewMenu->addAction(tr("Clock in &UTC"), this, &MainWindow::setUtcClock);
   utc->setCheckable(true);
   utcClock_ = QSettings().value("view/utc", true).toBool();
@@ -922,6 +937,16 @@ ModesDialog* MainWindow::openModes() {
   modes_->show();
   modes_->raise();
   return modes_;
+}
+
+ExportDialog* MainWindow::openExport() {
+  auto* d = new ExportDialog(editor_->policy(), this);
+  // The bundle's "before" is the policy the edits started from.
+  d->setProvenance(editor_->source(), editor_->loaded(),
+                   QString::fromStdString(editor_->loaded().name));
+  d->setAttribute(Qt::WA_DeleteOnClose);
+  d->show();
+  return d;
 }
 
 SweepDialog* MainWindow::openSweep() {

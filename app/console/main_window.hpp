@@ -24,6 +24,7 @@ class QProgressBar;
 class QPushButton;
 class QSlider;
 class QSpinBox;
+class QSplitter;
 class QTabWidget;
 class QTableWidget;
 class QTimer;
@@ -31,6 +32,7 @@ class QTimer;
 namespace spillway::console {
 
 class CompareDialog;
+class ExportDialog;
 class HeadlineStrip;
 class InstanceTiles;
 class KpiChart;
@@ -75,6 +77,9 @@ class MainWindow : public QMainWindow {
   // Tools → Compare policies…: the editor's policy, the pinned reference, the policy as loaded
   // and the built-in default on what is on screen, side by side (started at once).
   CompareDialog* openCompare();
+  // Tools → Export policy…: the editor's policy exported, with the policy it was loaded as for
+  // the bundle's "before" (a new dialog each time, deleted on close).
+  ExportDialog* openExport();
   // Seed 001's mode comparison of the scenario and policy being edited (Tools menu).
   ModesDialog* openModes();
   // Loads a policy into the editor as an edit would (one undo step; a what-if follows).
@@ -161,6 +166,7 @@ class MainWindow : public QMainWindow {
  private:
   void buildRunToolbar();
   void buildCentral();
+  void growBottomPanel(double share);
   QWidget* buildTileColumn();
   QWidget* buildKpiPanel();
   QLayout* buildReplayBar();
@@ -236,6 +242,7 @@ class MainWindow : public QMainWindow {
   SensitivityPanel* sensitivity_ = nullptr;
   bool sensitivityDue_ = false;  // the shown run changed while the tab was hidden
   QTabWidget* kpiTabs_ = nullptr;
+  QSplitter* mainSplit_ = nullptr;  // the timelines over the bottom tabs
   QLabel* context_ = nullptr;
   QLabel* abDiff_ = nullptr;
   sim::Scenario scenarioData_;

@@ -627,11 +627,14 @@ void PolicyEditor::showSections() {
   // Degrade settings mean nothing for a policy without a degrade section: they say so rather
   // than show values nothing uses.
   const bool degrade = policy_.degrade.enabled;
+  // A short title (it sets the dock's minimum width); the why in its tooltip.
   for (auto* box : findChildren<QGroupBox*>())
-    if (box->property("group").toString() == kDegrade)
-      box->setTitle(degrade ? tr(kDegrade)
-                            : tr("Degrade — not set (this policy has no degrade "
-                                 "section; the gateway's defaults apply)"));
+    if (box->property("group").toString() == kDegrade) {
+      box->setTitle(degrade ? tr(kDegrade) : tr("Degrade — not set (inherits)"));
+      box->setToolTip(degrade ? QString()
+                              : tr("This policy has no degrade section: the gateway's defaults "
+                                   "apply. The values below are unused."));
+    }
   for (const auto& [k, c] : checks_) c->setEnabled(degrade);
   for (const Row& r : rows_)
     if (r.key.startsWith("degrade.")) {

@@ -102,7 +102,7 @@ SensitivityPanel::SensitivityPanel(QWidget* parent) : QWidget(parent) {
 
 QCustomPlot* SensitivityPanel::makePlot(const QString& title, QCPBars*& down, QCPBars*& up) {
   auto* plot = new QCustomPlot(this);
-  plot->setMinimumHeight(260);
+  plot->setMinimumHeight(100);  // the bottom tabs fit under the timelines at 800 px
   plot->setMouseTracking(true);
   connect(plot, &QCustomPlot::mouseMove, this,
           [this, plot](QMouseEvent* e) { showTip(plot, e->pos()); });

@@ -38,7 +38,7 @@ QString percent(double share) {
 }
 
 QString duration(Micros d) {
-  return QString::fromStdString(view::formatDuration(d));
+  return QString::fromStdString(view::durationText(d));
 }
 
 QString stateName(const view::StateBand& b) {
@@ -174,11 +174,11 @@ TimelinePlot::TimelinePlot(QWidget* parent) : QCustomPlot(parent) {
   stateLegend_ = addLegendRow(true);
   bands_ = addRect("breaker");
   legends_.push_back(addLegendRow(false));
-  rates_ = addRect("error, slow, FP rate");
+  rates_ = addRect("rates");
   legends_.push_back(addLegendRow(false));
   latency_ = addRect("p99 (ms)");
   legends_.push_back(addLegendRow(false));
-  traffic_ = addRect("per second");
+  traffic_ = addRect("calls/s");
   bands_->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTickerText>::create());
   bands_->axis(QCPAxis::atLeft)->grid()->setVisible(false);
   rates_->axis(QCPAxis::atLeft)->setRange(0, 1.05);
@@ -225,6 +225,8 @@ TimelinePlot::TimelinePlot(QWidget* parent) : QCustomPlot(parent) {
 QCPAxisRect* TimelinePlot::addRect(const QString& label) {
   auto* r = new QCPAxisRect(this);
   r->axis(QCPAxis::atLeft)->setLabel(label);
+  // A lower floor than QCustomPlot's 50 px: the four rects still fit a 1280×800 laptop.
+  r->setMinimumSize(0, 30);
   r->setMarginGroup(QCP::msLeft | QCP::msRight, margins_);
   plotLayout()->addElement(plotLayout()->rowCount(), 0, r);
   return r;
@@ -801,10 +803,30 @@ void TimelinePlot::fillLegends() {
   }
 }
 
+// The layout's own minimum follows the legends' current wrap (as wide as the plot is now), so
+// it would never let the window narrow: the legends re-wrap to whatever width they get.
+QSize TimelinePlot::minimumSizeHint() const {
+  return {320, QCustomPlot::minimumSizeHint().height()};
+}
+
 // A legend that wraps anew changes its row's height: laid out once more, in the same replot.
 void TimelinePlot::updateLayout() {
   QCustomPlot::updateLayout();
-  if (fitLegendWraps()) QCustomPlot::updateLayout();
+  const bool wrapped = fitLegendWraps();
+  if (fitTickCounts() || wrapped) QCustomPlot::updateLayout();
+}
+
+// A value tick every ~28 px at most: a short rect (a laptop screen) keeps readable labels.
+bool TimelinePlot::fitTickCounts() {
+  bool changed = false;
+  for (QCPAxisRect* r : {rates_, latency_, traffic_}) {
+    const int fit = std::clamp(r->height() / 28, 2, 5);
+    QSharedPointer<QCPAxisTicker> ticker = r->axis(QCPAxis::atLeft)->ticker();
+    if (r->height() <= 0 || ticker->tickCount() == fit) continue;
+    ticker->setTickCount(fit);
+    changed = true;
+  }
+  return changed;
 }
 
 // As many entries in a legend's row as fit over its rect (the widest ones counted, so any

@@ -90,6 +90,7 @@ class TimelinePlot : public QCustomPlot {
   void zoomTo(double from, double to);
   void resetZoom();                      // the whole run (double-click, key 0)
   static constexpr double kMinSpan = 5;  // seconds
+  QSize minimumSizeHint() const override;
 
  signals:
   void laneClicked(std::size_t instance);
@@ -152,6 +153,7 @@ class TimelinePlot : public QCustomPlot {
   void addLegends();
   QCPLegend* addLegendRow(bool right);
   bool fitLegendWraps();
+  bool fitTickCounts();  // true when a value axis' tick count changed
   void fillLegends();
   void applyPalette();
   QCPMarginGroup* margins_ = nullptr;  // keeps the rects' left edges aligned

@@ -136,9 +136,9 @@ std::string strengthOf(const sim::FaultSpec& f) {
   switch (f.kind) {
     case sim::FaultKind::LatencyDrift:
       return printf1("latency ×%g", f.value) +
-             (f.ramp > 0 ? " over " + formatDuration(f.ramp) : std::string());
+             (f.ramp > 0 ? " over " + durationText(f.ramp) : std::string());
     case sim::FaultKind::Delay:
-      return "+" + formatDuration(f.delay) + " per call" +
+      return "+" + durationText(f.delay) + " per call" +
              (f.value < 1 ? printf1(" on %.0f %% of calls", share) : std::string());
     case sim::FaultKind::Errors:
       return printf1("%.0f %% of calls answer ", share) + std::to_string(f.status);
@@ -208,7 +208,7 @@ std::string faultTitle(const FaultRow& f) {
 
 std::string faultExtent(const FaultRow& f, bool simulated) {
   if (!f.ended) return "still active when the run ended";
-  if (!simulated || f.selfEnding.value_or(true)) return "for " + formatDuration(f.end - f.start);
+  if (!simulated || f.selfEnding.value_or(true)) return "for " + durationText(f.end - f.start);
   return "until a hand fix (recover) at " + formatOffset(f.end);
 }
 
@@ -235,7 +235,7 @@ void faultLines(const Story& s, const FaultRow& f, std::vector<NarrativeLine>& o
   if (f.serviceRestoration) {
     const Micros at = f.start + *f.serviceRestoration;
     out.push_back(line(s, NarrativeKind::ServiceRestored, at, f.start, at, id,
-                       "service restoration " + formatDuration(*f.serviceRestoration) +
+                       "service restoration " + durationText(*f.serviceRestoration) +
                            " after the onset: " + (f.group.empty() ? f.instance : f.group) +
                            "'s callers within 5 points of their pre-fault availability, held "
                            "for a minute"));
@@ -316,7 +316,7 @@ std::string tripCause(const Event& e) {
       break;
   }
   if (e.calls) why += " over " + std::to_string(e.calls) + " calls";
-  if (e.sustained > 0) why += ", held " + formatDuration(e.sustained);
+  if (e.sustained > 0) why += ", held " + durationText(e.sustained);
   return why;
 }
 
@@ -336,10 +336,10 @@ std::string tripText(const Story& s, const Episode& ep) {
   }
   if (!ep.fault) return text;
   if (ep.detects)
-    return text + " — TTD " + formatDuration(ep.fault->score.ttd) + " after the " + ep.fault->name +
+    return text + " — TTD " + durationText(ep.fault->score.ttd) + " after the " + ep.fault->name +
            " began";
   if (ep.fault->ended && e.ts >= ep.fault->end)
-    return text + " — " + formatDuration(e.ts - ep.fault->end) + " after the " + ep.fault->name +
+    return text + " — " + durationText(e.ts - ep.fault->end) + " after the " + ep.fault->name +
            " ended: its late detection, not a false trip";
   return text + " — re-tripped during the " + ep.fault->name;
 }
@@ -349,16 +349,16 @@ std::string restoredText(const Story& s, const Episode& ep, const Event& e) {
   const FaultRow* f = ep.fault;
   if (!f || !f->score.restored || f->score.restoredAt != e.ts)
     return who + " back to full traffic (ramp complete), " +
-           formatDuration(e.ts - ep.events.front()->ts) + " after this open";
+           durationText(e.ts - ep.events.front()->ts) + " after this open";
   std::string text = who + " back to full traffic (ramp complete): ";
   if (s.simulated && f->selfEnding.value_or(false))
-    text += "self-healing " + formatDuration(f->score.fromTrip) + " (trip → full traffic)";
+    text += "self-healing " + durationText(f->score.fromTrip) + " (trip → full traffic)";
   else if (s.simulated)
-    text += formatDuration(f->score.fromTrip) +
+    text += durationText(f->score.fromTrip) +
             " after the trip (the fault was fixed by hand: not self-healing)";
   else
-    text += formatDuration(f->score.fromTrip) + " from the trip";
-  return text + "; recovery lag " + formatDuration(f->score.recoveryLag) + " after the fault ended";
+    text += durationText(f->score.fromTrip) + " from the trip";
+  return text + "; recovery lag " + durationText(f->score.recoveryLag) + " after the fault ended";
 }
 
 // A run of failed probe rounds: OPEN_ELAPSED / PROBE_FAILED pairs, as one line.
@@ -378,7 +378,7 @@ NarrativeLine probingLine(const Story& s, InstanceId id, const std::vector<const
   else
     text += std::to_string(rounds) + (rounds == 1 ? " probe round, " : " probe rounds, ") +
             std::to_string(failed) + " failed and re-opened it (for up to " +
-            formatDuration(longest) + ")";
+            durationText(longest) + ")";
   return line(s, NarrativeKind::Probing, run.front()->ts, run.front()->ts, run.back()->ts, id,
               std::move(text), static_cast<std::uint32_t>(run.size()));
 }
@@ -578,7 +578,7 @@ std::string fpText(const BlockTally& b, std::optional<double> perHour) {
 }
 
 std::string optDuration(const std::optional<Micros>& d) {
-  return d ? formatDuration(*d) : std::string("n/a");
+  return d ? durationText(*d) : std::string("n/a");
 }
 
 void simulationSummary(const sim::RunReport& r, const sim::RunReport* baseline,
@@ -664,7 +664,7 @@ void replaySummary(const ReplayKpis& k, const ReplayKpis* baseline, Micros end,
                " (recorded successes not blocked, n=" + std::to_string(k.records) + ")"));
   out.push_back(summaryLine(end, "summary: " + fpText(k.blocks, k.falseTripsPerHour())));
   const auto secs = [](std::optional<double> v) {
-    return v ? formatDuration(static_cast<Micros>(*v * 1e6)) : std::string("n/a");
+    return v ? durationText(static_cast<Micros>(*v * 1e6)) : std::string("n/a");
   };
   out.push_back(summaryLine(end, "summary: TTD " + secs(score.meanTtdSeconds()) +
                                      " (mean; a miss counts the fault's " + "length), " +

@@ -6,8 +6,8 @@
 
 namespace spillway::view {
 
-std::string formatDuration(Micros d) {
-  if (d < 0) return "-" + formatDuration(-d);
+std::string durationText(Micros d) {
+  if (d < 0) return "-" + durationText(-d);
   char buf[48];
   const double s = static_cast<double>(d) / 1e6;
   if (d < kMicrosPerSecond) {

@@ -2,12 +2,15 @@
 // survives a re-run and a scenario switch, undo / redo, "previous" is only what was let go
 // (never a drag's intermediate value), a pinned reference and the Δ against it, headline badges
 // against targets, the time axis' labels in both modes, the navigation keys with a spin box
-// focused, the wheel over an unfocused slider, click-to-seek, box zoom and the zoom clamp.
+// focused, the wheel over an unfocused slider, click-to-seek, box zoom and the zoom clamp, and
+// the window at a laptop's 1280×800.
 #include <QApplication>
 #include <QDoubleSpinBox>
 #include <QHeaderView>
 #include <QLineEdit>
 #include <QRegularExpression>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSlider>
@@ -70,6 +73,7 @@ class TstConsoleWorkflow : public QObject {
   void sessionRoundTrip();
   void badSessionIsAMessage_data();
   void badSessionIsAMessage();
+  void fitsALaptopScreen();
   void cleanupTestCase() { w_.reset(); }
 };
 
@@ -511,3 +515,29 @@ void TstConsoleWorkflow::badSessionIsAMessage() {
 
 QTEST_MAIN(TstConsoleWorkflow)
 #include "tst_console_workflow.moc"
+
+// At 1280×800 the window is that size (nothing forces it bigger), the headline tiles wrap onto
+// a second row inside the strip and the policy editor needs no horizontal scrolling.
+void TstConsoleWorkflow::fitsALaptopScreen() {
+  w_->showPanel("kpis");
+  w_->resize(1280, 800);
+  QTest::qWait(200);
+  QVERIFY2(
+      w_->minimumSizeHint().width() <= 1280 && w_->minimumSizeHint().height() <= 800,
+      qPrintable(
+          QString("%1x%2").arg(w_->minimumSizeHint().width()).arg(w_->minimumSizeHint().height())));
+  QCOMPARE(w_->size(), QSize(1280, 800));
+  HeadlineStrip* strip = w_->headline();
+  QSet<int> rows;
+  for (QFrame* tile : strip->findChildren<QFrame*>(Qt::FindDirectChildrenOnly)) {
+    if (!tile->isVisible()) continue;
+    QVERIFY2(strip->rect().contains(tile->geometry()), qPrintable(tile->objectName()));
+    rows.insert(tile->y());
+  }
+  QVERIFY2(rows.size() >= 2, "the tiles wrap at this width");
+  QScrollArea* editorScroll = nullptr;
+  for (QWidget* p = editor(); p && !editorScroll; p = p->parentWidget())
+    editorScroll = qobject_cast<QScrollArea*>(p);
+  QVERIFY(editorScroll);
+  QVERIFY(!editorScroll->horizontalScrollBar()->isVisible());
+}

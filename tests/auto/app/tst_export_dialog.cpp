@@ -1,7 +1,8 @@
 // The export dialog, offscreen: each target's real format in the preview, validation off the
 // UI thread naming the gaps and checking the requirements with the verdict on top, the learned
 // baseline in the export before validation and the text unchanged by it, notes grouped, the
-// review bundle's files, and bad input as a message.
+// review bundle's files and its report rendered before it is written, and bad input as a
+// message.
 #include <QApplication>
 #include <QDir>
 #include <QFile>
@@ -167,6 +168,10 @@ void TstExportDialog::bundleHoldsTheValidation() {
     QVERIFY2(md.contains(section), section);
   QVERIFY(md.contains("before: 'seed-000-default' (native)"));
   QVERIFY(d.reportText().contains("Bundle written: " + files.join(", ")));
+  // The Review report tab showed the same validation.md before it was written.
+  QCOMPARE(d.reportMarkdown(), md);
+  QVERIFY(d.setTarget("envoy"));  // another target's report is not this one
+  QVERIFY(d.reportMarkdown().isEmpty());
 }
 
 void TstExportDialog::bundleIntoBadDirIsAMessage() {

@@ -132,7 +132,7 @@ void checkFaults(const std::vector<NarrativeLine>& lines, const sim::RunReport& 
     if (f.detected) {
       const NarrativeLine* trip = find(lines, NarrativeKind::Trip, f.instance, f.start + f.ttd);
       QVERIFY2(trip, f.instance.c_str());
-      QVERIFY2(trip->text.find("TTD " + view::formatDuration(f.ttd)) != std::string::npos,
+      QVERIFY2(trip->text.find("TTD " + view::durationText(f.ttd)) != std::string::npos,
                trip->text.c_str());
     }
     if (f.restored && f.selfEnding) {
@@ -140,7 +140,7 @@ void checkFaults(const std::vector<NarrativeLine>& lines, const sim::RunReport& 
           find(lines, NarrativeKind::Restored, f.instance, f.start + f.mttr);
       QVERIFY2(back, f.instance.c_str());
       QVERIFY2(
-          back->text.find("self-healing " + view::formatDuration(f.fromTrip)) != std::string::npos,
+          back->text.find("self-healing " + view::durationText(f.fromTrip)) != std::string::npos,
           back->text.c_str());
     }
   }
@@ -215,9 +215,9 @@ void TstNarrative::simulatedRun() {
     QVERIFY(summarySays(lines, "false trips " + pct(r.fpFalseTrip.value())));
     QVERIFY(summarySays(lines, "recovery lag " + pct(r.fpRecoveryLag.value())));
     QVERIFY(summarySays(lines, std::to_string(r.opens) + " breaker opens"));
-    if (r.meanTtd) QVERIFY(summarySays(lines, "TTD " + view::formatDuration(*r.meanTtd)));
+    if (r.meanTtd) QVERIFY(summarySays(lines, "TTD " + view::durationText(*r.meanTtd)));
     if (r.meanSelfHealing)
-      QVERIFY(summarySays(lines, "self-healing " + view::formatDuration(*r.meanSelfHealing)));
+      QVERIFY(summarySays(lines, "self-healing " + view::durationText(*r.meanSelfHealing)));
   }
   if (sensitive) QVERIFY(r.blocks.falseTripEpisodes > 0);  // the row tests what it means to
   // A 40-minute run reads in a few dozen lines, however often the breakers flapped.
@@ -309,7 +309,7 @@ void TstNarrative::replayedSample() {
     const NarrativeLine* trip =
         find(lines, NarrativeKind::Trip, f.fault.instance, f.score.firstOpen - v.origin);
     QVERIFY(trip);
-    QVERIFY2(trip->text.find("TTD " + view::formatDuration(f.score.ttd)) != std::string::npos,
+    QVERIFY2(trip->text.find("TTD " + view::durationText(f.score.ttd)) != std::string::npos,
              trip->text.c_str());
   }
   QCOMPARE(countOf(lines, NarrativeKind::FalseTrip), v.kpis.blocks.falseTripEpisodes);

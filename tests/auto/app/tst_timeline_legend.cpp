@@ -108,7 +108,7 @@ void TstTimelineLegend::openBandTooltip() {
   const QString fromTo = QString::fromStdString(view::formatOffset(band->start)) + " – " +
                          QString::fromStdString(view::formatOffset(band->end));
   QVERIFY2(tip.contains(fromTo), qPrintable(tip + " | want " + fromTo));
-  QVERIFY2(tip.contains(QString::fromStdString(view::formatDuration(band->end - band->start))),
+  QVERIFY2(tip.contains(QString::fromStdString(view::durationText(band->end - band->start))),
            qPrintable(tip));
   const BreakerConfig cfg = resolveBreaker(w_->policyEditor()->policy(), it.model, it.name);
   const QString slowTrip =
@@ -144,7 +144,7 @@ void TstTimelineLegend::markersLabelledInEveryRect() {
   zoom(onset / 1e6 - 60, detected / 1e6 + 60);
   const QStringList labels = plot()->markerLabels();
   const QString ttd =
-      "detected (TTD " + QString::fromStdString(view::formatDuration(detected - onset)) + ")";
+      "detected (TTD " + QString::fromStdString(view::durationText(detected - onset)) + ")";
   QVERIFY2(labels.contains(ttd), qPrintable(labels.join(" | ") + " | want " + ttd));
   QVERIFY2(std::any_of(
                labels.begin(), labels.end(),

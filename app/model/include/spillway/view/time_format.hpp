@@ -7,9 +7,10 @@
 
 namespace spillway::view {
 
-// A length of time: "850 ms", "4.2 s", "42 s", "6m 28s", "1h 02m"; negative with a "−"-free
-// leading "-". Rounded to what the unit shows.
-std::string formatDuration(Micros d);
+// A length of time for people: "850 ms", "4.2 s", "42 s", "6m 28s", "1h 02m"; negative with a
+// "−"-free leading "-". Rounded to what the unit shows. (spillway::formatDuration writes the
+// policy files' syntax, "72s", for what must parse back.)
+std::string durationText(Micros d);
 // A point on a simulated or replayed run's own axis, from its start: "T+00:05:00"
 // ("T-00:00:03" before it). Sub-second parts are dropped (floor toward the run's start).
 std::string formatOffset(Micros t);
