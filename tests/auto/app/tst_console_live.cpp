@@ -24,6 +24,7 @@
 #include "fake_prometheus.hpp"
 #include "instance_tiles.hpp"
 #include "library_panel.hpp"
+#include "live_otlp_json.hpp"
 #include "live_panel.hpp"
 #include "main_window.hpp"
 #include "spillway/library/library.hpp"
@@ -32,63 +33,9 @@
 
 using namespace spillway;
 using namespace spillway::console;
+using namespace spillway::livetest;
 
 namespace {
-
-// Trips on half failures over 10 calls in a 5 s window, sustained 1 s.
-const char* kPolicy = R"(version: 1
-name: live-drill
-breaker:
-  window: { type: time, length: 5s, bucket: 1s }
-  min_calls: 10
-  trip: { error_rate: 0.5, slow_rate: 0.5, sustain: 1s }
-  slow: { absolute: 500ms }
-)";
-
-qint64 nowNs() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::system_clock::now().time_since_epoch())
-      .count();
-}
-
-QJsonObject kv(const QString& k, const QJsonObject& v) {
-  return {{"key", k}, {"value", v}};
-}
-
-// One OTLP/JSON request: `n` GenAI spans to `address`:8000, ending `endNs` apart by 10 ms.
-QByteArray spans(const QString& address, int n, qint64 endNs, int status) {
-  QJsonArray arr;
-  for (int i = 0; i < n; ++i) {
-    const qint64 end = endNs - (n - 1 - i) * 10'000'000LL, start = end - 80'000'000LL;
-    QJsonArray attrs{kv("gen_ai.operation.name", {{"stringValue", "chat"}}),
-                     kv("gen_ai.request.model", {{"stringValue", "chat-72b"}}),
-                     kv("server.address", {{"stringValue", address}}),
-                     kv("server.port", {{"intValue", "8000"}}),
-                     kv("http.response.status_code", {{"intValue", QString::number(status)}})};
-    arr.append(QJsonObject{{"traceId", "0102030405060708090a0b0c0d0e0f10"},
-                           {"spanId", "0102030405060708"},
-                           {"name", "chat chat-72b"},
-                           {"kind", 3},
-                           {"startTimeUnixNano", QString::number(start)},
-                           {"endTimeUnixNano", QString::number(end)},
-                           {"attributes", attrs}});
-  }
-  const QJsonObject rs{
-      {"resource", QJsonObject{{"attributes",
-                                QJsonArray{kv("service.name", {{"stringValue", "support-bot"}})}}}},
-      {"scopeSpans", QJsonArray{QJsonObject{{"spans", arr}}}}};
-  return QJsonDocument(QJsonObject{{"resourceSpans", QJsonArray{rs}}})
-      .toJson(QJsonDocument::Compact);
-}
-
-int post(QNetworkAccessManager& nam, quint16 port, const QByteArray& body) {
-  QNetworkRequest req(QUrl(QString("http://127.0.0.1:%1/v1/traces").arg(port)));
-  req.setHeader(QNetworkRequest::ContentTypeHeader, "application/json");
-  std::unique_ptr<QNetworkReply> reply(nam.post(req, body));
-  QSignalSpy done(reply.get(), &QNetworkReply::finished);
-  if (!done.wait(5000)) return 0;
-  return reply->attribute(QNetworkRequest::HttpStatusCodeAttribute).toInt();
-}
 
 // The answer's status and JSON body (partialSuccess).
 std::pair<int, QJsonObject> postForBody(QNetworkAccessManager& nam, quint16 port,
@@ -135,7 +82,7 @@ class TstConsoleLive : public QObject {
  private:
   LiveConfig cfg() const {
     LiveConfig c;
-    c.policy = parsePolicy(kPolicy, "test");
+    c.policy = parsePolicy(kLivePolicy, "test");
     c.refreshMs = 100;
     return c;
   }
