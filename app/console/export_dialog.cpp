@@ -181,8 +181,10 @@ QHBoxLayout* ExportDialog::buildButtons() {
          "validation.md (verdict, KPIs before/after against the targets, gaps, incidents). "
          "Validate first."));
   auto* close = new QPushButton(tr("Close"), this);
+  saved_ = new QLabel(this);
+  saved_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   buttons->addWidget(validate_);
-  buttons->addStretch(1);
+  buttons->addWidget(saved_, 1);
   buttons->addWidget(copy);
   buttons->addWidget(save);
   buttons->addWidget(bundle_);
@@ -254,7 +256,9 @@ void ExportDialog::saveConfig() {
   std::ofstream out(path.toStdString(), std::ios::binary);
   out << r.text;
   out.close();
-  report_->appendPlainText(out ? tr("Saved %1").arg(path) : tr("Could not write %1").arg(path));
+  const QString what = out ? tr("Saved %1").arg(path) : tr("Could not write %1").arg(path);
+  report_->appendPlainText(what);
+  saved_->setText(what);
 }
 
 void ExportDialog::chooseBundleDir() {
@@ -288,6 +292,7 @@ QStringList ExportDialog::exportBundle(const QString& dir) {
          exporter::writeBundle(dir.toStdString(), exporter::makeBundle(*validation_, bundleInfo())))
       written << QString::fromStdString(p);
     report_->appendPlainText(tr("Bundle written: %1").arg(written.join(", ")));
+    saved_->setText(tr("Bundle written to %1").arg(dir));
     return written;
   } catch (const std::exception& e) {
     report_->appendPlainText(QString::fromUtf8(e.what()));

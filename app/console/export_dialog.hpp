@@ -91,6 +91,7 @@ class ExportDialog : public QDialog {
   QString reviewMarkdown_;
   QPushButton* validate_;
   QPushButton* bundle_;
+  QLabel* saved_;           // what Save… or Export bundle… last wrote, whichever tab is shown
   BackgroundJob learnJob_;  // the native replay that teaches the export
   BackgroundJob job_;       // the validation replays
 };

@@ -6,9 +6,12 @@
 #include <QApplication>
 #include <QDir>
 #include <QFile>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTest>
+
+#include <algorithm>
 
 #include "export_dialog.hpp"
 #include "spillway/app/resources.hpp"
@@ -168,6 +171,10 @@ void TstExportDialog::bundleHoldsTheValidation() {
     QVERIFY2(md.contains(section), section);
   QVERIFY(md.contains("before: 'seed-000-default' (native)"));
   QVERIFY(d.reportText().contains("Bundle written: " + files.join(", ")));
+  const QList<QLabel*> labels = d.findChildren<QLabel*>();
+  QVERIFY(std::any_of(labels.begin(), labels.end(), [&](const QLabel* l) {
+    return !l->isHidden() && l->text() == "Bundle written to " + dir;
+  }));  // said beside the buttons, whichever tab is shown
   // The Review report tab showed the same validation.md before it was written.
   QCOMPARE(d.reportMarkdown(), md);
   QVERIFY(d.setTarget("envoy"));  // another target's report is not this one
