@@ -5,8 +5,11 @@
 //   BM_ParseOnly/file    JsonlReader::openFile + next(): read + parse
 //   BM_ParseOnly/memory  JsonlReader::fromMemory + next(): parse without the file reads
 //   BM_DecideOnly        Replayer::feed/finish + the KPIs (block classes) over pre-parsed records
-//   BM_ReplayEndToEnd    what `spillway-cli replay --trace T --out O` does: read, parse,
-//                        decide, write the transitions JSONL (replay_command.cpp)
+//   BM_ParseParallel     openJsonlParallel + next(): read + parse on `threads` threads, consumed
+//                        in file order on one of them
+//   BM_ReplayEndToEnd    what `spillway-cli replay --trace T --out O --threads N` does: read,
+//                        parse, decide, write the transitions JSONL (replay_command.cpp); with
+//                        threads:2 the trace is read and parsed while the first thread decides
 //
 // SPILLWAY_BENCH_TRACE=path uses an existing trace instead of generating one.
 // Docs: docs/performance.md.
@@ -24,6 +27,7 @@
 
 #include "spillway/dialect_replay.hpp"
 #include "spillway/event_format.hpp"
+#include "spillway/parallel_jsonl.hpp"
 #include "spillway/policy_yaml.hpp"
 #include "spillway/replay.hpp"
 #include "spillway/telemetry.hpp"
@@ -123,6 +127,26 @@ BENCHMARK(BM_ParseOnly)
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 
+void BM_ParseParallel(benchmark::State& state) {
+  const ParallelJsonlOptions opt{static_cast<unsigned>(state.range(0))};
+  std::uint64_t n = 0;
+  for (auto _ : state) {
+    auto source = openJsonlParallel(trace().path, false, opt);
+    CallRecord rec;
+    while (source->next(rec)) {
+      benchmark::DoNotOptimize(rec);
+      ++n;
+    }
+  }
+  if (n != trace().records * state.iterations()) state.SkipWithError("record count differs");
+  setCounters(state, n);
+}
+BENCHMARK(BM_ParseParallel)
+    ->ArgName("threads")
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
+
 // ---------------------------------------------------------------------------------------------
 
 struct Slim {
@@ -179,8 +203,9 @@ void BM_ReplayEndToEnd(benchmark::State& state) {
   const std::string& path = trace().path;
   const std::string outPath = tempPath("transitions.jsonl");
   std::uint64_t n = 0, events = 0;
+  const ParallelJsonlOptions opt{static_cast<unsigned>(state.range(0))};
   for (auto _ : state) {
-    auto reader = JsonlReader::openFile(path, false);
+    auto reader = openJsonlParallel(path, false, opt);
     std::FILE* out = std::fopen(outPath.c_str(), "w");
     if (!out) {
       state.SkipWithError("cannot write the transitions file");
@@ -203,7 +228,12 @@ void BM_ReplayEndToEnd(benchmark::State& state) {
   setCounters(state, n);
   state.counters["transitions"] = static_cast<double>(events);
 }
-BENCHMARK(BM_ReplayEndToEnd)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ReplayEndToEnd)
+    ->ArgName("threads")
+    ->Arg(1)
+    ->Arg(2)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 
 }  // namespace
 

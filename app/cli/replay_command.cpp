@@ -20,6 +20,7 @@
 #include "spillway/input_limits.hpp"
 #include "spillway/kpi.hpp"
 #include "spillway/library/library.hpp"
+#include "spillway/parallel_jsonl.hpp"
 #include "spillway/replay.hpp"
 #include "spillway/sweep.hpp"
 #include "spillway/telemetry.hpp"
@@ -57,6 +58,7 @@ struct ReplayCliOptions {
   std::optional<std::string> healthPath;  // --health: the endpoints' recorded answers
   std::optional<Micros> gatewayStart;     // --gateway-start: the target's timer phase
   bool narrative = false;                 // --narrative: the account after the report
+  unsigned threads = 0;                   // --threads: 0 = every core
 };
 
 void addReplayOptions(QCommandLineParser& p) {
@@ -71,6 +73,10 @@ void addReplayOptions(QCommandLineParser& p) {
   p.addOption({"report", "Write the per-instance summary as JSON.", "report.json"});
   p.addOption({"faults", "Fault annotations (JSONL) to score TTD/MTTR against.", "F.jsonl"});
   p.addOption({"skip-bad-lines", "Count malformed lines and go on instead of stopping."});
+  p.addOption({"threads",
+               "Threads for a trace file: the others read and parse it while one decides "
+               "(default: every core; 1: one thread does all). The output is the same.",
+               "N", "0"});
   p.addOption({"reorder-window",
                "How far out of start-time order records may arrive (default 10s).", "duration",
                "10s"});
@@ -197,6 +203,11 @@ std::optional<ReplayCliOptions> readReplayOptions(const QCommandLineParser& p) {
   o.policyPath = p.value("policy").toStdString();
   if (p.isSet("faults")) o.faultsPath = p.value("faults").toStdString();
   o.skipBadLines = p.isSet("skip-bad-lines");
+  o.threads = p.value("threads").toUInt(&ok);
+  if (!ok) {
+    std::fprintf(stderr, "replay: --threads: expected a non-negative integer\n");
+    return std::nullopt;
+  }
   if (p.isSet("library")) o.library = p.value("library").toStdString();
   if (p.isSet("out")) o.outPath = p.value("out").toStdString();
   if (p.isSet("report")) o.reportPath = p.value("report").toStdString();
@@ -211,13 +222,14 @@ struct Input {
   std::unique_ptr<library::Library> lib;  // outlives the sources streaming from it
   std::string sampleText;                 // the built-in sample, read once
   bool skip = false;
+  unsigned threads = 0;
   bool rereadable() const { return tracePath != "-"; }
   std::unique_ptr<formats::RecordSource> open() {
     if (lib) return lib->open(incident);
     if (!sampleText.empty())
       return formats::sourceFromMemory(formats::Format::Jsonl, "seed000-sample.jsonl (built-in)",
                                        sampleText, formats::ImportOptions{skip, {}});
-    return formats::openSource(formats::Format::Jsonl, tracePath, formats::ImportOptions{skip, {}});
+    return openJsonlParallel(tracePath, skip, ParallelJsonlOptions{threads});
   }
 };
 
@@ -388,6 +400,7 @@ Input openInput(const ReplayCliOptions& o, std::vector<NamedFault>& faults) {
   input.tracePath = o.tracePath;
   input.incident = o.incident;
   input.skip = o.skipBadLines;
+  input.threads = o.threads;
   if (!o.incident.empty()) {
     const std::string lp = o.library ? *o.library : library::defaultLibraryPath();
     input.lib = std::make_unique<library::Library>(lp, library::OpenOptions{.mustExist = true});

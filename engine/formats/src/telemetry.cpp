@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "spillway/formats/jsonl_chunks.hpp"
 #include "spillway/input_limits.hpp"
 
 namespace spillway {
@@ -131,7 +132,7 @@ std::optional<Micros> parseRfc3339(std::string_view s) {
 }
 
 struct JsonlReader::Impl {
-  simdjson::ondemand::parser parser;
+  formats::JsonlLineParser parser;
 };
 
 JsonlReader::JsonlReader(std::string sourceName, ReadFn read, bool skipBadLines,
@@ -236,12 +237,126 @@ bool JsonlReader::next(CallRecord& rec) {
   return false;
 }
 
-bool JsonlReader::parseLine(std::string_view line, CallRecord& rec, std::string& field,
-                            std::string& err) {
+namespace {
+
+using simdjson::ondemand::value;
+
+// Field readers of the simdjson path: false with `field` and `err` set on a bad value.
+bool fail(std::string& field, std::string& err, std::string_view f, std::string what) {
+  field = std::string(f);
+  err = std::move(what);
+  return false;
+}
+
+bool readTs(value v, CallRecord& rec, std::string& field, std::string& err) {
+  using namespace simdjson;
+  ondemand::json_type t;
+  if (v.type().get(t)) return fail(field, err, "ts", "invalid value");
+  if (t == ondemand::json_type::number) {
+    double ms;
+    // |ms| < 9e15 keeps the µs value inside int64 (llround of more is undefined).
+    if (v.get_double().get(ms) || !std::isfinite(ms) || std::abs(ms) >= 9.0e15)
+      return fail(field, err, "ts", "expected epoch milliseconds or an RFC 3339 string");
+    rec.ts = static_cast<Micros>(std::llround(ms * 1000.0));
+    return true;
+  }
+  if (t != ondemand::json_type::string)
+    return fail(field, err, "ts", "expected epoch milliseconds or an RFC 3339 string");
+  std::string_view s;
+  if (v.get_string().get(s)) return fail(field, err, "ts", "invalid string");
+  auto parsed = parseRfc3339(s);
+  if (!parsed) return fail(field, err, "ts", "not an RFC 3339 timestamp: '" + std::string(s) + "'");
+  rec.ts = *parsed;
+  return true;
+}
+
+bool readLatency(value v, CallRecord& rec, std::string& field, std::string& err) {
+  double ms;
+  if (v.get_double().get(ms) || !std::isfinite(ms))
+    return fail(field, err, "latency_ms", "expected a number");
+  if (ms < 0) return fail(field, err, "latency_ms", "must not be negative");
+  // The µs value must fit in int64.
+  if (ms >= 9.0e15) return fail(field, err, "latency_ms", "out of range");
+  rec.latency = static_cast<Micros>(std::llround(ms * 1000.0));
+  return true;
+}
+
+bool readStatus(value v, CallRecord& rec, std::string& field, std::string& err) {
+  std::int64_t s;
+  if (v.get_int64().get(s)) return fail(field, err, "status", "expected an integer HTTP status");
+  if (s < 0 || s > 999) return fail(field, err, "status", "must be in [0, 999]");
+  rec.status = static_cast<int>(s);
+  return true;
+}
+
+// Which of the required fields a line had.
+struct Required {
+  bool ts = false, instance = false, latency = false, status = false;
+};
+
+// One field of a line: a known field read into `rec`, an unknown one validated.
+bool readField(std::string_view key, value v, CallRecord& rec, Required& has, std::string& field,
+               std::string& err) {
+  auto wantString = [&](std::string_view& out) {
+    if (v.get_string().get(out)) return fail(field, err, key, "expected a string");
+    return true;
+  };
+  if (key == "ts") return (has.ts = readTs(v, rec, field, err));
+  if (key == "latency_ms") return (has.latency = readLatency(v, rec, field, err));
+  if (key == "status") return (has.status = readStatus(v, rec, field, err));
+  if (key == "instance") {
+    if (!wantString(rec.instance)) return false;
+    if (rec.instance.empty()) return fail(field, err, "instance", "must not be empty");
+    return (has.instance = true);
+  }
+  if (key == "outcome") {
+    std::string_view s;
+    if (!wantString(s)) return false;
+    if (!parseOutcome(s, rec.outcome))
+      return fail(field, err, "outcome",
+                  "expected ok, error, timeout or reset, got '" + std::string(s) + "'");
+    return (rec.hasOutcome = true);
+  }
+  if (key == "model") return wantString(rec.model);
+  if (key == "tenant") return wantString(rec.tenant);
+  if (key == "route") return wantString(rec.route);
+  if (key == "session") return wantString(rec.session);
+  if (key == "critical") {
+    bool b;
+    if (v.get_bool().get(b)) return fail(field, err, "critical", "expected true or false");
+    rec.critical = b;
+    return true;
+  }
+  if (key == "tokens_in" || key == "tokens_out") {
+    std::int64_t n;
+    if (v.get_int64().get(n) || n < 0)
+      return fail(field, err, key, "expected a non-negative integer");
+    (key == "tokens_in" ? rec.tokensIn : rec.tokensOut) = n;
+    return true;
+  }
+  if (auto e = validateValue(v))  // unknown fields are ignored, but must be JSON
+    return fail(field, err, "", std::string("invalid JSON: ") + simdjson::error_message(e));
+  return true;
+}
+
+}  // namespace
+
+struct formats::JsonlLineParser::Impl {
+  simdjson::ondemand::parser parser;
+};
+
+formats::JsonlLineParser::JsonlLineParser() : impl_(std::make_unique<Impl>()) {}
+formats::JsonlLineParser::~JsonlLineParser() = default;
+
+bool formats::JsonlLineParser::parse(std::string_view line, std::size_t capacity, CallRecord& rec,
+                                     std::string& field, std::string& err) {
+  return parseCanonicalLine(line, rec) || parseGeneral(line, capacity, rec, field, err);
+}
+
+bool formats::JsonlLineParser::parseGeneral(std::string_view line, std::size_t capacity,
+                                            CallRecord& rec, std::string& field, std::string& err) {
   using namespace simdjson;
   rec = CallRecord{};
-  // The buffer holds at least SIMDJSON_PADDING readable bytes after any line.
-  const std::size_t capacity = static_cast<std::size_t>(buf_.data() + buf_.size() - line.data());
   ondemand::document doc;
   if (auto e =
           impl_->parser.iterate(padded_string_view(line.data(), line.size(), capacity)).get(doc)) {
@@ -255,7 +370,7 @@ bool JsonlReader::parseLine(std::string_view line, CallRecord& rec, std::string&
                               : std::string("invalid JSON: ") + error_message(e);
     return false;
   }
-  bool hasTs = false, hasInstance = false, hasLatency = false, hasStatus = false;
+  Required has;
   for (auto fieldResult : obj) {
     ondemand::field f;
     if (auto e = std::move(fieldResult).get(f)) {
@@ -267,149 +382,31 @@ bool JsonlReader::parseLine(std::string_view line, CallRecord& rec, std::string&
       err = "invalid JSON: bad key";
       return false;
     }
-    ondemand::value v = f.value();
-    auto wantString = [&](std::string_view& out) {
-      if (v.get_string().get(out)) {
-        field = std::string(key);
-        err = "expected a string";
-        return false;
-      }
-      return true;
-    };
-    if (key == "ts") {
-      ondemand::json_type t;
-      if (v.type().get(t)) {
-        field = "ts";
-        err = "invalid value";
-        return false;
-      }
-      if (t == ondemand::json_type::number) {
-        double ms;
-        // |ms| < 9e15 keeps the µs value inside int64 (llround of more is undefined).
-        if (v.get_double().get(ms) || !std::isfinite(ms) || std::abs(ms) >= 9.0e15) {
-          field = "ts";
-          err = "expected epoch milliseconds or an RFC 3339 string";
-          return false;
-        }
-        rec.ts = static_cast<Micros>(std::llround(ms * 1000.0));
-      } else if (t == ondemand::json_type::string) {
-        std::string_view s;
-        if (v.get_string().get(s)) {
-          field = "ts";
-          err = "invalid string";
-          return false;
-        }
-        auto parsed = parseRfc3339(s);
-        if (!parsed) {
-          field = "ts";
-          err = "not an RFC 3339 timestamp: '" + std::string(s) + "'";
-          return false;
-        }
-        rec.ts = *parsed;
-      } else {
-        field = "ts";
-        err = "expected epoch milliseconds or an RFC 3339 string";
-        return false;
-      }
-      hasTs = true;
-    } else if (key == "instance") {
-      if (!wantString(rec.instance)) return false;
-      if (rec.instance.empty()) {
-        field = "instance";
-        err = "must not be empty";
-        return false;
-      }
-      hasInstance = true;
-    } else if (key == "latency_ms") {
-      double ms;
-      if (v.get_double().get(ms) || !std::isfinite(ms)) {
-        field = "latency_ms";
-        err = "expected a number";
-        return false;
-      }
-      if (ms < 0) {
-        field = "latency_ms";
-        err = "must not be negative";
-        return false;
-      }
-      if (ms >= 9.0e15) {  // the µs value must fit in int64
-        field = "latency_ms";
-        err = "out of range";
-        return false;
-      }
-      rec.latency = static_cast<Micros>(std::llround(ms * 1000.0));
-      hasLatency = true;
-    } else if (key == "status") {
-      std::int64_t s;
-      if (v.get_int64().get(s)) {
-        field = "status";
-        err = "expected an integer HTTP status";
-        return false;
-      }
-      if (s < 0 || s > 999) {
-        field = "status";
-        err = "must be in [0, 999]";
-        return false;
-      }
-      rec.status = static_cast<int>(s);
-      hasStatus = true;
-    } else if (key == "outcome") {
-      std::string_view s;
-      if (!wantString(s)) return false;
-      if (!parseOutcome(s, rec.outcome)) {
-        field = "outcome";
-        err = "expected ok, error, timeout or reset, got '" + std::string(s) + "'";
-        return false;
-      }
-      rec.hasOutcome = true;
-    } else if (key == "model") {
-      if (!wantString(rec.model)) return false;
-    } else if (key == "tenant") {
-      if (!wantString(rec.tenant)) return false;
-    } else if (key == "route") {
-      if (!wantString(rec.route)) return false;
-    } else if (key == "session") {
-      if (!wantString(rec.session)) return false;
-    } else if (key == "critical") {
-      bool b;
-      if (v.get_bool().get(b)) {
-        field = "critical";
-        err = "expected true or false";
-        return false;
-      }
-      rec.critical = b;
-    } else if (key == "tokens_in" || key == "tokens_out") {
-      std::int64_t n;
-      if (v.get_int64().get(n) || n < 0) {
-        field = std::string(key);
-        err = "expected a non-negative integer";
-        return false;
-      }
-      (key == "tokens_in" ? rec.tokensIn : rec.tokensOut) = n;
-    } else if (auto e = validateValue(v)) {  // unknown fields are ignored, but must be JSON
-      err = std::string("invalid JSON: ") + error_message(e);
-      return false;
-    }
+    if (!readField(key, f.value(), rec, has, field, err)) return false;
   }
   const char* rest = nullptr;
   if (!doc.current_location().get(rest)) {  // succeeds only when something follows
     err = "trailing content after the JSON object";
     return false;
   }
-  if (!hasTs)
-    field = "ts";
-  else if (!hasInstance)
-    field = "instance";
-  else if (!hasLatency)
-    field = "latency_ms";
-  else if (!hasStatus)
-    field = "status";
+  field = !has.ts         ? "ts"
+          : !has.instance ? "instance"
+          : !has.latency  ? "latency_ms"
+          : !has.status   ? "status"
+                          : "";
   if (!field.empty()) {
     err = "missing required field";
     return false;
   }
   if (!rec.hasOutcome) rec.outcome = rec.status == 0 ? Outcome::Error : Outcome::Ok;
   return true;
+}
+
+bool JsonlReader::parseLine(std::string_view line, CallRecord& rec, std::string& field,
+                            std::string& err) {
+  // The buffer holds at least SIMDJSON_PADDING readable bytes after any line.
+  const std::size_t capacity = static_cast<std::size_t>(buf_.data() + buf_.size() - line.data());
+  return impl_->parser.parse(line, capacity, rec, field, err);
 }
 
 }  // namespace spillway

@@ -4,6 +4,7 @@
 // rejects is counted as rejected, judged against the recording by ReplayGroundTruth (the
 // client's SLO, never the policy), and its outcome is not fed to the windows, as in production
 // it would not have been sent.
+#include <array>
 #include <atomic>
 #include <string>
 #include <vector>
@@ -131,6 +132,15 @@ class Replayer {
     bool probe;
   };
 
+  // Recent instance names by address: a reader that keeps one copy of a name for many records
+  // (parallel_jsonl.hpp) saves the engine's lookup; a hit is checked against the name itself.
+  struct NameSlot {
+    const char* data = nullptr;
+    std::uint32_t size = 0;
+    InstanceId id = 0;
+  };
+  InstanceId instanceOf(const CallRecord& rec);
+
   void admit(const PendingCall& p);
   Decision decide(InstanceId id, Micros ts, bool succeeded);
   void start(const ReplaySchedule& schedule);
@@ -146,6 +156,7 @@ class Replayer {
   ReorderBuffer<Completion> buffer_;
   ReplayObserver* observer_ = nullptr;
   std::vector<ReplayInstanceStats> stats_;
+  std::array<NameSlot, 1024> names_{};
   std::uint64_t late_ = 0;
   std::uint64_t fed_ = 0;
   Micros first_ = kNever;
