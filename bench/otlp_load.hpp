@@ -7,7 +7,10 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
+
+#include <ctime>
 
 #include <algorithm>
 #include <atomic>
@@ -168,7 +171,40 @@ inline Template jsonRequest(int n, std::uint64_t startNs, std::uint64_t& seq) {
 
 struct ClientResult {
   std::uint64_t ok = 0, shed = 0, other = 0, ackedSpans = 0;
+  double cpuSeconds = 0;  // the client thread's own CPU time (user + system)
 };
+
+inline double threadCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+inline double processCpuSeconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) / 1e9;
+}
+
+// Head and body in one system call, without copying them into one buffer.
+inline bool sendAll(int fd, const std::string& head, const std::string& body) {
+  std::size_t off = 0;
+  const std::size_t total = head.size() + body.size();
+  while (off < total) {
+    iovec iov[2];
+    int n = 0;
+    if (off < head.size()) iov[n++] = {const_cast<char*>(head.data()) + off, head.size() - off};
+    const std::size_t b = off > head.size() ? off - head.size() : 0;
+    iov[n++] = {const_cast<char*>(body.data()) + b, body.size() - b};
+    msghdr m{};
+    m.msg_iov = iov;
+    m.msg_iovlen = static_cast<std::size_t>(n);
+    const ssize_t sent = ::sendmsg(fd, &m, MSG_NOSIGNAL);
+    if (sent <= 0) return false;
+    off += static_cast<std::size_t>(sent);
+  }
+  return true;
+}
 
 // Reads one HTTP answer; returns its status (0 on a broken connection).
 inline int readAnswer(int fd, std::string& buf) {
@@ -232,16 +268,7 @@ inline void client(quint16 port, int id, int spans, bool proto, std::atomic<bool
     } else {
       tp.stamp(t);
     }
-    const std::string req = head + tp.body;
-    std::size_t off = 0;
-    while (off < req.size()) {
-      const ssize_t n = ::send(fd, req.data() + off, req.size() - off, MSG_NOSIGNAL);
-      if (n <= 0) {
-        ::close(fd);
-        return;
-      }
-      off += static_cast<std::size_t>(n);
-    }
+    if (!sendAll(fd, head, tp.body)) break;
     const int status = readAnswer(fd, buf);
     if (status == 200) {
       ++out.ok;
@@ -256,6 +283,7 @@ inline void client(quint16 port, int id, int spans, bool proto, std::atomic<bool
     }
   }
   ::close(fd);
+  out.cpuSeconds = threadCpuSeconds();
 }
 
 inline double pct(std::vector<std::int64_t> v, double p) {

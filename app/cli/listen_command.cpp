@@ -83,6 +83,7 @@ void parseOtlpLimits(const QCommandLineParser& p, live::OtlpReceiverOptions& oo)
   oo.bodyGraceMs = parseMillis(p, "otlp-body-grace", millis(10), seconds(600));
   oo.requestTimeoutMs = parseMillis(p, "otlp-request-timeout", millis(10), seconds(3600));
   oo.shutdownGraceMs = parseMillis(p, "otlp-shutdown-grace", 0, seconds(600));
+  oo.decodeThreads = static_cast<int>(parseCount(p, "otlp-decode-threads", 0, 64));
 }
 
 // The bearer token and what remote listening without one means: plain HTTP from anywhere,
@@ -176,6 +177,10 @@ void addOtlpOptions(QCommandLineParser& p) {
   p.addOption({"otlp-shutdown-grace",
                "on SIGTERM/SIGINT, requests in flight get D to arrive whole (then 503)", "D",
                "5s"});
+  p.addOption({"otlp-decode-threads",
+               "threads that inflate and decode request bodies (0: the event loop's own); the "
+               "engine sees the calls in the same order either way",
+               "N", "2"});
 }
 
 void addListenOptions(QCommandLineParser& p) {

@@ -77,6 +77,12 @@ std::string_view HttpRequest::path() const {
 
 HttpRequestParser::State HttpRequestParser::feed(std::string_view bytes) {
   if (state_ == State::Error) return state_;
+  // A Content-Length body goes straight into the request: a large body is copied once.
+  if (state_ == State::NeedMore && haveHead_ && !chunked_ && buf_.empty()) {
+    const std::size_t n = std::min(bytes.size(), bodyLength_ - cur_.body.size());
+    cur_.body.append(bytes.substr(0, n));
+    bytes.remove_prefix(n);
+  }
   buf_.append(bytes);
   if (state_ == State::Ready) return state_;  // the caller has not taken the last one yet
   return state_ = parse();
@@ -119,12 +125,19 @@ HttpRequestParser::State HttpRequestParser::parse() {
     if (!parseHead(std::string_view(buf_).substr(0, end + 2))) return State::Error;
     buf_.erase(0, end + 4);
     haveHead_ = true;
+    if (!chunked_ && bodyLength_) {
+      // Room for the whole body up to a bound (a declared length alone is no reason to hold
+      // memory; beyond the bound the body grows as it arrives).
+      if (bodyBuffer) cur_.body = bodyBuffer(bodyLength_);
+      cur_.body.reserve(std::min<std::size_t>(bodyLength_, 1 << 20));
+    }
   }
   if (chunked_) return parseChunked();
-  if (buf_.size() < bodyLength_) return State::NeedMore;
-  cur_.body = buf_.substr(0, bodyLength_);
-  buf_.erase(0, bodyLength_);
-  return State::Ready;
+  if (const std::size_t n = std::min(buf_.size(), bodyLength_ - cur_.body.size())) {
+    cur_.body.append(buf_, 0, n);
+    buf_.erase(0, n);
+  }
+  return cur_.body.size() < bodyLength_ ? State::NeedMore : State::Ready;
 }
 
 // chunked-body = *chunk last-chunk trailer-section CRLF (RFC 9112 §7.1). Decoded bytes move

@@ -1,9 +1,11 @@
 // Over 600 lines: one protocol end to end (HTTP framing, auth, gzip, both encodings, the
-// spec's answers and the bounded intake), which docs/live.md describes as one unit.
-// The OTLP/HTTP receiver: one QTcpServer, requests parsed by HttpRequestParser and answered
-// synchronously (decode → queue → answer), the intake queue drained by the event loop in
-// bounded turns so that new requests are read, and shed when the queue is full, while the
-// sink catches up. Answers follow the OTLP/HTTP spec (opentelemetry-proto
+// spec's answers, the decoding threads and the bounded intake), which docs/live.md describes
+// as one unit.
+// The OTLP/HTTP receiver: one QTcpServer, requests parsed by HttpRequestParser; a request's
+// body is inflated and decoded (on the decoding threads, or in place), then its calls are
+// queued and it is answered, in the order requests arrived whole. The intake queue is drained
+// by the event loop in bounded turns so that new requests are read, and shed when the queue is
+// full, while the sink catches up. Answers follow the OTLP/HTTP spec (opentelemetry-proto
 // docs/specification.md): the response in the request's encoding, google.rpc.Status bodies
 // for errors, Retry-After on 429 / 503.
 #include "spillway/live/otlp_receiver.hpp"
@@ -14,7 +16,11 @@
 #include <QTimer>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
 #include <zlib.h>
 
@@ -28,6 +34,9 @@ namespace {
 
 constexpr qint64 kSocketBuffer = 64 * 1024;      // Qt stops reading a socket past this
 constexpr qint64 kMaxPendingWrite = 256 * 1024;  // a client that does not read is not read
+// Spare buffers (bodies, decoded calls): at most this many of each, each at most this large.
+constexpr std::size_t kSpares = 8;
+constexpr std::size_t kSpareBytes = 1 << 20;
 
 std::string lowerTrim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -158,8 +167,126 @@ struct OtlpReceiver::Conn : QObject {
   bool headSeen = false;   // …and its head is parsed: the body is due
   bool closing = false;
   bool keepAlive = true;
+  bool gone = false;   // disconnected while its request was being decoded
+  Job* job = nullptr;  // its request with the decoders: nothing more is read or answered
   qint64 idleSinceMs = 0, requestStartMs = 0, bodyStartMs = 0;
   std::size_t held = 0;  // this connection's share of buffered_
+};
+
+// A request whose body is inflated and decoded off the receiver's thread. The worker writes
+// status, error and batch, then sets `done`; the receiver's thread reads them only after.
+struct OtlpReceiver::Job {
+  Conn* conn = nullptr;
+  std::string body;  // as received; freed once decoded
+  bool protobuf = false, gzip = false;
+  int status = 200;  // else refused (400, 413, 500) with `error`
+  std::string error;
+  formats::OtlpBatch batch;
+  std::atomic<bool> done{false};
+};
+
+namespace {
+
+// The body → calls, or the status a bad body is answered with.
+void decodeBody(std::string_view body, bool protobuf, bool gzip, std::size_t maxInflated,
+                int& status, std::string& error, formats::OtlpBatch& batch) {
+  std::string inflated;
+  if (gzip) {
+    switch (gunzip(body, maxInflated, inflated, error)) {
+      case Inflate::Ok:
+        body = inflated;
+        break;
+      case Inflate::Bad:
+        status = 400;
+        return;
+      case Inflate::TooLarge:
+        status = 413;
+        return;
+    }
+  }
+  try {
+    if (protobuf) {
+      std::string err;
+      if (!decodeOtlpProtobuf(body, batch, err)) {
+        status = 400;
+        error = "protobuf: " + err;
+      }
+    } else {
+      formats::decodeOtlpJson(body, batch, "body");
+    }
+  } catch (const InputError& e) {
+    status = 400;
+    error = e.what();
+  } catch (const std::exception& e) {  // out of memory: the request is refused, not the process
+    status = 500;
+    error = std::string("cannot decode the request: ") + e.what();
+  }
+  if (status != 200) batch.clear();
+}
+
+}  // namespace
+
+// The decoding threads: a FIFO of jobs; a finished job wakes the receiver's thread once
+// (onDecoded answers every finished job at the front of jobs_).
+class OtlpReceiver::Decoders {
+ public:
+  Decoders(OtlpReceiver* rx, int threads) : rx_(rx) {
+    for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { run(); });
+  }
+  ~Decoders() {
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (std::thread& t : threads_) t.join();
+  }
+  void submit(Job* j) {
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      todo_.push_back(j);
+    }
+    cv_.notify_one();
+  }
+  // Called by the receiver's thread before it looks at the jobs: a job finished after this
+  // wakes it again.
+  void rearm() { wakePosted_.store(false); }
+  void hold(bool held) {
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      held_ = held;
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  void run() {
+    for (;;) {
+      Job* j = nullptr;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        cv_.wait(lock, [this] { return stop_ || (!held_ && !todo_.empty()); });
+        if (stop_) return;
+        j = todo_.front();
+        todo_.pop_front();
+      }
+      decodeBody(j->body, j->protobuf, j->gzip, rx_->opt_.maxInflatedBytes, j->status, j->error,
+                 j->batch);
+      j->body.clear();  // the buffer goes back to the receiver's spares
+      j->done.store(true);
+      if (!wakePosted_.exchange(true))
+        QMetaObject::invokeMethod(
+            rx_, [rx = rx_] { rx->onDecoded(); }, Qt::QueuedConnection);
+    }
+  }
+
+  OtlpReceiver* rx_;
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Job*> todo_;
+  bool stop_ = false, held_ = false;
+  std::atomic<bool> wakePosted_{false};
 };
 
 namespace {
@@ -180,7 +307,10 @@ QByteArray retryAfter(int seconds) {
 OtlpReceiver::OtlpReceiver(OtlpReceiverOptions opt, Sink sink, QObject* parent)
     : QObject(parent), opt_(std::move(opt)), sink_(std::move(sink)) {}
 
-OtlpReceiver::~OtlpReceiver() = default;
+// The threads stop before the connections their jobs point to go.
+OtlpReceiver::~OtlpReceiver() {
+  decoders_.reset();
+}
 
 bool OtlpReceiver::start() {
   server_ = new QTcpServer(this);
@@ -190,6 +320,8 @@ bool OtlpReceiver::start() {
   }
   port_ = server_->serverPort();
   connect(server_, &QTcpServer::newConnection, this, &OtlpReceiver::onNewConnection);
+  if (opt_.decodeThreads > 0 && !decoders_)
+    decoders_ = std::make_unique<Decoders>(this, opt_.decodeThreads);
   return true;
 }
 
@@ -197,6 +329,7 @@ void OtlpReceiver::onNewConnection() {
   while (QTcpSocket* s = server_->nextPendingConnection()) {
     s->setReadBufferSize(kSocketBuffer);
     auto* c = new Conn(s, opt_.limits, this);
+    c->parser.bodyBuffer = [this](std::size_t) { return spareBody(); };
     c->peer = peerKey(s->peerAddress());
     conns_.insert(c);
     connect(s, &QTcpSocket::readyRead, c, [this, c] { onReadable(c); });
@@ -215,7 +348,10 @@ void OtlpReceiver::onNewConnection() {
           perPeer_.erase(it);
       }
       conns_.erase(c);
-      c->deleteLater();
+      if (c->job)
+        c->gone = true;  // deleted once its job is back (answerDecoded)
+      else
+        c->deleteLater();
       maybeStopped();
     });
     connect(&c->timer, &QTimer::timeout, c, [this, c] { onTimeout(c); });
@@ -296,11 +432,15 @@ void OtlpReceiver::closeQuietly(Conn* c) {
 }
 
 void OtlpReceiver::onReadable(Conn* c) {
-  if (c->closing) return;
+  if (c->closing || c->job) return;  // a request being decoded is answered first
   // Backpressure: answers the client has not read yet stay bounded.
   if (c->sock->bytesToWrite() >= kMaxPendingWrite) return;
-  const QByteArray data = c->sock->readAll();
-  if (data.isEmpty()) return;
+  // Read into one buffer reused for every read (no allocation per read).
+  const auto avail = static_cast<std::size_t>(std::max<qint64>(c->sock->bytesAvailable(), 1));
+  if (readBuf_.size() < avail) readBuf_.resize(avail);
+  const qint64 got = c->sock->read(readBuf_.data(), static_cast<qint64>(avail));
+  if (got <= 0) return;
+  const std::string_view data(readBuf_.data(), static_cast<std::size_t>(got));
   const qint64 now = c->clock.elapsed();
   if (!c->receiving) {
     c->receiving = true;
@@ -309,20 +449,28 @@ void OtlpReceiver::onReadable(Conn* c) {
   }
   // The bytes just read count before they are parsed: a request that arrived whole in one
   // read is held too.
-  accountBuffered(c, static_cast<std::size_t>(data.size()));
+  accountBuffered(c, data.size());
   if (c->closing) return;
-  auto st = c->parser.feed(std::string_view(data.constData(), data.size()));
-  // Pipelined requests are answered in order; each answer is small and synchronous. While
-  // stopping, the last request a connection has sent is answered with Connection: close.
-  bool completed = false;
+  c->parser.feed(data);
+  serve(c, now, false);
+}
+
+void OtlpReceiver::serve(Conn* c, qint64 now, bool completed) {
+  auto st = c->parser.state();
+  // Pipelined requests are answered in order. While stopping, the last request a connection
+  // has sent is answered with Connection: close.
   while (st == HttpRequestParser::State::Ready && !c->closing) {
-    const HttpRequest req = c->parser.take();
+    HttpRequest req = c->parser.take();
     ++stats_.requests;
     completed = true;
     c->headSeen = false;
     const bool more = c->parser.state() == HttpRequestParser::State::Ready;
     c->keepAlive = req.keepAlive && (!stopping_ || more);
     handle(c, req);
+    keepBody(std::move(req.body));  // unless the decoders have it
+    // With the decoders: no clock runs for the connection until its answer, which resumes
+    // here; its body stays counted in the buffer budget until then.
+    if (c->job) return c->timer.stop();
     st = c->parser.state();
   }
   if (c->closing) return;
@@ -455,7 +603,7 @@ void OtlpReceiver::shutdown() {
   stopping_ = true;
   const std::vector<Conn*> open(conns_.begin(), conns_.end());
   for (Conn* c : open) {
-    if (c->closing) continue;
+    if (c->closing || c->job) continue;  // a request being decoded: closed after its answer
     if (c->sock->bytesAvailable()) onReadable(c);  // bytes Qt has read: answered, not dropped
     if (!c->closing && !c->receiving) closeQuietly(c);
   }
@@ -468,7 +616,7 @@ void OtlpReceiver::shutdown() {
 void OtlpReceiver::finishShutdown() {
   const std::vector<Conn*> open(conns_.begin(), conns_.end());
   for (Conn* c : open) {
-    if (c->closing) continue;
+    if (c->closing || c->job) continue;  // being decoded: answered (and closed) when it is
     if (!c->receiving) {
       closeQuietly(c);
       continue;
@@ -494,7 +642,7 @@ void OtlpReceiver::maybeStopped() {
   QTimer::singleShot(0, this, [this] { emit stopped(); });
 }
 
-void OtlpReceiver::handle(Conn* c, const HttpRequest& req) {
+void OtlpReceiver::handle(Conn* c, HttpRequest& req) {
   const auto ctype = req.header("content-type");
   const std::string media = ctype ? mediaType(*ctype) : std::string();
   const bool protobuf = media == "application/x-protobuf" || media == "application/protobuf";
@@ -511,36 +659,68 @@ void OtlpReceiver::handle(Conn* c, const HttpRequest& req) {
   if (!protobuf && media != "application/json")
     return reject(415, "Content-Type must be application/json or application/x-protobuf, got '" +
                            std::string(ctype.value_or("")) + "'");
-  std::string inflated;
-  std::string_view body = req.body;
   const std::string encoding = lowerTrim(req.header("content-encoding").value_or(""));
-  if (encoding == "gzip") {
-    std::string err;
-    switch (gunzip(body, opt_.maxInflatedBytes, inflated, err)) {
-      case Inflate::Ok:
-        body = inflated;
-        break;
-      case Inflate::Bad:
-        return reject(400, err);
-      case Inflate::TooLarge:
-        return reject(413, err);
-    }
-  } else if (!encoding.empty() && encoding != "identity") {
+  if (!encoding.empty() && encoding != "identity" && encoding != "gzip")
     return reject(415, "Content-Encoding '" + encoding + "' is not supported (gzip is)");
+  auto job = std::make_unique<Job>();
+  job->batch.calls = spareCalls();
+  job->conn = c;
+  job->protobuf = protobuf;
+  job->gzip = encoding == "gzip";
+  if (decoders_) {
+    job->body = std::move(req.body);
+    return dispatch(std::move(job));
   }
+  decodeBody(req.body, protobuf, job->gzip, opt_.maxInflatedBytes, job->status, job->error,
+             job->batch);
+  if (job->status != 200) return reject(job->status, job->error);
+  acknowledge(c, job->batch, protobuf);
+}
 
-  formats::OtlpBatch batch;
-  if (protobuf) {
-    std::string err;
-    if (!decodeOtlpProtobuf(body, batch, err)) return reject(400, "protobuf: " + err);
-  } else {
-    try {
-      formats::decodeOtlpJson(body, batch, "body");
-    } catch (const InputError& e) {
-      return reject(400, e.what());
-    }
+void OtlpReceiver::dispatch(std::unique_ptr<Job> job) {
+  job->conn->job = job.get();
+  jobs_.push_back(std::move(job));
+  submitJobs();
+}
+
+void OtlpReceiver::submitJobs() {
+  // Two per thread: one decoding, one ready for it; the rest wait in their connections.
+  const std::size_t cap = 2 * static_cast<std::size_t>(opt_.decodeThreads);
+  for (; running_ < jobs_.size() && running_ < cap; ++running_)
+    decoders_->submit(jobs_[running_].get());
+}
+
+void OtlpReceiver::onDecoded() {
+  decoders_->rearm();
+  while (!jobs_.empty() && jobs_.front()->done.load()) {
+    const std::unique_ptr<Job> j = std::move(jobs_.front());
+    jobs_.pop_front();
+    --running_;
+    answerDecoded(*j);
   }
-  acknowledge(c, batch, protobuf);
+  submitJobs();
+}
+
+// A decoded request, in arrival order: answered as handle() answers one decoded in place,
+// then the connection goes on with what it sent meanwhile.
+void OtlpReceiver::answerDecoded(Job& j) {
+  Conn* c = j.conn;
+  c->job = nullptr;
+  keepBody(std::move(j.body));
+  if (c->gone) {  // nobody to acknowledge it to: its calls are dropped, never queued
+    c->deleteLater();
+    return;
+  }
+  if (stopping_ && c->parser.state() != HttpRequestParser::State::Ready) c->keepAlive = false;
+  if (j.status != 200) {
+    ++stats_.rejected4xx;
+    respondStatus(c, j.status, j.protobuf, j.error);
+  } else {
+    acknowledge(c, j.batch, j.protobuf);
+  }
+  if (c->closing) return;
+  serve(c, c->clock.elapsed(), true);
+  if (!c->closing && !c->job && c->sock->bytesAvailable()) onReadable(c);
 }
 
 void OtlpReceiver::acknowledge(Conn* c, formats::OtlpBatch& batch, bool protobuf) {
@@ -651,6 +831,7 @@ void OtlpReceiver::drainSome(std::size_t budget) {
                           .count();
       stats_.maxLatencyUs = std::max<std::int64_t>(stats_.maxLatencyUs, us);
       const std::size_t calls = b.calls.size();
+      keepCalls(std::move(b.calls));
       queue_.pop_front();
       if (onBatchApplied) onBatchApplied(calls, us);
     }
@@ -660,8 +841,41 @@ void OtlpReceiver::drainSome(std::size_t budget) {
   if (applied) emit callsApplied(static_cast<int>(applied));
 }
 
+std::string OtlpReceiver::spareBody() {
+  if (spareBodies_.empty()) return {};
+  std::string b = std::move(spareBodies_.back());
+  spareBodies_.pop_back();
+  return b;
+}
+
+void OtlpReceiver::keepBody(std::string&& body) {
+  if (spareBodies_.size() >= kSpares || body.capacity() < 4096 || body.capacity() > kSpareBytes)
+    return;
+  body.clear();
+  spareBodies_.push_back(std::move(body));
+}
+
+std::vector<formats::SpanCall> OtlpReceiver::spareCalls() {
+  if (spareCalls_.empty()) return {};
+  std::vector<formats::SpanCall> v = std::move(spareCalls_.back());
+  spareCalls_.pop_back();
+  return v;
+}
+
+void OtlpReceiver::keepCalls(std::vector<formats::SpanCall>&& calls) {
+  if (spareCalls_.size() >= kSpares || calls.capacity() < 16 ||
+      calls.capacity() * sizeof(formats::SpanCall) > kSpareBytes)
+    return;
+  calls.clear();
+  spareCalls_.push_back(std::move(calls));
+}
+
 void OtlpReceiver::drain() {
   drainSome(queued_);
+}
+
+void OtlpReceiver::setDecodersHeld(bool held) {
+  if (decoders_) decoders_->hold(held);
 }
 
 void OtlpReceiver::setPaused(bool paused) {

@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cmath>
 #include <functional>
+#include <iterator>
 
 #include "internal.hpp"
 
@@ -56,23 +57,58 @@ std::optional<std::int64_t> integer(const OtlpValue* v) {
 
 }  // namespace
 
+namespace {
+
+// Exactly the keys spanToCall looks up, in the order of `Key`.
+constexpr std::string_view kUsed[] = {"gen_ai.request.model",
+                                      "gen_ai.response.model",
+                                      "gen_ai.provider.name",
+                                      "gen_ai.system",
+                                      "gen_ai.operation.name",
+                                      "server.address",
+                                      "server.port",
+                                      "error.type",
+                                      "http.response.status_code",
+                                      "gen_ai.usage.input_tokens",
+                                      "gen_ai.usage.output_tokens",
+                                      "gen_ai.conversation.id"};
+enum Key {
+  RequestModel,
+  ResponseModel,
+  ProviderName,
+  System,
+  OperationName,
+  ServerAddress,
+  ServerPort,
+  ErrorType,
+  HttpStatus,
+  InputTokens,
+  OutputTokens,
+  ConversationId,
+  kKeys
+};
+static_assert(std::size(kUsed) == kKeys);
+
+int keyIndex(std::string_view key) {
+  for (int k = 0; k < kKeys; ++k)
+    if (kUsed[k] == key) return k;
+  return -1;
+}
+
+// A span's attributes by key, found in one pass; the first of a repeated key counts.
+struct Attributes {
+  const OtlpValue* at[kKeys] = {};
+  explicit Attributes(const std::vector<OtlpAttribute>& attrs) {
+    for (const OtlpAttribute& a : attrs)
+      if (const int k = keyIndex(a.key); k >= 0 && !at[k]) at[k] = &a.value;
+  }
+  const OtlpValue* operator[](Key k) const { return at[k]; }
+};
+
+}  // namespace
+
 bool otlpAttributeUsed(std::string_view key) {
-  // Exactly the keys spanToCall looks up.
-  static constexpr std::string_view kUsed[] = {"gen_ai.request.model",
-                                               "gen_ai.response.model",
-                                               "gen_ai.provider.name",
-                                               "gen_ai.system",
-                                               "gen_ai.operation.name",
-                                               "server.address",
-                                               "server.port",
-                                               "error.type",
-                                               "http.response.status_code",
-                                               "gen_ai.usage.input_tokens",
-                                               "gen_ai.usage.output_tokens",
-                                               "gen_ai.conversation.id"};
-  for (std::string_view k : kUsed)
-    if (k == key) return true;
-  return false;
+  return keyIndex(key) >= 0;
 }
 
 bool otlpResourceAttributeUsed(std::string_view key) {
@@ -80,11 +116,11 @@ bool otlpResourceAttributeUsed(std::string_view key) {
 }
 
 SpanResult spanToCall(const OtlpSpan& span, SpanCall& out, std::string& field, std::string& error) {
-  const auto* attrs = &span.attributes;
-  const auto* reqModel = find(attrs, "gen_ai.request.model");
-  const auto* provider = find(attrs, "gen_ai.provider.name");
-  if (!provider) provider = find(attrs, "gen_ai.system");
-  if (!reqModel && !provider && !find(attrs, "gen_ai.operation.name")) return SpanResult::NotACall;
+  const Attributes attrs(span.attributes);
+  const auto* reqModel = attrs[RequestModel];
+  const auto* provider = attrs[ProviderName];
+  if (!provider) provider = attrs[System];
+  if (!reqModel && !provider && !attrs[OperationName]) return SpanResult::NotACall;
   out = SpanCall{};
   auto invalid = [&](const char* f, std::string what) {
     field = f;
@@ -98,9 +134,9 @@ SpanResult spanToCall(const OtlpSpan& span, SpanCall& out, std::string& field, s
   out.ts = static_cast<Micros>(span.startNs / 1000);
   out.latency = static_cast<Micros>((span.endNs - span.startNs + 500) / 1000);
 
-  if (const std::string* addr = str(find(attrs, "server.address")); addr && !addr->empty()) {
+  if (const std::string* addr = str(attrs[ServerAddress]); addr && !addr->empty()) {
     out.instance = *addr;
-    if (const auto* p = find(attrs, "server.port")) {
+    if (const auto* p = attrs[ServerPort]) {
       auto port = integer(p);
       if (!port || *port < 0 || *port > 65535) return invalid("server.port", "expected a port");
       out.instance.append(":").append(std::to_string(*port));
@@ -113,11 +149,11 @@ SpanResult spanToCall(const OtlpSpan& span, SpanCall& out, std::string& field, s
   }
   if (const std::string* m = str(reqModel))
     out.model = *m;
-  else if (const std::string* rm = str(find(attrs, "gen_ai.response.model")))
+  else if (const std::string* rm = str(attrs[ResponseModel]))
     out.model = *rm;
 
-  const std::string* errType = str(find(attrs, "error.type"));
-  if (const auto* sc = find(attrs, "http.response.status_code")) {
+  const std::string* errType = str(attrs[ErrorType]);
+  if (const auto* sc = attrs[HttpStatus]) {
     auto s = integer(sc);
     if (!s || *s < 0 || *s > 999)
       return invalid("http.response.status_code", "expected an HTTP status");
@@ -140,16 +176,16 @@ SpanResult spanToCall(const OtlpSpan& span, SpanCall& out, std::string& field, s
   } else {
     out.outcome = out.status == 0 ? Outcome::Error : Outcome::Ok;
   }
-  for (auto [key, dst] : {std::pair{"gen_ai.usage.input_tokens", &out.tokensIn},
-                          std::pair{"gen_ai.usage.output_tokens", &out.tokensOut}}) {
-    if (const auto* v = find(attrs, key)) {
+  for (auto [key, dst] :
+       {std::pair{InputTokens, &out.tokensIn}, std::pair{OutputTokens, &out.tokensOut}}) {
+    if (const auto* v = attrs[key]) {
       auto n = integer(v);
-      if (!n || *n < 0) return invalid(key, "expected a non-negative integer");
+      if (!n || *n < 0) return invalid(kUsed[key].data(), "expected a non-negative integer");
       *dst = *n;
     }
   }
   if (const std::string* svc = str(find(span.resource, "service.name"))) out.tenant = *svc;
-  if (const std::string* conv = str(find(attrs, "gen_ai.conversation.id"))) out.session = *conv;
+  if (const std::string* conv = str(attrs[ConversationId])) out.session = *conv;
   return SpanResult::Call;
 }
 

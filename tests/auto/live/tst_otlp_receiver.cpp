@@ -249,6 +249,57 @@ std::vector<TestSpan> mixedSpans() {
   return v;
 }
 
+// Every field of a call, for comparing two runs call by call.
+std::string describe(const formats::SpanCall& c) {
+  return c.instance + "|" + c.model + "|" + c.tenant + "|" + c.session + "|" +
+         std::to_string(c.ts) + "|" + std::to_string(c.latency) + "|" + std::to_string(c.status) +
+         "|" + std::to_string(static_cast<int>(c.outcome)) + "|" + std::to_string(c.hasOutcome) +
+         "|" + std::to_string(c.tokensIn) + "|" + std::to_string(c.tokensOut);
+}
+
+// `n` spans of one client, 1 ms apart from `fromNs`.
+std::vector<TestSpan> spanRun(std::size_t n, std::uint64_t fromNs) {
+  std::vector<TestSpan> v(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    v[i].startNs = fromNs + i * 1'000'000;
+    v[i].address = "10.0.0." + std::to_string(i % 4);
+    v[i].httpStatus = i % 9 == 0 ? 503 : 200;
+  }
+  return v;
+}
+
+// Twelve pipelined requests whose answers all differ: protobuf, JSON, gzip, shed by a full
+// queue of 1000 calls (the sink paused), partial (an invalid span, spans that are not calls,
+// an instance the bound refuses), bad bodies and a wrong path. Decoding them on other threads
+// must change nothing the client or the sink can see.
+QByteArray orderScript() {
+  const std::uint64_t t = 1'700'000'000'000'000'000ULL;
+  auto invalid = spanRun(50, t + 4'000'000'000ULL);
+  invalid[7].port = 70000;
+  auto refused = spanRun(50, t + 5'000'000'000ULL);
+  for (std::size_t i = 0; i < refused.size(); i += 5) refused[i].address = "10.0.0.9";
+  std::vector<TestSpan> notCalls(3);
+  for (auto& s : notCalls) s.genai = false;
+  const QByteArray proto = "application/x-protobuf", json = "application/json";
+  const QByteArray gz = "Content-Encoding: gzip\r\n";
+  return httpPost(protoRequest(spanRun(300, t), "a"), proto) +
+         httpPost(jsonRequest(spanRun(300, t + 1'000'000'000ULL), "b"), json) +
+         httpPost(gzip(protoRequest(spanRun(300, t + 2'000'000'000ULL), "c")), proto, gz) +
+         httpPost(protoRequest(spanRun(300, t + 3'000'000'000ULL), "d"), proto) +  // 429
+         httpPost(protoRequest(invalid, "e"), proto) + httpPost("\xff\xff\xff", proto) +
+         httpPost(protoRequest(spanRun(5, t), "f"), proto, {}, "/v1/metrics") +
+         httpPost("not gzip", json, gz) + httpPost(protoRequest(refused, "g"), proto) +
+         httpPost(jsonRequest(notCalls, "h"), json) +
+         httpPost(protoRequest(spanRun(20, t + 6'000'000'000ULL), "i"), proto) +  // 429
+         httpPost("", proto);
+}
+constexpr int kScriptRequests = 12;
+
+struct ScriptRun {
+  std::vector<std::pair<int, QByteArray>> answers;
+  std::vector<std::string> calls;
+};
+
 }  // namespace
 
 class TstOtlpReceiver : public QObject {
@@ -270,6 +321,29 @@ class TstOtlpReceiver : public QObject {
     QCOMPARE(calls[1].status, 503);
     QCOMPARE(calls[2].status, 0);  // failed, no HTTP status
     QCOMPARE(calls[2].outcome, Outcome::Timeout);
+  }
+
+  // orderScript() on one connection, with bodies decoded on `threads` threads.
+  void runScript(int threads, ScriptRun& out) {
+    OtlpReceiverOptions o;
+    o.decodeThreads = threads;
+    o.maxQueuedCalls = 1000;
+    Rig rig(o);
+    QVERIFY(rig.ok);
+    rig.rx->admit = [](const formats::SpanCall& c) { return c.instance != "10.0.0.9:8000"; };
+    rig.rx->setPaused(true);
+    RawClient c(rig.port());
+    QVERIFY(c.connected());
+    c.send(orderScript());
+    for (int k = 0; k < kScriptRequests; ++k) {
+      const Answer a = c.next();
+      QVERIFY2(a.status, qPrintable(QString("answer %1 of %2").arg(k + 1).arg(kScriptRequests)));
+      out.answers.emplace_back(a.status, a.body);
+    }
+    rig.rx->setPaused(false);
+    QTRY_COMPARE(rig.rx->queued(), std::size_t{0});
+    QCOMPARE(rig.rx->stats().callsApplied, rig.rx->stats().callsAcked);
+    for (const auto& call : rig.calls) out.calls.push_back(describe(call));
   }
 
  private slots:
@@ -484,6 +558,51 @@ class TstOtlpReceiver : public QObject {
     QTRY_COMPARE(rig.calls.size(), std::size_t{6});
   }
 
+  void protobufDecodesAsJsonSpanBySpan() {
+    // The protobuf decoder reuses one span and its attributes from span to span; a span must
+    // never see what the one before it had. 300 spans whose attribute sets change from one to
+    // the next (status, error type, span status, long and short strings, invalid ports, spans
+    // that are not calls) decode to exactly what the independent JSON decoder gives.
+    std::vector<TestSpan> spans(300);
+    for (std::size_t i = 0; i < spans.size(); ++i) {
+      TestSpan& s = spans[i];
+      s.startNs += i * 1'000'000;
+      s.durNs = 1'000'000 * (1 + i % 13);
+      s.model = i % 4 == 0 ? "a-model-name-longer-than-fifteen-bytes" : "m" + std::to_string(i % 3);
+      s.address = i % 5 == 0 ? "gateway-upstream-" + std::to_string(i) + ".example" : "10.0.0.7";
+      s.port = i % 17 == 3 ? 70000 : 8000 + static_cast<int>(i % 3);  // 70000: invalid span
+      s.httpStatus = i % 3 == 0 ? (i % 2 ? 503 : 200) : 0;
+      s.errorType = i % 7 == 0 ? "timeout" : i % 7 == 1 ? "429" : "";
+      s.statusCode = i % 11 == 0 ? 2 : 0;
+      s.in = static_cast<std::int64_t>(i);
+      s.out = static_cast<std::int64_t>(i * 2);
+      s.genai = i % 9 != 4;
+    }
+    formats::OtlpBatch proto, json;
+    std::string err;
+    QVERIFY2(formats::decodeOtlpProtobuf(protoRequest(spans), proto, err), err.c_str());
+    formats::decodeOtlpJson(jsonRequest(spans), json, "body");
+    QCOMPARE(proto.spans, json.spans);
+    QCOMPARE(proto.notCalls, json.notCalls);
+    QCOMPARE(proto.invalid, json.invalid);
+    QVERIFY(proto.notCalls > 0 && proto.invalid > 0);
+    QCOMPARE(proto.firstError, json.firstError);
+    QCOMPARE(proto.calls.size(), json.calls.size());
+    for (std::size_t i = 0; i < proto.calls.size(); ++i) {
+      const formats::SpanCall &a = proto.calls[i], &b = json.calls[i];
+      QCOMPARE(a.ts, b.ts);
+      QCOMPARE(a.latency, b.latency);
+      QCOMPARE(a.status, b.status);
+      QCOMPARE(a.outcome, b.outcome);
+      QCOMPARE(a.hasOutcome, b.hasOutcome);
+      QCOMPARE(a.instance, b.instance);
+      QCOMPARE(a.model, b.model);
+      QCOMPARE(a.tenant, b.tenant);
+      QCOMPARE(a.tokensIn, b.tokensIn);
+      QCOMPARE(a.tokensOut, b.tokensOut);
+    }
+  }
+
   void truncatedProtobufNeverCrashes() {
     // Every prefix of a valid request, and every single-byte corruption of it, either decodes
     // to a consistent batch (each span a call, not a call, or invalid with its error named) or
@@ -674,6 +793,162 @@ class TstOtlpReceiver : public QObject {
           statuses[200], statuses[429], static_cast<unsigned long long>(ackedCalls));
   }
 
+  void decodeThreadsEqualSerial_data() {
+    QTest::addColumn<int>("threads");
+    QTest::newRow("1 thread") << 1;
+    QTest::newRow("2 threads") << 2;
+    QTest::newRow("3 threads") << 3;
+  }
+  void decodeThreadsEqualSerial() {
+    // The same answers in the same order, and the same calls in the same order, as when the
+    // receiver's own thread decodes.
+    QFETCH(int, threads);
+    ScriptRun serial, threaded;
+    runScript(0, serial);
+    if (QTest::currentTestFailed()) return;
+    runScript(threads, threaded);
+    if (QTest::currentTestFailed()) return;
+    std::vector<int> statuses;
+    for (const auto& a : serial.answers) statuses.push_back(a.first);
+    QCOMPARE(statuses,
+             (std::vector<int>{200, 200, 200, 429, 200, 400, 404, 400, 200, 200, 429, 200}));
+    QCOMPARE(serial.calls.size(), std::size_t{300 + 300 + 300 + 49 + 40});
+    QCOMPARE(threaded.answers.size(), serial.answers.size());
+    for (std::size_t k = 0; k < serial.answers.size(); ++k) {
+      QCOMPARE(threaded.answers[k].first, serial.answers[k].first);
+      QCOMPARE(threaded.answers[k].second, serial.answers[k].second);
+    }
+    QCOMPARE(threaded.calls, serial.calls);
+  }
+
+  void connectionsKeepTheirOrder() {
+    // Six clients pipeline eight requests each at once: every call of every acknowledged
+    // request reaches the sink, and each client's calls in the order it sent them.
+    OtlpReceiverOptions o;
+    o.decodeThreads = 2;
+    Rig rig(o);
+    QVERIFY(rig.ok);
+    constexpr int kClients = 6, kRequests = 8, kSpans = 64;
+    std::vector<std::unique_ptr<RawClient>> clients;
+    for (int i = 0; i < kClients; ++i) {
+      clients.push_back(std::make_unique<RawClient>(rig.port()));
+      QVERIFY(clients.back()->connected());
+      QByteArray all;
+      for (int k = 0; k < kRequests; ++k)
+        all += httpPost(
+            protoRequest(spanRun(kSpans, 1'700'000'000'000'000'000ULL + k * kSpans * 1'000'000ULL),
+                         "client-" + std::to_string(i)),
+            "application/x-protobuf");
+      clients.back()->send(all);
+    }
+    for (auto& c : clients)
+      for (int k = 0; k < kRequests; ++k) QCOMPARE(c->next().status, 200);
+    constexpr std::size_t kAll = std::size_t{kClients} * kRequests * kSpans;
+    QTRY_COMPARE(rig.calls.size(), kAll);
+    QCOMPARE(rig.rx->stats().callsAcked, std::uint64_t{kAll});
+    std::map<std::string, std::vector<Micros>> byClient;
+    for (const auto& call : rig.calls) byClient[call.tenant].push_back(call.ts);
+    QCOMPARE(byClient.size(), std::size_t{kClients});
+    for (const auto& [client, ts] : byClient) {
+      QCOMPARE(ts.size(), std::size_t{kRequests} * kSpans);
+      for (std::size_t k = 0; k < ts.size(); ++k)
+        QCOMPARE(ts[k], Micros{1'700'000'000'000'000LL} + static_cast<Micros>(k) * 1000);
+    }
+  }
+
+  void decodingHoldsItsBytesAndConnection() {
+    // A request with the decoders still counts in the buffer budget (another request that
+    // would go past it is refused), and its connection is answered in order once it is back.
+    OtlpReceiverOptions o;
+    o.decodeThreads = 1;
+    o.maxBufferedBytes = 200 * 1024;
+    Rig rig(o);
+    QVERIFY(rig.ok);
+    rig.rx->setDecodersHeld(true);
+    const QByteArray first = httpPost(protoRequest(spanRun(400, 1'700'000'000'000'000'000ULL)),
+                                      "application/x-protobuf");
+    const QByteArray second =
+        httpPost(protoRequest(spanRun(10, 1'700'000'001'000'000'000ULL)), "application/json");
+    QVERIFY(first.size() > 100 * 1024 && first.size() < 150 * 1024);
+    RawClient a(rig.port());
+    QVERIFY(a.connected());
+    a.send(first + second);
+    QTRY_COMPARE(rig.rx->decoding(), std::size_t{1});
+    QVERIFY(rig.rx->bufferedBytes() >= static_cast<std::size_t>(first.size()) - 200);
+    RawClient b(rig.port());
+    QVERIFY(b.connected());
+    const Answer refused =
+        b.exchange(httpPost(std::string(100 * 1024, 'x'), "application/x-protobuf"));
+    QCOMPARE(refused.status, 503);
+    QCOMPARE(a.buf.size(), 0);  // nothing answered while its request is being decoded
+    rig.rx->setDecodersHeld(false);
+    QCOMPARE(a.next().status, 200);
+    QCOMPARE(a.next().status, 400);  // the second: a protobuf body sent as JSON
+    QTRY_COMPARE(rig.calls.size(), std::size_t{400});
+    QTRY_COMPARE(rig.rx->bufferedBytes(), std::size_t{0});
+    RawClient c(rig.port());
+    QVERIFY(c.connected());
+    QCOMPARE(c.exchange(first).status, 200);
+    QTRY_COMPARE(rig.calls.size(), std::size_t{800});
+  }
+
+  void disconnectWhileDecoding() {
+    // The client goes away while its request is being decoded: it is never answered, so none
+    // of its calls are kept, and the receiver serves the next client as before.
+    OtlpReceiverOptions o;
+    o.decodeThreads = 1;
+    Rig rig(o);
+    QVERIFY(rig.ok);
+    rig.rx->setDecodersHeld(true);
+    {
+      RawClient a(rig.port());
+      QVERIFY(a.connected());
+      a.send(httpPost(protoRequest(spanRun(50, 1'700'000'000'000'000'000ULL)),
+                      "application/x-protobuf"));
+      QTRY_COMPARE(rig.rx->decoding(), std::size_t{1});
+      a.sock.abort();
+    }
+    QTRY_COMPARE(rig.rx->connections(), 0);
+    rig.rx->setDecodersHeld(false);
+    QTRY_COMPARE(rig.rx->decoding(), std::size_t{0});
+    QCOMPARE(rig.rx->stats().accepted, std::uint64_t{0});
+    QCOMPARE(rig.rx->stats().callsAcked, std::uint64_t{0});
+    RawClient b(rig.port());
+    QVERIFY(b.connected());
+    QCOMPARE(b.exchange(httpPost(protoRequest(spanRun(50, 1'700'000'000'000'000'000ULL)),
+                                 "application/x-protobuf"))
+                 .status,
+             200);
+    QTRY_COMPARE(rig.calls.size(), std::size_t{50});
+    QCOMPARE(rig.rx->stats().callsApplied, std::uint64_t{50});
+  }
+
+  void shutdownAnswersWhatIsBeingDecoded() {
+    // Stopping while a request is with the decoders: it is answered (Connection: close) before
+    // the receiver reports stopped, and its calls reach the sink with the final drain.
+    OtlpReceiverOptions o;
+    o.decodeThreads = 1;
+    Rig rig(o);
+    QVERIFY(rig.ok);
+    QSignalSpy stopped(rig.rx.get(), &OtlpReceiver::stopped);
+    rig.rx->setDecodersHeld(true);
+    RawClient a(rig.port());
+    QVERIFY(a.connected());
+    a.send(httpPost(protoRequest(spanRun(30, 1'700'000'000'000'000'000ULL)),
+                    "application/x-protobuf"));
+    QTRY_COMPARE(rig.rx->decoding(), std::size_t{1});
+    rig.rx->shutdown();
+    QCOMPARE(stopped.count(), 0);
+    rig.rx->setDecodersHeld(false);
+    const Answer ans = a.next();
+    QCOMPARE(ans.status, 200);
+    QCOMPARE(ans.headers.at("connection"), QByteArray("close"));
+    QTRY_COMPARE(stopped.count(), 1);
+    rig.rx->drain();
+    QCOMPARE(rig.calls.size(), std::size_t{30});
+    QCOMPARE(rig.rx->stats().callsApplied, rig.rx->stats().callsAcked);
+  }
+
   void listenCliTwoSources() {
     // `spillway-cli listen --tail LOG --otlp ADDR`: one engine fed by an nginx log (a healthy
     // upstream) and by OTLP spans (an instance that starts answering 503): only the latter
@@ -704,7 +979,9 @@ class TstOtlpReceiver : public QObject {
     QProcess cli;
     cli.start(SPILLWAY_CLI,
               {"listen", "--tail", log.fileName(), "--from-start", "--policy", pol.fileName(),
-               "--otlp", QString("127.0.0.1:%1").arg(port), "--duration", "4s", "--json"});
+               "--otlp", QString("127.0.0.1:%1").arg(port), "--duration", "4s", "--json",
+               // Decoded on the event loop here; tst_otlp_hardening runs the default threads.
+               "--otlp-decode-threads", "0"});
     QVERIFY(cli.waitForStarted());
     QByteArray err;
     QTRY_VERIFY_WITH_TIMEOUT((err += cli.readAllStandardError()).contains("OTLP/HTTP on"), 10000);

@@ -6,6 +6,7 @@
 // status (400, 413, 431, 501, 505), never an exception or a crash. No Qt: plain bytes in, requests
 // out.
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -49,6 +50,9 @@ class HttpRequestParser {
   State feed(std::string_view bytes);
   // After Ready: the request; parses the next one from buffered bytes (state() tells).
   HttpRequest take();
+  // Where a Content-Length body starts (its length given): an empty string, whose capacity
+  // the body may reuse. Unset: a new string.
+  std::function<std::string(std::size_t length)> bodyBuffer;
 
   State state() const { return state_; }
   int errorStatus() const { return errorStatus_; }

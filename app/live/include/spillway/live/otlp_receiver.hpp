@@ -5,6 +5,11 @@
 // acknowledged (200) only once all its calls are queued; when they would not fit it is shed
 // with 429 + Retry-After, so an acknowledged span always reaches the sink. Slow or idle
 // connections time out; bad input is answered with its status, never a crash. docs/live.md.
+//
+// Bodies are inflated and decoded on `decodeThreads` worker threads; everything else (sockets,
+// the HTTP framing, the instance bound, the queue, the answers and the sink) stays on the
+// receiver's thread, which takes the decoded requests in the order they arrived whole: the
+// sink sees the same calls in the same order as with decoding on the receiver's thread.
 #include <QHostAddress>
 #include <QObject>
 #include <QString>
@@ -13,6 +18,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -50,6 +56,11 @@ struct OtlpReceiverOptions {
   int maxConnectionsPerPeer = 16;  // per remote address, so one host cannot take every slot
   int shutdownGraceMs = 5'000;     // shutdown(): how long requests in flight may take
   std::string bearerToken;         // non-empty: "Authorization: Bearer <token>" is required
+  // Threads that inflate and decode bodies (0: on the receiver's thread). At most two requests
+  // per thread are decoded or waiting for a thread at once; the bodies of the others stay in
+  // their connections, counted in maxBufferedBytes, and those connections are not read until
+  // they are answered.
+  int decodeThreads = 2;
 };
 
 struct OtlpReceiverStats {
@@ -93,6 +104,9 @@ class OtlpReceiver : public QObject {
   void drain();
   // While paused the queue is not drained (tests: an engine that has fallen behind).
   void setPaused(bool paused);
+  // While held the decoding threads take no request (tests: a request caught mid-decode).
+  void setDecodersHeld(bool held);
+  std::size_t decoding() const { return jobs_.size(); }  // requests with the decoders
   // Called after each applied batch: its calls and µs from request received to applied.
   std::function<void(std::size_t calls, std::int64_t latencyUs)> onBatchApplied;
   // Asked for each call before its request is acknowledged (the instance bound). A call it
@@ -118,6 +132,8 @@ class OtlpReceiver : public QObject {
 
  private:
   struct Conn;
+  struct Job;
+  class Decoders;
   struct Batch {
     std::vector<formats::SpanCall> calls;
     std::size_t next = 0;
@@ -129,7 +145,14 @@ class OtlpReceiver : public QObject {
   void onReadable(Conn* c);
   void onHeadComplete(Conn* c);
   bool refuseEarly(Conn* c, const HttpRequest& head);
-  void handle(Conn* c, const HttpRequest& req);
+  // Answers the requests the connection's parser holds, in order, up to one that goes to the
+  // decoders; `completed`: a request was just answered.
+  void serve(Conn* c, qint64 now, bool completed);
+  void handle(Conn* c, HttpRequest& req);
+  void dispatch(std::unique_ptr<Job> job);
+  void submitJobs();
+  void onDecoded();  // on this thread: answers the decoded requests in arrival order
+  void answerDecoded(Job& j);
   // A decoded request: sheds it (429) or queues its admitted calls and answers 200.
   void acknowledge(Conn* c, formats::OtlpBatch& batch, bool protobuf);
   void accountBuffered(Conn* c, std::size_t incoming = 0);
@@ -146,6 +169,12 @@ class OtlpReceiver : public QObject {
   std::int64_t deadlineMs(const Conn* c) const;
   void scheduleDrain();
   void drainSome(std::size_t budget);
+  // Buffers of requests already answered, kept for the next ones: a fresh large buffer per
+  // request costs page faults, as the allocator hands large freed blocks back to the kernel.
+  std::string spareBody();
+  void keepBody(std::string&& body);
+  std::vector<formats::SpanCall> spareCalls();
+  void keepCalls(std::vector<formats::SpanCall>&& calls);
 
   OtlpReceiverOptions opt_;
   Sink sink_;
@@ -162,6 +191,14 @@ class OtlpReceiver : public QObject {
   bool paused_ = false;
   bool drainScheduled_ = false;
   OtlpReceiverStats stats_;
+  // Requests handed to the decoders, in the order they arrived whole; the first `running_`
+  // not yet answered are with the threads, the rest wait for one.
+  std::deque<std::unique_ptr<Job>> jobs_;
+  std::size_t running_ = 0;
+  std::unique_ptr<Decoders> decoders_;
+  std::vector<char> readBuf_;  // one socket read at a time
+  std::vector<std::string> spareBodies_;
+  std::vector<std::vector<formats::SpanCall>> spareCalls_;
 };
 
 }  // namespace spillway::live
