@@ -1,4 +1,4 @@
-// libFuzzer: the hand-written OTLP protobuf decoder (app/live/src/otlp_protobuf.cpp) and the
+// libFuzzer: the hand-written OTLP protobuf decoder (engine/formats/src/otlp_protobuf.cpp) and the
 // span → call mapping behind it. Any input must decode or fail cleanly; a success must be
 // self-consistent. The encoders run too, on what was decoded.
 #include <cstddef>
