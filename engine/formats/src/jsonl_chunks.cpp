@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "line_reader.hpp"
 #include "spillway/input_limits.hpp"
 
 namespace spillway::formats {
@@ -280,13 +281,7 @@ JsonlSplitter::JsonlSplitter(JsonlReader::ReadFn read, std::size_t capacity)
 // JsonlReader::nextLine's refill of a buffer holding only a partial line: the same limit, the
 // same growth, the same read.
 void JsonlSplitter::refill() {
-  const std::size_t cap = buf_.size() - simdjson::SIMDJSON_PADDING;
-  if (cap - end_ < std::min(cap, kChunk) / 2) buf_.resize(buf_.size() + std::min(cap, kChunk));
-  const std::size_t room = buf_.size() - simdjson::SIMDJSON_PADDING - end_;
-  const std::size_t got = read_(buf_.data() + end_, room);
-  if (got == 0) eof_ = true;
-  end_ += got;
-  std::memset(buf_.data() + end_, 0, simdjson::SIMDJSON_PADDING);
+  if (!refillPadded(buf_, end_, kChunk, read_)) eof_ = true;
 }
 
 bool JsonlSplitter::next(JsonlChunk& out) {

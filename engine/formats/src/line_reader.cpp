@@ -15,6 +15,17 @@ namespace {
 constexpr std::size_t kChunk = 1 << 22;
 }
 
+bool refillPadded(std::vector<char>& buf, std::size_t& end, std::size_t chunk,
+                  const std::function<std::size_t(char* dst, std::size_t n)>& read) {
+  const std::size_t cap = buf.size() - simdjson::SIMDJSON_PADDING;
+  if (cap - end < std::min(cap, chunk) / 2) buf.resize(buf.size() + std::min(cap, chunk));
+  const std::size_t room = buf.size() - simdjson::SIMDJSON_PADDING - end;
+  const std::size_t got = read(buf.data() + end, room);
+  end += got;
+  std::memset(buf.data() + end, 0, simdjson::SIMDJSON_PADDING);
+  return got != 0;
+}
+
 LineReader::LineReader(std::string name, ReadFn read, std::size_t capacity)
     : name_(std::move(name)), read_(std::move(read)) {
   buf_.resize(std::clamp<std::size_t>(capacity, 4096, kChunk) + simdjson::SIMDJSON_PADDING);
@@ -76,15 +87,8 @@ bool LineReader::next(std::string_view& line) {
     if (keep) std::memmove(buf_.data(), start, keep);
     begin_ = 0;
     end_ = keep;
-    // Grow when less than half the buffer is free: by the buffer's size, at most a chunk at a
-    // time (a file's buffer starts at a chunk, so it grows as it always did).
-    const std::size_t cap = buf_.size() - simdjson::SIMDJSON_PADDING;
-    if (cap - end_ < std::min(cap, kChunk) / 2) buf_.resize(buf_.size() + std::min(cap, kChunk));
-    const std::size_t room = buf_.size() - simdjson::SIMDJSON_PADDING - end_;
-    const std::size_t got = read_(buf_.data() + end_, room);
-    if (got == 0) eof_ = true;
-    end_ += got;
-    std::memset(buf_.data() + end_, 0, simdjson::SIMDJSON_PADDING);
+    // A file's buffer starts at a chunk, so it grows as it always did.
+    if (!refillPadded(buf_, end_, kChunk, read_)) eof_ = true;
   }
 }
 

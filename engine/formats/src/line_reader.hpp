@@ -11,6 +11,12 @@
 
 namespace spillway::formats {
 
+// The importers' refill of a read buffer padded for simdjson whose data is [0, end): grown when
+// less than half of it is free (by its size, at most `chunk` at a time), then read into behind
+// the data, and the padding after the new end zeroed. Returns false at the end of the input.
+bool refillPadded(std::vector<char>& buf, std::size_t& end, std::size_t chunk,
+                  const std::function<std::size_t(char* dst, std::size_t n)>& read);
+
 class LineReader {
  public:
   using ReadFn = std::function<std::size_t(char* dst, std::size_t n)>;

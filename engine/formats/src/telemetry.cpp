@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "line_reader.hpp"
 #include "spillway/formats/jsonl_chunks.hpp"
 #include "spillway/input_limits.hpp"
 
@@ -203,15 +204,8 @@ bool JsonlReader::nextLine(std::string_view& line) {
     if (keep) std::memmove(buf_.data(), start, keep);
     begin_ = 0;
     end_ = keep;
-    // Grow when less than half the buffer is free (a line longer than that, or a small first
-    // buffer): by the buffer's size, at most a chunk at a time.
-    const std::size_t cap = buf_.size() - simdjson::SIMDJSON_PADDING;
-    if (cap - end_ < std::min(cap, kChunk) / 2) buf_.resize(buf_.size() + std::min(cap, kChunk));
-    const std::size_t room = buf_.size() - simdjson::SIMDJSON_PADDING - end_;
-    const std::size_t got = read_(buf_.data() + end_, room);
-    if (got == 0) eof_ = true;
-    end_ += got;
-    std::memset(buf_.data() + end_, 0, simdjson::SIMDJSON_PADDING);
+    // A line longer than half the buffer, or a small first buffer, grows it.
+    if (!formats::refillPadded(buf_, end_, kChunk, read_)) eof_ = true;
   }
 }
 
