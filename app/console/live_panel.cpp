@@ -577,7 +577,11 @@ void LivePanel::showFailure(const QString& message) {
     if (!message.startsWith(prefix, Qt::CaseInsensitive)) continue;
     auto it = std::find_if(sources_.begin(), sources_.end(),
                            [s = source](const SourceHealth& h) { return h.source == s; });
-    if (it == sources_.end()) it = sources_.insert(sources_.end(), SourceHealth{.source = source});
+    if (it == sources_.end()) {
+      SourceHealth h;
+      h.source = source;
+      it = sources_.insert(sources_.end(), h);
+    }
     it->state = SourceHealth::State::Failing;
     it->reason = message.section(": ", 1, -1);
     renderHealth();
