@@ -19,8 +19,10 @@
 #include "spillway/input_limits.hpp"
 #include "spillway/parallel_jsonl.hpp"
 #include "spillway/replay.hpp"
+#include "tiny_policy.hpp"
 
 using namespace spillway;
+using spillway::test::tinyPolicy;
 
 namespace {
 
@@ -231,20 +233,6 @@ class TraceWriter {
   }
   std::mt19937_64 rng_;
 };
-
-// A breaker that trips on inst-3's failures within seconds and probes back.
-Policy tinyPolicy() {
-  Policy p;
-  BreakerConfig& b = p.breaker;
-  b.window = {WindowType::Time, seconds(10), seconds(1), 100};
-  b.minCalls = 4;
-  b.trip = {0.5, 0.4, 0};
-  b.open = {seconds(5), 2.0, seconds(60), 0.0, seconds(60)};
-  b.halfOpen = {0.5, 2};
-  b.ramp.duration = 0;
-  b.slow.absolute = seconds(1);
-  return p;
-}
 
 // A replay of `source` as `spillway-cli replay --out` runs it: the transitions written, then
 // the error that stopped it, the records fed and the calls blocked.
