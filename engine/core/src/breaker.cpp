@@ -389,10 +389,13 @@ void Breaker::onSliceEvicted(const CompletedSlice& s) {
     baselineWeight_ = 1.0;
   }
   if (cfg_->slow.spreadMax > 1.0) learnSpread(s);
+  // The same sums, whatever the slice's form.
   if (s.hist) {
     baseline_.mergeScaled(*s.hist, baselineWeight_);
+  } else if (s.packed) {
+    baseline_.addCountsScaled([&](auto f) { s.packed->forEach(f); }, baselineWeight_);
   } else {
-    baseline_.addBinsScaled(s.bins, s.binCount, baselineWeight_);  // the same sums
+    baseline_.addBinsScaled(s.bins, s.binCount, baselineWeight_);
   }
   if (!baselineLearned_ && baseline_.total() / baselineWeight_ >= b.minCalls)
     baselineLearned_ = true;

@@ -27,42 +27,56 @@ void SlidingStats::allocHist() {
   windowHist_ = std::make_unique<LatencyHistogram>();
 }
 
-LatencyHistogram& SlidingStats::makeDense(Slice& sl) {
-  if (!sl.dense) {
-    if (!sl.hist) sl.hist = std::make_unique<LatencyHistogram>();
-    sl.hist->addBins(sl.bins.data(), static_cast<int>(sl.bins.size()));
-    std::vector<std::uint16_t>().swap(sl.bins);  // a busy slice stays dense: free the list
-    sl.dense = true;
+LatencyHistogram& SlidingStats::makeHeadDense() {
+  if (!headDense_) {
+    if (!headHist_) headHist_ = std::make_unique<LatencyHistogram>();
+    headHist_->addBins(headBins_.data(), static_cast<int>(headBins_.size()));
+    std::vector<std::uint16_t>().swap(headBins_);  // a busy head stays dense: free the list
+    headDense_ = true;
   }
-  return *sl.hist;
+  return *headHist_;
 }
 
 void SlidingStats::movePending() {
   if (!windowHist_) allocHist();
-  Slice& sl = slices_[headSlice_];
-  ++sl.gen;
   int k = 0;
-  if (!sl.dense) {  // the slice's list while it is short
-    const auto room = static_cast<int>(kSparseSlice - sl.bins.size());
+  if (!headDense_) {  // the head's list while it is short
+    const auto room = static_cast<int>(kSparseSlice - headBins_.size());
     const int n = std::min<int>(pendingN_, room);
-    const std::size_t need = sl.bins.size() + static_cast<std::size_t>(n);
-    if (need > sl.bins.capacity()) sl.bins.reserve(std::bit_ceil(need));  // little slack
-    sl.bins.insert(sl.bins.end(), pending_.begin(), pending_.begin() + n);
+    const std::size_t need = headBins_.size() + static_cast<std::size_t>(n);
+    if (need > headBins_.capacity()) headBins_.reserve(std::bit_ceil(need));  // little slack
+    headBins_.insert(headBins_.end(), pending_.begin(), pending_.begin() + n);
     k = n;
   }
-  if (k < pendingN_) makeDense(sl).addBins(pending_.data() + k, pendingN_ - k);
+  if (k < pendingN_) makeHeadDense().addBins(pending_.data() + k, pendingN_ - k);
   pendingN_ = 0;
 }
 
-void SlidingStats::flushHead() {
-  if (keepWindow_) addSlice(*windowHist_, slices_[headSlice_]);
+void SlidingStats::addHead(LatencyHistogram& h) const {
+  if (headDense_)
+    h.merge(*headHist_);
+  else
+    h.addBins(headBins_.data(), static_cast<int>(headBins_.size()));
 }
 
-void SlidingStats::addSlice(LatencyHistogram& h, const Slice& sl) {
-  if (sl.dense)
-    h.merge(*sl.hist);
-  else
-    h.addBins(sl.bins.data(), static_cast<int>(sl.bins.size()));
+// The head slice joins the window histogram and moves to its slot: a short list as it is (the
+// slot's empty list, with its room, becomes the head's), anything longer packed.
+void SlidingStats::completeHead() {
+  if (keepWindow_) addHead(*windowHist_);
+  Slice& sl = slices_[headSlice_];
+  ++sl.gen;
+  if (headDense_) {
+    sl.bins.pack(*headHist_);
+    // A head busy enough for a histogram stays one: the next slice is likely as busy, and a
+    // list grown to kSparseSlice first would only be thrown away.
+    headDense_ = headHist_->total() >= kSparseSlice;
+    headHist_->clear();
+  } else if (headBins_.size() > kListSlice) {
+    sl.bins.pack(headBins_.data(), headBins_.size());
+    headBins_.clear();
+  } else {
+    sl.bins.takeList(headBins_);
+  }
 }
 
 const LatencyHistogram* SlidingStats::histogram() const {
@@ -75,15 +89,15 @@ const LatencyHistogram* SlidingStats::histogram() const {
   if (!keepWindow_ || !windowHist_) {
     // Built from the slices, into a per-thread copy: the window itself is not touched.
     copy.clear();
-    if (windowHist_)
-      for (const Slice& sl : slices_) addSlice(copy, sl);
+    if (windowHist_) {
+      for (const Slice& sl : slices_) sl.bins.addTo(copy);
+      addHead(copy);
+    }
     return withPending();
   }
-  const Slice& head = slices_[headSlice_];
-  const bool headEmpty = head.dense ? head.hist->total() == 0 : head.bins.empty();
-  if (headEmpty && !pendingN_) return windowHist_.get();
+  if (headTotal() == 0 && !pendingN_) return windowHist_.get();
   copy = *windowHist_;
-  addSlice(copy, head);
+  addHead(copy);
   return withPending();
 }
 
@@ -99,20 +113,22 @@ bool SlidingStats::quantileExceeds(double q, double value) {
   std::uint64_t through = 0, total = 0;
   for (Slice& sl : slices_) {
     if (sl.countGen != sl.gen) {
-      std::uint32_t n = 0;
-      if (sl.dense) {
-        sl.countTotal = sl.hist->total();
-        if (last >= 0) n = static_cast<std::uint32_t>(sl.hist->countThrough(last));
-      } else {
-        sl.countTotal = static_cast<std::uint32_t>(sl.bins.size());
-        // A compare and an add per call, no branch: this loop vectorizes.
-        for (const std::uint16_t bin : sl.bins) n += static_cast<int>(bin) <= last;
-      }
-      sl.countThrough = n;
+      sl.countThrough = last >= 0 ? sl.bins.countThrough(last) : 0;
       sl.countGen = sl.gen;
     }
     through += sl.countThrough;
-    total += sl.countTotal;
+    total += sl.bins.total();
+  }
+  // The head changes with every call: counted each time (once per slice, as the breaker asks).
+  total += headTotal();
+  if (last >= 0) {
+    if (headDense_) {
+      through += headHist_->countThrough(last);
+    } else {
+      std::uint32_t n = 0;
+      for (const std::uint16_t bin : headBins_) n += static_cast<int>(bin) <= last;
+      through += n;
+    }
   }
   return spillway::quantileExceeds(q, value, through, total);
 }
@@ -122,43 +138,29 @@ void SlidingStats::keepWindowHistogram(bool on) {
   if (on && !keepWindow_ && windowHist_) {
     // Catch up: the window takes every completed slice's calls again.
     windowHist_->clear();
-    for (int k = 0; k < nSlices_; ++k)
-      if (k != headSlice_) addSlice(*windowHist_, slices_[k]);
+    for (const Slice& sl : slices_) sl.bins.addTo(*windowHist_);
   }
   keepWindow_ = on;
 }
 
-// Takes the slice's calls out of the window histogram and empties it. One bin at a time gives
-// the window the same state as subtracting the slice's histogram.
 CompletedSlice SlidingStats::evictedView(int slot) const {
   const Slice& sl = slices_[static_cast<std::size_t>(slot)];
   CompletedSlice v;
   v.slot = slot;
-  if (sl.dense) {
-    v.hist = sl.hist.get();
+  if (sl.bins.packed()) {
+    v.packed = &sl.bins;
   } else {
-    v.bins = sl.bins.data();
-    v.binCount = static_cast<std::uint32_t>(sl.bins.size());
+    v.bins = sl.bins.list();
+    v.binCount = sl.bins.total();
   }
   return v;
 }
 
+// Takes the slice's calls out of the window histogram and empties it.
 void SlidingStats::evictSlice(Slice& sl) {
   ++sl.gen;
-  if (sl.dense) {
-    // A slice busy enough for a histogram stays one: the next one through this slot is
-    // likely as busy, and a list grown to kSparseSlice first would only be thrown away.
-    const bool busy = sl.hist->total() >= kSparseSlice;
-    if (sl.hist->total() > 0) {
-      if (keepWindow_) windowHist_->subtract(*sl.hist);
-      sl.hist->clear();
-    }
-    sl.dense = busy;
-  } else {
-    if (keepWindow_)
-      for (const std::uint16_t bin : sl.bins) windowHist_->removeBin(bin, 1);
-    sl.bins.clear();
-  }
+  if (keepWindow_) sl.bins.removeFrom(*windowHist_);
+  sl.bins.clear();
 }
 
 void SlidingStats::evictBucket(std::int64_t idx, int slot) {
@@ -185,8 +187,7 @@ void SlidingStats::addAggregate(const WindowCounts& c, const LatencyHistogram* h
   if (hist && hist->total() > 0) {
     flushPending();
     if (!windowHist_) allocHist();
-    ++slices_[headSlice_].gen;
-    makeDense(slices_[headSlice_]).merge(*hist);
+    makeHeadDense().merge(*hist);
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include "spillway/histogram.hpp"
 #include "spillway/rng.hpp"
+#include "spillway/slice_bins.hpp"
 
 using namespace spillway;
 using Layout = HistogramLayout;
@@ -112,8 +113,10 @@ class TstHistogram : public QObject {
   void quantileMatchesNaiveScan();
   void quantileExceedsAgreesWithQuantile_data();
   void quantileExceedsAgreesWithQuantile();
-  void addBinsScaledEqualsMergeScaled_data();
-  void addBinsScaledEqualsMergeScaled();
+  void scaledFoldsEqualMergeScaled_data();
+  void scaledFoldsEqualMergeScaled();
+  void packedBinsHoldEveryCount_data();
+  void packedBinsHoldEveryCount();
   void pagedEqualsFlat_data();
   void pagedEqualsFlat();
   void pagesOnlyWhereSamplesLand();
@@ -475,11 +478,11 @@ void TstHistogram::quantileExceedsAgreesWithQuantile() {
   QCOMPARE(empty.quantileExceeds(0.5, -1.0), empty.quantile(0.5) > -1.0);
 }
 
-// A breaker folds a slice's list of bins into its decayed baseline with addBinsScaled; the
-// result must be bit for bit what mergeScaled of a histogram of the same calls gives — every
-// bin, group and block sum and the total — over many folds with a growing weight, with
-// repeated bins, and on top of an existing baseline.
-void TstHistogram::addBinsScaledEqualsMergeScaled_data() {
+// A breaker folds a slice's list of bins into its decayed baseline with addBinsScaled, a packed
+// slice with addCountsScaled; either must be bit for bit what mergeScaled of a histogram of
+// the same calls gives — every bin, group and block sum and the total — over many folds with a
+// growing weight, with repeated bins, and on top of an existing baseline.
+void TstHistogram::scaledFoldsEqualMergeScaled_data() {
   QTest::addColumn<Dist>("dist");
   QTest::addColumn<int>("perSlice");
   QTest::newRow("LLM latencies, 20 a slice") << Dist::LogNormalLlm << 20;
@@ -489,10 +492,10 @@ void TstHistogram::addBinsScaledEqualsMergeScaled_data() {
   QTest::newRow("one a slice") << Dist::LogNormalLlm << 1;
 }
 
-void TstHistogram::addBinsScaledEqualsMergeScaled() {
+void TstHistogram::scaledFoldsEqualMergeScaled() {
   QFETCH(Dist, dist);
   QFETCH(int, perSlice);
-  DecayingHistogram viaMerge, viaBins;
+  DecayingHistogram viaMerge, viaBins, viaPacked;
   double weight = 1.0;
   for (int slice = 0; slice < 300; ++slice) {
     const std::vector<std::uint64_t> v = samples(dist, perSlice, 1000 + slice);
@@ -505,21 +508,26 @@ void TstHistogram::addBinsScaledEqualsMergeScaled() {
     weight *= 1.0066;  // the forward-decay step of a 1 s slice over a 150 s horizon
     viaMerge.mergeScaled(h, weight);
     viaBins.addBinsScaled(bins.data(), bins.size(), weight);
+    SliceBins packed;
+    packed.pack(bins.data(), bins.size());
+    viaPacked.addCountsScaled([&](auto f) { packed.forEach(f); }, weight);
   }
   QVERIFY(viaMerge.total() > 0);
   // Bitwise: the same doubles, not merely close ones.
   auto same = [](double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0; };
-  QVERIFY(same(viaBins.total(), viaMerge.total()));
-  QCOMPARE(viaBins.usedBlocks(), viaMerge.usedBlocks());
-  for (int b = 0; b < DecayingHistogram::kBlocks; ++b) {
-    QCOMPARE(viaBins.blockMask(b), viaMerge.blockMask(b));
-    QVERIFY2(same(viaBins.blockCount(b), viaMerge.blockCount(b)), qPrintable(QString::number(b)));
-    for (int g = 0; g < DecayingHistogram::kGroupsPerBlock; ++g)
-      QVERIFY(same(viaBins.groupCount(b, g), viaMerge.groupCount(b, g)));
+  for (const DecayingHistogram* via : {&viaBins, &viaPacked}) {
+    QVERIFY(same(via->total(), viaMerge.total()));
+    QCOMPARE(via->usedBlocks(), viaMerge.usedBlocks());
+    for (int b = 0; b < DecayingHistogram::kBlocks; ++b) {
+      QCOMPARE(via->blockMask(b), viaMerge.blockMask(b));
+      QVERIFY2(same(via->blockCount(b), viaMerge.blockCount(b)), qPrintable(QString::number(b)));
+      for (int g = 0; g < DecayingHistogram::kGroupsPerBlock; ++g)
+        QVERIFY(same(via->groupCount(b, g), viaMerge.groupCount(b, g)));
+    }
+    for (int i = 0; i < Layout::kBins; ++i)
+      QVERIFY2(same(via->binCount(i), viaMerge.binCount(i)), qPrintable(QString::number(i)));
+    for (double q : {0.5, 0.99}) QCOMPARE(via->quantile(q), viaMerge.quantile(q));
   }
-  for (int i = 0; i < Layout::kBins; ++i)
-    QVERIFY2(same(viaBins.binCount(i), viaMerge.binCount(i)), qPrintable(QString::number(i)));
-  for (double q : {0.5, 0.99}) QCOMPARE(viaBins.quantile(q), viaMerge.quantile(q));
   // The per-thread tally is left empty: a second, different fold gives the same again.
   const std::uint16_t one[] = {200, 200, 900};
   LatencyHistogram h3;
@@ -529,6 +537,79 @@ void TstHistogram::addBinsScaledEqualsMergeScaled() {
   QVERIFY(same(viaBins.binCount(200), viaMerge.binCount(200)));
   QVERIFY(same(viaBins.binCount(900), viaMerge.binCount(900)));
   QVERIFY(same(viaBins.total(), viaMerge.total()));
+}
+
+// A completed slice (SliceBins) is packed from its histogram or from its calls' bins, or kept
+// as the list of them: packed, it must give back every bin in use with its count, in rising
+// order — counts past the one-byte form (255 and more) and bins at both ends included; in any
+// form, the prefix counts of the histogram it came from, and adding it to a histogram and
+// taking it out again must leave that histogram as it was.
+void TstHistogram::packedBinsHoldEveryCount_data() {
+  QTest::addColumn<Dist>("dist");
+  QTest::addColumn<int>("n");
+  QTest::newRow("LLM latencies, a busy slice") << Dist::LogNormalLlm << 1000;
+  QTest::newRow("exact region: counts past 255") << Dist::ExactRegion << 40000;
+  QTest::newRow("octave edges") << Dist::OctaveEdges << 300;
+  QTest::newRow("both ends of the range") << Dist::Extremes << 600;
+  QTest::newRow("log-uniform, sparse") << Dist::LogUniform << 7;
+  QTest::newRow("one call") << Dist::Bimodal << 1;
+}
+
+void TstHistogram::packedBinsHoldEveryCount() {
+  QFETCH(Dist, dist);
+  QFETCH(int, n);
+  const std::vector<std::uint64_t> v = samples(dist, n, 77);
+  LatencyHistogram h;
+  std::vector<std::uint16_t> bins;
+  for (const std::uint64_t us : v) {
+    h.add(us);
+    bins.push_back(static_cast<std::uint16_t>(Layout::binOf(us)));
+  }
+  h.addBin(Layout::binOf(v.front()), 70000);  // a count that needs the four-byte form
+  bins.insert(bins.end(), 70000, static_cast<std::uint16_t>(Layout::binOf(v.front())));
+  SliceBins fromHist, fromList, asList;
+  fromHist.pack(h);
+  fromList.pack(bins.data(), bins.size());
+  std::vector<std::uint16_t> given = bins;
+  asList.takeList(given);
+  QVERIFY(given.empty());
+  QVERIFY(fromHist.packed() && fromList.packed() && !asList.packed());
+  for (const SliceBins* p : {&fromHist, &fromList, &asList}) {
+    QCOMPARE(p->total(), h.total());
+    QVERIFY(sameBins(p->histogram(), h));
+    for (std::size_t k = 0; k < v.size(); k += 1 + v.size() / 64) {  // a list counts every call
+      const int bin = Layout::binOf(v[k]);
+      QCOMPARE(std::uint64_t{p->countThrough(bin)}, h.countThrough(bin));
+      QCOMPARE(std::uint64_t{p->countThrough(bin - 1)}, bin > 0 ? h.countThrough(bin - 1) : 0u);
+    }
+    LatencyHistogram other;
+    for (int i = 0; i < 50; ++i) other.add(5000 + 997 * i);
+    const LatencyHistogram before = other;
+    p->addTo(other);
+    QCOMPARE(other.total(), before.total() + h.total());
+    p->removeFrom(other);
+    QVERIFY(sameBins(other, before));
+    if (!p->packed()) continue;
+    int last = -1;
+    std::uint32_t seen = 0;
+    bool ordered = true, exact = true;
+    p->forEach([&](int bin, std::uint32_t c) {
+      ordered &= bin > last;
+      exact &= c > 0 && c == h.binCount(bin);
+      last = bin;
+      ++seen;
+    });
+    QVERIFY(ordered);
+    QVERIFY(exact);
+    std::uint32_t inUse = 0;
+    for (int i = 0; i < Layout::kBins; ++i) inUse += h.binCount(i) > 0;
+    QCOMPARE(seen, inUse);
+  }
+  // Repacking replaces what was there; an emptied histogram packs to nothing.
+  h.clear();
+  fromHist.pack(h);
+  QVERIFY(fromHist.empty());
+  QCOMPARE(fromHist.total(), 0u);
 }
 
 // Paged storage keeps only the blocks samples landed in. Every operation a window or a

@@ -477,6 +477,9 @@ void TstWindow::randomizedAgainstModel() {
   Model m(length, bucket);
   Rng rng(seed);
   int exceeded = 0, notExceeded = 0;
+  // Every call added, and the calls of every slice as it left (what the baseline learns):
+  // together with the window, nothing lost and nothing counted twice, in any slice's form.
+  LatencyHistogram everything, left;
   Micros t = seconds(1'000) + static_cast<Micros>(rng.uniform() * 1e6);
   s.advanceTo(t);
   m.advance(t);
@@ -499,14 +502,26 @@ void TstWindow::randomizedAgainstModel() {
       // is still the head: it must see the window before the move, every call once.
       const LatencyHistogram before = m.sliceRoundedHist();
       bool hookSaw = true;
-      s.advanceTo(t, [&](const CompletedSlice&) {
-        const LatencyHistogram* h = s.histogram();
-        hookSaw &= h ? sameBins(*h, before) : before.total() == 0;
-        if (before.total() > 0) {
-          const double p50 = before.quantile(0.5);
-          hookSaw &= s.quantileExceeds(0.5, p50 - 1) && !s.quantileExceeds(0.5, p50);
+      struct Hook {
+        SlidingStats& s;
+        const LatencyHistogram& before;
+        bool& hookSaw;
+        LatencyHistogram& left;
+        void operator()(const CompletedSlice&) const {
+          const LatencyHistogram* h = s.histogram();
+          hookSaw &= h ? sameBins(*h, before) : before.total() == 0;
+          if (before.total() > 0) {
+            const double p50 = before.quantile(0.5);
+            hookSaw &= s.quantileExceeds(0.5, p50 - 1) && !s.quantileExceeds(0.5, p50);
+          }
         }
-      });
+        void evicted(const CompletedSlice& c) const {
+          const LatencyHistogram h = c.histogram();
+          hookSaw &= h.total() == c.samples();
+          left.merge(h);
+        }
+      };
+      s.advanceTo(t, Hook{s, before, hookSaw, left});
       if (!hookSaw) QFAIL(qPrintable(QString("op %1: the hook saw another window").arg(op)));
       m.advance(t);
     } else if (r < 0.80) {
@@ -514,6 +529,7 @@ void TstWindow::randomizedAgainstModel() {
       const auto lat = static_cast<std::uint64_t>(rng.uniform() * 5e6);
       s.addOutcome(fail, slow, lat);
       m.add(WindowCounts{1, fail, slow, 0}, {{HistogramLayout::binOf(lat), 1u}});
+      everything.add(lat);
     } else if (r < 0.90) {
       s.addRejected();
       m.add(WindowCounts{0, 0, 0, 1});
@@ -530,6 +546,7 @@ void TstWindow::randomizedAgainstModel() {
       }
       s.addAggregate(WindowCounts{calls, fails, slow, 0}, &h);
       m.add(WindowCounts{calls, fails, slow, 0}, bins);
+      everything.merge(h);
     } else {
       s.restartDecision();
       m.restart();
@@ -550,6 +567,15 @@ void TstWindow::randomizedAgainstModel() {
                            .arg(got)
                            .arg(expect.total())));
     if (m.bucketsPerSlice() == 1 && got != all.calls) QFAIL("one-bucket slices: hist != window");
+    if (op % 4 == 0) {
+      LatencyHistogram seen = left;
+      if (const LatencyHistogram* h = s.histogram()) seen.merge(*h);
+      if (!sameBins(seen, everything))
+        QFAIL(qPrintable(QString("op %1: slices left and the window hold %2 calls of %3")
+                             .arg(op)
+                             .arg(seen.total())
+                             .arg(everything.total())));
+    }
     // The drift check's question, around the answer and at random: quantileExceeds must agree
     // with the quantile of the expected samples. Not every operation: a read through
     // histogram() leaves calls pending, and they must reach their slice in batches too.

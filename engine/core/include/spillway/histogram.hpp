@@ -149,6 +149,48 @@ class BasicHistogram {
     static_assert(std::is_floating_point_v<Count>, "only decayed histograms scale");
     mergeImpl(o, [factor](auto c) { return factor * static_cast<double>(c); });
   }
+  // Adds counts given in rising bin order (forEach(f) calls f(bin, count)), each multiplied by
+  // `factor`: bit for bit the state mergeScaled gives for a histogram holding them, since
+  // every bin, group and block gets one add of factor × its whole count there and here. The
+  // breaker folds a packed slice (SliceBins) into its decayed baseline this way.
+  template <typename ForEach>
+  void addCountsScaled(ForEach&& forEach, double factor) {
+    static_assert(std::is_floating_point_v<Count>, "only decayed histograms scale");
+    Page* p = nullptr;
+    int block = -1, group = -1;
+    std::uint64_t blockSum = 0, groupSum = 0, total = 0;
+    const auto endGroup = [&] {
+      if (group >= 0)
+        p->meta.group[group & (kGroupsPerBlock - 1)] += factor * static_cast<double>(groupSum);
+      groupSum = 0;
+    };
+    const auto endBlock = [&] {
+      if (!p) return;
+      endGroup();
+      p->meta.sum += factor * static_cast<double>(blockSum);
+      blockSum = 0;
+    };
+    forEach([&](int bin, std::uint32_t c) {
+      if ((bin >> kBlockBits) != block) {
+        endBlock();  // before pageFor: a new page may move the others
+        group = -1;
+        block = bin >> kBlockBits;
+        p = &pageFor(block);
+        used_ |= std::uint32_t{1} << block;
+      }
+      if ((bin >> kGroupBits) != group) {
+        endGroup();
+        group = bin >> kGroupBits;
+      }
+      p->counts[bin & (kBlock - 1)] += factor * static_cast<double>(c);
+      p->meta.mask |= std::uint64_t{1} << (bin & (kBlock - 1));
+      blockSum += c;
+      groupSum += c;
+      total += c;
+    });
+    endBlock();
+    total_ += factor * static_cast<double>(total);
+  }
   // Adds one sample per entry of `bins` (any order, repeats allowed), each weighted `factor`:
   // bit for bit the state mergeScaled gives for a histogram holding them, since every bin,
   // group and block gets one add of factor × its whole count there and here. A per-thread

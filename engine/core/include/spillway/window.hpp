@@ -10,6 +10,7 @@
 
 #include "spillway/copyable_ptr.hpp"
 #include "spillway/histogram.hpp"
+#include "spillway/slice_bins.hpp"
 #include "spillway/time.hpp"
 
 namespace spillway {
@@ -35,20 +36,24 @@ struct WindowCounts {
 };
 
 // A completed slice, handed to the baseline learner; its latencies are valid during the call
-// only: a histogram when the slice held many, else the bins of its calls (one per call,
-// unordered) — most slices hold a handful, and building a histogram of them cost more than
-// using them.
+// only, in one of three forms: a histogram (a slice that just completed with many calls), its
+// packed bins (one evicted after many), else the bins of its calls (one per call, unordered) —
+// most slices hold a handful, and building a histogram of them cost more than using them.
 struct CompletedSlice {
   WindowCounts counts;
   Micros end = 0;
   const LatencyHistogram* hist = nullptr;
+  const SliceBins* packed = nullptr;
   const std::uint16_t* bins = nullptr;
   std::uint32_t binCount = 0;
   int slot = -1;  // the slice's place in the window's ring (the same when it is evicted)
 
-  std::uint32_t samples() const { return hist ? hist->total() : binCount; }
-  LatencyHistogram histogram() const {  // a copy, either way
+  std::uint32_t samples() const {
+    return hist ? hist->total() : packed ? packed->total() : binCount;
+  }
+  LatencyHistogram histogram() const {  // a copy, whatever the form
     if (hist) return *hist;
+    if (packed) return packed->histogram();
     LatencyHistogram h;
     for (std::uint32_t k = 0; k < binCount; ++k) h.addBin(bins[k], 1);
     return h;
@@ -134,31 +139,33 @@ class SlidingStats {
   void roll(Micros t, OnSlice& onSlice);
   void evictBucket(std::int64_t idx, int slot);  // slot = idx mod n_
   void allocHist();
-  // Moves the pending calls into the head slice (and the window histogram when it follows).
+  // Moves the pending calls into the head slice.
   void flushPending() {
     if (pendingN_) movePending();
   }
   void movePending();
   void allocBuckets();  // at the first call: an idle instance keeps no ring
-  // A slice's latencies: the bins of its calls while they are few (a one-second slice of a
-  // lightly loaded instance holds a handful — a list a few bytes long instead of a 7 KB
-  // histogram per slice, which kept every breaker's slices out of the cache), a histogram
-  // once they are many or an aggregate arrives.
+  // The head slice's latencies are the bins of its calls while they are few (a one-second
+  // slice of a lightly loaded instance holds a handful), a histogram once they are many or an
+  // aggregate arrives. A completed slice keeps a short list as it is and packs anything
+  // longer (SliceBins): it is read once or twice more, and ten busy slices' histograms were
+  // most of what a busy instance held.
   static constexpr std::size_t kSparseSlice = 256;
+  static constexpr std::size_t kListSlice = 32;  // longer lists are packed on completion
   struct Slice {
-    std::vector<std::uint16_t> bins;
-    CopyablePtr<LatencyHistogram> hist;  // kept once allocated
-    bool dense = false;                  // hist holds the slice (bins is empty)
-    // quantileExceeds' count of the slice (calls in bins ≤ countBin_, of countTotal) and the
-    // generation it was taken at: `gen` moves with every change (a call, an aggregate, the
-    // eviction). Here rather than in the window: an idle instance has no slices.
-    std::uint32_t gen = 0, countGen = 0, countThrough = 0, countTotal = 0;
+    SliceBins bins;
+    // quantileExceeds' count of the slice (calls in bins ≤ countBin_) and the generation it
+    // was taken at: `gen` moves when the slice completes and when it leaves.
+    std::uint32_t gen = 0, countGen = 0, countThrough = 0;
   };
-  LatencyHistogram& makeDense(Slice& sl);
+  LatencyHistogram& makeHeadDense();
   // The window histogram holds the completed slices: the head slice joins it when it
-  // completes, and a read adds it to a copy (histogram()). A call then touches its slice only.
-  void flushHead();
-  static void addSlice(LatencyHistogram& h, const Slice& sl);
+  // completes, and a read adds it to a copy (histogram()). A call then touches the head only.
+  void completeHead();
+  void addHead(LatencyHistogram& h) const;
+  std::uint32_t headTotal() const {
+    return headDense_ ? headHist_->total() : static_cast<std::uint32_t>(headBins_.size());
+  }
   void evictSlice(Slice& sl);
   CompletedSlice evictedView(int slot) const;  // every call of the slice
 
@@ -176,7 +183,10 @@ class SlidingStats {
   bool keepWindow_ = true;  // windowHist_ follows the slices (else it is stale, never read)
   std::array<std::uint16_t, kPending> pending_{};  // bins of head-slice calls not yet in it
   int headSlice_ = 0;                              // headSliceIdx_ mod nSlices_
-  std::vector<Slice> slices_;                      // allocated with windowHist_
+  bool headDense_ = false;                         // headHist_ holds the head (headBins_ empty)
+  std::vector<std::uint16_t> headBins_;
+  CopyablePtr<LatencyHistogram> headHist_;  // kept once allocated: a busy instance stays busy
+  std::vector<Slice> slices_;               // allocated with windowHist_; the head's is empty
   CopyablePtr<LatencyHistogram> windowHist_;
 
   Micros width_;
@@ -212,8 +222,6 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
     headSliceIdx_ = sIdx;
     headPos_ = static_cast<int>(idx - sIdx * bucketsPerSlice_);
     headSlice_ = static_cast<int>(((sIdx % nSlices_) + nSlices_) % nSlices_);
-    // Calls recorded before the first move belong to the first slice (they went to slot 0).
-    if (!slices_.empty() && headSlice_ != 0) std::swap(slices_[0], slices_[headSlice_]);
     headEnd_ = (idx + 1) * width_;
     return;
   }
@@ -235,19 +243,18 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
     done.counts = headSliceCounts_;
     done.end = (oldSlice + 1) * bucketsPerSlice_ * width_;
     if (windowHist_) {
-      const Slice& sl = slices_[headSlice_];
-      if (sl.dense) {
-        done.hist = sl.hist.get();
+      if (headDense_) {
+        done.hist = headHist_.get();
       } else {
-        done.bins = sl.bins.data();
-        done.binCount = static_cast<std::uint32_t>(sl.bins.size());
+        done.bins = headBins_.data();
+        done.binCount = static_cast<std::uint32_t>(headBins_.size());
       }
     }
     done.slot = headSlice_;
     onSlice(done);  // still the head: a read counts it once (histogram())
   }
-  // The completed slice joins the window histogram before anything leaves it.
-  if (windowHist_ && newSlice != oldSlice) flushHead();
+  // The completed slice joins the window histogram and its slot before anything leaves.
+  if (windowHist_ && newSlice != oldSlice) completeHead();
   // The new head's slot: idx mod n_, from the old one.
   int newSlot;
   if (step < n_) {
