@@ -18,7 +18,6 @@ namespace spillway::formats::detail {
 // The effective mapping: defaults overridden by the user's.
 FieldMap effectiveMap(Format f, const FieldMap& user);
 
-std::unique_ptr<RecordSource> makeJsonl(std::unique_ptr<JsonlReader> r);
 std::unique_ptr<RecordSource> makeCsv(std::unique_ptr<LineReader> r, const ImportOptions& opt);
 std::unique_ptr<RecordSource> makeNginx(std::unique_ptr<LineReader> r, const ImportOptions& opt);
 std::unique_ptr<RecordSource> makeEnvoy(std::unique_ptr<LineReader> r, const ImportOptions& opt);

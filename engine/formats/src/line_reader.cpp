@@ -8,6 +8,7 @@
 
 #include "spillway/input_error.hpp"
 #include "spillway/input_limits.hpp"
+#include "spillway/telemetry.hpp"
 
 namespace spillway::formats {
 
@@ -38,29 +39,14 @@ LineReader::~LineReader() {
 std::unique_ptr<LineReader> LineReader::openFile(const std::string& path) {
   std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
   if (!f) throw InputError(path, 0, "", std::string("cannot open: ") + std::strerror(errno));
-  auto read = [f, path](char* dst, std::size_t n) {
-    const std::size_t got = std::fread(dst, 1, n, f);
-    // A read error (e.g. a directory) must not pass for the end of the file.
-    if (got == 0 && std::ferror(f))
-      throw InputError(path, 0, "", std::string("cannot read: ") + std::strerror(errno));
-    return got;
-  };
-  auto r = std::make_unique<LineReader>(path, read);
+  auto r = std::make_unique<LineReader>(path, JsonlReader::fileReader(f, path));
   if (f != stdin) r->file_ = f;
   return r;
 }
 
 std::unique_ptr<LineReader> LineReader::fromMemory(std::string name, std::string_view data) {
-  auto pos = std::make_shared<std::size_t>(0);
-  return std::make_unique<LineReader>(
-      std::move(name),
-      [data, pos](char* dst, std::size_t n) {
-        const std::size_t k = std::min(n, data.size() - *pos);
-        std::memcpy(dst, data.data() + *pos, k);
-        *pos += k;
-        return k;
-      },
-      data.size() + 1);
+  return std::make_unique<LineReader>(std::move(name), JsonlReader::memoryReader(data),
+                                      data.size() + 1);
 }
 
 bool LineReader::next(std::string_view& line) {

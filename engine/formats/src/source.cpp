@@ -125,14 +125,6 @@ void RecordSource::reject(const InputError& e) {
   if (skippedMessages_.size() < 20) skippedMessages_.emplace_back(e.what());
 }
 
-namespace detail {
-
-FieldMap effectiveMap(Format f, const FieldMap& user) {
-  FieldMap m = defaultFieldMap(f);
-  for (const auto& [k, v] : user) m[k] = v;
-  return m;
-}
-
 namespace {
 // Canonical JSONL: the existing reader, behind the common interface.
 class JsonlSource final : public RecordSource {
@@ -148,8 +140,16 @@ class JsonlSource final : public RecordSource {
 };
 }  // namespace
 
-std::unique_ptr<RecordSource> makeJsonl(std::unique_ptr<JsonlReader> r) {
+std::unique_ptr<RecordSource> sourceFromJsonl(std::unique_ptr<JsonlReader> r) {
   return std::make_unique<JsonlSource>(std::move(r));
+}
+
+namespace detail {
+
+FieldMap effectiveMap(Format f, const FieldMap& user) {
+  FieldMap m = defaultFieldMap(f);
+  for (const auto& [k, v] : user) m[k] = v;
+  return m;
 }
 
 std::optional<std::string_view> jsonText(simdjson::dom::element e, std::string& scratch,
@@ -212,7 +212,7 @@ std::unique_ptr<RecordSource> openSource(Format f, const std::string& path,
                                          const ImportOptions& opt) {
   switch (f) {
     case Format::Jsonl:
-      return detail::makeJsonl(JsonlReader::openFile(path, opt.skipBadLines));
+      return sourceFromJsonl(JsonlReader::openFile(path, opt.skipBadLines));
     case Format::Csv:
       return detail::makeCsv(LineReader::openFile(path), opt);
     case Format::Nginx:
@@ -231,7 +231,7 @@ std::unique_ptr<RecordSource> sourceFromMemory(Format f, std::string name, std::
                                                const ImportOptions& opt) {
   switch (f) {
     case Format::Jsonl:
-      return detail::makeJsonl(JsonlReader::fromMemory(name, data, opt.skipBadLines));
+      return sourceFromJsonl(JsonlReader::fromMemory(name, data, opt.skipBadLines));
     case Format::Csv:
       return detail::makeCsv(LineReader::fromMemory(name, data), opt);
     case Format::Nginx:

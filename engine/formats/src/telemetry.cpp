@@ -152,30 +152,34 @@ JsonlReader::~JsonlReader() {
 std::unique_ptr<JsonlReader> JsonlReader::openFile(const std::string& path, bool skipBadLines) {
   std::FILE* f = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
   if (!f) throw InputError(path, 0, "", std::string("cannot open: ") + std::strerror(errno));
-  // A read error (e.g. the path is a directory) must not pass for the end of the file.
-  auto read = [f, path](char* dst, std::size_t n) {
+  auto r = std::make_unique<JsonlReader>(path, fileReader(f, path), skipBadLines);
+  if (f != stdin) r->file_ = f;
+  return r;
+}
+
+JsonlReader::ReadFn JsonlReader::fileReader(std::FILE* f, std::string path) {
+  return [f, path = std::move(path)](char* dst, std::size_t n) {
     const std::size_t got = std::fread(dst, 1, n, f);
     if (got == 0 && std::ferror(f))
       throw InputError(path, 0, "", std::string("cannot read: ") + std::strerror(errno));
     return got;
   };
-  auto r = std::make_unique<JsonlReader>(path, read, skipBadLines);
-  if (f != stdin) r->file_ = f;
-  return r;
+}
+
+JsonlReader::ReadFn JsonlReader::memoryReader(std::string_view data) {
+  auto pos = std::make_shared<std::size_t>(0);
+  return [data, pos](char* dst, std::size_t n) {
+    const std::size_t k = std::min(n, data.size() - *pos);
+    std::memcpy(dst, data.data() + *pos, k);
+    *pos += k;
+    return k;
+  };
 }
 
 std::unique_ptr<JsonlReader> JsonlReader::fromMemory(std::string name, std::string_view data,
                                                      bool skipBadLines) {
-  auto pos = std::make_shared<std::size_t>(0);
-  return std::make_unique<JsonlReader>(
-      std::move(name),
-      [data, pos](char* dst, std::size_t n) {
-        const std::size_t k = std::min(n, data.size() - *pos);
-        std::memcpy(dst, data.data() + *pos, k);
-        *pos += k;
-        return k;
-      },
-      skipBadLines, data.size() + 1);
+  return std::make_unique<JsonlReader>(std::move(name), memoryReader(data), skipBadLines,
+                                       data.size() + 1);
 }
 
 bool JsonlReader::nextLine(std::string_view& line) {

@@ -204,19 +204,6 @@ class ParallelJsonlSource final : public formats::RecordSource {
   long base_ = 0;
 };
 
-// One thread: JsonlReader as openSource wraps it.
-class SerialSource final : public formats::RecordSource {
- public:
-  explicit SerialSource(std::unique_ptr<JsonlReader> r)
-      : RecordSource(r->source(), false), r_(std::move(r)) {}
-  bool next(CallRecord& rec) override { return r_->next(rec); }
-  std::uint64_t skipped() const override { return r_->skipped(); }
-  const std::vector<std::string>& skippedMessages() const override { return r_->skippedMessages(); }
-
- private:
-  std::unique_ptr<JsonlReader> r_;
-};
-
 unsigned resolveThreads(unsigned threads) {
   return threads ? threads : std::max(1u, std::thread::hardware_concurrency());
 }
@@ -231,14 +218,8 @@ std::unique_ptr<formats::RecordSource> openJsonlParallel(const std::string& path
     return formats::openSource(formats::Format::Jsonl, path, {skipBadLines, {}});
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw InputError(path, 0, "", std::string("cannot open: ") + std::strerror(errno));
-  // As JsonlReader::openFile: a read error must not pass for the end of the file.
-  auto read = [f, path](char* dst, std::size_t n) {
-    const std::size_t got = std::fread(dst, 1, n, f);
-    if (got == 0 && std::ferror(f))
-      throw InputError(path, 0, "", std::string("cannot read: ") + std::strerror(errno));
-    return got;
-  };
-  return std::make_unique<ParallelJsonlSource>(path, read, skipBadLines, options, threads, f);
+  return std::make_unique<ParallelJsonlSource>(path, JsonlReader::fileReader(f, path), skipBadLines,
+                                               options, threads, f);
 }
 
 std::unique_ptr<formats::RecordSource> jsonlParallelFromMemory(
@@ -247,14 +228,8 @@ std::unique_ptr<formats::RecordSource> jsonlParallelFromMemory(
   if (resolveThreads(options.threads) <= 1)
     return formats::sourceFromMemory(formats::Format::Jsonl, std::move(name), data,
                                      {skipBadLines, {}});
-  auto pos = std::make_shared<std::size_t>(0);
-  auto read = [data, pos](char* dst, std::size_t n) {
-    const std::size_t k = std::min(n, data.size() - *pos);
-    std::memcpy(dst, data.data() + *pos, k);
-    *pos += k;
-    return k;
-  };
-  return jsonlParallelFromReader(std::move(name), read, skipBadLines, options);
+  return jsonlParallelFromReader(std::move(name), JsonlReader::memoryReader(data), skipBadLines,
+                                 options);
 }
 
 std::unique_ptr<formats::RecordSource> jsonlParallelFromReader(
@@ -262,8 +237,8 @@ std::unique_ptr<formats::RecordSource> jsonlParallelFromReader(
     const ParallelJsonlOptions& options) {
   const unsigned threads = resolveThreads(options.threads);
   if (threads <= 1)
-    return std::make_unique<SerialSource>(std::make_unique<JsonlReader>(
-        std::move(name), std::move(read), skipBadLines, options.capacity));
+    return formats::sourceFromJsonl(std::make_unique<JsonlReader>(std::move(name), std::move(read),
+                                                                  skipBadLines, options.capacity));
   return std::make_unique<ParallelJsonlSource>(std::move(name), std::move(read), skipBadLines,
                                                options, threads, nullptr);
 }

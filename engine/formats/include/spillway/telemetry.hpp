@@ -41,6 +41,11 @@ class JsonlReader {
  public:
   // Reads up to `n` bytes into `dst`; returns bytes read, 0 at end.
   using ReadFn = std::function<std::size_t(char* dst, std::size_t n)>;
+  // Reads an open file. A read error (e.g. the path is a directory) throws an InputError
+  // naming `path`: it must not pass for the end of the file.
+  static ReadFn fileReader(std::FILE* f, std::string path);
+  // Reads `data` from its start; it must outlive the reader.
+  static ReadFn memoryReader(std::string_view data);
 
   // `capacity`: the first buffer's size (a small in-memory input need not pay for 4 MiB).
   JsonlReader(std::string sourceName, ReadFn read, bool skipBadLines,

@@ -83,5 +83,7 @@ std::unique_ptr<RecordSource> openSource(Format f, const std::string& path,
 // The same over text in memory (tests, the live receiver); `name` appears in errors.
 std::unique_ptr<RecordSource> sourceFromMemory(Format f, std::string name, std::string_view data,
                                                const ImportOptions& opt);
+// Canonical JSONL from a reader already made (any ReadFn), behind the common interface.
+std::unique_ptr<RecordSource> sourceFromJsonl(std::unique_ptr<JsonlReader> r);
 
 }  // namespace spillway::formats
