@@ -5,8 +5,9 @@
 //   bench_instances [INSTANCES] [CALLS_PER_S...]
 //
 // prints one row per rate (0 = registered, never called): bytes per instance, and the heap
-// for the whole fleet. Traffic is the healthy lognormal mix of bench_breaker (median 900 ms),
-// 30 s of it, round robin, so every window and baseline is full.
+// for the whole fleet, with the window histograms kept (the default: plotted) and built when
+// read (as `replay` and `listen` run). Traffic is the healthy lognormal mix of bench_breaker
+// (median 900 ms), 30 s of it, round robin, so every window and baseline is full.
 #include <malloc.h>
 
 #include <algorithm>
@@ -47,9 +48,10 @@ struct Row {
 
 // Registers `n` instances, drives `rate` calls/s into each for `span`, and measures the heap
 // the engine grew by.
-Row measure(const Policy& policy, int n, double rate, Micros span) {
+Row measure(const Policy& policy, int n, double rate, Micros span, bool keepWindows) {
   const std::size_t before = heapInUse();
   auto engine = std::make_unique<Engine>(policy, 1, nullptr);
+  engine->keepWindowHistograms(keepWindows);
   for (int i = 0; i < n; ++i) engine->addInstance("chat-72b-" + std::to_string(i), "chat-72b");
   std::uint64_t calls = 0;
   if (rate > 0) {
@@ -77,15 +79,16 @@ int main(int argc, char** argv) {
   for (int i = 2; i < argc; ++i) rates.push_back(std::atof(argv[i]));
   if (rates.empty()) rates = {0, 1, 10, 100, 1000};
   const Policy policy = loadPolicyFile(SPILLWAY_DEFAULT_POLICY);
-  std::printf("%-12s %-10s %-14s %-12s %s\n", "calls/s", "instances", "bytes/instance", "heap MiB",
-              "calls");
+  std::printf("%-12s %-10s %-14s %-12s %-12s %s\n", "calls/s", "instances", "bytes/instance",
+              "built-read", "heap MiB", "calls");
   for (const double rate : rates) {
     // The heaviest rates on fewer instances: the state per instance is what is measured, and
     // the calls of the whole fleet must stay at least 1 µs apart to keep the rate.
     const int fleet = rate > 0 ? std::min(n, static_cast<int>(std::min(1e6 / rate, 1e4))) : n;
-    const Row row = measure(policy, fleet, rate, seconds(30));
-    std::printf("%-12g %-10d %-14.0f %-12.1f %llu\n", row.rate, fleet, row.bytesPerInstance,
-                row.fleetMiB, static_cast<unsigned long long>(row.calls));
+    const Row row = measure(policy, fleet, rate, seconds(30), true);
+    const Row onRead = measure(policy, fleet, rate, seconds(30), false);
+    std::printf("%-12g %-10d %-14.0f %-12.0f %-12.1f %llu\n", row.rate, fleet, row.bytesPerInstance,
+                onRead.bytesPerInstance, row.fleetMiB, static_cast<unsigned long long>(row.calls));
   }
   return 0;
 }

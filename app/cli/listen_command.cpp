@@ -221,6 +221,7 @@ void addListenOptions(QCommandLineParser& p) {
 // --format, --map, --alias and the instance bound: how lines become calls of which instances.
 live::ShadowOptions readShadowOptions(const QCommandLineParser& p, const std::string& fmt) {
   live::ShadowOptions opt;
+  opt.keepWindowHistograms = false;  // read for the table, never plotted
   if (!formats::parseFormat(fmt, opt.format) ||
       (opt.format != formats::Format::Nginx && opt.format != formats::Format::Envoy &&
        opt.format != formats::Format::Jsonl))

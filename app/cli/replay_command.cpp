@@ -532,6 +532,7 @@ int replayAndReport(const ReplayCliOptions& o) {
     if (o.outPath) out.open(*o.outPath);
     JsonlEventWriter writer(out.file);
     Replayer replayer(std::move(policy), o.replay, &writer);
+    replayer.engine().keepWindowHistograms(false);  // read for the report, never plotted
     writer.setEngine(&replayer.engine());
     feed(*reader, replayer);
     out.close();

@@ -64,8 +64,10 @@ struct ShadowMonitor::Tracked final : EventSink {
 ShadowMonitor::ShadowMonitor(Policy policy, ShadowOptions opt)
     : opt_(std::move(opt)),
       policy_(std::make_shared<const Policy>(metricsOnly(std::move(policy)))) {
-  if (opt_.sharedEngine)
+  if (opt_.sharedEngine) {
     shared_ = std::make_unique<Engine>(policy_, opt_.seed, static_cast<EventSink*>(this));
+    shared_->keepWindowHistograms(opt_.keepWindowHistograms);
+  }
 }
 
 ShadowMonitor::~ShadowMonitor() = default;
@@ -117,6 +119,7 @@ ShadowMonitor::Tracked* ShadowMonitor::track(std::string_view name, std::string_
     tr->engine = shared_.get();
   } else {
     tr->own = std::make_unique<Engine>(policy_, opt_.seed, tr.get());
+    tr->own->keepWindowHistograms(opt_.keepWindowHistograms);
     tr->engine = tr->own.get();
   }
   tr->local = tr->engine->addInstance(name, model);

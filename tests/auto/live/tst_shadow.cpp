@@ -125,6 +125,36 @@ class TstShadow : public QObject {
       QCOMPARE(r.wouldOpens, r.instance == "127.0.0.1:9001" ? 0u : 1u);
   }
 
+  // `listen` builds each window's histogram when read instead of following every call: the
+  // same verdicts and the same table, window P99 and slow threshold included.
+  void windowBuiltWhenReadAnswersAlike() {
+    auto run = [](bool keep) {
+      live::ShadowOptions opt;
+      opt.keepWindowHistograms = keep;
+      live::ShadowMonitor m(parsePolicy(kPolicy, "drill.yaml"), opt);
+      for (const QString& l : traffic(nginxLine)) {
+        const QByteArray b = l.toUtf8();
+        m.addLine(std::string_view(b.constData(), b.size()));
+      }
+      m.flush();
+      QStringList out;
+      for (const auto& v : m.verdicts()) out << QString::fromStdString(v.text);
+      for (const auto& r : m.summary())
+        out << QString("%1 %2 %3 %4 p99 %5 slow> %6")
+                   .arg(QString::fromStdString(r.instance))
+                   .arg(r.calls)
+                   .arg(r.slow)
+                   .arg(r.wouldOpens)
+                   .arg(r.p99Ms, 0, 'g', 17)
+                   .arg(r.slowThresholdUs);
+      return out;
+    };
+    const QStringList kept = run(true), onRead = run(false);
+    QCOMPARE(onRead, kept);
+    QVERIFY(kept.size() >= 5 && kept.join('\n').contains("p99 "));  // verdicts and rows
+    QVERIFY(!kept.join('\n').contains("p99 0 "));                   // every window held latencies
+  }
+
   void badLinesNamed() {
     live::ShadowOptions opt;
     opt.sourceName = "access.log";
