@@ -154,7 +154,7 @@ BENCHMARK(BM_Closed_AdmitRecord)->ArgName("record_offset_us")->Arg(1)->Arg(0);
 // ---------------------------------------------------------------------------------------------
 // 2. Many instances of one Engine, round-robin. Each instance still sees 1000 calls/s, so the
 // engine as a whole handles N × 1000 calls/s of simulated time. With 1000 instances the
-// working set (~20 KiB of windows and baseline per breaker, bench_instances) is beyond L2.
+// working set (~10 KiB of windows and baseline per breaker, bench_instances) is beyond L2.
 
 struct EngineFixture {
   std::unique_ptr<Engine> engine;

@@ -9,7 +9,7 @@ SlidingStats::SlidingStats(Micros length, Micros bucketWidth)
     : width_(bucketWidth > 0 ? bucketWidth : 1) {
   const Micros len = std::max(length, width_);
   n_ = static_cast<int>((len + width_ - 1) / width_);
-  // Histograms are the memory cost of a window (6.4 KB each): group buckets into at most
+  // Slices' latencies are the memory cost of a window: group buckets into at most
   // kMaxSlices slices. Quantiles then cover the window rounded up to whole slices.
   bucketsPerSlice_ = (n_ + kMaxSlices - 1) / kMaxSlices;
   // The n_ newest buckets (the head's included) span at most ceil((n_-1)/bps) + 1 slices; one
@@ -122,13 +122,8 @@ bool SlidingStats::quantileExceeds(double q, double value) {
   // The head changes with every call: counted each time (once per slice, as the breaker asks).
   total += headTotal();
   if (last >= 0) {
-    if (headDense_) {
-      through += headHist_->countThrough(last);
-    } else {
-      std::uint32_t n = 0;
-      for (const std::uint16_t bin : headBins_) n += static_cast<int>(bin) <= last;
-      through += n;
-    }
+    through += headDense_ ? headHist_->countThrough(last)
+                          : SliceBins::listCountThrough(headBins_.data(), headBins_.size(), last);
   }
   return spillway::quantileExceeds(q, value, through, total);
 }

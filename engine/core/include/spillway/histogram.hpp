@@ -73,7 +73,7 @@ inline bool quantileExceeds(double q, double value, std::uint64_t through, std::
 // A latency distribution spans a few octaves — a few of the 25 blocks — so a histogram holds
 // 1–2 KB instead of 7–14 KB; a fleet of 10⁵ breakers, each with a window, its slices and a
 // baseline, fits in memory, and a thousand of them fit in the cache far better. A page, once
-// made, stays (cleared, not freed): a slice's histogram is cleared every window.
+// made, stays (cleared, not freed): the head slice's histogram is cleared every slice.
 //
 // Three levels: every 64 bins (a block) keep their sum, the sums of their four groups of 16
 // bins, and a bit mask of the bins in use; a word says which blocks are in use. Quantiles,

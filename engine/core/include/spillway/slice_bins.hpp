@@ -72,12 +72,15 @@ class SliceBins {
   // Samples in bins [0, bin], either form.
   std::uint32_t countThrough(int bin) const {
     std::uint32_t n = 0;
-    if (packed_) {
-      forEach([&](int b, std::uint32_t c) { n += b <= bin ? c : 0; });
-    } else {
-      // A compare and an add per call, no branch: this loop vectorizes.
-      for (const std::uint16_t b : words_) n += static_cast<int>(b) <= bin;
-    }
+    if (!packed_) return listCountThrough(words_.data(), words_.size(), bin);
+    forEach([&](int b, std::uint32_t c) { n += b <= bin ? c : 0; });
+    return n;
+  }
+  // Calls in bins [0, bin] of a list of their bins (the head slice's too).
+  static std::uint32_t listCountThrough(const std::uint16_t* bins, std::size_t count, int bin) {
+    std::uint32_t n = 0;
+    // A compare and an add per call, no branch: this loop vectorizes.
+    for (std::size_t k = 0; k < count; ++k) n += static_cast<int>(bins[k]) <= bin;
     return n;
   }
   // Adds the slice to `h`, either form.

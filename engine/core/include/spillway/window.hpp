@@ -1,8 +1,8 @@
 #pragma once
 // Sliding windows. SlidingStats is the time-based window every breaker keeps: a ring of
-// buckets with running totals (subtract on evict), plus latency histograms per slice for
-// quantiles. It keeps two sets of totals: `all` for plots, and `decision` which the breaker can
-// restart (on closing) without losing the plotted history.
+// buckets with running totals (subtract on evict), plus each slice's latencies (the head's a
+// histogram, completed ones SliceBins) for quantiles. It keeps two sets of totals: `all` for plots,
+// and `decision` which the breaker can restart (on closing) without losing the plotted history.
 #include <array>
 #include <cstdint>
 #include <memory>
