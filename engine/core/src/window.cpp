@@ -22,23 +22,21 @@ void SlidingStats::allocBuckets() {
   slotIdx_.assign(static_cast<std::size_t>(n_), std::int64_t{-1} << 62);
 }
 
-void SlidingStats::allocHist() {
+void SlidingStats::allocSlices() {
   slices_.resize(static_cast<std::size_t>(nSlices_));
-  windowHist_ = std::make_unique<LatencyHistogram>();
 }
 
-LatencyHistogram& SlidingStats::makeHeadDense() {
+CompactHistogram& SlidingStats::makeHeadDense() {
   if (!headDense_) {
-    if (!headHist_) headHist_ = std::make_unique<LatencyHistogram>();
-    headHist_->addBins(headBins_.data(), static_cast<int>(headBins_.size()));
+    headHist_.addBins(headBins_.data(), static_cast<int>(headBins_.size()));
     std::vector<std::uint16_t>().swap(headBins_);  // a busy head stays dense: free the list
     headDense_ = true;
   }
-  return *headHist_;
+  return headHist_;
 }
 
 void SlidingStats::movePending() {
-  if (!windowHist_) allocHist();
+  if (!hasSlices()) allocSlices();
   int k = 0;
   if (!headDense_) {  // the head's list while it is short
     const auto room = static_cast<int>(kSparseSlice - headBins_.size());
@@ -52,25 +50,18 @@ void SlidingStats::movePending() {
   pendingN_ = 0;
 }
 
-void SlidingStats::addHead(LatencyHistogram& h) const {
-  if (headDense_)
-    h.merge(*headHist_);
-  else
-    h.addBins(headBins_.data(), static_cast<int>(headBins_.size()));
-}
-
 // The head slice joins the window histogram and moves to its slot: a short list as it is (the
 // slot's empty list, with its room, becomes the head's), anything longer packed.
 void SlidingStats::completeHead() {
-  if (keepWindow_) addHead(*windowHist_);
+  if (keepWindow_) addHead(windowHist_);
   Slice& sl = slices_[headSlice_];
   ++sl.gen;
   if (headDense_) {
-    sl.bins.pack(*headHist_);
+    headHist_.visit([&sl](const auto& head) { sl.bins.pack(head); });
     // A head busy enough for a histogram stays one: the next slice is likely as busy, and a
     // list grown to kSparseSlice first would only be thrown away.
-    headDense_ = headHist_->total() >= kSparseSlice;
-    headHist_->clear();
+    headDense_ = headHist_.total() >= kSparseSlice;
+    headHist_.clear();
   } else if (headBins_.size() > kListSlice) {
     sl.bins.pack(headBins_.data(), headBins_.size());
     headBins_.clear();
@@ -80,32 +71,34 @@ void SlidingStats::completeHead() {
 }
 
 const LatencyHistogram* SlidingStats::histogram() const {
-  if (!windowHist_ && !pendingN_) return nullptr;
+  if (!hasSlices() && !pendingN_) return nullptr;
   thread_local LatencyHistogram copy;
   const auto withPending = [this]() {
     for (int k = 0; k < pendingN_; ++k) copy.addBin(pending_[k], 1);
     return &copy;
   };
-  if (!keepWindow_ || !windowHist_) {
+  copy.clear();
+  if (!keepWindow_) {
     // Built from the slices, into a per-thread copy: the window itself is not touched.
-    copy.clear();
-    if (windowHist_) {
-      for (const Slice& sl : slices_) sl.bins.addTo(copy);
-      addHead(copy);
-    }
-    return withPending();
+    for (const Slice& sl : slices_) sl.bins.addTo(copy);
+  } else {
+    if (headTotal() == 0 && !pendingN_ && windowHist_.wide()) return windowHist_.wide();
+    windowHist_.visit([](const auto& window) { copy.merge(window); });
   }
-  if (headTotal() == 0 && !pendingN_) return windowHist_.get();
-  copy = *windowHist_;
   addHead(copy);
   return withPending();
 }
 
 bool SlidingStats::quantileExceeds(double q, double value) {
   flushPending();
-  if (!windowHist_) return false;
-  if (keepWindow_) return histogram()->quantileExceeds(q, value);
+  if (!hasSlices()) return false;
   const int last = HistogramLayout::lastBinAtOrBelow(value);
+  if (keepWindow_) {
+    const std::uint64_t total = std::uint64_t{windowHist_.total()} + headTotal();
+    const std::uint64_t through =
+        last >= 0 ? windowHist_.countThrough(last) + headCountThrough(last) : 0;
+    return spillway::quantileExceeds(q, value, through, total);
+  }
   if (last != countBin_) {
     countBin_ = last;
     for (Slice& sl : slices_) sl.countGen = sl.gen - 1;  // all stale
@@ -121,20 +114,17 @@ bool SlidingStats::quantileExceeds(double q, double value) {
   }
   // The head changes with every call: counted each time (once per slice, as the breaker asks).
   total += headTotal();
-  if (last >= 0) {
-    through += headDense_ ? headHist_->countThrough(last)
-                          : SliceBins::listCountThrough(headBins_.data(), headBins_.size(), last);
-  }
+  if (last >= 0) through += headCountThrough(last);
   return spillway::quantileExceeds(q, value, through, total);
 }
 
 void SlidingStats::keepWindowHistogram(bool on) {
   flushPending();
-  if (on && !keepWindow_ && windowHist_) {
+  if (on && !keepWindow_) {
     // Catch up: the window takes every completed slice's calls again.
-    windowHist_->clear();
-    for (const Slice& sl : slices_) sl.bins.addTo(*windowHist_);
+    for (const Slice& sl : slices_) sl.bins.addTo(windowHist_);
   }
+  if (!on) windowHist_.release();  // stale from here on: its pages are free to go
   keepWindow_ = on;
 }
 
@@ -154,7 +144,7 @@ CompletedSlice SlidingStats::evictedView(int slot) const {
 // Takes the slice's calls out of the window histogram and empties it.
 void SlidingStats::evictSlice(Slice& sl) {
   ++sl.gen;
-  if (keepWindow_) sl.bins.removeFrom(*windowHist_);
+  if (keepWindow_) sl.bins.removeFrom(windowHist_);
   sl.bins.clear();
 }
 
@@ -181,7 +171,7 @@ void SlidingStats::addAggregate(const WindowCounts& c, const LatencyHistogram* h
   headSliceCounts_.add(c);
   if (hist && hist->total() > 0) {
     flushPending();
-    if (!windowHist_) allocHist();
+    if (!hasSlices()) allocSlices();
     makeHeadDense().merge(*hist);
   }
 }

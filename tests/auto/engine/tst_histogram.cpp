@@ -10,6 +10,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "spillway/compact_histogram.hpp"
 #include "spillway/histogram.hpp"
 #include "spillway/rng.hpp"
 #include "spillway/slice_bins.hpp"
@@ -117,6 +118,8 @@ class TstHistogram : public QObject {
   void scaledFoldsEqualMergeScaled();
   void packedBinsHoldEveryCount_data();
   void packedBinsHoldEveryCount();
+  void compactHistogramWidensWithoutLoss_data();
+  void compactHistogramWidensWithoutLoss();
   void pagedEqualsFlat_data();
   void pagedEqualsFlat();
   void pagesOnlyWhereSamplesLand();
@@ -610,6 +613,98 @@ void TstHistogram::packedBinsHoldEveryCount() {
   fromHist.pack(h);
   QVERIFY(fromHist.empty());
   QCOMPARE(fromHist.total(), 0u);
+}
+
+// A window's compact histogram keeps 16-bit counts while it holds fewer than 65,536 calls and
+// widens before any count could wrap, whichever way the calls come (singles in batches, as the
+// head slice takes them, aggregates, or a packed slice bin by bin, as the window takes one):
+// always the counts a 32-bit histogram holds, also once calls are taken back out.
+void TstHistogram::compactHistogramWidensWithoutLoss_data() {
+  QTest::addColumn<int>("singles");            // in batches of 12, one bin for every 7th batch
+  QTest::addColumn<QList<int>>("aggregates");  // merged after the singles, each in 3 bins
+  QTest::addColumn<bool>("wide");
+  QTest::newRow("a busy slice stays narrow") << 5000 << QList<int>{} << false;
+  QTest::newRow("65,535 calls stay narrow") << 65'535 << QList<int>{} << false;
+  QTest::newRow("the 65,536th single widens") << 65'536 << QList<int>{} << true;
+  QTest::newRow("singles past 65,535, one bin hot") << 200'000 << QList<int>{} << true;
+  QTest::newRow("one aggregate past 65,535") << 10 << QList<int>{70'000} << true;
+  QTest::newRow("aggregates that add up past 65,535") << 300 << QList<int>{40'000, 30'000} << true;
+  QTest::newRow("aggregates up to 65,535") << 35 << QList<int>{40'000, 25'500} << false;
+}
+
+void TstHistogram::compactHistogramWidensWithoutLoss() {
+  QFETCH(int, singles);
+  QFETCH(QList<int>, aggregates);
+  QFETCH(bool, wide);
+  Rng rng(static_cast<std::uint64_t>(singles) + 3);
+  CompactHistogram head;
+  LatencyHistogram want;
+  std::vector<std::uint16_t> batch;
+  for (int k = 0; k < singles;) {
+    batch.clear();
+    const int hot = Layout::binOf(900'000);
+    for (int i = 0; i < 12 && k < singles; ++i, ++k) {
+      const int bin =
+          (k / 12) % 7 == 0
+              ? hot
+              : Layout::binOf(static_cast<std::uint64_t>(std::exp(11.0 + 3.0 * rng.uniform())));
+      batch.push_back(static_cast<std::uint16_t>(bin));
+      want.addBin(bin, 1);
+    }
+    head.addBins(batch.data(), static_cast<int>(batch.size()));
+  }
+  for (const int calls : aggregates) {
+    LatencyHistogram agg;
+    agg.add(2'000, static_cast<std::uint32_t>(calls / 3));
+    agg.add(700'000, static_cast<std::uint32_t>(calls / 3));
+    agg.add(30'000'000, static_cast<std::uint32_t>(calls - 2 * (calls / 3)));
+    head.merge(agg);
+    want.merge(agg);
+  }
+  QCOMPARE(head.wide() != nullptr, wide);
+  QCOMPARE(head.narrow() != nullptr, !wide);
+  const auto check = [&](const CompactHistogram& got) {
+    QCOMPARE(std::uint64_t{got.total()}, std::uint64_t{want.total()});
+    bool same = false;
+    got.visit([&](const auto& h) { same = sameBins(h, want); });
+    QVERIFY(same);
+    for (int bin = 0; bin < Layout::kBins; bin += 37)
+      QCOMPARE(got.countThrough(bin), want.countThrough(bin));
+    SliceBins fromGot, fromWant;
+    got.visit([&](const auto& h) { fromGot.pack(h); });
+    fromWant.pack(want);
+    QVERIFY(sameBins(fromGot.histogram(), want));
+    QVERIFY(sameBins(fromWant.histogram(), fromGot.histogram()));
+  };
+  check(head);
+  SliceBins slice;  // the same calls, as a completed slice joins the window: bin by bin
+  slice.pack(want);
+  CompactHistogram window;
+  slice.addTo(window);
+  QCOMPARE(window.wide() != nullptr, wide);
+  check(window);
+  // The window lets the aggregates go (as their slice leaves): the width stays.
+  for (const int calls : aggregates) {
+    const std::uint32_t n[] = {static_cast<std::uint32_t>(calls / 3),
+                               static_cast<std::uint32_t>(calls / 3),
+                               static_cast<std::uint32_t>(calls - 2 * (calls / 3))};
+    const std::uint64_t us[] = {2'000, 700'000, 30'000'000};
+    for (int i = 0; i < 3; ++i) {
+      window.removeBin(Layout::binOf(us[i]), n[i]);
+      want.removeBin(Layout::binOf(us[i]), n[i]);
+    }
+  }
+  QCOMPARE(window.wide() != nullptr, wide);
+  check(window);
+  // The next slice: emptied, the same width (a busy head stays wide), and exact again.
+  head.clear();
+  want.clear();
+  QCOMPARE(head.total(), 0u);
+  QCOMPARE(head.wide() != nullptr, wide);
+  const std::uint16_t some[] = {3, 3, 700, 1599};
+  head.addBins(some, 4);
+  for (const std::uint16_t b : some) want.addBin(b, 1);
+  check(head);
 }
 
 // Paged storage keeps only the blocks samples landed in. Every operation a window or a

@@ -441,29 +441,47 @@ void TstWindow::randomizedAgainstModel_data() {
   // Share of operations that move time; -1: busy and quiet in turns (2,000 operations each),
   // so slices that went dense are reused by quiet slices and the other way round.
   QTest::addColumn<double>("moveShare");
-  QTest::newRow("10s / 1s") << seconds(10) << seconds(1) << quint64(1) << int(Kept) << 0.25;
-  QTest::newRow("10s / 1s, seed 2") << seconds(10) << seconds(1) << quint64(2) << int(Kept) << 0.25;
-  QTest::newRow("60s / 1s") << seconds(60) << seconds(1) << quint64(3) << int(Kept) << 0.25;
-  QTest::newRow("25s / 1s") << seconds(25) << seconds(1) << quint64(4) << int(Kept) << 0.25;
-  QTest::newRow("10s / 250ms") << seconds(10) << millis(250) << quint64(5) << int(Kept) << 0.25;
-  QTest::newRow("single bucket") << seconds(1) << seconds(1) << quint64(6) << int(Kept) << 0.25;
+  // Aggregates of 10,000–80,000 calls now and then: a head slice past 65,535 calls widens its
+  // histogram's counts (CompactHistogram), and must lose nothing doing so.
+  QTest::addColumn<bool>("huge");
+  QTest::newRow("10s / 1s") << seconds(10) << seconds(1) << quint64(1) << int(Kept) << 0.25
+                            << false;
+  QTest::newRow("10s / 1s, seed 2")
+      << seconds(10) << seconds(1) << quint64(2) << int(Kept) << 0.25 << false;
+  QTest::newRow("60s / 1s") << seconds(60) << seconds(1) << quint64(3) << int(Kept) << 0.25
+                            << false;
+  QTest::newRow("25s / 1s") << seconds(25) << seconds(1) << quint64(4) << int(Kept) << 0.25
+                            << false;
+  QTest::newRow("10s / 250ms") << seconds(10) << millis(250) << quint64(5) << int(Kept) << 0.25
+                               << false;
+  QTest::newRow("single bucket") << seconds(1) << seconds(1) << quint64(6) << int(Kept) << 0.25
+                                 << false;
   // Busy slices go dense (a histogram instead of a list of bins).
-  QTest::newRow("busy") << seconds(10) << seconds(1) << quint64(7) << int(Kept) << 0.002;
+  QTest::newRow("busy") << seconds(10) << seconds(1) << quint64(7) << int(Kept) << 0.002 << false;
   QTest::newRow("built when read")
-      << seconds(10) << seconds(1) << quint64(1) << int(BuiltWhenRead) << 0.25;
+      << seconds(10) << seconds(1) << quint64(1) << int(BuiltWhenRead) << 0.25 << false;
   QTest::newRow("built when read, 25s / 1s")
-      << seconds(25) << seconds(1) << quint64(4) << int(BuiltWhenRead) << 0.25;
+      << seconds(25) << seconds(1) << quint64(4) << int(BuiltWhenRead) << 0.25 << false;
   QTest::newRow("built when read, 10s / 250ms")
-      << seconds(10) << millis(250) << quint64(5) << int(BuiltWhenRead) << 0.25;
+      << seconds(10) << millis(250) << quint64(5) << int(BuiltWhenRead) << 0.25 << false;
   QTest::newRow("built when read, busy")
-      << seconds(10) << seconds(1) << quint64(7) << int(BuiltWhenRead) << 0.002;
+      << seconds(10) << seconds(1) << quint64(7) << int(BuiltWhenRead) << 0.002 << false;
   QTest::newRow("busy, then quiet")
-      << seconds(10) << seconds(1) << quint64(10) << int(Kept) << -1.0;
+      << seconds(10) << seconds(1) << quint64(10) << int(Kept) << -1.0 << false;
   QTest::newRow("built when read, busy, then quiet")
-      << seconds(10) << seconds(1) << quint64(11) << int(BuiltWhenRead) << -1.0;
-  QTest::newRow("switching") << seconds(10) << seconds(1) << quint64(8) << int(Switching) << 0.25;
+      << seconds(10) << seconds(1) << quint64(11) << int(BuiltWhenRead) << -1.0 << false;
+  QTest::newRow("switching") << seconds(10) << seconds(1) << quint64(8) << int(Switching) << 0.25
+                             << false;
   QTest::newRow("switching, busy")
-      << seconds(10) << seconds(1) << quint64(9) << int(Switching) << 0.002;
+      << seconds(10) << seconds(1) << quint64(9) << int(Switching) << 0.002 << false;
+  QTest::newRow("huge aggregates")
+      << seconds(10) << seconds(1) << quint64(12) << int(Kept) << 0.25 << true;
+  QTest::newRow("huge aggregates, busy")
+      << seconds(10) << seconds(1) << quint64(13) << int(Kept) << 0.002 << true;
+  QTest::newRow("built when read, huge aggregates, busy")
+      << seconds(10) << seconds(1) << quint64(14) << int(BuiltWhenRead) << 0.002 << true;
+  QTest::newRow("switching, huge aggregates, busy")
+      << seconds(10) << seconds(1) << quint64(15) << int(Switching) << 0.002 << true;
 }
 
 void TstWindow::randomizedAgainstModel() {
@@ -472,6 +490,7 @@ void TstWindow::randomizedAgainstModel() {
   QFETCH(quint64, seed);
   QFETCH(int, mode);
   QFETCH(double, moveShare);
+  QFETCH(bool, huge);
   SlidingStats s(length, bucket);
   s.keepWindowHistogram(mode == Kept);
   Model m(length, bucket);
@@ -507,7 +526,8 @@ void TstWindow::randomizedAgainstModel() {
         const LatencyHistogram& before;
         bool& hookSaw;
         LatencyHistogram& left;
-        void operator()(const CompletedSlice&) const {
+        void operator()(const CompletedSlice& c) const {
+          hookSaw &= c.histogram().total() == c.samples();
           const LatencyHistogram* h = s.histogram();
           hookSaw &= h ? sameBins(*h, before) : before.total() == 0;
           if (before.total() > 0) {
@@ -534,15 +554,18 @@ void TstWindow::randomizedAgainstModel() {
       s.addRejected();
       m.add(WindowCounts{0, 0, 0, 1});
     } else if (r < 0.97) {
-      const auto calls = static_cast<std::uint32_t>(rng.uniform() * 20);
+      const bool big = huge && rng.uniform() < 0.05;
+      const auto calls =
+          static_cast<std::uint32_t>(big ? 10'000 + rng.uniform() * 70'000 : rng.uniform() * 20);
       const auto fails = static_cast<std::uint32_t>(rng.uniform() * (calls + 1));
       const auto slow = static_cast<std::uint32_t>(rng.uniform() * (calls + 1));
       LatencyHistogram h;
       std::vector<std::pair<int, std::uint32_t>> bins;
-      for (std::uint32_t i = 0; i < calls; ++i) {
+      for (std::uint32_t i = 0, part = big ? calls / 3 : 1; i < calls; i += part) {
         const auto lat = static_cast<std::uint64_t>(rng.uniform() * 2e6);
-        h.add(lat);
-        bins.emplace_back(HistogramLayout::binOf(lat), 1u);
+        const std::uint32_t n = std::min(part, calls - i);
+        h.add(lat, n);
+        bins.emplace_back(HistogramLayout::binOf(lat), n);
       }
       s.addAggregate(WindowCounts{calls, fails, slow, 0}, &h);
       m.add(WindowCounts{calls, fails, slow, 0}, bins);

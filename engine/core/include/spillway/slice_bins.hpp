@@ -24,8 +24,9 @@ class SliceBins {
   static constexpr int kGroup = 1 << kGroupBits;  // 16 bins
   static_assert(HistogramLayout::kBins / kGroup < 254, "a group's index fits a byte");
 
-  // Replaces the content with a histogram's bins (integer counts), packed.
-  void pack(const LatencyHistogram& h);
+  // Replaces the content with a histogram's bins (integer counts, 16 or 32 bits), packed.
+  template <typename Count>
+  void pack(const BasicHistogram<Count>& h);
   // Replaces the content with one sample per entry of `bins` (any order, repeats allowed),
   // packed.
   void pack(const std::uint16_t* bins, std::size_t n);
@@ -83,8 +84,9 @@ class SliceBins {
     for (std::size_t k = 0; k < count; ++k) n += static_cast<int>(bins[k]) <= bin;
     return n;
   }
-  // Adds the slice to `h`, either form.
-  void addTo(LatencyHistogram& h) const {
+  // Adds the slice to `h` (a LatencyHistogram or a CompactHistogram), either form.
+  template <typename H>
+  void addTo(H& h) const {
     if (packed_)
       forEach([&](int b, std::uint32_t c) { h.addBin(b, c); });
     else
@@ -92,7 +94,8 @@ class SliceBins {
   }
   // Takes the slice back out of `h`, which holds it: one bin at a time gives `h` the same
   // state as subtracting a histogram of it.
-  void removeFrom(LatencyHistogram& h) const {
+  template <typename H>
+  void removeFrom(H& h) const {
     if (packed_)
       forEach([&](int b, std::uint32_t c) { h.removeBin(b, c); });
     else
@@ -154,8 +157,9 @@ void SliceBins::build(Next&& next) {
   packed_ = true;
 }
 
-inline void SliceBins::pack(const LatencyHistogram& h) {
-  using H = LatencyHistogram;
+template <typename Count>
+void SliceBins::pack(const BasicHistogram<Count>& h) {
+  using H = BasicHistogram<Count>;
   std::uint32_t blocks = h.usedBlocks();
   std::uint64_t mask = 0;
   int block = -1;

@@ -5,10 +5,9 @@
 // and `decision` which the breaker can restart (on closing) without losing the plotted history.
 #include <array>
 #include <cstdint>
-#include <memory>
 #include <vector>
 
-#include "spillway/copyable_ptr.hpp"
+#include "spillway/compact_histogram.hpp"
 #include "spillway/histogram.hpp"
 #include "spillway/slice_bins.hpp"
 #include "spillway/time.hpp"
@@ -43,18 +42,23 @@ struct CompletedSlice {
   WindowCounts counts;
   Micros end = 0;
   const LatencyHistogram* hist = nullptr;
+  const NarrowHistogram* narrow = nullptr;  // the head's 16-bit form (CompactHistogram)
   const SliceBins* packed = nullptr;
   const std::uint16_t* bins = nullptr;
   std::uint32_t binCount = 0;
   int slot = -1;  // the slice's place in the window's ring (the same when it is evicted)
 
   std::uint32_t samples() const {
-    return hist ? hist->total() : packed ? packed->total() : binCount;
+    return hist ? hist->total() : narrow ? narrow->total() : packed ? packed->total() : binCount;
   }
   LatencyHistogram histogram() const {  // a copy, whatever the form
     if (hist) return *hist;
     if (packed) return packed->histogram();
     LatencyHistogram h;
+    if (narrow) {
+      h.merge(*narrow);
+      return h;
+    }
     for (std::uint32_t k = 0; k < binCount; ++k) h.addBin(bins[k], 1);
     return h;
   }
@@ -138,7 +142,8 @@ class SlidingStats {
   template <typename OnSlice>
   void roll(Micros t, OnSlice& onSlice);
   void evictBucket(std::int64_t idx, int slot);  // slot = idx mod n_
-  void allocHist();
+  void allocSlices();
+  bool hasSlices() const { return !slices_.empty(); }
   // Moves the pending calls into the head slice.
   void flushPending() {
     if (pendingN_) movePending();
@@ -158,13 +163,23 @@ class SlidingStats {
     // was taken at: `gen` moves when the slice completes and when it leaves.
     std::uint32_t gen = 0, countGen = 0, countThrough = 0;
   };
-  LatencyHistogram& makeHeadDense();
+  CompactHistogram& makeHeadDense();
   // The window histogram holds the completed slices: the head slice joins it when it
   // completes, and a read adds it to a copy (histogram()). A call then touches the head only.
   void completeHead();
-  void addHead(LatencyHistogram& h) const;
+  template <typename H>
+  void addHead(H& h) const {
+    if (headDense_)
+      headHist_.visit([&h](const auto& head) { h.merge(head); });
+    else
+      h.addBins(headBins_.data(), static_cast<int>(headBins_.size()));
+  }
+  std::uint64_t headCountThrough(int bin) const {  // the head's calls in bins [0, bin]
+    return headDense_ ? headHist_.countThrough(bin)
+                      : SliceBins::listCountThrough(headBins_.data(), headBins_.size(), bin);
+  }
   std::uint32_t headTotal() const {
-    return headDense_ ? headHist_->total() : static_cast<std::uint32_t>(headBins_.size());
+    return headDense_ ? headHist_.total() : static_cast<std::uint32_t>(headBins_.size());
   }
   void evictSlice(Slice& sl);
   CompletedSlice evictedView(int slot) const;  // every call of the slice
@@ -185,9 +200,9 @@ class SlidingStats {
   int headSlice_ = 0;                              // headSliceIdx_ mod nSlices_
   bool headDense_ = false;                         // headHist_ holds the head (headBins_ empty)
   std::vector<std::uint16_t> headBins_;
-  CopyablePtr<LatencyHistogram> headHist_;  // kept once allocated: a busy instance stays busy
-  std::vector<Slice> slices_;               // allocated with windowHist_; the head's is empty
-  CopyablePtr<LatencyHistogram> windowHist_;
+  CompactHistogram headHist_;  // pages kept: a busy instance stays busy
+  std::vector<Slice> slices_;  // allocated at the first latency; the head's is empty
+  CompactHistogram windowHist_;
 
   Micros width_;
   int n_;  // buckets in the window
@@ -242,9 +257,10 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
     CompletedSlice done;
     done.counts = headSliceCounts_;
     done.end = (oldSlice + 1) * bucketsPerSlice_ * width_;
-    if (windowHist_) {
+    if (hasSlices()) {
       if (headDense_) {
-        done.hist = headHist_.get();
+        done.hist = headHist_.wide();
+        done.narrow = headHist_.narrow();
       } else {
         done.bins = headBins_.data();
         done.binCount = static_cast<std::uint32_t>(headBins_.size());
@@ -254,7 +270,7 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
     onSlice(done);  // still the head: a read counts it once (histogram())
   }
   // The completed slice joins the window histogram and its slot before anything leaves.
-  if (windowHist_ && newSlice != oldSlice) completeHead();
+  if (hasSlices() && newSlice != oldSlice) completeHead();
   // The new head's slot: idx mod n_, from the old one.
   int newSlot;
   if (step < n_) {
@@ -286,7 +302,7 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
     int sl = newSliceSlot - static_cast<int>(sCount - 1);
     if (sl < 0) sl += nSlices_;
     for (std::int64_t k = 0; k < sCount; ++k) {
-      if (windowHist_) {
+      if (hasSlices()) {
         // A hook that wants the slices as they leave the window (the baseline learns a slice
         // only once the whole window after it was seen, Breaker::onSliceEvicted) gets them
         // before their latencies go.
