@@ -20,7 +20,15 @@ using Layout = HistogramLayout;
 
 namespace {
 
-enum class Dist { LogUniform, ExactRegion, LogNormalLlm, Bimodal, OctaveEdges, Extremes };
+enum class Dist {
+  LogUniform,
+  ExactRegion,
+  LogNormalLlm,
+  Bimodal,
+  OctaveEdges,
+  Extremes,
+  EachCount
+};
 
 // Standard normal from the engine's seeded generator (Box–Muller).
 double normal(Rng& rng) {
@@ -66,6 +74,11 @@ std::vector<std::uint64_t> samples(Dist d, int n, std::uint64_t seed) {
       break;
     case Dist::Extremes:  // the two ends of the range
       for (int i = 0; i < n; ++i) v.push_back(i % 2 ? Layout::kMaxValue : 1);
+      break;
+    case Dist::EachCount:  // n bins from 200 up, the k-th holding k samples
+      for (int k = 1; k <= n; ++k)
+        v.insert(v.end(), static_cast<std::size_t>(k),
+                 static_cast<std::uint64_t>(Layout::lowerEdge(199 + k)));
       break;
   }
   return v;
@@ -552,6 +565,9 @@ void TstHistogram::packedBinsHoldEveryCount_data() {
   QTest::addColumn<int>("n");
   QTest::newRow("LLM latencies, a busy slice") << Dist::LogNormalLlm << 1000;
   QTest::newRow("exact region: counts past 255") << Dist::ExactRegion << 40000;
+  // Every count from 1 to 300 in its own bin: short (a nibble), the first long ones (14, 15,
+  // 16), the last and first of a long count's byte and four bytes (269, 270).
+  QTest::newRow("each count 1–300 once") << Dist::EachCount << 300;
   QTest::newRow("octave edges") << Dist::OctaveEdges << 300;
   QTest::newRow("both ends of the range") << Dist::Extremes << 600;
   QTest::newRow("log-uniform, sparse") << Dist::LogUniform << 7;

@@ -3,11 +3,14 @@
 // once or twice after (the drift check, the window's eviction, the baseline), so it need not
 // be a histogram. A short slice keeps its calls' bins as they came (a list); a longer one is
 // packed: for every group of 16 bins that holds any, in rising order, the group's index (one
-// byte: 100 groups), a 16-bit mask of its bins in use, then one count per bin in use — a byte
-// below 255, else 255 and four bytes. A busy one-second slice spans a few octaves of bins:
-// ~200 bytes packed against ~1.1 KB of histogram pages, which was most of what a busy
-// instance held. Either form lives in one vector of 16-bit words (ten of them per window).
+// byte: 100 groups), a 16-bit mask of its bins in use, a nibble per bin in use (its count, or 15:
+// the count is long), then the long counts in order — a byte of count − 15 below 255, else 255
+// and four bytes. Most bins of a second's calls hold a few: a busy one-second slice spans a few
+// octaves of bins, ~130 bytes packed (~200 with a byte per count) against ~1.1 KB of histogram
+// pages, which was most of what a busy instance held. Either form lives in one vector of 16-bit
+// words (ten of them per window).
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -59,13 +62,11 @@ class SliceBins {
     while (p < end && *p != kEnd) {
       const int base = p[0] << kGroupBits;
       unsigned mask = p[1] | (unsigned{p[2]} << 8);
-      p += 3;
-      for (; mask; mask &= mask - 1) {
-        std::uint32_t c = *p++;
-        if (c == kEscape) {
-          std::memcpy(&c, p, sizeof c);
-          p += sizeof c;
-        }
+      const std::uint8_t* const nibbles = p + 3;
+      p = nibbles + (std::popcount(mask) + 1) / 2;  // the group's long counts follow
+      for (int k = 0; mask; mask &= mask - 1, ++k) {
+        std::uint32_t c = (nibbles[k >> 1] >> ((k & 1) * 4)) & kNibble;
+        if (c == kNibble) c = longCount(p);
         f(base + std::countr_zero(mask), c);
       }
     }
@@ -108,8 +109,17 @@ class SliceBins {
   }
 
  private:
-  static constexpr std::uint8_t kEscape = 255;
-  static constexpr std::uint8_t kEnd = 254;  // pads an odd byte count (no group is numbered so)
+  static constexpr std::uint32_t kNibble = 15;  // a count of 15 or more follows the nibbles
+  static constexpr std::uint8_t kEscape = 255;  // ... as four bytes when it is 270 or more
+  static constexpr std::uint8_t kEnd = 254;     // pads an odd byte count (no group is numbered so)
+  static std::uint32_t longCount(const std::uint8_t*& p) {
+    const std::uint8_t b = *p++;
+    if (b != kEscape) return kNibble + b;
+    std::uint32_t c;
+    std::memcpy(&c, p, sizeof c);
+    p += sizeof c;
+    return c;
+  }
   // Appends the groups of sorted (bin, count) runs: `next(bin, count)` yields them in rising
   // bin order and returns false at the end.
   template <typename Next>
@@ -129,26 +139,45 @@ void SliceBins::build(Next&& next) {
   std::uint32_t total = 0;
   int bin = 0;
   std::uint32_t count = 0;
-  std::size_t maskAt = 0;
   int group = -1;
+  std::array<std::uint32_t, kGroup> counts{};  // the group's counts, in bin order
+  int inGroup = 0;
+  unsigned mask = 0;
+  const auto endGroup = [&] {
+    if (group < 0) return;
+    out.insert(out.end(), {static_cast<std::uint8_t>(group), static_cast<std::uint8_t>(mask),
+                           static_cast<std::uint8_t>(mask >> 8)});
+    const std::size_t nibbles = out.size();
+    out.resize(nibbles + static_cast<std::size_t>(inGroup + 1) / 2, 0);
+    for (int k = 0; k < inGroup; ++k) {
+      const std::uint32_t c = counts[static_cast<std::size_t>(k)];
+      out[nibbles + static_cast<std::size_t>(k >> 1)] |=
+          static_cast<std::uint8_t>(std::min(c, kNibble) << ((k & 1) * 4));
+    }
+    for (int k = 0; k < inGroup; ++k) {
+      const std::uint32_t c = counts[static_cast<std::size_t>(k)];
+      if (c < kNibble) continue;
+      if (c - kNibble < kEscape) {
+        out.push_back(static_cast<std::uint8_t>(c - kNibble));
+      } else {
+        std::uint8_t raw[1 + sizeof c] = {kEscape};
+        std::memcpy(raw + 1, &c, sizeof c);
+        out.insert(out.end(), raw, raw + sizeof raw);
+      }
+    }
+    inGroup = 0;
+    mask = 0;
+  };
   while (next(bin, count)) {
     if ((bin >> kGroupBits) != group) {
+      endGroup();
       group = bin >> kGroupBits;
-      maskAt = out.size() + 1;
-      out.insert(out.end(), {static_cast<std::uint8_t>(group), 0, 0});
     }
-    const unsigned bit = 1u << (bin & (kGroup - 1));
-    out[maskAt] |= static_cast<std::uint8_t>(bit);
-    out[maskAt + 1] |= static_cast<std::uint8_t>(bit >> 8);
-    if (count < kEscape) {
-      out.push_back(static_cast<std::uint8_t>(count));
-    } else {
-      std::uint8_t raw[1 + sizeof count] = {kEscape};
-      std::memcpy(raw + 1, &count, sizeof count);
-      out.insert(out.end(), raw, raw + sizeof raw);
-    }
+    mask |= 1u << (bin & (kGroup - 1));
+    counts[static_cast<std::size_t>(inGroup++)] = count;
     total += count;
   }
+  endGroup();
   if (out.size() % 2) out.push_back(kEnd);
   words_.clear();
   words_.resize(out.size() / 2);  // exactly: an empty vector grows to the size asked
