@@ -55,6 +55,18 @@ pid_of() { # the pid in a pid file, if that process is alive
   [ -n "$pid" ] && alive "$pid" && echo "$pid"
 }
 
+# Whether a daemon is gone: its pid file names a dead process, or is still missing at `grace`
+# (SECONDS). The forked daemon writes the file, possibly after its parent returned, and under
+# load that can take a moment.
+daemon_gone() {
+  local f="$1" grace="$2"
+  if [ -s "$f" ]; then
+    ! pid_of "$f" >/dev/null
+  else
+    [ "$SECONDS" -ge "$grace" ]
+  fi
+}
+
 # The slurmstepd processes of this cluster: they hold DIR/log/slurmd.log open.
 stepds_of() {
   local dir="$1" p fd
@@ -222,9 +234,10 @@ cmd_start() {
 
   # sinfo retries for long when no controller answers: bound each call, and watch the daemons.
   deadline=$((SECONDS + timeout))
+  local grace=$((SECONDS + 10))
   while :; do
-    pid_of "$dir/run/slurmctld.pid" >/dev/null || die "slurmctld exited"
-    pid_of "$dir/run/slurmd.pid" >/dev/null || die "slurmd exited"
+    ! daemon_gone "$dir/run/slurmctld.pid" "$grace" || die "slurmctld exited"
+    ! daemon_gone "$dir/run/slurmd.pid" "$grace" || die "slurmd exited"
     state="$(timeout 5 sinfo -h -N -n "$host" -o '%T' 2>/dev/null || true)"
     [ "$state" = idle ] && break
     [ "$SECONDS" -lt "$deadline" ] || die "node $host not idle after ${timeout}s (state: '${state}')"
