@@ -392,8 +392,6 @@ void Breaker::onSliceEvicted(const CompletedSlice& s) {
   // The same sums, whatever the slice's form.
   if (s.hist) {
     baseline_.mergeScaled(*s.hist, baselineWeight_);
-  } else if (s.narrow) {
-    baseline_.mergeScaled(*s.narrow, baselineWeight_);
   } else if (s.packed) {
     baseline_.addCountsScaled([&](auto f) { s.packed->forEach(f); }, baselineWeight_);
   } else {
