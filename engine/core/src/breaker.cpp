@@ -139,7 +139,13 @@ void Breaker::evaluateTrip(Micros now) {
       tripLog_->full = true;
   }
   const auto [errOver, slowOver] = testTrip(*cfg_, sample);
+  forgetHealthyVerdict();
   if (!errOver && !slowOver) {
+    if (sample.calls >= cfg_->minCalls && sample.calls > 0) {
+      okCalls_ = sample.calls;
+      okFailures_ = sample.failures;
+      okSlow_ = sample.slow;
+    }
     overSince_ = kNever;
     wouldOpenFired_ = false;
     if (state_ == BreakerState::Closed && !ramping_) {
@@ -206,6 +212,7 @@ std::unique_ptr<Breaker> Breaker::fork(const BreakerConfig& cfg, EventSink* sink
   b->cfg_ = &cfg;
   b->sink_ = sink;
   b->tripLog_ = nullptr;
+  b->forgetHealthyVerdict();
   return b;
 }
 

@@ -2,9 +2,11 @@
 // with random outcomes, traffic regimes and mostly-monotone time (with occasional backward
 // steps). Every event must be on the legal transition graph, chain from the previous state
 // and be in time order; counters must add up; half-open admissions must follow probe_share;
-// the same seed must give the same run.
+// the same seed must give the same run, and a run that evaluates the trip rule on every record
+// (a trip log on) must be the run that skips evaluations whose verdict stands.
 #include <QtTest>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -169,12 +171,15 @@ struct Run {
 
 // Drives one breaker through `ops` random operations, checking invariants as it goes. Fails
 // the current test (and returns early) on the first violation.
-void drive(std::uint64_t seed, int ops, Run& out) {
+// logTrips: a trip log, so every record evaluates the trip rule.
+void drive(std::uint64_t seed, int ops, Run& out, bool logTrips = false) {
   const BreakerConfig cfg = fuzzConfig(seed);
   const BreakerState initial =
       cfg.mode == BreakerMode::MetricsOnly ? BreakerState::MetricsOnly : BreakerState::Closed;
   CheckingSink sink(initial, cfg);
   Breaker b(1, cfg, seed * 7919 + 1, &sink);
+  TripLog log;  // cap 0: keeps no sample, only turns per-record evaluation on
+  if (logTrips) b.setTripLog(&log);
   Rng rng(seed);
   out.probeShare = cfg.halfOpen.probeShare;
 
@@ -353,6 +358,49 @@ bool sameEvent(const Event& a, const Event& b) {
 
 constexpr int kOps = 20'000;
 
+// Traffic whose failure and slow shares wander around the trip thresholds while the group's
+// load moves the error threshold: verdicts flip often, opens back off and decay.
+void driveNearThresholds(std::uint64_t seed, bool logTrips, Run& out) {
+  BreakerConfig c = fuzzConfig(0);
+  c.trip.errorRate = 0.3;
+  c.trip.slowRate = 0.3;
+  c.trip.sustain = millis(500);
+  c.trip.loadFactor = LoadFactorConfig{true, 0.3, 2.0, LoadSource::Saturation};
+  c.open.duration = seconds(1);
+  c.open.decayAfter = seconds(4);
+  c.ramp.duration = seconds(2);
+  c.ramp.relapseReopens = seed % 2 == 0;
+  c.halfOpen.probeShare = 0.5;
+  CheckingSink sink(BreakerState::Closed, c);
+  Breaker b(1, c, seed, &sink);
+  TripLog log;
+  if (logTrips) b.setTripLog(&log);
+  Rng rng(seed);
+  Micros t = seconds(1'764'480'000);
+  // Rows differ in how often the load moves and how high the shares wander.
+  const double loadMoves = seed % 2 ? 0.05 : 0.004;
+  const double maxShare = seed / 2 % 2 ? 0.5 : 0.35;
+  double failP = 0.2, slowP = 0.2;
+  for (int op = 0; op < 4 * kOps; ++op) {
+    t += static_cast<Micros>(rng.uniform() * 20e3);
+    sink.now = t;
+    failP = std::clamp(failP + (rng.uniform() - 0.5) * 0.02, 0.02, maxShare);
+    slowP = std::clamp(slowP + (rng.uniform() - 0.5) * 0.02, 0.02, maxShare);
+    if (rng.uniform() < loadMoves) b.setLoad(rng.uniform() * 1.2 - 0.1);
+    const Decision d = b.admit(t);
+    if (!d) continue;
+    const bool fail = rng.uniform() < failP;
+    const Micros lat = rng.uniform() < slowP ? millis(900) : millis(30);
+    t += lat;
+    sink.now = t;
+    b.record(t, lat, fail ? 503 : 200, Outcome::Ok, d.probe);
+  }
+  if (!sink.error.empty()) QFAIL(sink.error.c_str());
+  out.events = sink.events;
+  out.counters = b.counters();
+  out.edges = sink.edges;
+}
+
 }  // namespace
 
 class TstBreakerFuzz : public QObject {
@@ -364,6 +412,8 @@ class TstBreakerFuzz : public QObject {
   void deterministic_data();
   void deterministic();
   void coverageAndProbeShareAcrossSeeds();
+  void standingVerdictSkipsNothing_data();
+  void standingVerdictSkipsNothing();
 };
 
 void TstBreakerFuzz::invariants_data() {
@@ -455,6 +505,41 @@ void TstBreakerFuzz::coverageAndProbeShareAcrossSeeds() {
                           .arg(n)
                           .arg(mean)
                           .arg(5 * std::sqrt(var))));
+}
+
+void TstBreakerFuzz::standingVerdictSkipsNothing_data() {
+  QTest::addColumn<quint64>("seed");
+  QTest::addColumn<bool>("nearThresholds");
+  for (quint64 s = 1; s <= 8; ++s)
+    QTest::newRow(qPrintable(QString("seed %1").arg(s))) << s << false;
+  for (quint64 s = 1; s <= 16; ++s)
+    QTest::newRow(qPrintable(QString("near the thresholds, seed %1").arg(s))) << s << true;
+}
+
+// A record whose verdict stands skips the trip rule; evaluating it anyway changes nothing.
+void TstBreakerFuzz::standingVerdictSkipsNothing() {
+  QFETCH(quint64, seed);
+  QFETCH(bool, nearThresholds);
+  Run skipping, evaluating;
+  for (bool logTrips : {false, true}) {
+    Run& run = logTrips ? evaluating : skipping;
+    if (nearThresholds)
+      driveNearThresholds(seed, logTrips, run);
+    else
+      drive(seed, kOps, run, logTrips);
+    if (QTest::currentTestFailed()) return;
+  }
+  QVERIFY(skipping.edges[0] > 0);
+  QCOMPARE(skipping.events.size(), evaluating.events.size());
+  for (std::size_t i = 0; i < skipping.events.size(); ++i)
+    if (!sameEvent(skipping.events[i], evaluating.events[i]))
+      QFAIL(qPrintable(QString("the runs diverge at event #%1").arg(i)));
+  const BreakerCounters &a = skipping.counters, &b = evaluating.counters;
+  QCOMPARE(a.admitted, b.admitted);
+  QCOMPARE(a.rejected, b.rejected);
+  QCOMPARE(a.opens, b.opens);
+  QCOMPARE(a.wouldOpens, b.wouldOpens);
+  QVERIFY(a.timeIn == b.timeIn);
 }
 
 QTEST_GUILESS_MAIN(TstBreakerFuzz)

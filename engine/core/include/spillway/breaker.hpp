@@ -137,6 +137,8 @@ class Breaker {
     ++counters_.recorded;
     counters_.failures += failure;
     counters_.slow += slow;
+    if (healthyVerdictStands()) [[likely]]
+      return;
     afterOutcome(end, probe, !failure && !slow, 1);
   }
 
@@ -157,6 +159,7 @@ class Breaker {
   void setLoad(double load) {
     load_ = load < 0 ? 0 : load > 1 ? 1 : load;
     loadKnown_ = true;
+    forgetHealthyVerdict();
   }
   // The thresholds the trip rule uses right now: rates × topology weight × load factor.
   double errorThreshold() const;
@@ -203,6 +206,18 @@ class Breaker {
   Decision reject(Micros now, RejectReason r);
   void afterOutcome(Micros now, bool probe, bool good, std::uint32_t n);
   void evaluateTrip(Micros now);
+  // The trip rule is monotone: a window that passed it with enough calls still passes with no
+  // more failures, no more slow calls and no fewer calls, while its thresholds' inputs (config,
+  // load) stay. Then a CLOSED record whose evaluation could change nothing skips it — most
+  // records. Sweeps log every evaluation, so a trip log turns this off.
+  bool healthyVerdictStands() const {
+    const WindowCounts& d = stats_.decision();
+    return state_ == BreakerState::Closed && !ramping_ && !wouldOpenFired_ && attempts_ == 0 &&
+           overSince_ == kNever && healthySince_ != kNever && !tripLog_ && !countWindow_ &&
+           d.calls >= okCalls_ && d.failures <= okFailures_ && d.slow <= okSlow_;
+  }
+  void forgetHealthyVerdict() { okCalls_ = kNoVerdict; }
+  static constexpr std::uint32_t kNoVerdict = ~std::uint32_t{0};
   void onSliceComplete(const CompletedSlice& s);
   void onSliceEvicted(const CompletedSlice& s);
   bool windowP50Exceeds(double us);  // the window's P50 > us (the drift check)
@@ -232,6 +247,8 @@ class Breaker {
   bool loadKnown_ = false;
   bool wouldOpenFired_ = false;  // METRICS_ONLY: one event per episode
   std::uint32_t attempts_ = 0;   // consecutive opens for backoff (decays when healthy)
+  // The last healthy verdict with enough calls (healthyVerdictStands).
+  std::uint32_t okCalls_ = kNoVerdict, okFailures_ = 0, okSlow_ = 0;
   Micros lastNow_ = kNever;
   Micros stateSince_ = kNever;
   std::uint64_t inflight_ = 0;
