@@ -4,6 +4,14 @@
 #include <cmath>
 
 namespace spillway {
+namespace {
+
+// The trip rule judges a window only once it holds min_calls (and at least one) calls.
+bool enoughCalls(const BreakerConfig& cfg, std::uint32_t calls) {
+  return calls >= cfg.minCalls && calls > 0;
+}
+
+}  // namespace
 
 Breaker::Breaker(InstanceId id, const BreakerConfig& cfg, std::uint64_t seed, EventSink* sink)
     : cfg_(&cfg), stats_(cfg.window.length, cfg.window.bucket), id_(id), sink_(sink), rng_(seed) {
@@ -141,7 +149,7 @@ void Breaker::evaluateTrip(Micros now) {
   const auto [errOver, slowOver] = testTrip(*cfg_, sample);
   forgetHealthyVerdict();
   if (!errOver && !slowOver) {
-    if (sample.calls >= cfg_->minCalls && sample.calls > 0) {
+    if (enoughCalls(*cfg_, sample.calls)) {
       okCalls_ = sample.calls;
       okFailures_ = sample.failures;
       okSlow_ = sample.slow;
@@ -193,7 +201,7 @@ double Breaker::slowRateThresholdOf(const TripConfig& t) {
 }
 
 TripTest Breaker::testTrip(const BreakerConfig& cfg, const TripSample& s) {
-  const bool enough = s.calls >= cfg.minCalls && s.calls > 0;
+  const bool enough = enoughCalls(cfg, s.calls);
   const double c = s.calls;
   return {enough && s.failures > errorThresholdOf(cfg.trip, s.loadKnown, s.load) * c,
           enough && s.slow > slowRateThresholdOf(cfg.trip) * c};
