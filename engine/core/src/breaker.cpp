@@ -149,11 +149,6 @@ void Breaker::evaluateTrip(Micros now) {
   const auto [errOver, slowOver] = testTrip(*cfg_, sample);
   forgetHealthyVerdict();
   if (!errOver && !slowOver) {
-    if (enoughCalls(*cfg_, sample.calls)) {
-      okCalls_ = sample.calls;
-      okFailures_ = sample.failures;
-      okSlow_ = sample.slow;
-    }
     overSince_ = kNever;
     wouldOpenFired_ = false;
     if (state_ == BreakerState::Closed && !ramping_) {
@@ -164,6 +159,7 @@ void Breaker::evaluateTrip(Micros now) {
         healthySince_ = now;
       }
     }
+    keepHealthyVerdict(sample);
     return;
   }
   healthySince_ = now;
@@ -187,6 +183,18 @@ void Breaker::evaluateTrip(Micros now) {
     return;
   }
   open(now, r, held);
+}
+
+// Skipping the next evaluations is safe only in plain CLOSED (not ramping, METRICS_ONLY or a
+// count window), with nothing time-driven pending (flap-damping decay, a sustain timer) and no
+// trip log; transition(), setTripLog(), setLoad() and fork() forget the verdict.
+void Breaker::keepHealthyVerdict(const TripSample& s) {
+  if (state_ != BreakerState::Closed || ramping_ || attempts_ > 0 || tripLog_ || countWindow_ ||
+      !enoughCalls(*cfg_, s.calls))
+    return;
+  okCalls_ = s.calls;
+  okFailures_ = s.failures;
+  okSlow_ = s.slow;
 }
 
 double Breaker::errorThresholdOf(const TripConfig& t, bool loadKnown, double load) {
@@ -350,6 +358,7 @@ void Breaker::transition(BreakerState to, Reason reason, Micros now, Micros open
   const BreakerState from = state_;
   state_ = to;
   stateSince_ = now;
+  forgetHealthyVerdict();
   publish(EventKind::Transition, from, to, reason, now, openFor, sustained);
 }
 

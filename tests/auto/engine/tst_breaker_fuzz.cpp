@@ -414,6 +414,7 @@ class TstBreakerFuzz : public QObject {
   void coverageAndProbeShareAcrossSeeds();
   void standingVerdictSkipsNothing_data();
   void standingVerdictSkipsNothing();
+  void tripLogSeesEveryRecord();
 };
 
 void TstBreakerFuzz::invariants_data() {
@@ -540,6 +541,30 @@ void TstBreakerFuzz::standingVerdictSkipsNothing() {
   QCOMPARE(a.opens, b.opens);
   QCOMPARE(a.wouldOpens, b.wouldOpens);
   QVERIFY(a.timeIn == b.timeIn);
+}
+
+// A sweep replays trip decisions from the log, so a breaker with a log evaluates every record,
+// even one whose healthy verdict stood before the log was attached.
+void TstBreakerFuzz::tripLogSeesEveryRecord() {
+  const BreakerConfig cfg = fuzzConfig(0);
+  Breaker b(1, cfg, 7, nullptr);
+  Rng rng(11);
+  Micros t = seconds(1'764'480'000);
+  auto healthyCall = [&] {
+    t += millis(5);
+    const Decision d = b.admit(t);
+    QVERIFY(d.admitted);
+    const Micros lat = millis(20) + static_cast<Micros>(rng.uniform() * 30e3);
+    b.record(t + lat, lat, rng.uniform() < 0.02 ? 503 : 200, Outcome::Ok, d.probe);
+  };
+  for (int i = 0; i < 2000; ++i) healthyCall();
+  TripLog log;
+  log.cap = 1'000'000;
+  b.setTripLog(&log);
+  constexpr int kLogged = 500;
+  for (int i = 0; i < kLogged; ++i) healthyCall();
+  QCOMPARE(b.state(), BreakerState::Closed);
+  QCOMPARE(log.samples.size(), std::size_t{kLogged});
 }
 
 QTEST_GUILESS_MAIN(TstBreakerFuzz)

@@ -170,7 +170,10 @@ class Breaker {
   // The one trip rule: evaluateTrip applies it to the window, a sweep to logged samples.
   static TripTest testTrip(const BreakerConfig& cfg, const TripSample& s);
   // Every trip evaluation from now on is appended to `log` (nullptr: none).
-  void setTripLog(TripLog* log) { tripLog_ = log; }
+  void setTripLog(TripLog* log) {
+    tripLog_ = log;
+    forgetHealthyVerdict();  // a sweep logs every evaluation
+  }
   // A copy of this breaker's state under another config and sink (a sweep candidate resuming
   // from a shared prefix); the config must outlive the copy.
   std::unique_ptr<Breaker> fork(const BreakerConfig& cfg, EventSink* sink) const;
@@ -209,13 +212,13 @@ class Breaker {
   // The trip rule is monotone: a window that passed it with enough calls still passes with no
   // more failures, no more slow calls and no fewer calls, while its thresholds' inputs (config,
   // load) stay. Then a CLOSED record whose evaluation could change nothing skips it — most
-  // records. Sweeps log every evaluation, so a trip log turns this off.
+  // records. A verdict is kept only where skipping is safe (keepHealthyVerdict) and forgotten
+  // on every change that could make it unsafe, so the record path compares three counts.
   bool healthyVerdictStands() const {
     const WindowCounts& d = stats_.decision();
-    return state_ == BreakerState::Closed && !ramping_ && !wouldOpenFired_ && attempts_ == 0 &&
-           overSince_ == kNever && healthySince_ != kNever && !tripLog_ && !countWindow_ &&
-           d.calls >= okCalls_ && d.failures <= okFailures_ && d.slow <= okSlow_;
+    return d.calls >= okCalls_ && d.failures <= okFailures_ && d.slow <= okSlow_;
   }
+  void keepHealthyVerdict(const TripSample& s);
   void forgetHealthyVerdict() { okCalls_ = kNoVerdict; }
   static constexpr std::uint32_t kNoVerdict = ~std::uint32_t{0};
   void onSliceComplete(const CompletedSlice& s);

@@ -20,11 +20,13 @@ struct HistogramLayout {
   static constexpr int kBins = kSub + (kLastOctave - kFirstOctave + 1) * kSub;  // 1600
   static constexpr std::uint64_t kMaxValue = (std::uint64_t{1} << (kLastOctave + 1)) - 1;
 
+  // Without a branch (every recorded call takes one): below 2^6 the shift is 0 and the bin is
+  // the value; above, (shift << 6) + (us >> shift) is kSub × (octave − 6) + kSub + sub-bucket,
+  // since us >> shift lies in [64, 128).
   static int binOf(std::uint64_t us) {
-    if (us < static_cast<std::uint64_t>(kSub)) return static_cast<int>(us);
-    if (us > kMaxValue) us = kMaxValue;
-    const int e = 63 - std::countl_zero(us);
-    return kSub + (e - kFirstOctave) * kSub + static_cast<int>((us >> (e - kSubBits)) & (kSub - 1));
+    us = std::min(us, kMaxValue);
+    const int shift = std::max(63 - std::countl_zero(us | 1) - kSubBits, 0);
+    return (shift << kSubBits) + static_cast<int>(us >> shift);
   }
   static double lowerEdge(int bin) {
     if (bin < kSub) return bin;

@@ -12,6 +12,9 @@ enum class Outcome : std::uint8_t { Ok, Error, Timeout, Reset };
 enum class Verdict : std::uint8_t { Ignored, Success, Failure };
 
 inline Verdict classify(const ClassifyConfig& c, int status, Outcome outcome) {
+  // Most calls: an answer below 400, a failure only if the policy lists its status.
+  if (outcome == Outcome::Ok && static_cast<unsigned>(status) < 400)
+    return c.failureStatus[static_cast<unsigned>(status)] ? Verdict::Failure : Verdict::Success;
   if (outcome == Outcome::Timeout) return c.timeoutIsFailure ? Verdict::Failure : Verdict::Success;
   if (outcome == Outcome::Reset) return c.resetIsFailure ? Verdict::Failure : Verdict::Success;
   if (status < 0 || status > 999) return Verdict::Failure;
