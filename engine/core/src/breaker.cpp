@@ -38,11 +38,12 @@ Breaker::Breaker(InstanceId id, const BreakerConfig& cfg, std::uint64_t seed, Ev
 }
 
 Micros Breaker::clamp(Micros t) {
-  if (t < lastNow_) {
+  if (stateSince_ == kNever) {  // the first call starts the clock
+    stateSince_ = t;
+  } else if (t < lastNow_) {
     ++counters_.clockRegressions;
     return lastNow_;
   }
-  if (stateSince_ == kNever) stateSince_ = t;
   lastNow_ = t;
   return t;
 }

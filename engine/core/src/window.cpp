@@ -46,7 +46,7 @@ void SlidingStats::movePending() {
     headBins_.insert(headBins_.end(), pending_.begin(), pending_.begin() + n);
     k = n;
   }
-  if (k < pendingN_) makeHeadDense().addBins(pending_.data() + k, pendingN_ - k);
+  if (k < pendingN_) makeHeadDense().addBinsDeferred(pending_.data() + k, pendingN_ - k);
   pendingN_ = 0;
 }
 
@@ -151,7 +151,6 @@ void SlidingStats::evictSlice(Slice& sl) {
 void SlidingStats::evictBucket(std::int64_t idx, int slot) {
   WindowCounts& b = buckets_[slot];
   const std::int64_t old = slotIdx_[slot];
-  all_.sub(b);
   if (old > epochIdx_) {
     decision_.sub(b);
   } else if (old == epochIdx_) {
@@ -166,14 +165,31 @@ void SlidingStats::evictBucket(std::int64_t idx, int slot) {
 
 void SlidingStats::addAggregate(const WindowCounts& c, const LatencyHistogram* hist) {
   headBucket_.add(c);
-  all_.add(c);
   decision_.add(c);
-  headSliceCounts_.add(c);
   if (hist && hist->total() > 0) {
     flushPending();
     if (!hasSlices()) allocSlices();
     makeHeadDense().merge(*hist);
   }
+}
+
+WindowCounts SlidingStats::all() const {
+  WindowCounts sum = headBucket_;
+  for (int slot = 0; slot < static_cast<int>(buckets_.size()); ++slot)
+    if (slot != headSlot_) sum.add(buckets_[static_cast<std::size_t>(slot)]);
+  return sum;
+}
+
+// Rejections are not a slice's: the baseline reads its calls only.
+WindowCounts SlidingStats::headSliceCounts() const {
+  WindowCounts sum = headBucket_;
+  int slot = headSlot_;
+  for (int k = 0; k < headPos_; ++k) {
+    slot = slot == 0 ? n_ - 1 : slot - 1;
+    sum.add(buckets_[static_cast<std::size_t>(slot)]);
+  }
+  sum.rejected = 0;
+  return sum;
 }
 
 void SlidingStats::restartDecision() {

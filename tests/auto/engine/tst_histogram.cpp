@@ -136,6 +136,8 @@ class TstHistogram : public QObject {
   void pagedEqualsFlat_data();
   void pagedEqualsFlat();
   void pagesOnlyWhereSamplesLand();
+  void deferredAddsSettleToAddBins_data();
+  void deferredAddsSettleToAddBins();
 };
 
 // The two-level quantile (block sums, bin masks, walking down from the top for q > 0.5) must
@@ -897,6 +899,101 @@ void TstHistogram::pagesOnlyWhereSamplesLand() {
   d.add(900'000, 2.5);
   QVERIFY(d.pageBytes() > page);  // doubles
   QVERIFY(d.pageBytes() < 700);
+}
+
+// A window's head takes its calls as counts only (addBinsDeferred) and settles its sums and
+// masks before it is read. Through random batches, merges and clears, a copy taken while stale
+// (addCountsTo) and the settled histogram must equal one that took every call with addBins:
+// every bin, block and group sum, mask, used block, prefix count and quantile.
+namespace {
+template <typename Count>
+void expectSame(const BasicHistogram<Count>& got, const BasicHistogram<Count>& want,
+                const char* when, int op) {
+  using H = BasicHistogram<Count>;
+  const QByteArray at = QByteArray(when) + " after op " + QByteArray::number(op);
+  QVERIFY2(got.total() == want.total(), at.constData());
+  QVERIFY2(got.usedBlocks() == want.usedBlocks(), at.constData());
+  for (int b = 0; b < H::kBlocks; ++b) {
+    QVERIFY2(got.blockMask(b) == want.blockMask(b), at.constData());
+    QVERIFY2(got.blockCount(b) == want.blockCount(b), at.constData());
+    for (int g = 0; g < H::kGroupsPerBlock; ++g)
+      QVERIFY2(got.groupCount(b, g) == want.groupCount(b, g), at.constData());
+  }
+  for (int i = 0; i < Layout::kBins; ++i) {
+    QVERIFY2(got.binCount(i) == want.binCount(i), at.constData());
+    if (i % 37 == 0) QVERIFY2(got.countThrough(i) == want.countThrough(i), at.constData());
+  }
+  for (double q : {0.01, 0.5, 0.99}) QVERIFY2(got.quantile(q) == want.quantile(q), at.constData());
+}
+
+template <typename Count>
+void deferredAgainstEager(std::uint64_t seed) {
+  Rng rng(seed);
+  BasicHistogram<Count> deferred, eager, other;
+  for (int op = 0; op < 400; ++op) {
+    const double r = rng.uniform();
+    if (r < 0.7) {  // a batch of calls, around 900 ms, now and then anywhere
+      std::uint16_t bins[12];
+      const int n = 1 + static_cast<int>(rng.uniform() * 12);
+      for (int k = 0; k < n; ++k) {
+        const double us = rng.uniform() < 0.1 ? std::exp(rng.uniform() * 20.7)
+                                              : 900'000.0 * std::exp(0.35 * normal(rng));
+        bins[k] = static_cast<std::uint16_t>(Layout::binOf(clampUs(us)));
+      }
+      deferred.addBinsDeferred(bins, n);
+      eager.addBins(bins, n);
+    } else if (r < 0.8) {  // an aggregate merged in
+      other.clear();
+      for (int k = 0; k < 20; ++k) other.add(clampUs(std::exp(rng.uniform() * 20.7)));
+      deferred.merge(other);
+      eager.merge(other);
+    } else if (r < 0.85) {  // the slice completes
+      deferred.clear();
+      eager.clear();
+    } else {  // read: a copy while stale, then settled
+      LatencyHistogram copied, merged;
+      deferred.addCountsTo(copied);
+      merged.merge(eager);
+      expectSame(copied, merged, "copy while stale", op);
+      deferred.settle();
+      QVERIFY(!deferred.stale());
+      expectSame(deferred, eager, "settled", op);
+    }
+  }
+}
+}  // namespace
+
+void TstHistogram::deferredAddsSettleToAddBins_data() {
+  QTest::addColumn<bool>("narrow");
+  QTest::addColumn<quint64>("seed");
+  for (quint64 seed : {1ull, 2ull, 3ull}) {
+    QTest::newRow(qPrintable(QString("16-bit, seed %1").arg(seed))) << true << seed;
+    QTest::newRow(qPrintable(QString("32-bit, seed %1").arg(seed))) << false << seed;
+  }
+}
+
+void TstHistogram::deferredAddsSettleToAddBins() {
+  QFETCH(bool, narrow);
+  QFETCH(quint64, seed);
+  if (narrow)
+    deferredAgainstEager<std::uint16_t>(seed);
+  else
+    deferredAgainstEager<std::uint32_t>(seed);
+  if (QTest::currentTestFailed()) return;
+  // The compact form settles its 16-bit half before it widens (a merge reads the masks).
+  CompactHistogram c;
+  LatencyHistogram want;
+  std::vector<std::uint16_t> bins(600, static_cast<std::uint16_t>(Layout::binOf(900'000)));
+  for (int k = 0; k < 109; ++k) {  // 65,400 calls: still 16 bits
+    c.addBinsDeferred(bins.data(), static_cast<int>(bins.size()));
+    want.addBins(bins.data(), static_cast<int>(bins.size()));
+  }
+  QVERIFY(c.narrow() && c.stale());
+  c.addBinsDeferred(bins.data(), static_cast<int>(bins.size()));  // past 65,535: widens
+  want.addBins(bins.data(), static_cast<int>(bins.size()));
+  QVERIFY(c.wide());
+  c.settle();
+  expectSame(*c.wide(), want, "widened", 0);
 }
 
 QTEST_GUILESS_MAIN(TstHistogram)

@@ -140,6 +140,8 @@ class TstWindow : public QObject {
   void randomizedAgainstModel();
   void countWindowKeepsLastN_data();
   void countWindowKeepsLastN();
+  void busyHeadReadAfterEveryCall_data();
+  void busyHeadReadAfterEveryCall();
 };
 
 void TstWindow::geometry_data() {
@@ -618,6 +620,45 @@ void TstWindow::randomizedAgainstModel() {
     }
   }
   QVERIFY(exceeded > 100 && notExceeded > 100);  // both answers were asked for
+}
+
+// A busy head slice takes its calls as bare counts and settles them only when it is read
+// whole. Read after every call (a plot, a snapshot) and asked the drift check's question, the
+// window must hold exactly its calls, however many the head took since it last settled.
+void TstWindow::busyHeadReadAfterEveryCall_data() {
+  QTest::addColumn<bool>("keepWindow");
+  QTest::newRow("window histogram kept") << true;
+  QTest::newRow("built when read") << false;
+}
+
+void TstWindow::busyHeadReadAfterEveryCall() {
+  QFETCH(bool, keepWindow);
+  SlidingStats s(seconds(3), seconds(1));
+  s.keepWindowHistogram(keepWindow);
+  Rng rng(11);
+  std::vector<LatencyHistogram> perSecond(6);  // the calls of each second
+  for (int call = 0; call < 6 * 900; ++call) {
+    const int second = call / 900;
+    s.advanceTo(seconds(second) + (call % 900) * 1000);
+    const auto lat = static_cast<std::uint64_t>(900'000.0 * std::exp(0.35 * (rng.uniform() - 0.5)));
+    s.addOutcome(false, false, lat);
+    perSecond[static_cast<std::size_t>(second)].add(lat);
+    LatencyHistogram expect;  // the window: this second and the two before
+    for (int k = std::max(0, second - 2); k <= second; ++k)
+      expect.merge(perSecond[static_cast<std::size_t>(k)]);
+    const LatencyHistogram* got = s.histogram();
+    if (!got || !sameBins(*got, expect))
+      QFAIL(qPrintable(
+          QString("call %1: the window's bins differ from its calls (%2 held, %3 expected)")
+              .arg(call)
+              .arg(got ? got->total() : 0u)
+              .arg(expect.total())));
+    if (call % 50 == 0) {
+      const double p99 = expect.quantile(0.99);
+      QCOMPARE(s.quantileExceeds(0.99, p99), false);
+      QCOMPARE(s.quantileExceeds(0.99, p99 - 1), true);
+    }
+  }
 }
 
 void TstWindow::countWindowKeepsLastN_data() {

@@ -88,7 +88,7 @@ struct TripTest {
   bool any() const { return errOver || slowOver; }
 };
 
-class Breaker {
+class alignas(platform::kCacheLine) Breaker {
   // Completed window slices feed the P99 baseline (declared first: the inline paths use it).
   struct SliceHook {
     Breaker* self;
@@ -101,7 +101,7 @@ class Breaker {
   Breaker(InstanceId id, const BreakerConfig& cfg, std::uint64_t seed, EventSink* sink);
 
   Decision admit(Micros now) {
-    if (now > lastNow_ && stateSince_ != kNever) [[likely]] {
+    if (now > lastNow_) [[likely]] {
       lastNow_ = now;
     } else {
       now = clamp(now);
@@ -116,7 +116,7 @@ class Breaker {
 
   // The outcome of an admitted call, known at `end`. `probe` comes from its Decision.
   void record(Micros end, Micros latency, int status, Outcome outcome, bool probe = false) {
-    if (end > lastNow_ && stateSince_ != kNever) [[likely]] {
+    if (end > lastNow_) [[likely]] {
       lastNow_ = end;
     } else {
       end = clamp(end);
@@ -242,9 +242,10 @@ class Breaker {
   void publish(EventKind kind, BreakerState from, BreakerState to, Reason reason, Micros now,
                Micros openFor, Micros sustained);
 
-  // What admit and record read and write while CLOSED come first, then the window (its
-  // per-call part first) and the counters (theirs first): with a thousand breakers round
-  // robin, a call touches four or five cache lines of its breaker, and they stay in L2.
+  // A CLOSED admit + record touches three cache lines of its breaker: the first holds what
+  // both read and write, the window's first its per-call part, the counters' first the four
+  // they bump. With a thousand breakers round robin those lines are most of what a call
+  // misses, so the breaker is line-aligned and nothing else shares them.
   BreakerState state_ = BreakerState::Closed;
   bool ramping_ = false;
   bool loadKnown_ = false;
@@ -252,18 +253,18 @@ class Breaker {
   std::uint32_t attempts_ = 0;   // consecutive opens for backoff (decays when healthy)
   // The last healthy verdict with enough calls (healthyVerdictStands).
   std::uint32_t okCalls_ = kNoVerdict, okFailures_ = 0, okSlow_ = 0;
-  Micros lastNow_ = kNever;
-  Micros stateSince_ = kNever;
+  Micros lastNow_ = kForever;  // before the first call no time passes it: clamp() starts the clock
   std::uint64_t inflight_ = 0;
   const BreakerConfig* cfg_;
   Micros slowThreshold_ = kForever;
+  CopyablePtr<CountWindow> countWindow_;  // a COUNT_BASED window only
+  alignas(platform::kCacheLine) SlidingStats stats_;
+  BreakerCounters counters_;
+  Micros stateSince_ = kNever;
   Micros healthySince_ = kNever;
   Micros overSince_ = kNever;  // trip condition true since
   double load_ = 0;
   TripLog* tripLog_ = nullptr;
-  CopyablePtr<CountWindow> countWindow_;  // a COUNT_BASED window only
-  SlidingStats stats_;
-  BreakerCounters counters_;
 
   InstanceId id_;
   EventSink* sink_;
@@ -291,10 +292,10 @@ class Breaker {
 };
 
 inline void Breaker::prefetch() const {
-  const char* p = reinterpret_cast<const char*>(this);
-  // The fields a CLOSED admit + record touch (see the members' order).
-  const char* end = reinterpret_cast<const char*>(&counters_.rejected);
-  for (; p < end; p += 64) platform::prefetch(p);
+  // The three lines a CLOSED admit + record touch (see the members' order).
+  platform::prefetch(this);
+  platform::prefetch(&stats_);
+  platform::prefetch(&counters_);
 }
 
 }  // namespace spillway

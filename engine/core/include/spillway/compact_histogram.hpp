@@ -29,6 +29,23 @@ class CompactHistogram {
     else
       wideHist().addBins(bins, n);
   }
+  // See BasicHistogram::addBinsDeferred: counts now, sums and masks at settle().
+  void addBinsDeferred(const std::uint16_t* bins, int n) {
+    if (fitsNarrow(static_cast<std::uint64_t>(n)))
+      narrowHist().addBinsDeferred(bins, n);
+    else
+      wideHist().addBinsDeferred(bins, n);
+  }
+  void settle() {
+    if (wide_) wide_->settle();
+    if (narrow_) narrow_->settle();
+  }
+  bool stale() const { return wide_ ? wide_->stale() : narrow_ && narrow_->stale(); }
+  // h.addBin for every bin in use, from the counts alone (valid while stale).
+  template <typename H>
+  void addCountsTo(H& h) const {
+    visit([&h](const auto& own) { own.addCountsTo(h); });
+  }
   template <typename Count>
   void merge(const BasicHistogram<Count>& h) {
     if (fitsNarrow(h.total()))
@@ -78,7 +95,10 @@ class CompactHistogram {
   LatencyHistogram& wideHist() {
     if (!wide_) {
       wide_ = std::make_unique<LatencyHistogram>();
-      if (narrow_) wide_->merge(*narrow_);
+      if (narrow_) {
+        narrow_->settle();  // merge reads the masks
+        wide_->merge(*narrow_);
+      }
       narrow_.reset();
     }
     return *wide_;

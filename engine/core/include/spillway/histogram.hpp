@@ -126,6 +126,55 @@ class BasicHistogram {
     used_ |= used;
     total_ += static_cast<Count>(n);
   }
+  // addBins for a histogram that is written far more often than read (a window's head slice:
+  // every call, read once a slice): only the counts, so a sample touches one cache line, not
+  // two. The sums, masks and used blocks are stale until settle(); until then only total(),
+  // binCount() and addCountsTo() may read it, and adds, merges, clear() and settle() write it.
+  void addBinsDeferred(const std::uint16_t* bins, int n) {
+    static_assert(std::is_integral_v<Count>, "decayed histograms add with addBinsScaled");
+    for (int k = 0; k < n; ++k) {
+      const unsigned bin = bins[k];
+      ++pageFor(static_cast<int>(bin >> kBlockBits)).counts[bin & (kBlock - 1)];
+    }
+    total_ += static_cast<Count>(n);
+    stale_ = n > 0 || stale_;
+  }
+  // Rebuilds the sums, masks and used blocks from the counts after addBinsDeferred: the state
+  // addBins would have left (every sum is the sum of its counts, every mask bit a non-empty bin).
+  void settle() {
+    if (!stale_) return;
+    used_ = 0;
+    for (int b = 0; b < kBlocks; ++b) {
+      if (!slot_[b]) continue;
+      Page& p = pages_[slot_[b] - 1];
+      Block m{};
+      for (int g = 0; g < kGroupsPerBlock; ++g) {
+        Count sum{};
+        for (int i = 0; i < kGroup; ++i) {
+          const Count c = p.counts[g * kGroup + i];
+          sum += c;
+          m.mask |= std::uint64_t{c != Count{}} << (g * kGroup + i);
+        }
+        m.group[g] = sum;
+        m.sum += sum;
+      }
+      p.meta = m;
+      if (m.mask) used_ |= std::uint32_t{1} << b;
+    }
+    stale_ = false;
+  }
+  bool stale() const { return stale_; }
+  // Adds every sample to `h` (h.addBin per bin in use), read from the counts alone: what
+  // h.merge(*this) gives for integer counts, and valid while stale.
+  template <typename H>
+  void addCountsTo(H& h) const {
+    for (int b = 0; b < kBlocks; ++b) {
+      if (!slot_[b]) continue;
+      const Page& p = page(b);
+      for (int i = 0; i < kBlock; ++i)
+        if (p.counts[i] != Count{}) h.addBin((b << kBlockBits) + i, p.counts[i]);
+    }
+  }
   // Takes back `n` samples that addBin put in `bin` (window eviction, one bin at a time): the
   // same state as subtracting a histogram that holds them.
   void removeBin(int bin, Count n) {
@@ -258,6 +307,13 @@ class BasicHistogram {
     total_ *= factor;
   }
   void clear() {
+    if (stale_) {  // the masks do not name every count: clear the pages whole
+      for (Page& p : pages_) p = Page{};
+      stale_ = false;
+      used_ = 0;
+      total_ = Count{};
+      return;
+    }
     // A block without mask bits has only empty bins and zero sums: nothing to reset there.
     for (std::uint32_t u = used_; u; u &= u - 1) {
       Page& p = pages_[slot_[std::countr_zero(u)] - 1];
@@ -278,6 +334,8 @@ class BasicHistogram {
     return slot_[block] ? page(block).meta.group[group] : Count{};
   }
   std::uint64_t blockMask(int block) const { return slot_[block] ? page(block).meta.mask : 0; }
+  // Block `block`'s 64 counts; only for a block that has a page (usedBlocks()).
+  const Count* blockCounts(int block) const { return page(block).counts.data(); }
   // Heap bytes of the pages (the memory a histogram costs beyond its own size).
   std::size_t pageBytes() const { return pages_.capacity() * sizeof(Page); }
   // Bit b set = block b has mask bits (kBlocks ≤ 32).
@@ -444,8 +502,9 @@ class BasicHistogram {
   }
 
   Count total_{};
-  std::uint32_t used_ = 0;                    // bit b set = block b's mask != 0
+  std::uint32_t used_ = 0;                    // bit b set = block b's mask != 0 (stale: lags)
   std::array<std::uint8_t, kBlocks> slot_{};  // block b's page is pages_[slot_[b] - 1]; 0: none
+  bool stale_ = false;                        // sums and masks lag the counts (addBinsDeferred)
   std::vector<Page> pages_;
   static_assert(kBlocks <= 32, "one bit per block in used_");
 };

@@ -2,6 +2,7 @@
 // Compiler- and CPU-specific code, in one place, each piece with a portable fallback: Spillway
 // builds on any C++20 compiler; GCC and Clang (and x86-64) get the faster paths. Outputs are
 // the same either way: these change speed, never results.
+#include <cstddef>
 #include <cstdint>
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #include <x86intrin.h>
@@ -9,6 +10,10 @@
 #endif
 
 namespace spillway::platform {
+
+// The line size of the CPUs Spillway runs on (x86-64, most ARM64): what hot fields are packed
+// into and aligned to.
+inline constexpr std::size_t kCacheLine = 64;
 
 // A hint that `p` will be read soon.
 inline void prefetch(const void* p) {

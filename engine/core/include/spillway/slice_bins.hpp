@@ -120,6 +120,19 @@ class SliceBins {
     p += sizeof c;
     return c;
   }
+  // Packing is written to a per-thread scratch as long as the longest packing can be (every
+  // group full, every count four bytes), then copied once (finish): the slice's own storage is
+  // then exactly as long as the longest slice it held, with no doubling slack.
+  static constexpr std::size_t kGroupMax = 3 + kGroup / 2 + kGroup * 5;
+  static std::uint8_t* scratch() {
+    thread_local std::array<std::uint8_t, (HistogramLayout::kBins / kGroup) * kGroupMax + 1> s;
+    return s.data();
+  }
+  // Writes one group at `out` (its index, mask, nibbles and long counts; `counts` in bin
+  // order, one per mask bit) and returns the end.
+  static std::uint8_t* writeGroup(std::uint8_t* out, int group, unsigned mask,
+                                  const std::uint32_t* counts, int n);
+  void finish(const std::uint8_t* begin, std::uint8_t* end, std::uint32_t total);
   // Appends the groups of sorted (bin, count) runs: `next(bin, count)` yields them in rising
   // bin order and returns false at the end.
   template <typename Next>
@@ -130,82 +143,92 @@ class SliceBins {
   bool packed_ = false;
 };
 
+inline std::uint8_t* SliceBins::writeGroup(std::uint8_t* out, int group, unsigned mask,
+                                           const std::uint32_t* counts, int n) {
+  out[0] = static_cast<std::uint8_t>(group);
+  out[1] = static_cast<std::uint8_t>(mask);
+  out[2] = static_cast<std::uint8_t>(mask >> 8);
+  std::uint8_t* const nibbles = out + 3;
+  out = nibbles + (n + 1) / 2;
+  std::memset(nibbles, 0, static_cast<std::size_t>(out - nibbles));
+  for (int k = 0; k < n; ++k)
+    nibbles[k >> 1] |= static_cast<std::uint8_t>(std::min(counts[k], kNibble) << ((k & 1) * 4));
+  for (int k = 0; k < n; ++k) {
+    const std::uint32_t c = counts[k];
+    if (c < kNibble) continue;
+    if (c - kNibble < kEscape) {
+      *out++ = static_cast<std::uint8_t>(c - kNibble);
+    } else {
+      *out++ = kEscape;
+      std::memcpy(out, &c, sizeof c);
+      out += sizeof c;
+    }
+  }
+  return out;
+}
+
+inline void SliceBins::finish(const std::uint8_t* begin, std::uint8_t* end, std::uint32_t total) {
+  if ((end - begin) % 2) *end++ = kEnd;
+  const auto bytes = static_cast<std::size_t>(end - begin);
+  words_.clear();
+  words_.resize(bytes / 2);  // exactly: an empty vector grows to the size asked
+  std::memcpy(words_.data(), begin, bytes);
+  total_ = total;
+  packed_ = true;
+}
+
 template <typename Next>
 void SliceBins::build(Next&& next) {
-  // Written to a per-thread scratch first, then copied once: the slice's own storage is then
-  // exactly as long as the longest slice it held, with no doubling slack.
-  thread_local std::vector<std::uint8_t> out;
-  out.clear();
-  std::uint32_t total = 0;
-  int bin = 0;
-  std::uint32_t count = 0;
-  int group = -1;
-  std::array<std::uint32_t, kGroup> counts{};  // the group's counts, in bin order
-  int inGroup = 0;
+  std::uint8_t* const begin = scratch();
+  std::uint8_t* out = begin;
+  std::uint32_t total = 0, count = 0;
+  int bin = 0, group = -1, inGroup = 0;
+  std::array<std::uint32_t, kGroup> counts;  // the group's counts, in bin order
   unsigned mask = 0;
-  const auto endGroup = [&] {
-    if (group < 0) return;
-    out.insert(out.end(), {static_cast<std::uint8_t>(group), static_cast<std::uint8_t>(mask),
-                           static_cast<std::uint8_t>(mask >> 8)});
-    const std::size_t nibbles = out.size();
-    out.resize(nibbles + static_cast<std::size_t>(inGroup + 1) / 2, 0);
-    for (int k = 0; k < inGroup; ++k) {
-      const std::uint32_t c = counts[static_cast<std::size_t>(k)];
-      out[nibbles + static_cast<std::size_t>(k >> 1)] |=
-          static_cast<std::uint8_t>(std::min(c, kNibble) << ((k & 1) * 4));
-    }
-    for (int k = 0; k < inGroup; ++k) {
-      const std::uint32_t c = counts[static_cast<std::size_t>(k)];
-      if (c < kNibble) continue;
-      if (c - kNibble < kEscape) {
-        out.push_back(static_cast<std::uint8_t>(c - kNibble));
-      } else {
-        std::uint8_t raw[1 + sizeof c] = {kEscape};
-        std::memcpy(raw + 1, &c, sizeof c);
-        out.insert(out.end(), raw, raw + sizeof raw);
-      }
-    }
-    inGroup = 0;
-    mask = 0;
-  };
   while (next(bin, count)) {
     if ((bin >> kGroupBits) != group) {
-      endGroup();
+      if (group >= 0) out = writeGroup(out, group, mask, counts.data(), inGroup);
       group = bin >> kGroupBits;
+      inGroup = 0;
+      mask = 0;
     }
     mask |= 1u << (bin & (kGroup - 1));
     counts[static_cast<std::size_t>(inGroup++)] = count;
     total += count;
   }
-  endGroup();
-  if (out.size() % 2) out.push_back(kEnd);
-  words_.clear();
-  words_.resize(out.size() / 2);  // exactly: an empty vector grows to the size asked
-  std::memcpy(words_.data(), out.data(), out.size());
-  total_ = total;
-  packed_ = true;
+  if (group >= 0) out = writeGroup(out, group, mask, counts.data(), inGroup);
+  finish(begin, out, total);
 }
 
+// Group by group from the histogram's pages: its masks name the groups in use (a loose bit may
+// name an emptied bin: skipped).
 template <typename Count>
 void SliceBins::pack(const BasicHistogram<Count>& h) {
   using H = BasicHistogram<Count>;
-  std::uint32_t blocks = h.usedBlocks();
-  std::uint64_t mask = 0;
-  int block = -1;
-  build([&](int& bin, std::uint32_t& count) {
-    for (;;) {
-      while (mask) {  // a loose mask bit may name an emptied bin: skip it
-        bin = (block << H::kBlockBits) + std::countr_zero(mask);
-        mask &= mask - 1;
-        count = h.binCount(bin);
-        if (count) return true;
+  constexpr int kGroupsPerBlock = H::kBlock / kGroup;
+  std::uint8_t* const begin = scratch();
+  std::uint8_t* out = begin;
+  std::uint32_t total = 0;
+  std::array<std::uint32_t, kGroup> counts;
+  for (std::uint32_t blocks = h.usedBlocks(); blocks; blocks &= blocks - 1) {
+    const int block = std::countr_zero(blocks);
+    const Count* const bins = h.blockCounts(block);
+    const std::uint64_t blockMask = h.blockMask(block);
+    for (int g = 0; g < kGroupsPerBlock; ++g) {
+      unsigned mask = 0;
+      int n = 0;
+      for (auto m = static_cast<unsigned>((blockMask >> (g * kGroup)) & 0xFFFFu); m; m &= m - 1) {
+        const int bit = std::countr_zero(m);
+        const auto c = static_cast<std::uint32_t>(bins[g * kGroup + bit]);
+        if (!c) continue;
+        mask |= 1u << bit;
+        counts[static_cast<std::size_t>(n++)] = c;
+        total += c;
       }
-      if (!blocks) return false;
-      block = std::countr_zero(blocks);
-      blocks &= blocks - 1;
-      mask = h.blockMask(block);
+      if (n) out = writeGroup(out, block * kGroupsPerBlock + g, mask, counts.data(), n);
     }
-  });
+  }
+  finish(begin, out, total);
 }
 
 inline void SliceBins::pack(const std::uint16_t* bins, std::size_t n) {

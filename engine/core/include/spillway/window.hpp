@@ -87,25 +87,18 @@ class SlidingStats {
     b.calls++;
     b.failures += failure;
     b.slow += slow;
-    all_.calls++;
-    all_.failures += failure;
-    all_.slow += slow;
     decision_.calls++;
     decision_.failures += failure;
     decision_.slow += slow;
-    headSliceCounts_.calls++;
-    headSliceCounts_.failures += failure;
-    headSliceCounts_.slow += slow;
     // The call's bin waits here, in the window's own cache line, until a few have come or
     // anything reads the latencies (flushPending): with a thousand breakers round robin, a
     // call that went straight to its slice's list or histogram missed the cache there.
     pending_[pendingN_++] = static_cast<std::uint16_t>(HistogramLayout::binOf(latencyUs));
-    if (pendingN_ == kPending) flushPending();
+    if (pendingN_ == kPending) movePending();
   }
   void addAggregate(const WindowCounts& c, const LatencyHistogram* hist);
   void addRejected() {
     headBucket_.rejected++;
-    all_.rejected++;
     decision_.rejected++;
   }
 
@@ -119,7 +112,9 @@ class SlidingStats {
   void keepWindowHistogram(bool on);
   bool keepsWindowHistogram() const { return keepWindow_; }
 
-  const WindowCounts& all() const { return all_; }
+  // The whole window's totals: its buckets summed (read for plots, so a call keeps one copy of
+  // its counts fewer).
+  WindowCounts all() const;
   const WindowCounts& decision() const { return decision_; }
   // The window's latencies, the head slice's included. While the head slice has calls, this
   // is a copy with them (per thread, valid until the next call on the thread) — the window
@@ -144,11 +139,13 @@ class SlidingStats {
   void evictBucket(std::int64_t idx, int slot);  // slot = idx mod n_
   void allocSlices();
   bool hasSlices() const { return !slices_.empty(); }
-  // Moves the pending calls into the head slice.
+  // Moves the pending calls into the head slice and settles its histogram: before anything
+  // but a copy (addHead) reads the head.
   void flushPending() {
     if (pendingN_) movePending();
+    headHist_.settle();
   }
-  void movePending();
+  void movePending();   // calls go to a dense head as counts only (addBinsDeferred)
   void allocBuckets();  // at the first call: an idle instance keeps no ring
   // The head slice's latencies are the bins of its calls while they are few (a one-second
   // slice of a lightly loaded instance holds a handful), a histogram once they are many or an
@@ -169,12 +166,15 @@ class SlidingStats {
   void completeHead();
   template <typename H>
   void addHead(H& h) const {
-    if (headDense_)
+    if (headDense_ && headHist_.stale())
+      headHist_.addCountsTo(h);
+    else if (headDense_)
       headHist_.visit([&h](const auto& head) { h.merge(head); });
     else
       h.addBins(headBins_.data(), static_cast<int>(headBins_.size()));
   }
-  std::uint64_t headCountThrough(int bin) const {  // the head's calls in bins [0, bin]
+  // The head's calls in bins [0, bin]; after flushPending.
+  std::uint64_t headCountThrough(int bin) const {
     return headDense_ ? headHist_.countThrough(bin)
                       : SliceBins::listCountThrough(headBins_.data(), headBins_.size(), bin);
   }
@@ -184,21 +184,22 @@ class SlidingStats {
   void evictSlice(Slice& sl);
   CompletedSlice evictedView(int slot) const;  // every call of the slice
 
-  // What every call reads and writes comes first — the head bucket's end, the head bucket's
-  // and head slice's counts next to the totals (they go to the ring when the head moves on),
-  // the pending bins — then what a flush of them needs: with a thousand breakers round robin,
-  // a call touches two cache lines of its window, and the ring's line is not one of them.
-  Micros headEnd_ = kNever;       // end time of the newest bucket (exclusive)
-  WindowCounts headBucket_;       // buckets_[headSlot_] is stale while it is the head
-  WindowCounts headSliceCounts_;  // only the head slice's counts are ever read
-  WindowCounts all_;
+  // The head slice's counts: the head bucket's and those of the slice's earlier buckets.
+  WindowCounts headSliceCounts() const;
+
+  // What every call reads and writes comes first, in one cache line — the head bucket's end,
+  // its counts next to the decision totals (they go to the ring when the head moves on), the
+  // pending bins — then what a flush of them needs. The window's and the head slice's totals
+  // are summed from the ring when read (all(), headSliceCounts()).
+  Micros headEnd_ = kNever;  // end time of the newest bucket (exclusive)
+  WindowCounts headBucket_;  // buckets_[headSlot_] is stale while it is the head
   WindowCounts decision_;
-  static constexpr int kPending = 12;
+  static constexpr int kPending = 11;  // the per-call part is then one cache line
   std::uint8_t pendingN_ = 0;
-  bool keepWindow_ = true;  // windowHist_ follows the slices (else it is stale, never read)
   std::array<std::uint16_t, kPending> pending_{};  // bins of head-slice calls not yet in it
-  int headSlice_ = 0;                              // headSliceIdx_ mod nSlices_
-  bool headDense_ = false;                         // headHist_ holds the head (headBins_ empty)
+  bool keepWindow_ = true;  // windowHist_ follows the slices (else it is stale, never read)
+  int headSlice_ = 0;       // headSliceIdx_ mod nSlices_
+  bool headDense_ = false;  // headHist_ holds the head (headBins_ empty)
   std::vector<std::uint16_t> headBins_;
   CompactHistogram headHist_;  // pages kept: a busy instance stays busy
   std::vector<Slice> slices_;  // allocated at the first latency; the head's is empty
@@ -253,9 +254,10 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
     pos -= (newSlice - oldSlice) * bucketsPerSlice_;
   }
   if (newSlice != oldSlice) flushPending();  // the hook reads the slice whole
-  if (newSlice != oldSlice && headSliceCounts_.calls > 0) {
+  const WindowCounts sliceCounts = newSlice != oldSlice ? headSliceCounts() : WindowCounts{};
+  if (sliceCounts.calls > 0) {
     CompletedSlice done;
-    done.counts = headSliceCounts_;
+    done.counts = sliceCounts;
     done.end = (oldSlice + 1) * bucketsPerSlice_ * width_;
     if (hasSlices()) {
       if (headDense_) {
@@ -313,7 +315,6 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
       if (++sl == nSlices_) sl = 0;
     }
     headSlice_ = newSliceSlot;
-    headSliceCounts_ = WindowCounts{};
   }
   headBucket_ = WindowCounts{};  // the new head's slot was just evicted
   headIdx_ = idx;
