@@ -101,7 +101,7 @@ class alignas(platform::kCacheLine) Breaker {
   Breaker(InstanceId id, const BreakerConfig& cfg, std::uint64_t seed, EventSink* sink);
 
   Decision admit(Micros now) {
-    if (now > lastNow_) [[likely]] {
+    if (now >= lastNow_) [[likely]] {  // time stood or moved on
       lastNow_ = now;
     } else {
       now = clamp(now);
@@ -116,7 +116,7 @@ class alignas(platform::kCacheLine) Breaker {
 
   // The outcome of an admitted call, known at `end`. `probe` comes from its Decision.
   void record(Micros end, Micros latency, int status, Outcome outcome, bool probe = false) {
-    if (end > lastNow_) [[likely]] {
+    if (end >= lastNow_) [[likely]] {
       lastNow_ = end;
     } else {
       end = clamp(end);
@@ -253,7 +253,8 @@ class alignas(platform::kCacheLine) Breaker {
   std::uint32_t attempts_ = 0;   // consecutive opens for backoff (decays when healthy)
   // The last healthy verdict with enough calls (healthyVerdictStands).
   std::uint32_t okCalls_ = kNoVerdict, okFailures_ = 0, okSlow_ = 0;
-  Micros lastNow_ = kForever;  // before the first call no time passes it: clamp() starts the clock
+  // Above any real time: the first call takes clamp(), which starts the clock.
+  Micros lastNow_ = kForever;
   std::uint64_t inflight_ = 0;
   const BreakerConfig* cfg_;
   Micros slowThreshold_ = kForever;
