@@ -126,13 +126,17 @@ void report(benchmark::State& state, const Breaker& b) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// 1. One instance, steady CLOSED: the hot path. Arg = µs between admit and record (1: time
-// moves between them; 0: both share a timestamp, as happens with a µs clock at high rates).
+// 1. One instance, steady CLOSED: the hot path. record_offset_us = µs between admit and record
+// (1: time moves between them; 0: both share a timestamp, as happens with a µs clock at high
+// rates). window_histogram = whether the breaker keeps its window histogram up to date (1: the
+// console, which plots window quantiles every tick; 0: replay and listen, which never plot them
+// — SlidingStats::keepWindowHistogram).
 
 void BM_Closed_AdmitRecord(benchmark::State& state) {
   const Micros recordOffset = state.range(0);
   const BreakerConfig& cfg = defaultPolicy().breaker;
   Breaker b(0, cfg, 1, nullptr);
+  b.keepWindowHistogram(state.range(1) != 0);
   const auto& calls = healthyTraffic();
   std::size_t k = 0;
   Micros t = drive(b, kT0, kWarmup, calls, k);
@@ -149,7 +153,9 @@ void BM_Closed_AdmitRecord(benchmark::State& state) {
   report(state, b);
   state.SetItemsProcessed(state.iterations());
 }
-BENCHMARK(BM_Closed_AdmitRecord)->ArgName("record_offset_us")->Arg(1)->Arg(0);
+BENCHMARK(BM_Closed_AdmitRecord)
+    ->ArgNames({"record_offset_us", "window_histogram"})
+    ->ArgsProduct({{1, 0}, {1, 0}});
 
 // ---------------------------------------------------------------------------------------------
 // 2. Many instances of one Engine, round-robin. Each instance still sees 1000 calls/s, so the

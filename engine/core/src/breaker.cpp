@@ -85,7 +85,7 @@ Decision Breaker::admitSlow(Micros now) {
         if (state_ != BreakerState::Closed) return reject(now, RejectReason::BreakerOpen);
       }
       if (ramping_ && rng_.uniform() >= rampShare(now)) return reject(now, RejectReason::Ramp);
-      ++counters_.admitted;
+      ++admitted_;
       ++inflight_;
       return Decision{};
     }
@@ -95,7 +95,7 @@ Decision Breaker::admitSlow(Micros now) {
       [[fallthrough]];
     case BreakerState::HalfOpen:
       if (rng_.uniform() < cfg_->halfOpen.probeShare) {
-        ++counters_.admitted;
+        ++admitted_;
         ++counters_.probes;
         ++inflight_;
         return Decision{true, true, RejectReason::None};
@@ -105,7 +105,7 @@ Decision Breaker::admitSlow(Micros now) {
       return reject(now, RejectReason::ForcedOpen);
     case BreakerState::Disabled:
     case BreakerState::MetricsOnly:
-      ++counters_.admitted;
+      ++admitted_;
       ++inflight_;
       return Decision{};
   }
@@ -485,9 +485,6 @@ void Breaker::recordAggregate(Micros end, std::uint32_t calls, std::uint32_t fai
     const std::uint32_t n = std::min(calls, cfg_->window.calls);
     for (std::uint32_t i = 0; i < n; ++i) countWindow_->add(i < failures, i < slowN);
   }
-  counters_.recorded += calls;
-  counters_.failures += failures;
-  counters_.slow += slowN;
   // Probes inside an aggregate are not individually known: the interval as a whole is a good
   // probe when nothing failed or was slow, and counts as the probes it would have carried.
   const bool good = failures == 0 && slowN == 0;
@@ -523,6 +520,16 @@ void Breaker::force(BreakerState to, Micros now) {
     if (countWindow_) countWindow_->clear();
     healthySince_ = now;
   }
+}
+
+BreakerCounters Breaker::counters() const {
+  BreakerCounters c = counters_;
+  const SlidingStats::Lifetime seen = stats_.lifetime();
+  c.admitted = admitted_;
+  c.recorded = seen.calls;
+  c.failures = seen.failures;
+  c.slow = seen.slow;
+  return c;
 }
 
 BreakerSnapshot Breaker::snapshot(Micros now) const {
@@ -563,7 +570,7 @@ BreakerSnapshot Breaker::snapshot(Micros now) const {
   s.inflight = inflight_;
   s.openUntil = openUntil_;
   s.attempts = attempts_;
-  s.counters = counters_;
+  s.counters = counters();
   if (stateSince_ != kNever && now > stateSince_)
     s.counters.timeIn[static_cast<int>(state_)] += now - stateSince_;
   return s;

@@ -18,8 +18,7 @@ SlidingStats::SlidingStats(Micros length, Micros bucketWidth)
 }
 
 void SlidingStats::allocBuckets() {
-  buckets_.assign(static_cast<std::size_t>(n_), WindowCounts{});
-  slotIdx_.assign(static_cast<std::size_t>(n_), std::int64_t{-1} << 62);
+  ring_.assign(static_cast<std::size_t>(n_), Bucket{WindowCounts{}, std::int64_t{-1} << 62});
 }
 
 void SlidingStats::allocSlices() {
@@ -149,8 +148,8 @@ void SlidingStats::evictSlice(Slice& sl) {
 }
 
 void SlidingStats::evictBucket(std::int64_t idx, int slot) {
-  WindowCounts& b = buckets_[slot];
-  const std::int64_t old = slotIdx_[slot];
+  WindowCounts& b = ring_[slot].counts;
+  const std::int64_t old = ring_[slot].idx;
   if (old > epochIdx_) {
     decision_.sub(b);
   } else if (old == epochIdx_) {
@@ -160,7 +159,7 @@ void SlidingStats::evictBucket(std::int64_t idx, int slot) {
     epochBase_ = WindowCounts{};
   }
   b = WindowCounts{};
-  slotIdx_[slot] = idx;
+  ring_[slot].idx = idx;
 }
 
 void SlidingStats::addAggregate(const WindowCounts& c, const LatencyHistogram* hist) {
@@ -175,8 +174,8 @@ void SlidingStats::addAggregate(const WindowCounts& c, const LatencyHistogram* h
 
 WindowCounts SlidingStats::all() const {
   WindowCounts sum = headBucket_;
-  for (int slot = 0; slot < static_cast<int>(buckets_.size()); ++slot)
-    if (slot != headSlot_) sum.add(buckets_[static_cast<std::size_t>(slot)]);
+  for (int slot = 0; slot < static_cast<int>(ring_.size()); ++slot)
+    if (slot != headSlot_) sum.add(ring_[static_cast<std::size_t>(slot)].counts);
   return sum;
 }
 
@@ -186,7 +185,7 @@ WindowCounts SlidingStats::headSliceCounts() const {
   int slot = headSlot_;
   for (int k = 0; k < headPos_; ++k) {
     slot = slot == 0 ? n_ - 1 : slot - 1;
-    sum.add(buckets_[static_cast<std::size_t>(slot)]);
+    sum.add(ring_[static_cast<std::size_t>(slot)].counts);
   }
   sum.rejected = 0;
   return sum;
@@ -196,8 +195,8 @@ void SlidingStats::restartDecision() {
   decision_ = WindowCounts{};
   epochIdx_ = headIdx_;
   epochBase_ = headBucket_;
-  if (started_ && slotIdx_[headSlot_] != headIdx_) {
-    slotIdx_[headSlot_] = headIdx_;
+  if (started_ && ring_[headSlot_].idx != headIdx_) {
+    ring_[headSlot_].idx = headIdx_;
   }
 }
 

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -146,6 +147,7 @@ Q_DECLARE_METATYPE(Pool)
 Q_DECLARE_METATYPE(BadProbe)
 Q_DECLARE_METATYPE(RampShape)
 Q_DECLARE_METATYPE(BreakerState)
+Q_DECLARE_METATYPE(BreakerMode)
 Q_DECLARE_METATYPE(std::vector<spillway::Event>)
 
 class TstBreaker : public QObject {
@@ -214,6 +216,8 @@ class TstBreaker : public QObject {
   void aggregateSlowFromHistogram();
   void aggregateProbesInHalfOpen_data();
   void aggregateProbesInHalfOpen();
+  void lifetimeCountersOutliveTheWindow_data();
+  void lifetimeCountersOutliveTheWindow();
   // Accounting.
   void fpAccounting();
   void engineFpRate_data();
@@ -1611,6 +1615,72 @@ void TstBreaker::aggregateSlowFromHistogram() {
   QCOMPARE(s.window.calls, calls);
   QCOMPARE(r.b.counters().recorded, static_cast<std::uint64_t>(calls));
   if (!latencies.isEmpty()) QVERIFY(s.p99 > 0);
+}
+
+// counters() counts every outcome since the start, long after the window dropped it — its
+// recorded / failures / slow are the window's buckets as they leave the head, plus the head.
+// Traffic runs many windows long, with gaps shorter and longer than a bucket and the window,
+// aggregates among single calls, in every mode that records; a fork half way continues alike.
+void TstBreaker::lifetimeCountersOutliveTheWindow_data() {
+  QTest::addColumn<BreakerMode>("mode");
+  QTest::addColumn<Micros>("meanGap");
+  QTest::addColumn<double>("aggregateShare");
+  QTest::addColumn<quint64>("seed");
+  QTest::newRow("closed, dense") << BreakerMode::Normal << millis(100) << 0.0 << quint64(1);
+  QTest::newRow("closed, sparse (gaps over the window)")
+      << BreakerMode::Normal << seconds(4) << 0.0 << quint64(2);
+  QTest::newRow("closed, with aggregates")
+      << BreakerMode::Normal << millis(300) << 0.2 << quint64(3);
+  QTest::newRow("metrics only, mixed")
+      << BreakerMode::MetricsOnly << millis(150) << 0.1 << quint64(4);
+}
+
+void TstBreaker::lifetimeCountersOutliveTheWindow() {
+  QFETCH(BreakerMode, mode);
+  QFETCH(Micros, meanGap);
+  QFETCH(double, aggregateShare);
+  QFETCH(quint64, seed);
+  BreakerConfig c = explicitConfig();
+  c.mode = mode;
+  c.slow.absolute = millis(400);  // slow is known to the test
+  c.trip.errorRate = 1.0;         // stays CLOSED: every admitted call is recorded
+  c.trip.slowRate = 1.0;
+  Rig r(c, seed);
+  std::unique_ptr<Breaker> fork;
+  Rng rng(seed);
+  std::uint64_t calls = 0, failures = 0, slow = 0, singles = 0;
+  Micros t = seconds(1);
+  for (int op = 0; op < 4000; ++op) {
+    if (op == 2000) fork = r.b.fork(r.cfg, nullptr);
+    t += static_cast<Micros>(2.0 * rng.uniform() * static_cast<double>(meanGap));
+    const bool fail = rng.uniform() < 0.1;
+    const auto lat = static_cast<Micros>(rng.uniform() * 800'000.0);
+    if (rng.uniform() < aggregateShare) {
+      const auto n = static_cast<std::uint32_t>(1 + rng.uniform() * 20);
+      const auto f = static_cast<std::uint32_t>(rng.uniform() * n);
+      const auto sl = static_cast<std::uint32_t>(rng.uniform() * n);
+      for (Breaker* b : {&r.b, fork.get()})
+        if (b) b->recordAggregate(t, n, f, sl, nullptr);
+      calls += n, failures += f, slow += sl;
+    } else {
+      for (Breaker* b : {&r.b, fork.get()}) {
+        if (!b) continue;
+        QVERIFY(b->admit(t).admitted);
+        b->record(t, lat, fail ? 500 : 200, Outcome::Ok);
+      }
+      ++calls, ++singles, failures += fail, slow += lat > c.slow.absolute;
+    }
+  }
+  QVERIFY(t - seconds(1) > 20 * c.window.length);  // the window rolled over many times
+  QVERIFY(r.b.snapshot(t).window.calls < calls);   // and holds only a part of the calls
+  const BreakerCounters all = r.b.counters(), forked = fork->counters();
+  for (const BreakerCounters& got : {all, forked, r.b.snapshot(t).counters}) {
+    QCOMPARE(got.recorded, calls);
+    QCOMPARE(got.failures, failures);
+    QCOMPARE(got.slow, slow);
+    QCOMPARE(got.ignored, 0u);
+    QCOMPARE(got.admitted, singles);
+  }
 }
 
 void TstBreaker::aggregateProbesInHalfOpen_data() {

@@ -26,7 +26,6 @@ struct Decision {
 };
 
 struct BreakerCounters {
-  // The four every admit + record bumps come first: one cache line.
   std::uint64_t admitted = 0;
   std::uint64_t recorded = 0;
   std::uint64_t failures = 0;
@@ -107,7 +106,7 @@ class alignas(platform::kCacheLine) Breaker {
       now = clamp(now);
     }
     if (state_ == BreakerState::Closed && !ramping_) {
-      ++counters_.admitted;
+      ++admitted_;
       ++inflight_;
       return Decision{};
     }
@@ -132,11 +131,8 @@ class alignas(platform::kCacheLine) Breaker {
     const bool failure = v == Verdict::Failure;
     const std::uint64_t lat = latency > 0 ? static_cast<std::uint64_t>(latency) : 0;
     const bool slow = latency > slowThreshold_;
-    stats_.addOutcome(failure, slow, lat);
+    stats_.addOutcome(failure, slow, lat);  // the counters' recorded, failures and slow too
     if (countWindow_) countWindow_->add(failure, slow);
-    ++counters_.recorded;
-    counters_.failures += failure;
-    counters_.slow += slow;
     if (healthyVerdictStands()) [[likely]]
       return;
     afterOutcome(end, probe, !failure && !slow, 1);
@@ -187,14 +183,14 @@ class alignas(platform::kCacheLine) Breaker {
   // What the trip rule sees, as of the last advance: calls, error and slow rates (0 when
   // empty). Cheaper than a snapshot (no quantiles).
   void decisionRates(std::uint32_t& calls, double& errorRate, double& slowRate) const;
-  const BreakerCounters& counters() const { return counters_; }
+  BreakerCounters counters() const;
   BreakerState state() const { return state_; }
   bool ramping() const { return ramping_; }
   Micros slowThreshold() const { return slowThreshold_; }
   InstanceId id() const { return id_; }
-  // A cache hint, no state change: loads the fields admit and record use (the members up to
-  // the counters' first line). For callers that know a record is coming — the simulator with
-  // tens of thousands of calls in flight over a thousand breakers.
+  // A cache hint, no state change: loads the two lines admit and record use. For callers that
+  // know a record is coming — the simulator with tens of thousands of calls in flight over a
+  // thousand breakers.
   void prefetch() const;
   // See SlidingStats::keepWindowHistogram: the same answers, a different cost.
   void keepWindowHistogram(bool on) { stats_.keepWindowHistogram(on); }
@@ -242,25 +238,28 @@ class alignas(platform::kCacheLine) Breaker {
   void publish(EventKind kind, BreakerState from, BreakerState to, Reason reason, Micros now,
                Micros openFor, Micros sustained);
 
-  // A CLOSED admit + record touches three cache lines of its breaker: the first holds what
-  // both read and write, the window's first its per-call part, the counters' first the four
-  // they bump. With a thousand breakers round robin those lines are most of what a call
-  // misses, so the breaker is line-aligned and nothing else shares them.
+  // A CLOSED admit + record touches two cache lines of its breaker: the first holds what both
+  // read and write (the admitted count among them), the window's first its per-call part —
+  // the window's counts are also the lifetime recorded / failures / slow (counters()). With a
+  // thousand breakers round robin those lines are most of what a call misses, so the breaker
+  // is line-aligned and nothing else shares them.
   BreakerState state_ = BreakerState::Closed;
   bool ramping_ = false;
   bool loadKnown_ = false;
   bool wouldOpenFired_ = false;  // METRICS_ONLY: one event per episode
-  std::uint32_t attempts_ = 0;   // consecutive opens for backoff (decays when healthy)
+  std::uint32_t inflight_ = 0;
   // The last healthy verdict with enough calls (healthyVerdictStands).
   std::uint32_t okCalls_ = kNoVerdict, okFailures_ = 0, okSlow_ = 0;
   // Above any real time: the first call takes clamp(), which starts the clock.
   Micros lastNow_ = kForever;
-  std::uint64_t inflight_ = 0;
+  std::uint64_t admitted_ = 0;  // counters().admitted
   const BreakerConfig* cfg_;
   Micros slowThreshold_ = kForever;
   CopyablePtr<CountWindow> countWindow_;  // a COUNT_BASED window only
   alignas(platform::kCacheLine) SlidingStats stats_;
+  // All but admitted, recorded, failures and slow (counters() fills those in).
   BreakerCounters counters_;
+  std::uint32_t attempts_ = 0;  // consecutive opens for backoff (decays when healthy)
   Micros stateSince_ = kNever;
   Micros healthySince_ = kNever;
   Micros overSince_ = kNever;  // trip condition true since
@@ -293,10 +292,9 @@ class alignas(platform::kCacheLine) Breaker {
 };
 
 inline void Breaker::prefetch() const {
-  // The three lines a CLOSED admit + record touch (see the members' order).
+  // The two lines a CLOSED admit + record touch (see the members' order).
   platform::prefetch(this);
   platform::prefetch(&stats_);
-  platform::prefetch(&counters_);
 }
 
 }  // namespace spillway

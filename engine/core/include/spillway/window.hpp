@@ -115,6 +115,16 @@ class SlidingStats {
   // The whole window's totals: its buckets summed (read for plots, so a call keeps one copy of
   // its counts fewer).
   WindowCounts all() const;
+  // Every outcome the window was ever given, not only those still in it: the buckets that left
+  // the head plus the head's. A breaker reads its lifetime counters here instead of bumping
+  // a second copy of them on every call.
+  struct Lifetime {
+    std::uint64_t calls = 0, failures = 0, slow = 0;
+  };
+  Lifetime lifetime() const {
+    return {past_.calls + headBucket_.calls, past_.failures + headBucket_.failures,
+            past_.slow + headBucket_.slow};
+  }
   const WindowCounts& decision() const { return decision_; }
   // The window's latencies, the head slice's included. While the head slice has calls, this
   // is a copy with them (per thread, valid until the next call on the thread) — the window
@@ -192,7 +202,7 @@ class SlidingStats {
   // pending bins — then what a flush of them needs. The window's and the head slice's totals
   // are summed from the ring when read (all(), headSliceCounts()).
   Micros headEnd_ = kNever;  // end time of the newest bucket (exclusive)
-  WindowCounts headBucket_;  // buckets_[headSlot_] is stale while it is the head
+  WindowCounts headBucket_;  // ring_[headSlot_].counts is stale while it is the head
   WindowCounts decision_;
   static constexpr int kPending = 11;  // the per-call part is then one cache line
   std::uint8_t pendingN_ = 0;
@@ -209,18 +219,22 @@ class SlidingStats {
   int n_;  // buckets in the window
   int bucketsPerSlice_;
   int nSlices_;
-  std::vector<WindowCounts> buckets_;  // empty until the window starts
-  std::vector<std::int64_t> slotIdx_;  // absolute bucket index held by each slot
-  std::int64_t headIdx_ = 0;           // absolute bucket index of the newest bucket
-  int headSlot_ = 0;                   // headIdx_ mod n_
-  int headPos_ = 0;                    // headIdx_ - headSliceIdx_ × bucketsPerSlice_
-  std::int64_t headSliceIdx_ = 0;      // absolute slice index of the newest bucket
+  struct Bucket {
+    WindowCounts counts;
+    std::int64_t idx;  // the absolute bucket index the slot holds
+  };
+  std::vector<Bucket> ring_;       // empty until the window starts
+  std::int64_t headIdx_ = 0;       // absolute bucket index of the newest bucket
+  int headSlot_ = 0;               // headIdx_ mod n_
+  int headPos_ = 0;                // headIdx_ - headSliceIdx_ × bucketsPerSlice_
+  std::int64_t headSliceIdx_ = 0;  // absolute slice index of the newest bucket
   bool started_ = false;
   int countBin_ = -2;  // -2: nothing counted yet (-1 is a real answer: no bin)
   // Decision epoch: buckets before epochIdx_ are not in decision_; the epoch bucket only
   // partially (epochBase_ is what it held when the decision restarted).
   std::int64_t epochIdx_ = 0;
   WindowCounts epochBase_;
+  Lifetime past_;  // of the buckets that were the head (lifetime())
 };
 
 template <typename OnSlice>
@@ -232,7 +246,7 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
     headIdx_ = idx;
     epochIdx_ = idx;
     headSlot_ = static_cast<int>(((idx % n_) + n_) % n_);
-    slotIdx_[headSlot_] = idx;
+    ring_[headSlot_].idx = idx;
     const std::int64_t sIdx =
         idx >= 0 ? idx / bucketsPerSlice_ : (idx - bucketsPerSlice_ + 1) / bucketsPerSlice_;
     headSliceIdx_ = sIdx;
@@ -281,7 +295,10 @@ void SlidingStats::roll(Micros t, OnSlice& onSlice) {
   } else {
     newSlot = static_cast<int>(((idx % n_) + n_) % n_);
   }
-  buckets_[headSlot_] = headBucket_;  // the old head joins the ring
+  ring_[headSlot_].counts = headBucket_;  // the old head joins the ring
+  past_.calls += headBucket_.calls;
+  past_.failures += headBucket_.failures;
+  past_.slow += headBucket_.slow;
   // Evict at most one window's worth of buckets: a long idle gap clears everything once.
   const std::int64_t count = step < n_ ? step : n_;  // buckets from..idx
   int slot = newSlot - static_cast<int>(count - 1);
