@@ -36,12 +36,18 @@ namespace {
 
 constexpr const char* kHaproxy = "/usr/sbin/haproxy";
 constexpr double kCheckIntervalMs = 2000;  // the export's `inter 2s`
+constexpr int kScenarioS = 35;             // see below: the fault ends at 20 s
 
-// 25 s of scenario at ×5, `%1` is chat-3's fault (16 s of scenario, 3.2 s of wall time). The replay
-// cannot know the phase HAProxy gave its checks at start-up, and a passing check clears the error
-// count: 150 calls/s keep a run of error-limit errors short (~0.1 s on chat-3), so a check between
-// them that HAProxy did not make (or the reverse) moves a mark-down by a few calls, not past the
-// wave.
+// 35 s of scenario at ×5, `%1` is chat-3's fault (16 s of scenario, 3.2 s of wall time, ending at
+// 20 s). The traffic goes on for 15 s (3 s of wall time) after the fault: a mark-down as late as
+// the fault's end is marked up by `rise` checks 1 s apart, 2 s of wall time later, so every
+// decision a timeline causes lies ~1 s of wall time inside the trace the replay reads. A
+// decision due after the last logged call could not be predicted, and HAProxy would take it or
+// not depending on whether the drill's instances were still up: a race with the drill's exit.
+// The replay cannot know the phase HAProxy gave its checks at start-up, and a passing check
+// clears the error count: 150 calls/s keep a run of error-limit errors short (~0.1 s on
+// chat-3), so a check between them that HAProxy did not make (or the reverse) moves a
+// mark-down by a few calls, not past the wave.
 // error-limit 6 with on-error mark-down; rise 2 checks every fastinter 1 s (open 2 s / streak 2).
 // No ramp: slowstart decides which calls a server gets, and HAProxy's log holds only the calls
 // it sent — a replay of it would thin them out a second time.
@@ -151,13 +157,28 @@ struct Run {
   qint64 started = 0;  // HAProxy's launch: its checks' phase
 };
 
+// HAProxy's "is DOWN" / "is UP" lines read so far, each stamped as it arrives.
+void takeStateLines(Run& r) {
+  static const QRegularExpression state(R"(Server \S+/(chat-\d) is (DOWN|UP))");
+  r.pending += r.haproxy.readAllStandardError();
+  const double now = static_cast<double>(QDateTime::currentMSecsSinceEpoch());
+  qsizetype nl;
+  while ((nl = r.pending.indexOf('\n')) >= 0) {
+    const auto m = state.match(QString::fromUtf8(r.pending.left(nl)));
+    r.pending.remove(0, nl + 1);
+    if (m.hasMatch())
+      (m.captured(2) == "DOWN" ? r.downs : r.ups)[m.captured(1)].push_back({now, now});
+  }
+}
+
 // Files, the export, the drill (its instances first), HAProxy and the prober; why not.
 QString start(Run& r) {
   const QString dir = r.tmp.path();
   const quint16 base = r.ports.base, port = r.ports.gateway;
   if (!r.tmp.isValid() || !base) return "no temporary directory or ports";
   const QString why = agreement::writeAndExport(
-      dir, agreement::scenario("haproxy-agreement", 25, 150, r.timeline.fault, r.timeline.seed),
+      dir,
+      agreement::scenario("haproxy-agreement", kScenarioS, 150, r.timeline.fault, r.timeline.seed),
       kPolicy, r.ports, "haproxy", "backend.cfg");
   if (!why.isEmpty()) return why;
   const QByteArray backend = readFile(dir + "/backend.cfg");
@@ -169,18 +190,8 @@ QString start(Run& r) {
                                QString("http://127.0.0.1:%1/v1/chat/completions").arg(port),
                                "--base-port", QString::number(base), "--speed", "5", "--json"});
   if (!r.drill.waitForStarted(5000)) return r.drill.errorString();
-  static const QRegularExpression state(R"(Server \S+/(chat-\d) is (DOWN|UP))");
-  QObject::connect(&r.haproxy, &QProcess::readyReadStandardError, &r.haproxy, [&r] {
-    r.pending += r.haproxy.readAllStandardError();
-    const double now = static_cast<double>(QDateTime::currentMSecsSinceEpoch());
-    qsizetype nl;
-    while ((nl = r.pending.indexOf('\n')) >= 0) {
-      const auto m = state.match(QString::fromUtf8(r.pending.left(nl)));
-      r.pending.remove(0, nl + 1);
-      if (m.hasMatch())
-        (m.captured(2) == "DOWN" ? r.downs : r.ups)[m.captured(1)].push_back({now, now});
-    }
-  });
+  QObject::connect(&r.haproxy, &QProcess::readyReadStandardError, &r.haproxy,
+                   [&r] { takeStateLines(r); });
   QObject::connect(&r.haproxy, &QProcess::readyReadStandardOutput, &r.haproxy,
                    [&r] { r.log += r.haproxy.readAllStandardOutput(); });
   r.started = QDateTime::currentMSecsSinceEpoch();
@@ -193,9 +204,13 @@ QString start(Run& r) {
 // The emulation of the run's backend over its HAProxy's log, with the prober's health and
 // HAProxy's start, then from the trace alone (measured, not bounded); what disagrees, or empty.
 QString judge(Run& r) {
+  // The drill has ended: every call has its answer, so HAProxy has written its log line. Stopped
+  // now, before its checks find the drill's instances gone; once it has exited, its pipes hold
+  // all it wrote.
   r.prober->stop();
-  r.log += r.haproxy.readAllStandardOutput();
   stop(r.haproxy);
+  r.log += r.haproxy.readAllStandardOutput();
+  takeStateLines(r);
   const QString dir = r.tmp.path(), name = r.timeline.name;
   if (!writeFile(dir + "/haproxy.jsonl", r.log) ||
       !writeFile(dir + "/health.jsonl", r.prober->jsonl()))
@@ -260,7 +275,6 @@ class TstHaproxyAgreement : public QObject {
       const QString why = start(r);
       QVERIFY2(why.isEmpty(), qPrintable(t.name + ": " + why));
       QVERIFY(QTest::qWaitFor([&] { return r.drill.state() == QProcess::NotRunning; }, 60000));
-      QTest::qWait(300);  // the last log lines
       const QString f = judge(r);
       if (!f.isEmpty()) failures << t.name + ": " + f;
     }
