@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 secs=${1:-20}
 shift || true
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(otlp_protobuf otlp_json jsonl prometheus nginx envoy csv policy_yaml scenario_yaml
+[ ${#names[@]} -gt 0 ] || names=(otlp_protobuf otlp_json jsonl prometheus nginx envoy haproxy csv policy_yaml scenario_yaml
   http_request)
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 cxx=${FUZZ_CXX:-$(command -v clang++-14 || command -v clang++)}

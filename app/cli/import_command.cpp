@@ -33,10 +33,12 @@ void addImportOptions(QCommandLineParser& p) {
   p.addHelpOption();
   p.addPositionalArgument("FILE", "Telemetry files ('-' = stdin, never deduplicated).", "FILE...");
   p.addOption({"format",
-               "jsonl (canonical, default), csv, nginx, envoy, otlp or prometheus. Default: "
-               "csv for *.csv, else jsonl.",
+               QString::fromStdString(formats::formatChoices(formats::kFormats) +
+                                      ". Default: told from the first line (csv for *.csv; "
+                                      "jsonl, the canonical form, when unsure)."),
                "F"});
-  p.addOption({"map", "Field mapping for csv/nginx/envoy/prometheus: field=name,...", "MAP"});
+  p.addOption(
+      {"map", "Field mapping for csv/nginx/envoy/haproxy/prometheus: field=name,...", "MAP"});
   p.addOption(
       {"incident", "Incident to import into (default: the first file's base name).", "NAME"});
   p.addOption({"skip-bad-lines", "Count malformed lines and go on instead of stopping."});
@@ -54,8 +56,8 @@ std::optional<ImportJob> readImportOptions(const QCommandLineParser& p) {
   }
   formats::Format given = formats::Format::Jsonl;
   if (p.isSet("format") && !formats::parseFormat(p.value("format").toStdString(), given)) {
-    std::fprintf(stderr,
-                 "import: --format: expected jsonl, csv, nginx, envoy, otlp or prometheus\n");
+    std::fprintf(stderr, "import: --format: expected %s\n",
+                 formats::formatChoices(formats::kFormats).c_str());
     return std::nullopt;
   }
   if (p.isSet("format")) job.format = given;
@@ -79,7 +81,7 @@ struct FormatChoice {
 
 FormatChoice chooseFormat(const ImportJob& job, const std::string& file) {
   if (job.format) return {*job.format, ""};
-  const std::string alternatives = "give --format jsonl, csv, nginx, envoy, otlp or prometheus";
+  const std::string alternatives = "give --format " + formats::formatChoices(formats::kFormats);
   if (QString::fromStdString(file).endsWith(".csv", Qt::CaseInsensitive))
     return {formats::Format::Csv, " (read as csv for its name; " + alternatives + ")"};
   const formats::Sniffed s = formats::sniffFile(file);

@@ -319,9 +319,8 @@ std::optional<RecordOptions> readRecordOptions(const QCommandLineParser& p) {
     return std::nullopt;
   }
   if (p.isSet("format") && !formats::parseFormat(p.value("format").toStdString(), o.format)) {
-    std::fprintf(stderr,
-                 "library record: --format: expected jsonl, csv, nginx, envoy, otlp or "
-                 "prometheus\n");
+    std::fprintf(stderr, "library record: --format: expected %s\n",
+                 formats::formatChoices(formats::kFormats).c_str());
     return std::nullopt;
   }
   auto& retention = o.recorder.retention;
@@ -509,7 +508,10 @@ void addLibraryOptions(QCommandLineParser& p) {
   p.addOption({"recording", "The recording (record, record-info, cut, annotate, delete).", "R"});
   p.addOption({"name", "cut: the new incident.", "NEW"});
   p.addOption({"incident", "copy: this incident only (repeat for more).", "NAME"});
-  p.addOption({"format", "record: jsonl (default), csv, nginx, envoy, otlp or prometheus.", "F"});
+  p.addOption({"format",
+               QString::fromStdString("record: " + formats::formatChoices(formats::kFormats) +
+                                      " (default: jsonl)."),
+               "F"});
   p.addOption({"retain", "record: keep this much data time (default 24h; none).", "D"});
   p.addOption({"retain-records", "record: keep at most N calls + samples.", "N"});
   p.addOption({"retain-bytes", "record: keep at most N bytes of blocks.", "N"});

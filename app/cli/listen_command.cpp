@@ -200,7 +200,8 @@ void addListenOptions(QCommandLineParser& p) {
   p.addOption({"instance-idle",
                "evict an instance without data for D of data time ('never': keep them)", "D",
                "10m"});
-  p.addOption({"format", "nginx, envoy or jsonl", "F", "nginx"});
+  p.addOption({"format", QString::fromStdString(formats::formatChoices(formats::kTailFormats)), "F",
+               "nginx"});
   p.addOption({"policy", "policy file (default: the built-in default policy)", "P.yaml"});
   p.addOption({"duration", "stop after D of wall-clock time (default: until Ctrl-C)", "D"});
   p.addOption({"from-start", "read the file's existing lines too, not only new ones"});
@@ -222,10 +223,10 @@ void addListenOptions(QCommandLineParser& p) {
 live::ShadowOptions readShadowOptions(const QCommandLineParser& p, const std::string& fmt) {
   live::ShadowOptions opt;
   opt.keepWindowHistograms = false;  // read for the table, never plotted
-  if (!formats::parseFormat(fmt, opt.format) ||
-      (opt.format != formats::Format::Nginx && opt.format != formats::Format::Envoy &&
-       opt.format != formats::Format::Jsonl))
-    throw InputError("--format", 0, "", "expected nginx, envoy or jsonl, got '" + fmt + "'");
+  if (!formats::parseFormat(fmt, opt.format) || !formats::isTailFormat(opt.format))
+    throw InputError(
+        "--format", 0, "",
+        "expected " + formats::formatChoices(formats::kTailFormats) + ", got '" + fmt + "'");
   if (p.isSet("map")) opt.map = formats::parseFieldMap(p.value("map").toStdString(), opt.format);
   for (const QString& a : p.values("alias")) {
     const qsizetype eq = a.indexOf('=');

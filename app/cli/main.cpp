@@ -21,7 +21,7 @@ struct Command {
 
 const Command kCommands[] = {
     {"replay", spillway::cli::runReplay,
-     "replay recorded telemetry (JSONL) through a breaker policy"},
+     "replay recorded telemetry (JSONL or an access log) through a breaker policy"},
     {"simulate", spillway::cli::runSimulate,
      "run a scenario (built-in seed-000..003 or a file) and report its KPIs;\n"
      "--serve-metrics ADDR runs it in real time with a Prometheus /metrics"},
@@ -30,7 +30,7 @@ const Command kCommands[] = {
     {"drill", spillway::cli::runDrill,
      "run a drill runbook (faults, traffic, expectations); exit 1 on a broken one"},
     {"import", spillway::cli::runImport,
-     "import telemetry (jsonl, csv, nginx, envoy, otlp, prometheus) into the library"},
+     "import telemetry (jsonl, csv, nginx, envoy, haproxy, otlp, prometheus) into the library"},
     {"library", spillway::cli::runLibrary,
      "list, show, export, annotate, delete or copy incidents in the library (a file or\n"
      "a postgresql:// URL); record, record-info and cut live recordings"},

@@ -15,6 +15,7 @@
 #include "spillway/dialect_replay.hpp"
 #include "spillway/event_format.hpp"
 #include "spillway/fault_annotations.hpp"
+#include "spillway/formats/sniff.hpp"
 #include "spillway/formats/source.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/input_limits.hpp"
@@ -67,7 +68,10 @@ void addReplayOptions(QCommandLineParser& p) {
       "Without --trace, replays the built-in seed-000 sample (a GPU memory leak on one of four\n"
       "instances) with its fault annotations.");
   p.addHelpOption();
-  p.addOption({"trace", "Trace to replay ('-' = stdin). Default: the built-in sample.", "T.jsonl"});
+  p.addOption({"trace",
+               "Trace to replay ('-' = stdin): canonical JSONL, or a file whose first line tells "
+               "its format (as import does). Default: the built-in sample.",
+               "T.jsonl"});
   p.addOption({"policy", "Policy YAML (docs/policy.md). Default: the built-in default.", "P.yaml"});
   p.addOption({"out", "Write every transition as one JSON object per line.", "transitions.jsonl"});
   p.addOption({"report", "Write the per-instance summary as JSON.", "report.json"});
@@ -229,6 +233,10 @@ struct Input {
     if (!sampleText.empty())
       return formats::sourceFromMemory(formats::Format::Jsonl, "seed000-sample.jsonl (built-in)",
                                        sampleText, formats::ImportOptions{skip, {}});
+    // An access log (HAProxy's in the export's log-format, nginx's, ...) is read by its
+    // importer; canonical JSONL, and anything not told apart, by the parallel reader.
+    if (const auto f = formats::nonCanonicalFormat(tracePath))
+      return formats::openSource(*f, tracePath, formats::ImportOptions{skip, {}});
     return openJsonlParallel(tracePath, skip, ParallelJsonlOptions{threads});
   }
 };

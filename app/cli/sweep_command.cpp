@@ -13,6 +13,7 @@
 
 #include "cli_common.hpp"
 #include "spillway/fault_annotations.hpp"
+#include "spillway/formats/sniff.hpp"
 #include "spillway/formats/source.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/input_limits.hpp"
@@ -30,8 +31,9 @@ namespace {
 
 void addIncidentOptions(QCommandLineParser& p) {
   p.addOption({"trace",
-               "An incident as a canonical JSONL trace; its faults from TRACE.faults.jsonl next "
-               "to it when present. Repeatable.",
+               "An incident as a trace (canonical JSONL, or a file whose first line tells its "
+               "format, as import does); its faults from TRACE.faults.jsonl next to it when "
+               "present. Repeatable.",
                "T.jsonl"});
   p.addOption({"incident", "An incident from the library. Repeatable.", "NAME"});
   p.addOption(libraryOption());
@@ -67,7 +69,8 @@ std::vector<IncidentTrace> loadIncidents(const QCommandLineParser& p) {
     const std::string fp = faultsPathFor(path);
     if (std::ifstream(fp).good())
       faults = parseFaultAnnotations(readWhole(fp, input_limits::kFaults, "faults file"), fp);
-    auto src = formats::openSource(formats::Format::Jsonl, path, {});
+    auto src = formats::openSource(
+        formats::nonCanonicalFormat(path).value_or(formats::Format::Jsonl), path, {});
     out.push_back(fromSource(*src, path, std::move(faults)));
   }
   if (p.isSet("incident")) {

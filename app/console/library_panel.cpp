@@ -455,7 +455,8 @@ void LibraryPanel::importDialog() {
   fileRow->addWidget(file, 1);
   fileRow->addWidget(browse);
   auto* format = new QComboBox(&d);
-  for (const char* f : {"jsonl", "csv", "nginx", "envoy", "otlp", "prometheus"}) format->addItem(f);
+  for (const formats::Format f : formats::kFormats)
+    format->addItem(QString::fromStdString(std::string(formats::formatName(f))));
   auto* skip = new QCheckBox(tr("Skip bad lines (count them, keep the first 20 messages)"), &d);
   auto* incident = new QLineEdit(&d);
   incident->setPlaceholderText(tr("the file's base name"));

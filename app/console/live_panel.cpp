@@ -102,6 +102,7 @@ QPushButton* LivePanel::buildSources(const QSettings& settings) {
   format_->addItem("nginx (escape=json)", static_cast<int>(formats::Format::Nginx));
   format_->addItem("Envoy JSON", static_cast<int>(formats::Format::Envoy));
   format_->addItem("canonical JSONL", static_cast<int>(formats::Format::Jsonl));
+  format_->addItem("HAProxy (the export's log-format)", static_cast<int>(formats::Format::Haproxy));
   format_->setCurrentIndex(settings.value("live/format", 0).toInt());
   fromStart_ = new QCheckBox(tr("read existing lines too"), this);
   useProm_ = new QCheckBox(tr("Prometheus"), this);

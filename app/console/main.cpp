@@ -69,7 +69,7 @@ constexpr ConsoleOption kOptions[] = {
      "that is neither empty nor a # comment, read as\n"
      "listen --otlp-token-file reads it"},
     {"live-tail", "FILE", "go live: follow this access log"},
-    {"live-format", "FORMAT", "the log's format: nginx (default), envoy or jsonl"},
+    {"live-format", "FORMAT", "the log's format: nginx (default), envoy,\nhaproxy or jsonl"},
     {"live-from-start", nullptr, "with --live-tail: read the log's existing lines\ntoo"},
     {"live-prometheus", "URL", "go live: pull per-step counts from this Prometheus"},
     {"live-prom-preset", "NAME",
@@ -274,10 +274,9 @@ bool readLiveConfig(const QCommandLineParser& p, spillway::console::LiveConfig& 
   }
   if (p.isSet("live-format") &&
       (!spillway::formats::parseFormat(p.value("live-format").toStdString(), cfg.tailFormat) ||
-       (cfg.tailFormat != spillway::formats::Format::Nginx &&
-        cfg.tailFormat != spillway::formats::Format::Envoy &&
-        cfg.tailFormat != spillway::formats::Format::Jsonl))) {
-    std::fprintf(stderr, "spillway: --live-format: expected nginx, envoy or jsonl, got '%s'\n",
+       !spillway::formats::isTailFormat(cfg.tailFormat))) {
+    std::fprintf(stderr, "spillway: --live-format: expected %s, got '%s'\n",
+                 spillway::formats::formatChoices(spillway::formats::kTailFormats).c_str(),
                  qPrintable(p.value("live-format")));
     return false;
   }

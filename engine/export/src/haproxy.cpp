@@ -94,8 +94,9 @@ ExportResult exportHaproxy(const Policy& policy, const ExportContext& ctx) {
       "# HAProxy backends with passive health (observe layer7), exported by Spillway.\n"
       "# Mapping notes and gaps: spillway-cli export --target haproxy (docs/export.md).\n"
       "#\n"
-      "# To replay HAProxy's own traffic under this file (spillway-cli import reads these log\n"
-      "# lines as they are; replay --dialect haproxy --from-export), and to see its states:\n"
+      "# To replay HAProxy's own traffic under this file (spillway-cli import and replay read\n"
+      "# these log lines as they are; replay --dialect haproxy --from-export), and to see its\n"
+      "# states:\n"
       "#   global:   log stdout format raw local0\n"
       "#             stats socket /run/haproxy/spillway.sock mode 600 level admin\n"
       "#   frontend: log global\n"
@@ -157,9 +158,13 @@ ExportResult exportHaproxy(const Policy& policy, const ExportContext& ctx) {
 namespace spillway::exporter {
 
 std::string_view haproxyLogFormat() {
-  // %Ts%ms: the accept time in epoch ms (%ms is zero-padded); %Ta: the request's active time,
-  // never -1 unlike %Tr; %s is <NOSRV> when no server was chosen.
-  return R"({"ts":%Ts%ms,"instance":"%s","model":"%b","latency_ms":%Ta,"status":%ST})";
+  // Log variables only: a sample fetch (a txn variable, say) prints a bare `-` on a line HAProxy
+  // writes without a transaction (a request it could not parse), which would not be JSON.
+  // %Ts%ms is the accept date in epoch ms (%ms zero-padded): on a kept-alive connection the
+  // end of the previous request, so the importer adds the handshake and idle time (%Th, %Ti).
+  // %Ta, the active time, is never -1 unlike %Tr; %s is <NOSRV> when no server was chosen.
+  return R"({"accept_ms":%Ts%ms,"Th":%Th,"Ti":%Ti,"TR":%TR,"Tw":%Tw,"Tc":%Tc,"Tr":%Tr,"Ta":%Ta,)"
+         R"("server":"%s","backend":"%b","status":%ST,"termination":"%ts"})";
 }
 
 }  // namespace spillway::exporter

@@ -29,26 +29,13 @@ Outcome envoyOutcome(std::string_view flags, int status) {
 namespace detail {
 namespace {
 
-class EnvoySource final : public JsonLogSource {
+class EnvoySource final : public PerLineJsonSource {
  public:
   EnvoySource(std::unique_ptr<LineReader> r, const ImportOptions& opt)
-      : JsonLogSource(std::move(r), Format::Envoy, opt) {}
-
-  bool next(CallRecord& rec) override {
-    std::string_view line;
-    while (r_->next(line)) {
-      if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
-      try {
-        if (parse(line, rec)) return true;
-      } catch (const InputError& e) {
-        reject(e);
-      }
-    }
-    return false;
-  }
+      : PerLineJsonSource(std::move(r), Format::Envoy, opt) {}
 
  private:
-  bool parse(std::string_view line, CallRecord& rec) {
+  bool parse(std::string_view line, CallRecord& rec) override {
     const simdjson::dom::object o = object(line);
     rec = CallRecord{};
     std::string s1, s2, s3, s4, s5;
@@ -84,18 +71,10 @@ class EnvoySource final : public JsonLogSource {
     const auto flags = text(o, "response_flags", s5);
     rec.outcome = envoyOutcome(flags ? *flags : std::string_view("-"), rec.status);
     rec.hasOutcome = flags && !isDash(*flags);
-    auto optString = [&](const char* field, std::string_view& out) {
-      const std::string& key = map_.at(field);
-      auto v = o.at_key(key);
-      if (v.error() || v.value_unsafe().is_null()) return;
-      std::string_view sv;
-      if (v.value_unsafe().get_string().get(sv)) fail(key, "expected a string");
-      if (!isDash(sv)) out = sv;
-    };
-    optString("model", rec.model);
-    optString("tenant", rec.tenant);
-    optString("route", rec.route);
-    optString("session", rec.session);
+    optString(o, "model", rec.model);
+    optString(o, "tenant", rec.tenant);
+    optString(o, "route", rec.route);
+    optString(o, "session", rec.session);
     rec.line = r_->lineNo();
     return true;
   }

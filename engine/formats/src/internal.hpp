@@ -21,6 +21,7 @@ FieldMap effectiveMap(Format f, const FieldMap& user);
 std::unique_ptr<RecordSource> makeCsv(std::unique_ptr<LineReader> r, const ImportOptions& opt);
 std::unique_ptr<RecordSource> makeNginx(std::unique_ptr<LineReader> r, const ImportOptions& opt);
 std::unique_ptr<RecordSource> makeEnvoy(std::unique_ptr<LineReader> r, const ImportOptions& opt);
+std::unique_ptr<RecordSource> makeHaproxy(std::unique_ptr<LineReader> r, const ImportOptions& opt);
 std::unique_ptr<RecordSource> makeOtlp(std::string name, std::string text,
                                        const ImportOptions& opt);
 std::unique_ptr<RecordSource> makePrometheus(std::string name, std::string text,
@@ -41,8 +42,9 @@ std::optional<Micros> secondsToMicros(std::string_view s);
 // string, or an RFC 3339 string.
 std::optional<Micros> parseTime(std::string_view s, double microsPerUnit);
 
-// A JSON-per-line access log (nginx escape=json, Envoy's JSON format) read through the user's
-// field map: the line reader, the map, a parser, and the accessors both formats need.
+// A JSON-per-line access log (nginx escape=json, Envoy's JSON format, HAProxy's log-format) read
+// through the user's field map: the line reader, the map, a parser, and the accessors these formats
+// need.
 class JsonLogSource : public RecordSource {
  protected:
   JsonLogSource(std::unique_ptr<LineReader> r, Format f, const ImportOptions& opt)
@@ -72,10 +74,41 @@ class JsonLogSource : public RecordSource {
     if (bad) fail(key, "expected a string or a number");
     return t;
   }
+  // An optional string field: left as it is when absent, null or "-".
+  void optString(simdjson::dom::object o, const char* field, std::string_view& out) const {
+    const std::string& key = map_.at(field);
+    auto v = o.at_key(key);
+    if (v.error() || v.value_unsafe().is_null()) return;
+    std::string_view sv;
+    if (v.value_unsafe().get_string().get(sv)) fail(key, "expected a string");
+    if (!isDash(sv)) out = sv;
+  }
 
   std::unique_ptr<LineReader> r_;
   FieldMap map_;
   simdjson::dom::parser parser_;
+};
+
+// A JSON log with one call per line (Envoy, HAProxy): `parse` reads a line into `rec`, or
+// returns false for one that describes no instance call (counted in ignored_).
+class PerLineJsonSource : public JsonLogSource {
+ public:
+  bool next(CallRecord& rec) final {
+    std::string_view line;
+    while (r_->next(line)) {
+      if (line.find_first_not_of(" \t") == std::string_view::npos) continue;
+      try {
+        if (parse(line, rec)) return true;
+      } catch (const InputError& e) {
+        reject(e);
+      }
+    }
+    return false;
+  }
+
+ protected:
+  using JsonLogSource::JsonLogSource;
+  virtual bool parse(std::string_view line, CallRecord& rec) = 0;
 };
 
 }  // namespace spillway::formats::detail

@@ -63,7 +63,7 @@ class NginxSource final : public JsonLogSource {
   void parse(std::string_view line) {
     const simdjson::dom::object o = object(line);
 
-    std::string s1, s2, s3, s4, s5, s6;
+    std::string s2, s3, s4, s5;
     const auto addr = text(o, "upstream_addr", hostScratch_);
     if (!addr || isDash(*addr)) {
       ++ignored_;
@@ -113,20 +113,10 @@ class NginxSource final : public JsonLogSource {
     }
 
     CallRecord base;
-    std::string scratch;
-    auto optString = [&](const char* field, std::string_view& out) {
-      const std::string& key = map_.at(field);
-      auto v = o.at_key(key);
-      if (v.error() || v.value_unsafe().is_null()) return;
-      std::string_view sv;
-      if (v.value_unsafe().get_string().get(sv)) fail(key, "expected a string");
-      if (!isDash(sv)) out = sv;
-    };
-    optString("model", base.model);
-    optString("tenant", base.tenant);
-    optString("route", base.route);
-    optString("session", base.session);
-    (void)s6;
+    optString(o, "model", base.model);
+    optString(o, "tenant", base.tenant);
+    optString(o, "route", base.route);
+    optString(o, "session", base.session);
 
     Micros t = start;
     for (std::size_t i = 0; i < addrs.size(); ++i) {

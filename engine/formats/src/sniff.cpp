@@ -81,7 +81,7 @@ Sniffed sniffFormat(std::string_view head) {
     }
     std::set<std::string, std::less<>> keys;
     for (auto field : obj) keys.emplace(field.key);
-    std::string otlpK, promK, nginxK, envoyK, jsonlK;
+    std::string otlpK, promK, nginxK, envoyK, haproxyK, jsonlK;
     const bool otlp = hasAny(keys, {"resourceSpans"}, otlpK);
     const bool prom = hasAny(keys, {"resultType"}, promK) ||
                       (keys.count("status") && keys.count("data") && !keys.count("instance") &&
@@ -92,9 +92,12 @@ Sniffed sniffFormat(std::string_view head) {
         nginxK);
     const bool envoy =
         hasAny(keys, {"start_time", "upstream_host", "response_code", "response_flags"}, envoyK);
+    // HAProxy's own timer names, as the export's log-format writes them.
+    const bool haproxy =
+        keys.count("Ta") && hasAny(keys, {"Ta", "Ti", "Th", "accept_ms"}, haproxyK);
     const bool jsonl = keys.count("instance") && keys.count("latency_ms") &&
                        hasAny(keys, {"instance", "latency_ms"}, jsonlK);
-    const int n = otlp + prom + nginx + envoy + jsonl;
+    const int n = otlp + prom + nginx + envoy + haproxy + jsonl;
     if (n != 1) {
       out.why = listKeys(keys) + (n ? " (keys of several formats)" : "");
       return out;
@@ -103,6 +106,7 @@ Sniffed sniffFormat(std::string_view head) {
     if (prom) out.format = Format::Prometheus, out.why = "keys " + promK;
     if (nginx) out.format = Format::Nginx, out.why = "keys " + nginxK;
     if (envoy) out.format = Format::Envoy, out.why = "keys " + envoyK;
+    if (haproxy) out.format = Format::Haproxy, out.why = "keys " + haproxyK;
     if (jsonl) out.format = Format::Jsonl, out.why = "keys " + jsonlK;
     return out;
   }
@@ -148,6 +152,12 @@ Sniffed sniffFile(const std::string& path) {
   head.resize(std::fread(head.data(), 1, head.size(), f));
   std::fclose(f);
   return sniffFormat(head);
+}
+
+std::optional<Format> nonCanonicalFormat(const std::string& path) {
+  const std::optional<Format> f = sniffFile(path).format;
+  if (f == Format::Jsonl) return std::nullopt;
+  return f;
 }
 
 }  // namespace spillway::formats

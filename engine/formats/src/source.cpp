@@ -1,4 +1,5 @@
 // Format names, field maps, the skip-or-throw rule and the factory shared by every importer.
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -21,19 +22,33 @@ std::string_view formatName(Format f) {
       return "otlp";
     case Format::Prometheus:
       return "prometheus";
+    case Format::Haproxy:
+      return "haproxy";
   }
   return "?";
 }
 
 bool parseFormat(std::string_view s, Format& out) {
-  for (Format f : {Format::Jsonl, Format::Csv, Format::Nginx, Format::Envoy, Format::Otlp,
-                   Format::Prometheus}) {
+  for (Format f : kFormats) {
     if (formatName(f) == s) {
       out = f;
       return true;
     }
   }
   return false;
+}
+
+bool isTailFormat(Format f) {
+  return std::find(std::begin(kTailFormats), std::end(kTailFormats), f) != std::end(kTailFormats);
+}
+
+std::string formatChoices(std::span<const Format> formats) {
+  std::string out;
+  for (std::size_t i = 0; i < formats.size(); ++i) {
+    if (i > 0) out += i + 1 == formats.size() ? " or " : ", ";
+    out += formatName(formats[i]);
+  }
+  return out;
 }
 
 const FieldMap& defaultFieldMap(Format f) {
@@ -70,6 +85,18 @@ const FieldMap& defaultFieldMap(Format f) {
                                  {"tenant", "tenant"},
                                  {"route", "route"},
                                  {"session", "session"}};
+  // The keys of the export's log-format (exporter::haproxyLogFormat).
+  static const FieldMap haproxy = {{"accept", "accept_ms"},
+                                   {"handshake", "Th"},
+                                   {"idle", "Ti"},
+                                   {"active", "Ta"},
+                                   {"server", "server"},
+                                   {"status", "status"},
+                                   {"termination", "termination"},
+                                   {"model", "backend"},
+                                   {"tenant", "tenant"},
+                                   {"route", "route"},
+                                   {"session", "session"}};
   static const FieldMap prom = {{"series", "__name__"},   {"instance", "instance"},
                                 {"model", "model"},       {"calls", "calls"},
                                 {"failures", "failures"}, {"slow", "slow"}};
@@ -80,6 +107,8 @@ const FieldMap& defaultFieldMap(Format f) {
       return nginx;
     case Format::Envoy:
       return envoy;
+    case Format::Haproxy:
+      return haproxy;
     case Format::Prometheus:
       return prom;
     case Format::Jsonl:
@@ -219,6 +248,8 @@ std::unique_ptr<RecordSource> openSource(Format f, const std::string& path,
       return detail::makeNginx(LineReader::openFile(path), opt);
     case Format::Envoy:
       return detail::makeEnvoy(LineReader::openFile(path), opt);
+    case Format::Haproxy:
+      return detail::makeHaproxy(LineReader::openFile(path), opt);
     case Format::Otlp:
       return detail::makeOtlp(path, readWholeFile(path), opt);
     case Format::Prometheus:
@@ -238,6 +269,8 @@ std::unique_ptr<RecordSource> sourceFromMemory(Format f, std::string name, std::
       return detail::makeNginx(LineReader::fromMemory(name, data), opt);
     case Format::Envoy:
       return detail::makeEnvoy(LineReader::fromMemory(name, data), opt);
+    case Format::Haproxy:
+      return detail::makeHaproxy(LineReader::fromMemory(name, data), opt);
     case Format::Otlp:
       return detail::makeOtlp(std::move(name), std::string(data), opt);
     case Format::Prometheus:

@@ -220,7 +220,7 @@ class TstCliBadInput : public QObject {
     QVERIFY2(err.startsWith(data("access-unknown.log") + ":1: "), qPrintable(err));
     QVERIFY2(err.contains("could not be told from line 1, keys code, host, took, when"),
              qPrintable(err));
-    QVERIFY2(err.contains("give --format jsonl, csv, nginx, envoy, otlp or prometheus"),
+    QVERIFY2(err.contains("give --format jsonl, csv, nginx, envoy, haproxy, otlp or prometheus"),
              qPrintable(err));
     // Nothing was stored: the library lists no incident.
     const Run l = run(kCli, {"library", "list", "--library", lib});

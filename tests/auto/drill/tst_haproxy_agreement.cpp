@@ -13,10 +13,13 @@
 // Fails under CI=true when /usr/sbin/haproxy is missing (.ci/install-deps installs haproxy).
 #include <QDateTime>
 #include <QFileInfo>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QProcess>
 #include <QRegularExpression>
+#include <QTcpSocket>
 #include <QTemporaryDir>
 #include <QTest>
 #include <QTimer>
@@ -28,6 +31,8 @@
 #include "agreement.hpp"
 #include "live_testing.hpp"
 #include "require_peer.hpp"
+#include "spillway/formats/sniff.hpp"
+#include "spillway/formats/source.hpp"
 
 using namespace live_testing;
 using agreement::cli;
@@ -259,6 +264,29 @@ QString judge(Run& r) {
   return failure;
 }
 
+// POSTs one chat call through the gateway and waits for its answer; false when none came.
+bool chat(QNetworkAccessManager& nam, quint16 port) {
+  QNetworkRequest rq(QUrl(QString("http://127.0.0.1:%1/v1/chat/completions").arg(port)));
+  rq.setHeader(QNetworkRequest::ContentTypeHeader, "application/json");
+  rq.setTransferTimeout(5000);
+  QNetworkReply* reply =
+      nam.post(rq, R"({"model":"chat","messages":[{"role":"user","content":"hi"}]})");
+  const bool done = QTest::qWaitFor([reply] { return reply->isFinished(); }, 6000);
+  const bool ok = done && reply->error() == QNetworkReply::NoError;
+  reply->deleteLater();
+  return ok;
+}
+
+// A request HAProxy cannot parse: it logs it without a server (<NOSRV>, 400).
+void sendGarbage(quint16 port) {
+  QTcpSocket s;
+  s.connectToHost(QHostAddress::LocalHost, port);
+  if (!s.waitForConnected(2000)) return;
+  s.write("GARBAGE\r\n\r\n");
+  s.waitForBytesWritten(1000);
+  s.waitForReadyRead(2000);
+}
+
 }  // namespace
 
 class TstHaproxyAgreement : public QObject {
@@ -279,6 +307,71 @@ class TstHaproxyAgreement : public QObject {
       if (!f.isEmpty()) failures << t.name + ": " + f;
     }
     QVERIFY2(failures.isEmpty(), qPrintable(failures.join("\n")));
+  }
+
+  // On a kept-alive connection HAProxy's accept date (%Ts) is when the previous request ended:
+  // a caller idle for 400 ms between calls would have each call start 400 ms early. The
+  // export's log-format carries the idle time, and the import starts a call when it was sent.
+  // A line without a server (a request HAProxy could not parse) is still JSON, and ignored.
+  void keptAliveCallsStartWhenSent() {
+    SPW_REQUIRE_PEER(QFileInfo(kHaproxy).isExecutable(),
+                     "/usr/sbin/haproxy is missing: install haproxy (.ci/install-deps)");
+    QTemporaryDir tmp;
+    const agreement::Ports ports = agreement::freshPorts({});
+    QVERIFY(tmp.isValid() && ports.base);
+    const QString dir = tmp.path();
+    const QString why = agreement::writeAndExport(
+        dir,
+        agreement::scenario("kept-alive", 600, 1,
+                            "{type: errors, target: chat-3, at: 500s, duration: 1s, rate: 1.0}", 1),
+        kPolicy, ports, "haproxy", "backend.cfg");
+    QVERIFY2(why.isEmpty(), qPrintable(why));
+    const QByteArray conf = haproxyConf(ports.gateway, readFile(dir + "/backend.cfg"));
+    QVERIFY(!conf.isEmpty() && writeFile(dir + "/haproxy.cfg", conf));
+    QProcess instances, haproxy;
+    instances.start(SPILLWAY_CLI, {"serve-instances", dir + "/scenario.yaml", "--base-port",
+                                   QString::number(ports.base)});
+    QByteArray listeners;  // a line per instance listening, then "serving ..."
+    QVERIFY(QTest::qWaitFor(
+        [&] {
+          listeners += instances.readAllStandardError();
+          return listeners.contains("serving") || instances.state() == QProcess::NotRunning;
+        },
+        10000));
+    QVERIFY2(instances.state() == QProcess::Running, listeners.constData());
+    haproxy.start(kHaproxy, {"-db", "-f", dir + "/haproxy.cfg"});
+    QVERIFY(haproxy.waitForStarted(5000));
+    QNetworkAccessManager nam;
+    std::vector<qint64> sent;
+    QTest::qWait(300);  // HAProxy listening
+    for (int i = 0; i < 6; ++i) {
+      if (i > 0) QTest::qWait(400);  // the connection idles
+      sent.push_back(QDateTime::currentMSecsSinceEpoch());
+      QVERIFY2(chat(nam, ports.gateway), qPrintable(QString("call %1 got no answer").arg(i)));
+    }
+    sendGarbage(ports.gateway);
+    stop(haproxy);
+    stop(instances);
+    const QByteArray log = haproxy.readAllStandardOutput();
+    namespace formats = spillway::formats;
+    const std::string text = log.toStdString();
+    QCOMPARE(formats::sniffFormat(text).format, std::optional(formats::Format::Haproxy));
+    auto src = formats::sourceFromMemory(formats::Format::Haproxy, "haproxy.log", text, {});
+    spillway::CallRecord rec;
+    std::vector<spillway::Micros> starts;
+    while (src->next(rec)) starts.push_back(rec.ts);
+    QCOMPARE(src->ignored(), std::uint64_t{1});  // the garbage
+    QCOMPARE(starts.size(), sent.size());
+    int idled = 0;
+    for (std::size_t i = 0; i < sent.size(); ++i) {
+      const double off = static_cast<double>(starts[i]) / 1000.0 - static_cast<double>(sent[i]);
+      qInfo("call %zu: started %.0f ms after it was sent", i, off);
+      QVERIFY2(std::abs(off) < 150, qPrintable(QString("call %1: %2 ms off").arg(i).arg(off)));
+    }
+    // The calls did share a connection: HAProxy's accept dates alone are 400 ms early.
+    for (const QByteArray& line : log.split('\n'))
+      idled += QJsonDocument::fromJson(line).object().value("Ti").toInt() >= 300;
+    QVERIFY2(idled >= 3, log.constData());
   }
 };
 

@@ -25,6 +25,21 @@ const char* kEnvoy =
 {"start_time":"2025-11-30T05:20:03.000Z","method":"POST","response_code":0,"response_flags":"UC","duration":"120","upstream_host":"10.0.0.5:8000"}
 )";
 
+// HAProxy, as written by the export's log-format (exporter::haproxyLogFormat): a call on a fresh
+// connection; the next on the same connection after 300 ms idle (its accept date is the end of
+// the one before); a server timeout before the headers; a server that closed during the body;
+// a refused connection; a request HAProxy could not parse and one with no server up (no
+// server: ignored).
+const char* kHaproxy =
+    R"({"accept_ms":1764480000000,"Th":0,"Ti":0,"TR":0,"Tw":0,"Tc":1,"Tr":48,"Ta":50,"server":"chat-1","backend":"chat","status":200,"termination":"--"}
+{"accept_ms":1764480000050,"Th":0,"Ti":300,"TR":0,"Tw":0,"Tc":0,"Tr":20,"Ta":21,"server":"chat-2","backend":"chat","status":200,"termination":"--"}
+{"accept_ms":1764480001000,"Th":2,"Ti":5,"TR":0,"Tw":0,"Tc":0,"Tr":-1,"Ta":10000,"server":"chat-3","backend":"chat","status":504,"termination":"sH"}
+{"accept_ms":1764480002000,"Th":0,"Ti":0,"TR":0,"Tw":0,"Tc":0,"Tr":30,"Ta":900,"server":"chat-1","backend":"chat","status":200,"termination":"SD"}
+{"accept_ms":1764480003000,"Th":0,"Ti":0,"TR":0,"Tw":0,"Tc":-1,"Tr":-1,"Ta":3001,"server":"chat-3","backend":"chat","status":503,"termination":"SC"}
+{"accept_ms":1764480004000,"Th":0,"Ti":0,"TR":-1,"Tw":-1,"Tc":-1,"Tr":-1,"Ta":0,"server":"<NOSRV>","backend":"fe","status":400,"termination":"PR"}
+{"accept_ms":1764480005000,"Th":0,"Ti":0,"TR":0,"Tw":0,"Tc":-1,"Tr":-1,"Ta":0,"server":"<NOSRV>","backend":"chat","status":503,"termination":"SC"}
+)";
+
 const char* kOtlp = R"({"resourceSpans":[{
   "resource":{"attributes":[{"key":"service.name","value":{"stringValue":"order-assistant"}}]},
   "scopeSpans":[{"scope":{"name":"opentelemetry.instrumentation.openai"},"spans":[
@@ -105,6 +120,15 @@ std::vector<ImporterCase> importerCases() {
 )",
        1});
   r.push_back(
+      {"haproxy export log-format", "haproxy", kHaproxy, "",
+       R"({"ts":1764480000000,"instance":"chat-1","model":"chat","latency_ms":50,"status":200,"outcome":"ok"}
+{"ts":1764480000350,"instance":"chat-2","model":"chat","latency_ms":21,"status":200,"outcome":"ok"}
+{"ts":1764480001007,"instance":"chat-3","model":"chat","latency_ms":10000,"status":504,"outcome":"timeout"}
+{"ts":1764480002000,"instance":"chat-1","model":"chat","latency_ms":900,"status":200,"outcome":"reset"}
+{"ts":1764480003000,"instance":"chat-3","model":"chat","latency_ms":3001,"status":503,"outcome":"error"}
+)",
+       2});
+  r.push_back(
       {"envoy mapped keys", "envoy",
        R"({"ts":"2025-11-30T05:20:00.000Z","host":"h1","code":"200","dur":"12","x-model":"m"})",
        "start_time=ts,upstream_host=host,response_code=code,duration=dur,model=x-model",
@@ -176,6 +200,14 @@ std::vector<BadCase> badCases() {
                R"({"ts":"2025-11-30T05:20:00Z","upstream_host":"h","code":"abc","duration":1})",
                "start_time=ts,response_code=code",
                "f.log:1: code: expected an HTTP status, got 'abc'", 0, 1});
+  r.push_back({"haproxy without the active time", "haproxy",
+               R"({"accept_ms":1764480000000,"Ti":0,"server":"s1","status":200})", "",
+               "f.log:1: Ta: missing required field", 0, 1});
+  r.push_back(
+      {"haproxy idle time not a number (mapped key named)", "haproxy",
+       std::string(R"({"accept_ms":1764480000000,"Ti":0,"Ta":5,"server":"s1","status":200})") +
+           "\n" + R"({"accept_ms":1764480000000,"idle":"soon","Ta":5,"server":"s1","status":200})",
+       "idle=idle", "f.log:2: idle: expected milliseconds, got 'soon'", 1, 1});
   r.push_back({"csv bad latency", "csv",
                "ts,instance,latency_ms,status\n1764480000000,a,1,200\n1764480000000,a,x,200\n", "",
                "f.log:3: latency_ms: expected milliseconds >= 0, got 'x'", 1, 1});

@@ -130,6 +130,7 @@ class TstInputFiles : public QObject {
     QTest::newRow("csv") << static_cast<int>(formats::Format::Csv);
     QTest::newRow("nginx") << static_cast<int>(formats::Format::Nginx);
     QTest::newRow("envoy") << static_cast<int>(formats::Format::Envoy);
+    QTest::newRow("haproxy") << static_cast<int>(formats::Format::Haproxy);
   }
   void lineLimitOfStreamedReaders() {
     QFETCH(int, format);
@@ -158,6 +159,10 @@ class TstInputFiles : public QObject {
         << "\n  \n{\"start_time\":\"x\",\"response_code\":200,\"upstream_host\":\"h\"}\n"
         << "envoy"
         << "keys start_time, upstream_host, response_code";
+    QTest::newRow("haproxy (the export's log-format)")
+        << R"({"accept_ms":1,"Th":0,"Ti":0,"Ta":3,"server":"s1","backend":"b","status":200})"
+        << "haproxy"
+        << "keys Ta, Ti, Th, accept_ms";
     QTest::newRow("canonical jsonl") << R"({"ts":1,"instance":"a","latency_ms":3,"status":200})"
                                         "\n"
                                      << "jsonl"

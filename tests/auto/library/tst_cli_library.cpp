@@ -251,7 +251,7 @@ class TstCliLibrary : public QObject {
                              << "--map: when: not a field of the csv format";
     QTest::newRow("bad format")
         << QStringList{"import", "x", "--format", "xml"}
-        << "import: --format: expected jsonl, csv, nginx, envoy, otlp or prometheus\n";
+        << "import: --format: expected jsonl, csv, nginx, envoy, haproxy, otlp or prometheus\n";
   }
   void errors() {
     QFETCH(QStringList, args);

@@ -256,7 +256,7 @@ class TstShadow : public QObject {
     p.start(SPILLWAY_CLI, {"listen", "--tail", "x.log", "--format", "csv"});
     QVERIFY(p.waitForFinished(20000));
     QCOMPARE(p.exitCode(), 2);
-    QVERIFY(p.readAllStandardError().contains("--format: expected nginx, envoy or jsonl"));
+    QVERIFY(p.readAllStandardError().contains("--format: expected nginx, envoy, haproxy or jsonl"));
   }
 };
 

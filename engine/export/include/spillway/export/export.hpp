@@ -69,8 +69,10 @@ struct ExportResult {
 // The targets that can be exported to: resilience4j, envoy, istio, sentinel, haproxy, nginx,
 // litellm (opossum and cockatiel are emulated, not exported).
 bool exportable(DialectKind k);
-// An HAProxy log-format whose lines are canonical JSONL calls (docs/telemetry.md): accept time,
-// server, backend, active time, status. The HAProxy export carries it in its header.
+// An HAProxy log-format of JSON lines with HAProxy's own names (the haproxy import format,
+// docs/formats.md): accept date, the timers that place the request after a kept-alive
+// connection's idle time, server, backend, status and termination state. The HAProxy export
+// carries it in its header.
 std::string_view haproxyLogFormat();
 
 // HOST:PORT with a host of letters, digits, '.', '-' and a port 1–65535 (what a server line

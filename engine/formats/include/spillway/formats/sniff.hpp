@@ -20,7 +20,8 @@ struct Sniffed {
 // - a JSON object with `resourceSpans` → otlp; with `resultType` or `status` + `data` →
 //   prometheus; with nginx's keys (msec, request_time, upstream_addr, upstream_status,
 //   upstream_response_time) → nginx; with Envoy's (start_time, upstream_host, response_code,
-//   response_flags) → envoy; with `instance` and `latency_ms` → jsonl (canonical);
+//   response_flags) → envoy; with HAProxy's `Ta` (and Ti, Th or accept_ms, as the export's
+//   log-format writes) → haproxy; with `instance` and `latency_ms` → jsonl (canonical);
 // - a JSON document spread over lines → otlp or prometheus by the same keys in `head`;
 // - a line with commas naming a canonical column (instance, status, latency_ms) → csv.
 // Keys of two formats at once, or of none, → unknown.
@@ -29,5 +30,9 @@ Sniffed sniffFormat(std::string_view head);
 // Reads up to 64 KiB of `path` and sniffs them. Not for "-" or anything but a regular file
 // (a pipe could not be read twice): unknown, with the reason.
 Sniffed sniffFile(const std::string& path);
+// The format `path`'s first line tells when it is not canonical JSONL (an access log, CSV,
+// OTLP …): commands that read a trace open those with their importer, and anything else as
+// canonical JSONL, whose reader names what is wrong.
+std::optional<Format> nonCanonicalFormat(const std::string& path);
 
 }  // namespace spillway::formats

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -29,11 +30,22 @@ struct AggregateSample {
   long line = 0;
 };
 
-enum class Format { Jsonl, Csv, Nginx, Envoy, Otlp, Prometheus };
+// Haproxy last: the console keeps a format in its settings by number.
+enum class Format { Jsonl, Csv, Nginx, Envoy, Otlp, Prometheus, Haproxy };
 
-// "jsonl", "csv", "nginx", "envoy", "otlp", "prometheus".
+// "jsonl", "csv", "nginx", "envoy", "otlp", "prometheus", "haproxy".
 std::string_view formatName(Format f);
 bool parseFormat(std::string_view s, Format& out);
+// Every format, in the order help texts and errors list them.
+inline constexpr Format kFormats[] = {Format::Jsonl,     Format::Csv,     Format::Nginx,
+                                      Format::Envoy,     Format::Haproxy, Format::Otlp,
+                                      Format::Prometheus};
+// The access logs a live tail follows line by line (listen, the console's Live mode).
+inline constexpr Format kTailFormats[] = {Format::Nginx, Format::Envoy, Format::Haproxy,
+                                          Format::Jsonl};
+bool isTailFormat(Format f);
+// "nginx, envoy, haproxy or jsonl": the names for a help text or an error.
+std::string formatChoices(std::span<const Format> formats);
 
 // Canonical field → key (JSON formats), column (CSV) or label (Prometheus) in the input.
 using FieldMap = std::map<std::string, std::string, std::less<>>;
@@ -61,7 +73,7 @@ class RecordSource {
   virtual const std::string& source() const { return source_; }
   virtual std::uint64_t skipped() const { return skipped_; }
   virtual const std::vector<std::string>& skippedMessages() const { return skippedMessages_; }
-  // Well-formed records that describe no upstream call (nginx/Envoy without an upstream, spans
+  // Well-formed records that describe no upstream call (nginx/Envoy/HAProxy without one, spans
   // that are not GenAI calls): not errors, not imported.
   std::uint64_t ignored() const { return ignored_; }
 

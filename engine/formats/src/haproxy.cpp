@@ -1,0 +1,93 @@
+// HAProxy JSON access log → one CallRecord per line that reached a server.
+//
+// Timing: the accept date (%Ts%ms) of a request on a kept-alive connection is when the previous
+// one ended, and the wait for this one is its idle time (%Ti), after the handshake (%Th); the
+// request itself starts at accept + Th + Ti and is active for %Ta (to the last byte of the
+// answer). Lines without a server (%s is <NOSRV>: a request HAProxy could not parse, a client
+// that never sent one, no server up) describe no instance call and are ignored.
+#include "spillway/formats/haproxy.hpp"
+
+#include <cmath>
+
+#include "internal.hpp"
+
+namespace spillway::formats {
+
+Outcome haproxyOutcome(std::string_view termination, int status) {
+  const char cause = termination.empty() ? '-' : termination[0];
+  const char phase = termination.size() < 2 ? '-' : termination[1];
+  if (cause == 's') return Outcome::Timeout;
+  if (cause == 'S' && phase == 'C') return Outcome::Error;
+  if (cause == 'S' && (phase == 'H' || phase == 'D' || phase == 'L')) return Outcome::Reset;
+  return status == 0 ? Outcome::Error : Outcome::Ok;
+}
+
+namespace detail {
+namespace {
+
+class HaproxySource final : public PerLineJsonSource {
+ public:
+  HaproxySource(std::unique_ptr<LineReader> r, const ImportOptions& opt)
+      : PerLineJsonSource(std::move(r), Format::Haproxy, opt) {}
+
+ private:
+  // A timer in ms; -1 (the phase never happened) and an absent key are 0 when `optional`.
+  Micros timer(simdjson::dom::object o, const char* field, bool optional) {
+    std::string scratch;
+    const auto t = text(o, field, scratch);
+    if (!t) {
+      if (optional) return 0;
+      fail(map_.at(field), "missing required field");
+    }
+    const auto ms = parseNumber(*t);
+    if (optional && ms && *ms == -1) return 0;
+    if (!ms || *ms < 0 || *ms >= 9.0e12 || std::floor(*ms) != *ms)
+      fail(map_.at(field), "expected milliseconds, got '" + std::string(*t) + "'");
+    return static_cast<Micros>(*ms) * 1000;
+  }
+
+  bool parse(std::string_view line, CallRecord& rec) override {
+    const simdjson::dom::object o = object(line);
+    rec = CallRecord{};
+    std::string s1, s2, s3;
+    const auto server = text(o, "server", hostScratch_);
+    if (!server || isDash(*server) || *server == "<NOSRV>") {
+      ++ignored_;
+      return false;
+    }
+    rec.instance = *server;
+    const auto accept = text(o, "accept", s1);
+    if (!accept) fail(map_.at("accept"), "missing required field");
+    const auto acceptUs = parseTime(*accept, 1e3);  // %Ts%ms: epoch milliseconds
+    if (!acceptUs || *acceptUs < 0)
+      fail(map_.at("accept"), "expected epoch milliseconds, got '" + std::string(*accept) + "'");
+    rec.ts = *acceptUs + timer(o, "handshake", true) + timer(o, "idle", true);
+    rec.latency = timer(o, "active", false);
+    const auto code = text(o, "status", s2);
+    if (!code) fail(map_.at("status"), "missing required field");
+    const auto st = parseNumber(*code);
+    if (!st || *st < -1 || *st > 999 || std::floor(*st) != *st)
+      fail(map_.at("status"), "expected an HTTP status, got '" + std::string(*code) + "'");
+    rec.status = *st < 0 ? 0 : static_cast<int>(*st);  // -1: no answer
+    const auto term = text(o, "termination", s3);
+    rec.outcome = haproxyOutcome(term ? *term : std::string_view("--"), rec.status);
+    rec.hasOutcome = term && !isDash(*term) && *term != "--";
+    optString(o, "model", rec.model);
+    optString(o, "tenant", rec.tenant);
+    optString(o, "route", rec.route);
+    optString(o, "session", rec.session);
+    rec.line = r_->lineNo();
+    return true;
+  }
+
+  std::string hostScratch_;  // outlives the record: its instance points here
+};
+
+}  // namespace
+
+std::unique_ptr<RecordSource> makeHaproxy(std::unique_ptr<LineReader> r, const ImportOptions& opt) {
+  return std::make_unique<HaproxySource>(std::move(r), opt);
+}
+
+}  // namespace detail
+}  // namespace spillway::formats
