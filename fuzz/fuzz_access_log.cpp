@@ -1,5 +1,5 @@
 // libFuzzer: an access-log importer (engine formats, sourceFromMemory), as `import --format F`
-// reads a file; one harness per format (SPILLWAY_FUZZ_FORMAT: Nginx, Envoy or Csv, set by
+// reads a file; one harness per format (SPILLWAY_FUZZ_FORMAT: Nginx, Envoy, Haproxy or Csv, set by
 // fuzz/CMakeLists.txt). The first byte's low bit chooses --skip-bad-lines; every record is read.
 // Any input must end in records or an InputError, never another exception.
 #include <cstddef>

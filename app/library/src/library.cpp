@@ -182,6 +182,7 @@ class CallsSource final : public formats::RecordSource {
     if (cols_.critical[i]) rec.critical = cols_.critical[i] == 2;
     rec.tokensIn = cols_.tokensIn[i];
     rec.tokensOut = cols_.tokensOut[i];
+    rec.ttfb = cols_.ttfb[i];
     rec.line = static_cast<long>(++count_);
     return true;
   }

@@ -103,6 +103,7 @@ void RecordingBlock::call(std::size_t i, CallRecord& rec) const {
   if (c.critical[i]) rec.critical = c.critical[i] == 2;
   rec.tokensIn = c.tokensIn[i];
   rec.tokensOut = c.tokensOut[i];
+  rec.ttfb = c.ttfb[i];
 }
 
 void RecordingBlock::sample(std::size_t i, formats::AggregateSample& s) const {

@@ -94,6 +94,10 @@ void appendCallJson(std::string& out, const CallRecord& r) {
     out.append(",\"tokens_out\":");
     appendInt(out, r.tokensOut);
   }
+  if (r.ttfb >= 0) {
+    out.append(",\"ttfb_ms\":");
+    appendMillis(out, r.ttfb);
+  }
   out.append("}\n");
 }
 

@@ -65,11 +65,12 @@ enum Col {
   kCritical,
   kTokensIn,
   kTokensOut,
+  kTtfb,
   kCols
 };
 constexpr std::array<const char*, kCols> kFields = {
-    "ts",     "instance", "latency_ms", "status",   "outcome",   "model",
-    "tenant", "route",    "session",    "critical", "tokens_in", "tokens_out"};
+    "ts",    "instance", "latency_ms", "status",    "outcome",    "model",  "tenant",
+    "route", "session",  "critical",   "tokens_in", "tokens_out", "ttfb_ms"};
 
 class CsvSource final : public RecordSource {
  public:
@@ -147,6 +148,13 @@ class CsvSource final : public RecordSource {
     return cells_[static_cast<std::size_t>(i)];
   }
   const std::string& col(int c) const { return map_.at(kFields[c]); }
+  // A duration column in ms, as µs.
+  Micros millis(int c) const {
+    const auto ms = parseNumber(cell(c));
+    if (!ms || *ms < 0 || *ms >= 9.0e12)
+      fail(col(c), "expected milliseconds >= 0, got '" + std::string(cell(c)) + "'");
+    return static_cast<Micros>(std::llround(*ms * 1000.0));
+  }
 
   bool parse(CallRecord& rec) {
     rec = CallRecord{};
@@ -158,10 +166,8 @@ class CsvSource final : public RecordSource {
     rec.ts = *ts;
     rec.instance = cell(kInstance);
     if (rec.instance.empty()) fail(col(kInstance), "must not be empty");
-    auto ms = parseNumber(cell(kLatency));
-    if (!ms || *ms < 0 || *ms >= 9.0e12)
-      fail(col(kLatency), "expected milliseconds >= 0, got '" + std::string(cell(kLatency)) + "'");
-    rec.latency = static_cast<Micros>(std::llround(*ms * 1000.0));
+    rec.latency = millis(kLatency);
+    if (!cell(kTtfb).empty()) rec.ttfb = millis(kTtfb);
     auto st = parseNumber(cell(kStatus));
     if (!st || *st < 0 || *st > 999 || std::floor(*st) != *st)
       fail(col(kStatus), "expected an HTTP status, got '" + std::string(cell(kStatus)) + "'");

@@ -3,11 +3,13 @@
 // Timing: the accept date (%Ts%ms) of a request on a kept-alive connection is when the previous
 // one ended, and the wait for this one is its idle time (%Ti), after the handshake (%Th); the
 // request itself starts at accept + Th + Ti and is active for %Ta (to the last byte of the
-// answer). Lines without a server (%s is <NOSRV>: a request HAProxy could not parse, a client
-// that never sent one, no server up) describe no instance call and are ignored.
+// answer); its answer's headers came TR + Tw + Tc + Tr after its start (the ttfb). Lines without a
+// server (%s is <NOSRV>: a request HAProxy could not parse, a client that never sent one, no server
+// up) describe no instance call and are ignored.
 #include "spillway/formats/haproxy.hpp"
 
 #include <cmath>
+#include <optional>
 
 #include "internal.hpp"
 
@@ -31,19 +33,28 @@ class HaproxySource final : public PerLineJsonSource {
       : PerLineJsonSource(std::move(r), Format::Haproxy, opt) {}
 
  private:
-  // A timer in ms; -1 (the phase never happened) and an absent key are 0 when `optional`.
-  Micros timer(simdjson::dom::object o, const char* field, bool optional) {
+  // A timer in ms, as µs; nullopt when absent or -1 (the phase never happened), which a
+  // `required` one may not be.
+  std::optional<Micros> timer(simdjson::dom::object o, const char* field, bool required = false) {
     std::string scratch;
     const auto t = text(o, field, scratch);
     if (!t) {
-      if (optional) return 0;
-      fail(map_.at(field), "missing required field");
+      if (required) fail(map_.at(field), "missing required field");
+      return std::nullopt;
     }
     const auto ms = parseNumber(*t);
-    if (optional && ms && *ms == -1) return 0;
+    if (!required && ms && *ms == -1) return std::nullopt;
     if (!ms || *ms < 0 || *ms >= 9.0e12 || std::floor(*ms) != *ms)
       fail(map_.at(field), "expected milliseconds, got '" + std::string(*t) + "'");
     return static_cast<Micros>(*ms) * 1000;
+  }
+  // The answer's headers reached HAProxy TR + Tw + Tc + Tr after the request's start; nullopt
+  // when they never did (Tr is -1).
+  std::optional<Micros> ttfb(simdjson::dom::object o) {
+    const auto response = timer(o, "response");
+    if (!response) return std::nullopt;
+    return timer(o, "request").value_or(0) + timer(o, "queue").value_or(0) +
+           timer(o, "connect").value_or(0) + *response;
   }
 
   bool parse(std::string_view line, CallRecord& rec) override {
@@ -61,8 +72,9 @@ class HaproxySource final : public PerLineJsonSource {
     const auto acceptUs = parseTime(*accept, 1e3);  // %Ts%ms: epoch milliseconds
     if (!acceptUs || *acceptUs < 0)
       fail(map_.at("accept"), "expected epoch milliseconds, got '" + std::string(*accept) + "'");
-    rec.ts = *acceptUs + timer(o, "handshake", true) + timer(o, "idle", true);
-    rec.latency = timer(o, "active", false);
+    rec.ts = *acceptUs + timer(o, "handshake").value_or(0) + timer(o, "idle").value_or(0);
+    rec.latency = *timer(o, "active", true);
+    rec.ttfb = ttfb(o).value_or(-1);
     const auto code = text(o, "status", s2);
     if (!code) fail(map_.at("status"), "missing required field");
     const auto st = parseNumber(*code);

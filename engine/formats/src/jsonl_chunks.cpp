@@ -144,6 +144,7 @@ enum Key : unsigned {
   kCritical = 512,
   kTokensIn = 1024,
   kTokensOut = 2048,
+  kTtfb = 4096,
 };
 
 // `k`, of the name's length, is `name`: two overlapping words compared, no call.
@@ -177,7 +178,7 @@ unsigned keyOf(std::string_view key) {
     case 6:
       return is(k, "status", kStatus) | is(k, "tenant", kTenant);
     case 7:
-      return is(k, "outcome", kOutcome) | is(k, "session", kSession);
+      return is(k, "outcome", kOutcome) | is(k, "session", kSession) | is(k, "ttfb_ms", kTtfb);
     case 8:
       return is(k, "instance", kInstance) | is(k, "critical", kCritical);
     case 9:
@@ -219,6 +220,8 @@ bool canonicalValue(Canonical& c, unsigned key, CallRecord& rec) {
       return c.string(rec.instance) && !rec.instance.empty();
     case kLatency:
       return millis(c, rec.latency);
+    case kTtfb:
+      return millis(c, rec.ttfb);
     case kStatus:
       if (!c.integer(n, 3)) return false;
       rec.status = static_cast<int>(n);

@@ -65,7 +65,8 @@ const FieldMap& defaultFieldMap(Format f) {
                                {"session", "session"},
                                {"critical", "critical"},
                                {"tokens_in", "tokens_in"},
-                               {"tokens_out", "tokens_out"}};
+                               {"tokens_out", "tokens_out"},
+                               {"ttfb_ms", "ttfb_ms"}};
   static const FieldMap nginx = {{"time", "msec"},
                                  {"request_time", "request_time"},
                                  {"status", "status"},
@@ -86,7 +87,11 @@ const FieldMap& defaultFieldMap(Format f) {
                                  {"route", "route"},
                                  {"session", "session"}};
   // The keys of the export's log-format (exporter::haproxyLogFormat).
-  static const FieldMap haproxy = {{"accept", "accept_ms"},
+  static const FieldMap haproxy = {{"request", "TR"},
+                                   {"queue", "Tw"},
+                                   {"connect", "Tc"},
+                                   {"response", "Tr"},
+                                   {"accept", "accept_ms"},
                                    {"handshake", "Th"},
                                    {"idle", "Ti"},
                                    {"active", "Ta"},

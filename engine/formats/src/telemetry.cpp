@@ -268,14 +268,15 @@ bool readTs(value v, CallRecord& rec, std::string& field, std::string& err) {
   return true;
 }
 
-bool readLatency(value v, CallRecord& rec, std::string& field, std::string& err) {
+// A duration in ms (latency_ms, ttfb_ms) into `out` in µs.
+bool readMillis(value v, std::string_view key, Micros& out, std::string& field, std::string& err) {
   double ms;
   if (v.get_double().get(ms) || !std::isfinite(ms))
-    return fail(field, err, "latency_ms", "expected a number");
-  if (ms < 0) return fail(field, err, "latency_ms", "must not be negative");
+    return fail(field, err, key, "expected a number");
+  if (ms < 0) return fail(field, err, key, "must not be negative");
   // The µs value must fit in int64.
-  if (ms >= 9.0e15) return fail(field, err, "latency_ms", "out of range");
-  rec.latency = static_cast<Micros>(std::llround(ms * 1000.0));
+  if (ms >= 9.0e15) return fail(field, err, key, "out of range");
+  out = static_cast<Micros>(std::llround(ms * 1000.0));
   return true;
 }
 
@@ -300,7 +301,8 @@ bool readField(std::string_view key, value v, CallRecord& rec, Required& has, st
     return true;
   };
   if (key == "ts") return (has.ts = readTs(v, rec, field, err));
-  if (key == "latency_ms") return (has.latency = readLatency(v, rec, field, err));
+  if (key == "latency_ms") return (has.latency = readMillis(v, key, rec.latency, field, err));
+  if (key == "ttfb_ms") return readMillis(v, key, rec.ttfb, field, err);
   if (key == "status") return (has.status = readStatus(v, rec, field, err));
   if (key == "instance") {
     if (!wantString(rec.instance)) return false;

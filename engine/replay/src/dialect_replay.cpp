@@ -28,7 +28,8 @@ void DialectReplayer::feed(const CallRecord& rec) {
   if (first_ == kNever || rec.ts < first_) first_ = rec.ts;
   // A late call (beyond the reorder window) is applied at "now" (the dialect clamps).
   late_ += buffer_.push(
-      {rec.ts, rec.latency, 0, id, rec.status, rec.outcome, options_.truth.sloFor(rec.tenant)});
+      {{rec.ts, rec.latency, 0, id, rec.status, rec.outcome, options_.truth.sloFor(rec.tenant)},
+       rec.ttfb});
   drainUntil(buffer_.watermark());
 }
 
@@ -41,12 +42,12 @@ void DialectReplayer::complete(const Completion& c) {
 // cockatiel's waiting callers retry once the half-open trial has decided.
 void DialectReplayer::releaseWaiters(InstanceId id, Micros at) {
   if (waiting_[id].empty() || d_.state(id) == BreakerState::HalfOpen) return;
-  std::vector<PendingCall> w;
+  std::vector<Call> w;
   w.swap(waiting_[id]);
-  for (const PendingCall& p : w) admit(p, at, true);  // a waiter asking again: counted once
+  for (const Call& p : w) admit(p, at, true);  // a waiter asking again: counted once
 }
 
-void DialectReplayer::admit(const PendingCall& p, Micros at, bool retry) {
+void DialectReplayer::admit(const Call& p, Micros at, bool retry) {
   ReplayInstanceStats& st = stats_[p.id];
   const bool would = truth_.wouldSucceed(p.status, p.outcome, p.latency, p.slo);
   if (!retry) {
@@ -64,7 +65,11 @@ void DialectReplayer::admit(const PendingCall& p, Micros at, bool retry) {
       const Micros cut = d_.callTimeout();
       const bool timedOut = p.latency >= cut;
       const Micros lat = timedOut ? cut : p.latency;
-      buffer_.schedule(Completion{at + lat, p.seq, p.id, lat, p.status,
+      // A gateway counts the answer when its headers arrive: two answers 1 ms apart can reach
+      // it in the other order than they end (a ttfb past the end is rounding: the end).
+      const Micros judged =
+          !timedOut && p.ttfb >= 0 && d_.judgesAtHeaders() ? std::min(p.ttfb, lat) : lat;
+      buffer_.schedule(Completion{at + judged, p.seq, p.id, lat, p.status,
                                   timedOut ? Outcome::Timeout : p.outcome, dec});
       break;
     }
@@ -81,7 +86,7 @@ void DialectReplayer::admit(const PendingCall& p, Micros at, bool retry) {
 
 void DialectReplayer::drainUntil(Micros upTo) {
   buffer_.drain(
-      upTo, [this](const PendingCall& p) { admit(p, p.ts, false); },
+      upTo, [this](const Call& p) { admit(p, p.ts, false); },
       [this](const Completion& c) { complete(c); });
 }
 
@@ -90,7 +95,7 @@ void DialectReplayer::finish() {
   buffer_.completeUntil(kForever, [this](const Completion& c) { complete(c); });
   // Callers still waiting when the trace ends never ran: count them as blocked.
   for (InstanceId id = 0; id < waiting_.size(); ++id) {
-    for (const PendingCall& p : waiting_[id]) {
+    for (const Call& p : waiting_[id]) {
       const bool would = truth_.wouldSucceed(p.status, p.outcome, p.latency, p.slo);
       d_.noteBlocked(id, would);
       truth_.onBlock(id, p.ts, would);

@@ -117,6 +117,42 @@ class TestDialectReplay : public QObject {
     QCOMPARE(k.instances[0].finalState, BreakerState::Closed);
   }
 
+  // HAProxy counts an answer when its headers arrive (observe layer7), so a replay records a
+  // call with a known ttfb then. Three errors whose headers come at 5, 6 and 8 ms are three in
+  // a row for it (error-limit 3: down), though a success's end (52 ms) falls between their
+  // ends (40, 60, 70 ms); without the ttfb the success breaks the run.
+  void haproxyCountsAnswersWhenTheirHeadersArrive_data() {
+    QTest::addColumn<bool>("withTtfb");
+    QTest::addColumn<bool>("down");
+    QTest::newRow("ttfb known: by the headers") << true << true;
+    QTest::newRow("ttfb unknown: by the ends") << false << false;
+  }
+  void haproxyCountsAnswersWhenTheirHeadersArrive() {
+    QFETCH(bool, withTtfb);
+    QFETCH(bool, down);
+    auto d = makeDialect(DialectKind::Haproxy,
+                         "backend be\n  server x a:1 check inter 10s rise 2 fall 3 observe layer7 "
+                         "error-limit 3 on-error mark-down\n",
+                         "haproxy.cfg", 1);
+    DialectReplayer r(*d);
+    struct Call {
+      int startMs, latencyMs, ttfbMs, status;
+    };
+    for (const Call& c :
+         {Call{0, 40, 5, 503}, Call{1, 59, 5, 503}, Call{2, 50, 50, 200}, Call{3, 67, 5, 503}}) {
+      CallRecord rec;
+      rec.ts = millis(kBaseMs + c.startMs);
+      rec.latency = millis(c.latencyMs);
+      rec.ttfb = withTtfb ? millis(c.ttfbMs) : -1;
+      rec.status = c.status;
+      rec.instance = "x";
+      rec.model = "m";
+      r.feed(rec);
+    }
+    r.finish();
+    QCOMPARE(r.kpis().instances[0].counters.opens, down ? 1u : 0u);
+  }
+
   void nativeKpisShareTheStruct() {
     const std::string t = trace();
     Replayer rep(Policy{}, ReplayOptions{});

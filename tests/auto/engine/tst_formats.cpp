@@ -152,7 +152,7 @@ class TstFormats : public QObject {
                                    << "latency=lat"
                                    << "--map: latency: not a field of the csv format (critical, "
                                       "instance, latency_ms, model, outcome, route, session, "
-                                      "status, tenant, tokens_in, tokens_out, ts)";
+                                      "status, tenant, tokens_in, tokens_out, ts, ttfb_ms)";
     QTest::newRow("no equals") << "nginx"
                                << "time"
                                << "--map: time: expected field=name";

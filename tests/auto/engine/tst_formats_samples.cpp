@@ -121,10 +121,10 @@ std::vector<ImporterCase> importerCases() {
        1});
   r.push_back(
       {"haproxy export log-format", "haproxy", kHaproxy, "",
-       R"({"ts":1764480000000,"instance":"chat-1","model":"chat","latency_ms":50,"status":200,"outcome":"ok"}
-{"ts":1764480000350,"instance":"chat-2","model":"chat","latency_ms":21,"status":200,"outcome":"ok"}
+       R"({"ts":1764480000000,"instance":"chat-1","model":"chat","latency_ms":50,"status":200,"outcome":"ok","ttfb_ms":49}
+{"ts":1764480000350,"instance":"chat-2","model":"chat","latency_ms":21,"status":200,"outcome":"ok","ttfb_ms":20}
 {"ts":1764480001007,"instance":"chat-3","model":"chat","latency_ms":10000,"status":504,"outcome":"timeout"}
-{"ts":1764480002000,"instance":"chat-1","model":"chat","latency_ms":900,"status":200,"outcome":"reset"}
+{"ts":1764480002000,"instance":"chat-1","model":"chat","latency_ms":900,"status":200,"outcome":"reset","ttfb_ms":30}
 {"ts":1764480003000,"instance":"chat-3","model":"chat","latency_ms":3001,"status":503,"outcome":"error"}
 )",
        2});
@@ -144,6 +144,15 @@ std::vector<ImporterCase> importerCases() {
        "ts=time,instance=host,latency_ms=lat,status=code",
        R"({"ts":1764480000250,"instance":"gpu-1","latency_ms":12.5,"status":200,"outcome":"ok","tenant":"acme, \"inc\"","critical":true}
 {"ts":1764480001000,"instance":"gpu-2","latency_ms":3000,"status":0,"outcome":"error"}
+)",
+       0});
+  r.push_back(
+      {"csv with ttfb", "csv",
+       "ts,instance,latency_ms,status,ttfb_ms\n1764480000000,a,50,200,12.5\n"
+       "1764480001000,a,60,200,\n",
+       "",
+       R"({"ts":1764480000000,"instance":"a","latency_ms":50,"status":200,"outcome":"ok","ttfb_ms":12.5}
+{"ts":1764480001000,"instance":"a","latency_ms":60,"status":200,"outcome":"ok"}
 )",
        0});
   r.push_back(

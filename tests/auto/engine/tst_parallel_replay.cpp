@@ -161,6 +161,7 @@ class TraceWriter {
     if (pick(3) == 0)
       l += ",\"tokens_in\":" + std::to_string(pick(4000)) +
            ",\"tokens_out\":" + std::to_string(pick(900));
+    if (pick(3) == 0) l += ",\"ttfb_ms\":" + millisText(pick(200000), int(pick(4)));
     return unusual(l + "}", inst);
   }
 

@@ -123,7 +123,7 @@ void TstTelemetry::optionalFields() {
   const std::string text =
       R"({"ts":1000,"instance":"chat-72b-3","model":"chat-72b","latency_ms":0.0015,"status":0,)"
       R"("outcome":"reset","tenant":"cs-bot","route":"/v1/chat","session":"s-9",)"
-      R"("critical":true,"tokens_in":1200,"tokens_out":0})"
+      R"("critical":true,"tokens_in":1200,"tokens_out":0,"ttfb_ms":0.75})"
       "\n"
       R"({"critical":false,"status":504,"latency_ms":30000,"instance":"x","ts":2000,"outcome":"timeout"})"
       "\n";
@@ -143,6 +143,7 @@ void TstTelemetry::optionalFields() {
   QCOMPARE(rec.critical, std::optional<bool>(true));
   QCOMPARE(rec.tokensIn, std::int64_t(1200));
   QCOMPARE(rec.tokensOut, std::int64_t(0));
+  QCOMPARE(rec.ttfb, Micros(750));
   QCOMPARE(rec.line, 1L);
 
   QVERIFY(r->next(rec));  // field order does not matter
@@ -154,6 +155,7 @@ void TstTelemetry::optionalFields() {
   QCOMPARE(rec.critical, std::optional<bool>(false));
   QVERIFY(rec.model.empty());
   QCOMPARE(rec.tokensIn, std::int64_t(-1));
+  QCOMPARE(rec.ttfb, Micros(-1));
   QCOMPARE(rec.line, 2L);
   QVERIFY(!r->next(rec));
 }
@@ -321,6 +323,10 @@ void TstTelemetry::badLines_data() {
                                    << "expected a non-negative integer";
   QTest::newRow("tokens fractional") << rec("1", R"("tokens_out":1.5)") << "tokens_out"
                                      << "expected a non-negative integer";
+  QTest::newRow("ttfb negative") << rec("1", R"("ttfb_ms":-1)") << "ttfb_ms"
+                                 << "must not be negative";
+  QTest::newRow("ttfb string") << rec("1", R"("ttfb_ms":"5")") << "ttfb_ms"
+                               << "expected a number";
   QTest::newRow("trailing object") << QByteArray(rec("1") + "{}") << ""
                                    << "trailing content after the JSON object";
   QTest::newRow("trailing brace") << QByteArray(rec("1") + "}") << ""

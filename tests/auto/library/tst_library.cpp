@@ -28,6 +28,31 @@ class TstLibrary : public QObject {
     QTest::newRow("tiny") << QStringLiteral(TEST_DATA_DIR "/tiny.jsonl");
     QTest::newRow("seed-000 sample")
         << QStringLiteral(SPILLWAY_RESOURCES_DIR "/traces/seed000-sample.jsonl");
+    QTest::newRow("ttfb on some calls") << QStringLiteral(TEST_DATA_DIR "/ttfb.jsonl");
+  }
+
+  // A block is written in format 1, as before the ttfb column, unless a call has a ttfb:
+  // libraries of calls without one keep their bytes; both formats read back.
+  void blockFormatGrowsOnlyForTtfb() {
+    BlockColumns b;
+    CallRecord rec;
+    rec.ts = 1'000'000;
+    rec.latency = 5'000;
+    rec.status = 200;
+    b.push(rec, 1, [](std::string_view) { return 0u; });
+    std::string v1, v2;
+    encodeBlock(b, v1);
+    QCOMPARE(int(v1.front()), 1);
+    b.ttfb.back() = 1'500;
+    encodeBlock(b, v2);
+    QCOMPARE(int(v2.front()), 2);
+    for (const std::string* bytes : {&v1, &v2}) {
+      BlockColumns back;
+      QVERIFY(
+          decodeBlock(reinterpret_cast<const unsigned char*>(bytes->data()), bytes->size(), back));
+      QCOMPARE(back.ttfb, std::vector<Micros>{bytes == &v1 ? Micros(-1) : Micros(1'500)});
+      QCOMPARE(back.latency, std::vector<Micros>{5'000});
+    }
   }
   void roundTrip() {
     QFETCH(QString, file);

@@ -165,9 +165,9 @@ QString blockDefect(const RecordingBlock& b) {
     defects << length(c.latency.size(), "latency") << length(c.status.size(), "status")
             << length(c.outcome.size(), "outcome") << length(c.critical.size(), "critical")
             << length(c.tokensIn.size(), "tokens_in") << length(c.tokensOut.size(), "tokens_out")
-            << ids(c.instance, "instance", true) << ids(c.model, "model", false)
-            << ids(c.tenant, "tenant", false) << ids(c.route, "route", false)
-            << ids(c.session, "session", false);
+            << length(c.ttfb.size(), "ttfb") << ids(c.instance, "instance", true)
+            << ids(c.model, "model", false) << ids(c.tenant, "tenant", false)
+            << ids(c.route, "route", false) << ids(c.session, "session", false);
   } else if (b.kind == RecordKind::Samples) {
     const SampleColumns& c = b.samples;
     defects << length(c.end.size(), "end") << length(c.step.size(), "step")

@@ -99,6 +99,10 @@ class DialectCluster {
   // The target's own call timeout (opossum `timeout`): a call that lasts this long or longer
   // fails at start + this.
   virtual Micros callTimeout() const { return kForever; }
+  // Whether the target judges an answer when its status line and headers arrive (a gateway's
+  // passive health: HAProxy's observe layer7) rather than when the call ends: a replay then
+  // records a call with a known ttfb at start + ttfb.
+  virtual bool judgesAtHeaders() const { return false; }
   // Closes the time-in-state accounting at `now` (end of a replay).
   void finish(Micros now);
 

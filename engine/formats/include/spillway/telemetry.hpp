@@ -19,7 +19,11 @@ namespace spillway {
 struct CallRecord {
   Micros ts = 0;       // call start, µs since the Unix epoch
   Micros latency = 0;  // µs
-  int status = 0;      // HTTP status; 0 = no response
+  // µs from ts to the answer's status line and headers at the gateway (TTFB), -1 when not
+  // known: a gateway judges an answer by its status when its headers arrive (HAProxy's
+  // observe layer7), which for a streamed answer is long before its end.
+  Micros ttfb = -1;
+  int status = 0;  // HTTP status; 0 = no response
   Outcome outcome = Outcome::Ok;
   bool hasOutcome = false;
   std::string_view instance;  // views are valid until the next read

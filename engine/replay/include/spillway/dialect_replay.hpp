@@ -100,6 +100,10 @@ class DialectReplayer {
   ReplayKpis kpis(const std::vector<NamedFault>& faults = {}) const;
 
  private:
+  // A waiting call and its ttfb: a gateway dialect counts the answer when its headers arrive.
+  struct Call : PendingCall {
+    Micros ttfb = -1;  // -1 when the record has none
+  };
   struct Completion {
     Micros end;
     std::uint64_t seq;
@@ -112,7 +116,7 @@ class DialectReplayer {
 
   void drainUntil(Micros upTo);
   void complete(const Completion& c);
-  void admit(const PendingCall& p, Micros at, bool retry);
+  void admit(const Call& p, Micros at, bool retry);
   void releaseWaiters(InstanceId id, Micros at);
 
   DialectCluster& d_;
@@ -120,8 +124,8 @@ class DialectReplayer {
   std::vector<Event> events_;
   EventSink* previousSink_;
   EventTee tee_;
-  ReorderBuffer<Completion> buffer_;
-  std::vector<std::vector<PendingCall>> waiting_;  // per instance: callers awaiting a verdict
+  ReorderBuffer<Completion, Call> buffer_;
+  std::vector<std::vector<Call>> waiting_;  // per instance: callers awaiting a verdict
   std::vector<ReplayInstanceStats> stats_;
   ReplayGroundTruth truth_;
   std::uint64_t late_ = 0, fed_ = 0;

@@ -28,23 +28,23 @@ struct PendingCall {
   Micros slo;  // its tenant's
 };
 
-// Done: what is applied at completion; needs `Micros end` and `std::uint64_t seq`.
-template <class Done>
+// Done: what is applied at completion; needs `Micros end` and `std::uint64_t seq`. Call: a
+// PendingCall, or one with more of the record (what a dialect needs, the native replay not).
+template <class Done, class Call = PendingCall>
 class ReorderBuffer {
  public:
   explicit ReorderBuffer(Micros window) : window_(window) {}
 
   // Queues a call by its start (after calls with the same start). Returns true when it is late:
   // it starts before a call already admitted.
-  bool push(PendingCall p) {
+  bool push(Call p) {
     p.seq = seq_++;
     const bool late = p.ts < lastAdmit_;
     if (pending_.empty() || pending_.back().ts <= p.ts) {
       pending_.push_back(p);  // the common case: records in start order
     } else {
-      auto at =
-          std::upper_bound(pending_.begin(), pending_.end(), p,
-                           [](const PendingCall& a, const PendingCall& b) { return a.ts < b.ts; });
+      auto at = std::upper_bound(pending_.begin(), pending_.end(), p,
+                                 [](const Call& a, const Call& b) { return a.ts < b.ts; });
       pending_.insert(at, p);
     }
     maxTs_ = std::max(maxTs_, p.ts);
@@ -59,7 +59,7 @@ class ReorderBuffer {
   template <class Admit, class Complete>
   void drain(Micros upTo, Admit&& admit, Complete&& complete) {
     while (!pending_.empty() && pending_.front().ts <= upTo) {
-      const PendingCall p = pending_.front();
+      const Call p = pending_.front();
       pending_.pop_front();
       completeUntil(p.ts, complete);
       noteAdmitted(p.ts);
@@ -90,7 +90,7 @@ class ReorderBuffer {
   };
 
   Micros window_;
-  std::deque<PendingCall> pending_;  // sorted by (ts, seq)
+  std::deque<Call> pending_;  // sorted by (ts, seq)
   std::priority_queue<Done, std::vector<Done>, Later> inflight_;
   std::uint64_t seq_ = 0;
   Micros maxTs_ = kNever;

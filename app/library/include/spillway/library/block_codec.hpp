@@ -22,6 +22,7 @@ struct BlockColumns {
   std::vector<std::uint8_t> critical;  // 0 absent, 1 false, 2 true
   std::vector<std::uint32_t> instance, model, tenant, route, session;
   std::vector<std::int64_t> tokensIn, tokensOut;  // -1 absent
+  std::vector<Micros> ttfb;                       // -1 absent
 
   std::size_t size() const { return ts.size(); }
   void clear();
@@ -42,10 +43,12 @@ struct BlockColumns {
     session.push_back(str(r.session));
     tokensIn.push_back(r.tokensIn);
     tokensOut.push_back(r.tokensOut);
+    ttfb.push_back(r.ttfb);
   }
 };
 
-// Appends the encoded block to `out`.
+// Appends the encoded block to `out`: format 1 (twelve columns) when no call has a ttfb, so a
+// library of calls without one is what it was; format 2 adds the ttfb column.
 void encodeBlock(const BlockColumns& b, std::string& out);
 // False when the bytes are not a well-formed block (a damaged library); `b` is then unusable.
 bool decodeBlock(const unsigned char* data, std::size_t size, BlockColumns& b);

@@ -52,6 +52,7 @@ class HaproxyDialect final : public DialectCluster {
   void recordHealth(std::string_view instance, Micros at, bool healthy) override;
   void setStartedAt(Micros at) override;
   bool succeeded(int status, Outcome outcome, Micros latency) const override;
+  bool judgesAtHeaders() const override { return true; }
   const HaproxyConfig& config() const { return cfg_; }
   std::uint32_t health(InstanceId id) const;
   Micros nextCheck(InstanceId id) const;

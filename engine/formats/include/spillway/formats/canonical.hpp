@@ -3,7 +3,7 @@
 // importer's records mean. One fixed field order, times in epoch milliseconds with up to three
 // decimals (exact µs), absent optional fields left out, `outcome` always written:
 //   {"ts":…,"instance":…,"model":…,"latency_ms":…,"status":…,"outcome":…,"tenant":…,
-//    "route":…,"session":…,"critical":…,"tokens_in":…,"tokens_out":…}
+//    "route":…,"session":…,"critical":…,"tokens_in":…,"tokens_out":…,"ttfb_ms":…}
 // Reading a canonical line with JsonlReader and writing it again gives the same bytes.
 #include <string>
 
