@@ -19,6 +19,8 @@
 #include "spillway/export/export.hpp"
 #include "spillway/export/validate.hpp"
 #include "spillway/fault_annotations.hpp"
+#include "spillway/formats/canonical.hpp"
+#include "spillway/formats/sniff.hpp"
 #include "spillway/input_error.hpp"
 #include "spillway/input_limits.hpp"
 #include "spillway/library/library.hpp"
@@ -28,8 +30,27 @@ namespace {
 
 using namespace spillway::exporter;
 
-// An incident file, or "sample" for the built-in seed-000 sample; faults from X.faults.jsonl
-// next to X.jsonl when it exists.
+// An access log (HAProxy's in the export's log-format, nginx's, ...) as the canonical JSONL a
+// validation replays: read by its importer, held whole as a canonical file is.
+std::string canonicalText(formats::Format f, const std::string& path) {
+  auto src = formats::openSource(f, path, {});
+  if (src->aggregates())
+    throw InputError(path, 0, "", "holds aggregate samples; validation replays calls");
+  std::string text;
+  CallRecord rec;
+  while (src->next(rec)) {
+    formats::appendCallJson(text, rec);
+    if (text.size() > input_limits::kWholeTrace)
+      throw InputError(path, rec.line, "",
+                       "larger than a validation replay reads whole (" +
+                           std::to_string(input_limits::kWholeTrace >> 20) +
+                           " MiB as canonical JSONL): cut a shorter incident");
+  }
+  return text;
+}
+
+// An incident file (canonical JSONL, or a file whose first line tells its format), or "sample"
+// for the built-in seed-000 sample; faults from X.faults.jsonl next to X.jsonl when it exists.
 Incident loadIncident(const std::string& arg) {
   Incident inc;
   if (arg == "sample") {
@@ -41,7 +62,9 @@ Incident loadIncident(const std::string& arg) {
     return inc;
   }
   inc.name = QFileInfo(QString::fromStdString(arg)).fileName().toStdString();
-  inc.text = readWhole(arg, input_limits::kWholeTrace, "trace read whole");
+  const auto format = formats::nonCanonicalFormat(arg);
+  inc.text = format ? canonicalText(*format, arg)
+                    : readWhole(arg, input_limits::kWholeTrace, "trace read whole");
   std::string stem = arg;
   if (stem.size() > 6 && stem.compare(stem.size() - 6, 6, ".jsonl") == 0)
     stem.resize(stem.size() - 6);
@@ -188,7 +211,8 @@ void addExportOptions(QCommandLineParser& p) {
       "resilience4j (application.yml), envoy (clusters), istio (DestinationRule), sentinel\n"
       "(DegradeRule JSON), haproxy (backend), nginx (upstream), litellm (router_settings).\n"
       "Prints the mapping notes: what was approximated and what the target cannot express.\n"
-      "--validate replays incidents (canonical JSONL; X.faults.jsonl next to X.jsonl is read as\n"
+      "--validate replays incidents (canonical JSONL or an access log whose first line tells its\n"
+      "format, as import does; X.faults.jsonl next to X.jsonl is read as\n"
       "the fault ground truth; 'sample' is the built-in seed-000 sample) under the native policy\n"
       "and under the target's emulation with the exported values, and names every gap.\n"
       "--require makes it a pipeline gate: exit 1 when the target's KPIs fail a term.\n"

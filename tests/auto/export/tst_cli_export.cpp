@@ -52,6 +52,39 @@ class TstCliExport : public QObject {
     QCOMPARE(policy.code, 2);
   }
 
+  // --validate reads an access log as import does: HAProxy's log in the export's log-format
+  // validates exactly as the same calls in canonical JSONL (chat-2 answers 503 for 20 s).
+  void validatesAnAccessLogAsItsCalls() {
+    QTemporaryDir dir;
+    QByteArray haproxy, canonical;
+    for (int i = 0; i < 1800; ++i) {
+      const QByteArray ts = QByteArray::number(1764480000000LL + 33LL * i);
+      const QByteArray server = "chat-" + QByteArray::number(i % 3 + 1);
+      const bool failing = i % 3 == 1 && i > 600 && i < 1200;
+      const QByteArray status = failing ? "503" : "200", lat = failing ? "3" : "40";
+      haproxy += "{\"accept_ms\":" + ts +
+                 ",\"Th\":0,\"Ti\":0,\"TR\":0,\"Tw\":0,\"Tc\":1,\"Tr\":" + lat + ",\"Ta\":" + lat +
+                 ",\"server\":\"" + server + "\",\"backend\":\"chat\",\"status\":" + status +
+                 ",\"termination\":\"--\"}\n";
+      canonical += "{\"ts\":" + ts + ",\"instance\":\"" + server +
+                   "\",\"model\":\"chat\",\"latency_ms\":" + lat + ",\"status\":" + status +
+                   ",\"ttfb_ms\":" + QByteArray::number(lat.toInt() + 1) + "}\n";
+    }
+    QVERIFY(QDir(dir.path()).mkpath("a") && QDir(dir.path()).mkpath("b"));
+    for (const auto& [sub, text] : {std::pair{"a", haproxy}, std::pair{"b", canonical}}) {
+      QFile f(dir.filePath(QString(sub) + "/incident.log"));
+      QVERIFY(f.open(QIODevice::WriteOnly) && f.write(text) == text.size());
+    }
+    const Run a = cli(
+        {"export", "--target", "haproxy", "--validate", dir.filePath("a/incident.log"), "--json"});
+    const Run b = cli(
+        {"export", "--target", "haproxy", "--validate", dir.filePath("b/incident.log"), "--json"});
+    QCOMPARE(a.code, 0);
+    QCOMPARE(b.code, 0);
+    QCOMPARE(a.out, b.out);
+    QVERIFY2(a.out.contains("chat-2 is marked down"), a.out.constData());  // the fault was seen
+  }
+
   void requireGatesOnTheTarget() {
     QTemporaryDir dir;
     const QString out = dir.filePath("envoy.yaml");
