@@ -205,6 +205,11 @@ class TstRecorder : public QObject {
     QTest::newRow("seed-000 sample, whole") << seed << def << 0.0 << 1.0 << 1000 << true;
     QTest::newRow("seed-000 sample, middle") << seed << def << 0.3 << 0.7 << 1000 << false;
     QTest::newRow("seed-000 sample, 50 ms commits") << seed << def << 0.1 << 0.9 << 50 << false;
+    const QString ttfb = QStringLiteral(TEST_DATA_DIR "/ttfb.jsonl");  // some calls with ttfb_ms
+    QTest::newRow("ttfb on some calls, a block per 500 ms")
+        << ttfb << tinyPolicy << 0.0 << 1.0 << 500 << false;
+    QTest::newRow("ttfb on some calls, second half")
+        << ttfb << tinyPolicy << 0.5 << 1.0 << 1000 << false;
     QTest::newRow("synthetic 60 k, whole") << "synthetic" << def << 0.0 << 1.0 << 1000 << false;
     QTest::newRow("synthetic 60 k, inside blocks")
         << "synthetic" << def << 0.123 << 0.456 << 1000 << false;
