@@ -168,10 +168,10 @@ class CsvSource final : public RecordSource {
     if (rec.instance.empty()) fail(col(kInstance), "must not be empty");
     rec.latency = millis(kLatency);
     if (!cell(kTtfb).empty()) rec.ttfb = millis(kTtfb);
-    auto st = parseNumber(cell(kStatus));
-    if (!st || *st < 0 || *st > 999 || std::floor(*st) != *st)
+    const auto st = parseHttpStatus(cell(kStatus));
+    if (!st)
       fail(col(kStatus), "expected an HTTP status, got '" + std::string(cell(kStatus)) + "'");
-    rec.status = static_cast<int>(*st);
+    rec.status = *st;
     if (auto o = cell(kOutcome); !o.empty()) {
       if (!parseOutcome(o, rec.outcome))
         fail(col(kOutcome), "expected ok, error, timeout or reset, got '" + std::string(o) + "'");

@@ -58,10 +58,10 @@ class EnvoySource final : public PerLineJsonSource {
     rec.ts = *ts;
     const auto code = text(o, "response_code", s3);
     if (!code) fail(map_.at("response_code"), "missing required field");
-    auto st = parseNumber(*code);
-    if (!st || *st < 0 || *st > 999 || std::floor(*st) != *st)
+    const auto st = parseHttpStatus(*code);
+    if (!st)
       fail(map_.at("response_code"), "expected an HTTP status, got '" + std::string(*code) + "'");
-    rec.status = static_cast<int>(*st);
+    rec.status = *st;
     const auto dur = text(o, "duration", s4);
     if (!dur) fail(map_.at("duration"), "missing required field");
     auto ms = parseNumber(*dur);
@@ -71,15 +71,10 @@ class EnvoySource final : public PerLineJsonSource {
     const auto flags = text(o, "response_flags", s5);
     rec.outcome = envoyOutcome(flags ? *flags : std::string_view("-"), rec.status);
     rec.hasOutcome = flags && !isDash(*flags);
-    optString(o, "model", rec.model);
-    optString(o, "tenant", rec.tenant);
-    optString(o, "route", rec.route);
-    optString(o, "session", rec.session);
+    labels(o, rec);
     rec.line = r_->lineNo();
     return true;
   }
-
-  std::string hostScratch_;  // outlives the record: its instance may point here
 };
 
 }  // namespace

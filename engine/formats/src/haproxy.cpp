@@ -77,22 +77,16 @@ class HaproxySource final : public PerLineJsonSource {
     rec.ttfb = ttfb(o).value_or(-1);
     const auto code = text(o, "status", s2);
     if (!code) fail(map_.at("status"), "missing required field");
-    const auto st = parseNumber(*code);
-    if (!st || *st < -1 || *st > 999 || std::floor(*st) != *st)
-      fail(map_.at("status"), "expected an HTTP status, got '" + std::string(*code) + "'");
-    rec.status = *st < 0 ? 0 : static_cast<int>(*st);  // -1: no answer
+    const auto st = *code == "-1" ? std::optional(0) : parseHttpStatus(*code);  // -1: no answer
+    if (!st) fail(map_.at("status"), "expected an HTTP status, got '" + std::string(*code) + "'");
+    rec.status = *st;
     const auto term = text(o, "termination", s3);
     rec.outcome = haproxyOutcome(term ? *term : std::string_view("--"), rec.status);
     rec.hasOutcome = term && !isDash(*term) && *term != "--";
-    optString(o, "model", rec.model);
-    optString(o, "tenant", rec.tenant);
-    optString(o, "route", rec.route);
-    optString(o, "session", rec.session);
+    labels(o, rec);
     rec.line = r_->lineNo();
     return true;
   }
-
-  std::string hostScratch_;  // outlives the record: its instance points here
 };
 
 }  // namespace

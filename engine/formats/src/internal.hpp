@@ -32,6 +32,8 @@ std::unique_ptr<RecordSource> makePrometheus(std::string name, std::string text,
 std::optional<std::string_view> jsonText(simdjson::dom::element e, std::string& scratch, bool& bad);
 // Parses a decimal number (optionally fractional, optionally signed) exactly as written.
 std::optional<double> parseNumber(std::string_view s);
+// An HTTP status, 0–999 (0: no answer); nullopt for anything else.
+std::optional<int> parseHttpStatus(std::string_view s);
 // "-" or empty: the log's way of saying "no value".
 inline bool isDash(std::string_view s) {
   return s.empty() || s == "-";
@@ -83,10 +85,18 @@ class JsonLogSource : public RecordSource {
     if (v.value_unsafe().get_string().get(sv)) fail(key, "expected a string");
     if (!isDash(sv)) out = sv;
   }
+  // The optional model, tenant, route and session every access log may carry.
+  void labels(simdjson::dom::object o, CallRecord& rec) const {
+    optString(o, "model", rec.model);
+    optString(o, "tenant", rec.tenant);
+    optString(o, "route", rec.route);
+    optString(o, "session", rec.session);
+  }
 
   std::unique_ptr<LineReader> r_;
   FieldMap map_;
   simdjson::dom::parser parser_;
+  std::string hostScratch_;  // outlives a record: its instance may point here
 };
 
 // A JSON log with one call per line (Envoy, HAProxy): `parse` reads a line into `rec`, or

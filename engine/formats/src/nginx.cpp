@@ -113,10 +113,7 @@ class NginxSource final : public JsonLogSource {
     }
 
     CallRecord base;
-    optString(o, "model", base.model);
-    optString(o, "tenant", base.tenant);
-    optString(o, "route", base.route);
-    optString(o, "session", base.session);
+    labels(o, base);
 
     Micros t = start;
     for (std::size_t i = 0; i < addrs.size(); ++i) {
@@ -127,11 +124,11 @@ class NginxSource final : public JsonLogSource {
       if (isDash(statuses[i])) {
         rec.status = 0;  // no answer from this upstream
       } else {
-        auto st = parseNumber(statuses[i]);
-        if (!st || *st < 0 || *st > 999 || std::floor(*st) != *st)
+        const auto st = parseHttpStatus(statuses[i]);
+        if (!st)
           fail(map_.at("upstream_status"),
                "expected an HTTP status, got '" + std::string(statuses[i]) + "'");
-        rec.status = static_cast<int>(*st);
+        rec.status = *st;
       }
       rec.outcome = rec.status == 0 ? Outcome::Error : Outcome::Ok;
       rec.ts = t;
@@ -142,7 +139,6 @@ class NginxSource final : public JsonLogSource {
     }
   }
 
-  std::string hostScratch_;  // outlives the record: its instance may point here
   std::vector<CallRecord> attempts_;
   std::size_t cur_ = 0;
 };

@@ -225,6 +225,12 @@ std::optional<double> parseNumber(std::string_view s) {
   return v;
 }
 
+std::optional<int> parseHttpStatus(std::string_view s) {
+  const auto v = parseNumber(s);
+  if (!v || *v < 0 || *v > 999 || std::floor(*v) != *v) return std::nullopt;
+  return static_cast<int>(*v);
+}
+
 std::optional<Micros> secondsToMicros(std::string_view s) {
   auto v = parseNumber(s);
   if (!v || *v < 0 || *v >= 9.0e12) return std::nullopt;
