@@ -342,6 +342,7 @@ ordered_json runJson(const RunReport& r) {
     fj["benign"] = f.benign;
     fj["self_ending"] = f.selfEnding;
     fj["service_restoration_s"] = durationJson(f.serviceRestoration);
+    fj["service_left"] = f.serviceLeft;
     fj["detected"] = f.detected;
     fj["restored"] = f.restored;
     fj["ttd_s"] = durationJson(f.ttd);

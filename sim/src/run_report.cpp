@@ -20,16 +20,20 @@ std::vector<std::uint64_t> column(const std::vector<GroupTick>& h,
 // Fault onset → the faulted group's callers' availability back (kpis.md, serviceRestoredSince),
 // measured from the fault's start. nullopt: no answers before the onset, or not back by the end
 // of the run.
-std::optional<Micros> Simulator::Impl::serviceRestoration(const Interval& iv) const {
+std::optional<Micros> Simulator::Impl::serviceRestoration(const Interval& iv, bool* left) const {
   // A start before 0 has no minute before it (row 0 at the latest), hence no level.
   if (groupHistory.empty() || sc.tick <= 0 || iv.start < 0) return std::nullopt;
   const std::vector<GroupTick>& h = groupHistory[inst[iv.instance].model];
   const std::int64_t minute = std::max<std::int64_t>(1, seconds(60) / sc.tick);
   const std::int64_t window = std::max<std::int64_t>(1, sc.policy.breaker.window.length / sc.tick);
+  // The fault's reach: while it lasts and one window after (as for its spread).
+  const std::int64_t span =
+      iv.end == kForever ? static_cast<std::int64_t>(h.size()) : iv.end / sc.tick + window + 1;
   const auto goodSince = serviceRestoredSince(
       column(h, &GroupTick::finished), column(h, &GroupTick::available),
       static_cast<std::size_t>(iv.start / sc.tick),  // row k covers [k, k + 1) ticks
-      static_cast<std::size_t>(minute), static_cast<std::size_t>(window));
+      static_cast<std::size_t>(minute), static_cast<std::size_t>(window),
+      static_cast<std::size_t>(span), left);
   if (!goodSince) return std::nullopt;
   return std::max<Micros>(0, (static_cast<Micros>(*goodSince) + 1) * sc.tick - iv.start);
 }
@@ -225,7 +229,7 @@ RunReport Simulator::Impl::report() const {
     fr.start = iv.start;
     fr.benign = fs.benign;
     fr.selfEnding = !iv.byHand && iv.end != kForever;
-    if (!fs.benign) fr.serviceRestoration = serviceRestoration(iv);
+    if (!fs.benign) fr.serviceRestoration = serviceRestoration(iv, &fr.serviceLeft);
     fr.ended = iv.end != kForever && iv.end <= now;
     fr.end = iv.end == kForever ? now : std::min(iv.end, now);
     if (iv.start > now) continue;  // not reached yet

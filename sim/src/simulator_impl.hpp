@@ -477,7 +477,7 @@ struct Simulator::Impl {
   std::uint64_t unanswered(bool overdueOnly) const;
 
   RunReport report() const;
-  std::optional<Micros> serviceRestoration(const Interval& iv) const;
+  std::optional<Micros> serviceRestoration(const Interval& iv, bool* left) const;
   std::optional<Micros> serviceSpreadAt(const Interval& iv) const;
 
   // Per model group, per tick; kept only when the scenario has real faults.

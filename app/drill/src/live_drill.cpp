@@ -53,7 +53,8 @@ std::optional<Micros> recoveryAfter(const sim::Scenario& sc, const std::vector<L
       static_cast<std::size_t>(std::max<Micros>(1, sc.policy.breaker.window.length / tick));
   const auto goodSince =
       sim::serviceRestoredSince(done, ok, static_cast<std::size_t>(w.start / tick),
-                                static_cast<std::size_t>(seconds(60) / tick), window);
+                                static_cast<std::size_t>(seconds(60) / tick), window,
+                                static_cast<std::size_t>(w.end / tick) + window + 1);
   if (!goodSince) return std::nullopt;
   return std::max<Micros>(0, static_cast<Micros>(*goodSince + 1) * tick - w.end);
 }

@@ -93,6 +93,7 @@ struct FaultRow {
   std::optional<bool> selfEnding;  // simulated only: ended by itself (not a `recover`)
   FaultScore score;
   std::optional<Micros> serviceRestoration;  // simulated only
+  bool serviceLeft = false;
 };
 
 // Everything the episode walk needs, the same for a simulated run and a replay.
@@ -197,6 +198,7 @@ FaultRow simulatedFault(const sim::FaultReport& f, const sim::RunReport& r,
   if (f.detected) row.score.firstOpen = f.start + f.ttd;
   if (f.restored) row.score.restoredAt = f.start + f.mttr;
   row.serviceRestoration = f.serviceRestoration;
+  row.serviceLeft = f.serviceLeft;
   return row;
 }
 
@@ -234,11 +236,15 @@ void faultLines(const Story& s, const FaultRow& f, std::vector<NarrativeLine>& o
   }
   if (f.serviceRestoration) {
     const Micros at = f.start + *f.serviceRestoration;
-    out.push_back(line(s, NarrativeKind::ServiceRestored, at, f.start, at, id,
-                       "service restoration " + durationText(*f.serviceRestoration) +
-                           " after the onset: " + (f.group.empty() ? f.instance : f.group) +
-                           "'s callers within 5 points of their pre-fault availability, held "
-                           "for a minute"));
+    const std::string callers = (f.group.empty() ? f.instance : f.group) + "'s callers";
+    out.push_back(line(
+        s, NarrativeKind::ServiceRestored, at, f.start, at, id,
+        f.serviceLeft ? "service restoration " + durationText(*f.serviceRestoration) +
+                            " after the onset: " + callers +
+                            " back within 5 points of their pre-fault availability, held for a "
+                            "minute"
+                      : "service unaffected: " + callers +
+                            " stayed within 5 points of their pre-fault availability"));
   }
 }
 

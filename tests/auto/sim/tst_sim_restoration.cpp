@@ -46,6 +46,8 @@ class TstSimRestoration : public QObject {
  private slots:
   void restoredSince_data();
   void restoredSince();
+  void backOnlyAfterLeaving_data();
+  void backOnlyAfterLeaving();
   void levelOfTheMinuteBefore();
 };
 
@@ -116,8 +118,47 @@ void TstSimRestoration::restoredSince() {
   QFETCH(qulonglong, perMinute);
   QFETCH(qulonglong, perWindow);
   QFETCH(qint64, expected);
-  const auto since =
-      serviceRestoredSince(counts.finished, counts.available, onset, perMinute, perWindow);
+  const auto since = serviceRestoredSince(counts.finished, counts.available, onset, perMinute,
+                                          perWindow, SIZE_MAX);
+  QCOMPARE(since.has_value(), expected != kNever);
+  if (since) QCOMPARE(static_cast<qint64>(*since), expected);
+}
+
+// A slow fault (seed 000's leak) may hurt the callers only minutes after its onset: the good
+// minute right after the onset is not its restoration, the return after the dip is. A dip
+// past the fault's span (its end + one window) is not its doing. Onset 60, 60 rows a minute,
+// a 10-row window.
+void TstSimRestoration::backOnlyAfterLeaving_data() {
+  QTest::addColumn<Rows>("counts");
+  QTest::addColumn<qulonglong>("spanEnd");
+  QTest::addColumn<qint64>("expected");
+  // Good 60..129, dip 130..149 (left at 130), window clean again from 159, a minute to 219.
+  const Rows late = rows({{60, 10, 10}, {70, 10, 10}, {20, 10, 0}, {200, 10, 10}});
+  QTest::newRow("dip after a good minute") << late << 400ULL << 159LL;
+  QTest::newRow("dip at the span's last row") << late << 131ULL << 159LL;
+  QTest::newRow("dip past the span") << late << 130ULL << 60LL;
+  // 94 % (six points down) for rows 130..149 after a good minute: the window is below 95 %
+  // with nine such rows in it (left at 138) and back at 95.2 % with eight (row 151); 96 % is
+  // within five points.
+  QTest::newRow("six points down, later")
+      << rows({{60, 100, 100}, {70, 100, 100}, {20, 100, 94}, {200, 100, 100}}) << 400ULL << 151LL;
+  QTest::newRow("four points down, later")
+      << rows({{60, 100, 100}, {70, 100, 100}, {20, 100, 96}, {200, 100, 100}}) << 400ULL << 60LL;
+  // Quiet rows right after the onset (a low rate) are not leaving; a whole quiet window is.
+  QTest::newRow("quiet start, then answers")
+      << rows({{60, 10, 10}, {5, 0, 0}, {200, 10, 10}}) << 400ULL << 65LL;
+  QTest::newRow("quiet for a window, later")
+      << rows({{60, 10, 10}, {70, 10, 10}, {10, 0, 0}, {200, 10, 10}}) << 400ULL << 140LL;
+  // Left and never back within the columns.
+  QTest::newRow("left for good") << rows({{60, 10, 10}, {70, 10, 10}, {100, 10, 0}}) << 400ULL
+                                 << kNever;
+}
+
+void TstSimRestoration::backOnlyAfterLeaving() {
+  QFETCH(Rows, counts);
+  QFETCH(qulonglong, spanEnd);
+  QFETCH(qint64, expected);
+  const auto since = serviceRestoredSince(counts.finished, counts.available, 60, 60, 10, spanEnd);
   QCOMPARE(since.has_value(), expected != kNever);
   if (since) QCOMPARE(static_cast<qint64>(*since), expected);
 }

@@ -99,6 +99,7 @@ struct FaultReport {
   bool selfEnding = false;  // ended by itself (not by a `recover`, not still active)
   // Onset → the faulted group's callers' availability back to its level (kpis.md).
   std::optional<Micros> serviceRestoration;
+  bool serviceLeft = false;  // the callers' availability left its band during the fault's reach
   bool detected = false, restored = false;
   Micros ttd = kForever, mttr = kForever, fromTrip = kForever, recoveryLag = kForever;
   bool intercepted = true;
