@@ -62,16 +62,19 @@ struct Cluster {
     return m.hasMatch() ? m.captured(1) : QString("UNKNOWN");
   }
   QString state(const QString& job) const { return stateIn(show(job)); }
-  // Waits until `job` (every task of an array) has ended; its last state.
+  // Waits until `job` (every task of an array) has ended; its last state. An answer without a
+  // state (scontrol could not reach a controller busy with the other tests) is asked again.
   QString wait(const QString& job, int seconds) const {
+    QString text;
     for (int i = 0; i < seconds * 2; ++i) {
-      const QString text = show(job);
-      if (!text.contains(QRegularExpression("JobState=(PENDING|RUNNING|CONFIGURING|COMPLETING|"
+      text = show(job);
+      if (text.contains("JobState=") &&
+          !text.contains(QRegularExpression("JobState=(PENDING|RUNNING|CONFIGURING|COMPLETING|"
                                             "REQUEUED|REQUEUE_HOLD|SUSPENDED)")))
         return stateIn(text);
       QTest::qWait(500);
     }
-    return "still running after " + QString::number(seconds) + " s";
+    return "no end after " + QString::number(seconds) + " s: " + text;
   }
 };
 
