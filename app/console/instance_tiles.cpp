@@ -191,8 +191,8 @@ QString InstanceTiles::sparklineScale(std::size_t i) const {
   return sparkWindow(i, first, k, peak) ? perSecond(peak) : QString();
 }
 
-// Answers/s (green, its peak printed at the top-left) and slow rate (orange, 0…1) over the
-// last two minutes up to the cursor.
+// Answers/s (green, its peak printed above the top-right corner) and slow rate (orange, 0…1)
+// over the last two minutes up to the cursor.
 void InstanceTiles::paintSparkline(QPainter& p, const QRect& r, std::size_t i) const {
   const view::InstanceTimeline& it = run_->protectedRun.timeline.instances().at(i);
   std::size_t first = 0, k = 0;
@@ -224,7 +224,10 @@ void InstanceTiles::paintSparkline(QPainter& p, const QRect& r, std::size_t i) c
   small.setPointSizeF(std::max(6.0, small.pointSizeF() * 0.7));
   p.setFont(small);
   p.setPen(QColor(40, 140, 80));
-  p.drawText(r.adjusted(2, 0, 0, 0), Qt::AlignLeft | Qt::AlignTop, perSecond(peak));
+  // Above the frame, never under the lines it scales.
+  const int h = QFontMetrics(small).height();
+  p.drawText(QRect(r.left(), r.top() - h, r.width(), h), Qt::AlignRight | Qt::AlignBottom,
+             perSecond(peak));
   p.setFont(font());
 }
 

@@ -159,13 +159,12 @@ void LivePanel::buildSession(const QSettings& settings) {
   QFont small = status_->font();
   small.setPointSizeF(small.pointSizeF() * 0.9);
   status_->setFont(small);
-  // Short, one line per verdict (the whole text in its tooltip): the timelines are the view.
+  // A verdict wraps rather than losing its reason (the rate and its threshold) at the dock's
+  // width; at most 500 are kept.
   verdicts_ = new QListWidget(this);
   verdicts_->setToolTip(tr("What the policy would have done (shadow mode: nothing is blocked)"));
-  verdicts_->setWordWrap(false);
-  verdicts_->setTextElideMode(Qt::ElideRight);
+  verdicts_->setWordWrap(true);
   verdicts_->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
-  verdicts_->setUniformItemSizes(true);
   const int line = verdicts_->fontMetrics().height() + 2;
   verdicts_->setMinimumHeight(3 * line);
   verdicts_->setMaximumHeight(10 * line);

@@ -2,6 +2,8 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDockWidget>
+#include <QSettings>
+#include <QTemporaryDir>
 #include <QTimer>
 
 #include <cstdio>
@@ -454,6 +456,14 @@ int main(int argc, char** argv) {
   }
   const QString shown =
       p.positionalArguments().isEmpty() ? QString("seed-000") : p.positionalArguments().first();
+  // A screenshot neither reads nor changes the user's settings (window state, docks, theme):
+  // the same command gives the same picture, and a picture taken at 1280x720 leaves the next
+  // session's layout alone.
+  QTemporaryDir shotSettings;
+  if (p.isSet("screenshot") || p.isSet("export-screenshot") || p.isSet("sweep-screenshot")) {
+    QSettings::setDefaultFormat(QSettings::IniFormat);
+    QSettings::setPath(QSettings::IniFormat, QSettings::UserScope, shotSettings.path());
+  }
   spillway::console::MainWindow w;
   if (!applyLook(p, w)) return 2;
   // Screenshots (docs, tests) are taken at one known size, whatever the last session left.

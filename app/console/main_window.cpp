@@ -189,9 +189,14 @@ QWidget* MainWindow::buildKpiPanel() {
   kpiTabs_->setTabToolTip(kpiTabs_->count() - 1,
                           tr("What moves what: 误伤 and TTD one step either side of each "
                              "breaker parameter, around the policy shown"));
-  kpiTabs_->addTab(chart_, tr("Comparison chart"));
-  connect(kpiTabs_, &QTabWidget::currentChanged, this, [this] {
-    if (kpiTabs_->currentWidget() == sensitivity_)
+  auto* chartScroll = new QScrollArea(this);
+  chartScroll->setFrameShape(QFrame::NoFrame);
+  chartScroll->setWidgetResizable(true);
+  chartScroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  chartScroll->setWidget(chart_);
+  kpiTabs_->addTab(chartScroll, tr("Comparison chart"));
+  connect(kpiTabs_, &QTabWidget::currentChanged, this, [this, chartScroll] {
+    if (kpiTabs_->currentWidget() == sensitivity_ || kpiTabs_->currentWidget() == chartScroll)
       QTimer::singleShot(0, this, [this] { growBottomPanel(0.45); });
     if (sensitivityDue_) updateSensitivity();
   });
@@ -256,7 +261,8 @@ void MainWindow::buildCentral() {
   auto* main = mainSplit_ = new QSplitter(Qt::Vertical, this);
   main->addWidget(top);
   main->addWidget(buildKpiPanel());
-  main->setStretchFactor(0, 3);
+  // A third for the KPIs: the headline tiles and half a dozen table rows at 1000 px.
+  main->setStretchFactor(0, 2);
   main->setStretchFactor(1, 1);
   // The context bar: what is on screen, under which policy, compared with what — always shown,
   // never only a transient status message.
@@ -1053,7 +1059,7 @@ bool MainWindow::startLive(LiveConfig cfg, QString* error) {
   tiles_->clear(tr("Waiting for live data…"));
   tiles_->setWouldOpenHold(cfg.policy->breaker.open.maxDuration);
   policy_ = *cfg.policy;
-  shownLabel_ = tr("Live (shadow mode)");
+  shownLabel_ = liveLabel(cfg);
   liveLibrary_ = cfg.recordLibrary;
   liveRecording_ = cfg.recordLibrary.isEmpty() ? QString() : cfg.recording;
   if (!cfg.recordLibrary.isEmpty() && library_->libraryPath() != cfg.recordLibrary) {
@@ -1070,7 +1076,20 @@ bool MainWindow::startLive(LiveConfig cfg, QString* error) {
   play_->setText(tr("Follow"));
   statusBar()->showMessage(tr("Going live…"));
   live_.start(cfg);
+  updateContext();
   return true;
+}
+
+// What the context bar names while live: the sources followed, in shadow mode.
+QString MainWindow::liveLabel(const LiveConfig& cfg) {
+  QStringList from;
+  if (!cfg.otlp.isEmpty()) from << tr("OTLP on %1").arg(cfg.otlp);
+  if (!cfg.tailFile.isEmpty())
+    from << tr("%1 log %2")
+                .arg(QString::fromUtf8(formats::formatName(cfg.tailFormat).data()),
+                     QFileInfo(cfg.tailFile).fileName());
+  if (cfg.prometheus) from << tr("Prometheus %1").arg(QString::fromStdString(cfg.prometheus->url));
+  return tr("live (shadow mode): %1").arg(from.join(", "));
 }
 
 bool MainWindow::cutLive(double from, double to, const QString& name, QString* error) {
@@ -1230,6 +1249,7 @@ void MainWindow::fillLiveKpis(const LiveStatus& st) {
   };
   kpis_->setHorizontalHeaderLabels(
       {tr("KPI"), tr("live (shadow mode)"), QString(), QString(), QString()});
+  for (int col = 2; col < 5; ++col) kpis_->setColumnHidden(col, true);  // nothing to compare
   kpis_->setRowCount(static_cast<int>(rows.size()));
   for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
     kpis_->setItem(i, 0, new QTableWidgetItem(rows[static_cast<std::size_t>(i)].first));

@@ -117,6 +117,7 @@ class MainWindow : public QMainWindow {
   // feed rolling timelines and tiles; a run or a replay ends it. false + a message on bad
   // input (the session's own failures arrive later in the status bar and the Live dock).
   bool startLive(LiveConfig cfg, QString* error = nullptr);
+  static QString liveLabel(const LiveConfig& cfg);
   void stopLive();
   bool isLive() const { return live_.running(); }
   // Live mode recording: the stretch [from, to] (seconds on the live time axis) of the

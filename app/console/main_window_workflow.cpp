@@ -239,6 +239,7 @@ void MainWindow::fillHeadline(const std::vector<view::KpiRow>& rows) {
 
 // Totals first; the per-client availabilities under one collapsible group row at the end.
 void MainWindow::fillKpiTable(const std::vector<view::KpiRow>& rows) {
+  for (int col = 2; col < 5; ++col) kpis_->setColumnHidden(col, false);  // (hidden while live)
   std::vector<const view::KpiRow*> order;
   for (const view::KpiRow& r : rows)
     if (!r.perClient) order.push_back(&r);

@@ -4,6 +4,7 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QProgressBar>
+#include <QScrollArea>
 #include <QToolTip>
 #include <QVBoxLayout>
 
@@ -87,13 +88,22 @@ SensitivityPanel::SensitivityPanel(QWidget* parent) : QWidget(parent) {
   top->addWidget(legend);
   top->addWidget(progressBar_);
   layout->addLayout(top);
-  auto* charts = new QHBoxLayout;
+  // The charts scroll: a row per parameter keeps a legible height however short the bottom
+  // panel is, and the panel never forces the window taller than a laptop screen.
+  charts_ = new QWidget(this);
+  auto* charts = new QHBoxLayout(charts_);
+  charts->setContentsMargins(0, 0, 0, 0);
   fpPlot_ = makePlot(tr("Δ误伤 (pp) — right is worse"), fpDown_, fpUp_);
   ttdPlot_ = makePlot(tr("ΔTTD (s) — right is slower"), ttdDown_, ttdUp_);
   ttdPlot_->yAxis->setTickLabels(false);  // the rows are named once, on the left chart
   charts->addWidget(fpPlot_, 3);
   charts->addWidget(ttdPlot_, 2);
-  layout->addLayout(charts, 1);
+  auto* scroll = new QScrollArea(this);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setWidgetResizable(true);
+  scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  scroll->setWidget(charts_);
+  layout->addWidget(scroll, 1);
   connect(&job_, &BackgroundJob::progress, this, [this](int pct) {
     progressBar_->setValue(pct);
     emit progress(pct);
@@ -102,7 +112,6 @@ SensitivityPanel::SensitivityPanel(QWidget* parent) : QWidget(parent) {
 
 QCustomPlot* SensitivityPanel::makePlot(const QString& title, QCPBars*& down, QCPBars*& up) {
   auto* plot = new QCustomPlot(this);
-  plot->setMinimumHeight(100);  // the bottom tabs fit under the timelines at 800 px
   plot->setMouseTracking(true);
   connect(plot, &QCustomPlot::mouseMove, this,
           [this, plot](QMouseEvent* e) { showTip(plot, e->pos()); });
@@ -235,6 +244,9 @@ void SensitivityPanel::draw() {
       ttdUp_->addData(key - 0.2, r.up->ttdSeconds.value_or(0));
     }
   }
+  // A row a line of text and a half: its label never overlaps the next one's.
+  const int rowHeight = fontMetrics().height() * 3 / 2;
+  charts_->setMinimumHeight(n * rowHeight + 4 * fontMetrics().height());
   for (QCustomPlot* p : {fpPlot_, ttdPlot_}) {
     p->yAxis->setRange(0.4, n + 0.6);
     p->xAxis->rescale(true);

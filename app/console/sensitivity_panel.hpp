@@ -70,6 +70,7 @@ class SensitivityPanel : public QWidget {
   std::optional<view::Sensitivity> result_;
   QLabel* status_ = nullptr;
   QProgressBar* progressBar_ = nullptr;
+  QWidget* charts_ = nullptr;  // both charts, in a scroll area
   QCustomPlot* fpPlot_ = nullptr;
   QCustomPlot* ttdPlot_ = nullptr;
   QCPBars *fpDown_ = nullptr, *fpUp_ = nullptr, *ttdDown_ = nullptr, *ttdUp_ = nullptr;

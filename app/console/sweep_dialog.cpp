@@ -14,6 +14,7 @@
 #include <QMetaObject>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableWidget>
@@ -190,6 +191,20 @@ void SweepDialog::buildResults(QBoxLayout* layout) {
   split->setStretchFactor(0, 1);
   split->setStretchFactor(1, 1);
   layout->addWidget(split, 1);
+}
+
+// The table as wide as its columns (the Pareto front's ★ is the last one) when the plot keeps
+// its minimum width beside it; else the two share what there is.
+void SweepDialog::showWholeTable() {
+  auto* split = qobject_cast<QSplitter*>(table_->parentWidget());
+  if (!split) return;
+  int wanted = table_->frameWidth() * 2 + table_->verticalScrollBar()->sizeHint().width();
+  for (int c = 0; c < table_->columnCount(); ++c) wanted += table_->columnWidth(c);
+  const QList<int> sizes = split->sizes();
+  const int total = sizes.value(0) + sizes.value(1);
+  if (total <= 0) return;
+  const int table = std::min(wanted, std::max(total / 2, total - plot_->minimumWidth()));
+  split->setSizes({table, total - table});
 }
 
 // Calibration targets and their answer; returns the Calibrate button.
@@ -451,6 +466,7 @@ void SweepDialog::showResult() {
   (void)nParams;
   table_->setSortingEnabled(true);
   table_->resizeColumnsToContents();
+  showWholeTable();
   std::size_t front = 0;
   for (bool b : r.pareto) front += b;
   message_->setText(tr("%1 candidates, %2 on the Pareto front (FP ↓, TTD ↓, availability ↑). "

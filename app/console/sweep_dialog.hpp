@@ -75,6 +75,7 @@ class SweepDialog : public QDialog {
   void failed(const QString& message);
 
  private:
+  void showWholeTable();
   struct ParamButtons {
     QPushButton *add, *remove;
   };

@@ -11,7 +11,16 @@
 namespace spillway::console {
 namespace {
 
-constexpr int kLanePx = 15;    // height of one instance's band lane
+constexpr int kLanePx = 15;    // height of one instance's band lane, room permitting
+constexpr int kLaneMinPx = 5;  // and at least: a fleet's lanes squeeze before the window grows
+
+// Shares (0…1) labelled as percentages.
+class PercentTicker : public QCPAxisTicker {
+ protected:
+  QString getTickLabel(double tick, const QLocale&, QChar, int) override {
+    return QString::number(tick * 100, 'f', 0) + " %";
+  }
+};
 const char* kGhost = "ghost";  // graph property: a faint comparison run, not read out
 // The focused instance's series keep their colour in every rect (rates, latency, thresholds).
 const QColor kErrorColor(200, 40, 40), kSlowColor(220, 130, 0), kFpColor(130, 60, 170),
@@ -173,8 +182,12 @@ TimelinePlot::TimelinePlot(QWidget* parent) : QCustomPlot(parent) {
   // Each rect under its legend row: the legends name what is drawn without covering it.
   stateLegend_ = addLegendRow(true);
   bands_ = addRect("breaker");
+  // The lanes take their full height first; the value rects share what is left.
+  plotLayout()->setRowStretchFactor(plotLayout()->rowCount() - 1, 100);
   legends_.push_back(addLegendRow(false));
   rates_ = addRect("rates");
+  // In percent, as the trip thresholds in the legend and the tiles are written.
+  rates_->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<PercentTicker>::create());
   legends_.push_back(addLegendRow(false));
   latency_ = addRect("p99 (ms)");
   legends_.push_back(addLegendRow(false));
@@ -521,9 +534,11 @@ void TimelinePlot::drawMarkers(const Comparison& c, const view::InstanceTimeline
 // the times measured from the fault's onset, as the KPIs measure them.
 QString TimelinePlot::markerText(const view::InstanceTimeline& p, const view::Marker& m) const {
   const QString label = QString::fromStdString(m.label);
-  Micros onset = -1;
-  for (const view::Marker& o : p.markers)
-    if (o.kind == view::Marker::Kind::FaultStart && o.at <= m.at) onset = o.at;
+  // Its own fault's onset: with two faults on the instance, the latest onset is not always it.
+  Micros onset = m.onset;
+  if (onset < 0)
+    for (const view::Marker& o : p.markers)
+      if (o.kind == view::Marker::Kind::FaultStart && o.at <= m.at) onset = o.at;
   switch (m.kind) {
     case view::Marker::Kind::FaultStart:
     case view::Marker::Kind::FaultEnd: {
@@ -659,15 +674,16 @@ void TimelinePlot::drawBands(const PlotInput& in) {
   lanes_ = in.lanes.empty() ? std::vector<std::size_t>{in.focus} : in.lanes;
   laneCount_ = static_cast<int>(lanes_.size());
   const double n = static_cast<double>(lanes_.size());
-  auto ticker = bands_->axis(QCPAxis::atLeft)->ticker().dynamicCast<QCPAxisTickerText>();
-  ticker->clear();
+  laneLabels_.assign(lanes_.size(), QString());
+  focusLane_ = lanes_.size();
   for (std::size_t lane = 0; lane < lanes_.size(); ++lane) {
     const std::size_t i = lanes_[lane];
     if (i >= tl.instances().size()) continue;
     const double top = n - static_cast<double>(lane), bottom = top - 0.86;
     const view::InstanceTimeline& it = tl.instances()[i];
-    ticker->addTick((top + bottom) / 2,
-                    QString::fromStdString(it.name) + (i == in.focus ? QString(" ◆") : QString()));
+    laneLabels_[lane] =
+        QString::fromStdString(it.name) + (i == in.focus ? QString(" ◆") : QString());
+    if (i == in.focus) focusLane_ = lane;
     for (const view::StateBand& band : it.bands) {
       QCPItemRect* rect = pooledBand();
       rect->topLeft->setCoords(band.start / 1e6, top);
@@ -700,9 +716,38 @@ void TimelinePlot::drawBands(const PlotInput& in) {
     wouldOpenGraph_ = g;
   }
   bands_->axis(QCPAxis::atLeft)->setRange(0, n + 0.1);
-  const int h = 8 + kLanePx * laneCount_;
-  bands_->setMinimumSize(QSize(0, h));
-  bands_->setMaximumSize(QSize(QWIDGETSIZE_MAX, h));
+  bands_->setMinimumSize(QSize(0, 8 + kLaneMinPx * laneCount_));
+  bands_->setMaximumSize(QSize(QWIDGETSIZE_MAX, 8 + kLanePx * laneCount_));
+  labelLanes();
+}
+
+// Every lane named when a line of text fits each; squeezed, every k-th one and the focused.
+void TimelinePlot::labelLanes() {
+  auto ticker = bands_->axis(QCPAxis::atLeft)->ticker().dynamicCast<QCPAxisTickerText>();
+  ticker->clear();
+  const double n = static_cast<double>(laneLabels_.size());
+  const auto nearFocus = [this](std::size_t lane) {
+    const std::size_t d = lane > focusLane_ ? lane - focusLane_ : focusLane_ - lane;
+    return focusLane_ < laneLabels_.size() && d < laneStride_;
+  };
+  for (std::size_t lane = 0; lane < laneLabels_.size(); ++lane) {
+    const bool named = lane == focusLane_ || (lane % laneStride_ == 0 && !nearFocus(lane));
+    if (named && !laneLabels_[lane].isEmpty())
+      ticker->addTick(n - static_cast<double>(lane) - 0.43, laneLabels_[lane]);
+  }
+}
+
+// True when the lanes' label stride changed with the rect's height.
+bool TimelinePlot::fitLaneLabels() {
+  if (laneLabels_.empty() || bands_->height() <= 0) return false;
+  const double perLane = static_cast<double>(bands_->height() - 8) / laneLabels_.size();
+  const auto stride = static_cast<std::size_t>(std::max(
+      1.0, std::ceil(QFontMetrics(bands_->axis(QCPAxis::atLeft)->tickLabelFont()).height() /
+                     std::max(perLane, 1.0))));
+  if (stride == laneStride_) return false;
+  laneStride_ = stride;
+  labelLanes();
+  return true;
 }
 
 // Would-open marks of a lane closer than kClusterPx at the current zoom are one ▼ with their
@@ -813,7 +858,8 @@ QSize TimelinePlot::minimumSizeHint() const {
 void TimelinePlot::updateLayout() {
   QCustomPlot::updateLayout();
   const bool wrapped = fitLegendWraps();
-  if (fitTickCounts() || wrapped) QCustomPlot::updateLayout();
+  const bool lanes = fitLaneLabels();
+  if (fitTickCounts() || wrapped || lanes) QCustomPlot::updateLayout();
 }
 
 // A value tick every ~28 px at most: a short rect (a laptop screen) keeps readable labels.

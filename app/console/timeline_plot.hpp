@@ -129,6 +129,8 @@ class TimelinePlot : public QCustomPlot {
   void beginPass(std::size_t focus);
   void endPass();
   void drawBands(const PlotInput& in);
+  void labelLanes();
+  bool fitLaneLabels();  // true when the lanes' label stride changed
   void drawRates(const Comparison& c, const view::InstanceTimeline& p,
                  const view::InstanceTimeline& b, const view::InstanceTimeline* prev,
                  const BreakerConfig& cfg);
@@ -186,6 +188,8 @@ class TimelinePlot : public QCustomPlot {
   bool hasRun_ = false;
   QString crosshairText_;
   std::vector<std::size_t> lanes_;
+  std::vector<QString> laneLabels_;  // by lane; the focused one marked ◆
+  std::size_t focusLane_ = 0, laneStride_ = 1;
   std::size_t focus_ = 0;
   int bandCount_ = 0, laneCount_ = 0, wouldOpenMarks_ = 0, faultMarkers_ = 0;
   int rereads_ = 0, recomputes_ = 0, replots_ = 0, graphsCreated_ = 0, itemsCreated_ = 0;

@@ -33,9 +33,10 @@ void addFaultMarkers(std::vector<InstanceTimeline>& out, const std::vector<Fault
     const Micros start = f.fault.start - origin;
     m.push_back({start, Marker::Kind::FaultStart, kind + " starts"});
     m.push_back({f.fault.end - origin, Marker::Kind::FaultEnd, kind + " ends"});
-    if (f.score.detected) m.push_back({start + f.score.ttd, Marker::Kind::Detected, "detected"});
+    if (f.score.detected)
+      m.push_back({start + f.score.ttd, Marker::Kind::Detected, "detected", start});
     if (f.score.restored)
-      m.push_back({start + f.score.mttr, Marker::Kind::Restored, "traffic restored"});
+      m.push_back({start + f.score.mttr, Marker::Kind::Restored, "traffic restored", start});
   }
   for (InstanceTimeline& it : out)
     std::stable_sort(it.markers.begin(), it.markers.end(),

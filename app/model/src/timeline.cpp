@@ -82,7 +82,8 @@ RunTimeline RunTimeline::build(const sim::VectorSeries& series, const std::vecto
     it.t.push_back(static_cast<double>(row.t) / 1e6);
     it.errorRate.push_back(row.errorRate);
     it.slowRate.push_back(row.slowRate);
-    it.p99Ms.push_back(row.p99Ms);
+    // A window without calls has no p99 (NaN, a gap and a dash), not a fast 0 ms.
+    it.p99Ms.push_back(row.windowCalls ? row.p99Ms : std::numeric_limits<double>::quiet_NaN());
     it.baselineP99Ms.push_back(row.baselineP99Ms);
     it.throughput.push_back(perSecond(row.responses, tick));
     it.rejected.push_back(perSecond(row.rejected, tick));
@@ -114,9 +115,11 @@ RunTimeline RunTimeline::build(const sim::VectorSeries& series, const std::vecto
     pos->markers.push_back({f.start, Marker::Kind::FaultStart, kind + " starts"});
     if (f.ended) pos->markers.push_back({f.end, Marker::Kind::FaultEnd, kind + " ends"});
     if (f.benign) continue;
-    if (f.detected) pos->markers.push_back({f.start + f.ttd, Marker::Kind::Detected, "detected"});
+    if (f.detected)
+      pos->markers.push_back({f.start + f.ttd, Marker::Kind::Detected, "detected", f.start});
     if (f.restored)
-      pos->markers.push_back({f.start + f.mttr, Marker::Kind::Restored, "traffic restored"});
+      pos->markers.push_back(
+          {f.start + f.mttr, Marker::Kind::Restored, "traffic restored", f.start});
   }
   for (InstanceTimeline& it : tl.instances_)
     std::stable_sort(it.markers.begin(), it.markers.end(),
@@ -217,8 +220,6 @@ const KpiDef kKpis[] = {
      [](const sim::RunReport& r) { return r.collateral.value(); }},
     {"false trips per hour", "/h", false,
      [](const sim::RunReport& r) { return r.falseTripsPerHour; }},
-    {"fault interception rate", "share", true,
-     [](const sim::RunReport& r) { return r.interception.value(); }},
     {"TTD (mean)", "s", false, [](const sim::RunReport& r) { return seconds(r.meanTtd); }},
     {"MTTR (mean)", "s", false, [](const sim::RunReport& r) { return seconds(r.meanMttr); }},
     {"recovery after the fault", "s", false,
@@ -313,6 +314,27 @@ void insertFaultRows(std::vector<KpiRow>& rows, const sim::RunReport& current,
 
 }  // namespace
 
+namespace {
+
+// Interception is a paired figure (kpis.md): among the real faults that spread in the baseline
+// run, the share that did not spread under the policy — n/a without a baseline, or when nothing
+// spread there (a fault that did not spread without protection was intercepted by nothing).
+void insertInterception(std::vector<KpiRow>& rows, const sim::RunReport& current,
+                        const sim::RunReport* baseline, const sim::RunReport* previous) {
+  KpiRow row;
+  row.name = "fault interception rate";
+  row.unit = "share";
+  if (baseline) {
+    row.current = sim::pairedInterception(*baseline, current).value();
+    if (previous) row.previous = sim::pairedInterception(*baseline, *previous).value();
+  }
+  auto at = std::find_if(rows.begin(), rows.end(),
+                         [](const KpiRow& r) { return r.name == "TTD (mean)"; });
+  rows.insert(at, std::move(row));
+}
+
+}  // namespace
+
 std::vector<KpiRow> kpiRows(const sim::RunReport& current, const sim::RunReport* baseline,
                             const sim::RunReport* previous) {
   std::vector<KpiRow> rows = detail::kpiTable(kKpis, current, baseline, previous);
@@ -347,6 +369,7 @@ std::vector<KpiRow> kpiRows(const sim::RunReport& current, const sim::RunReport*
               perClient.begin(), perClient.end());
   insertSlaClasses(rows, current, baseline, previous);
   insertFaultRows(rows, current, baseline, previous);
+  insertInterception(rows, current, baseline, previous);
   return rows;
 }
 
@@ -358,11 +381,17 @@ std::vector<KpiRow> withIntervals(std::vector<KpiRow> rows, const sim::SeedRuns&
       if (r.current) cur.push_back(*r.current);
       if (r.baseline) base.push_back(*r.baseline);
     }
+  // The values beside the intervals are the seeds' means, as `simulate --seeds` prints them:
+  // the first seed's value could lie outside its own row's interval. The previous policy ran
+  // one seed, so it has no mean to be compared with.
   for (KpiRow& r : rows) {
+    r.previous.reset();
     const auto it = values.find(r.name);
     if (it == values.end()) continue;
     r.currentInterval = sim::seedInterval(it->second.first);
     r.baselineInterval = sim::seedInterval(it->second.second);
+    r.current = r.currentInterval ? std::optional(r.currentInterval->mean) : std::nullopt;
+    r.baseline = r.baselineInterval ? std::optional(r.baselineInterval->mean) : std::nullopt;
   }
   return rows;
 }

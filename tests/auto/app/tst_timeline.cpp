@@ -82,6 +82,8 @@ class TstTimeline : public QObject {
   void scrubberLookups();
   void kpiDeltas();
   void kpiIntervals();
+  void interceptionIsPaired_data();
+  void interceptionIsPaired();
   void slaClassRows();
   void perFaultRows();
   void slowThreshold_data();
@@ -214,6 +216,18 @@ void TstTimeline::seriesFromARun() {
   bool anyFp = false;
   for (double v : leaking.fpRate) anyFp = anyFp || !std::isnan(v);
   QVERIFY(anyFp);
+  // p99 is the window's: a number where the window held calls, none (NaN, drawn as a gap)
+  // where it held none — the leaking instance's open spells — never a fast-looking 0 ms.
+  const auto leakingId = static_cast<std::uint32_t>(&leaking - tl.instances().data());
+  std::size_t k = 0, gaps = 0;
+  for (const sim::InstanceTick& row : r.series.instances) {
+    if (row.instance != leakingId) continue;
+    const double p = leaking.p99Ms.at(k++);
+    QCOMPARE(std::isnan(p), row.windowCalls == 0);
+    gaps += std::isnan(p);
+  }
+  QCOMPARE(k, ticks);
+  QVERIFY(gaps > 0);
   // Clients: availability is a share or NaN (no request ended in the tick).
   for (const ClientTimeline& ct : tl.clients())
     for (double a : ct.availability) QVERIFY(std::isnan(a) || (a >= 0 && a <= 1));
@@ -494,6 +508,64 @@ void TstTimeline::kpiIntervals() {
   double sum = 0;
   for (const sim::RunReport& r : runs.protectedRuns) sum += *r.availability.value();
   QVERIFY(std::abs(a.currentInterval->mean - sum / 4) < 1e-12);
+  // The value shown beside an interval is its mean (the first seed's value may lie outside
+  // it), and Δ baseline compares means; the previous policy ran one seed, so no Δ previous.
+  const std::vector<KpiRow> withPrevious = withIntervals(
+      kpiRows(runs.protectedRuns[0], &runs.baseline[0], &runs.protectedRuns[1]), runs);
+  for (const KpiRow& row : withPrevious) {
+    QVERIFY2(!row.previous, row.name.c_str());
+    if (row.currentInterval) QCOMPARE(*row.current, row.currentInterval->mean);
+    if (row.baselineInterval) QCOMPARE(*row.baseline, row.baselineInterval->mean);
+  }
+  QVERIFY(*a.current != *runs.protectedRuns[0].availability.value());
+}
+
+// Interception is among the faults that spread in the baseline run (kpis.md): a fault that
+// did not spread without protection counts for nothing, and with nothing spread it is n/a —
+// not the protected run's own share of faults that did not spread.
+void TstTimeline::interceptionIsPaired_data() {
+  QTest::addColumn<QString>("baselineSpread");  // per fault: s = spread, . = did not
+  QTest::addColumn<QString>("protectedSpread");
+  QTest::addColumn<double>("expected");  // -1: n/a
+  QTest::newRow("nothing spread in the baseline") << "..."
+                                                  << "..." << -1.0;
+  QTest::newRow("one of three spread, intercepted") << ".s."
+                                                    << "..." << 1.0;
+  QTest::newRow("two spread, one intercepted") << "ss."
+                                               << ".s." << 0.5;
+  QTest::newRow("spread only under the policy") << "s.."
+                                                << "s.s" << 0.0;
+}
+
+void TstTimeline::interceptionIsPaired() {
+  QFETCH(QString, baselineSpread);
+  QFETCH(QString, protectedSpread);
+  QFETCH(double, expected);
+  auto run = [](const QString& spread) {
+    sim::RunReport r;
+    for (QChar c : spread) {
+      sim::FaultReport f;
+      f.intercepted = c != 's';
+      r.faults.push_back(f);
+    }
+    return r;
+  };
+  const sim::RunReport baseline = run(baselineSpread), protectedRun = run(protectedSpread);
+  auto interception = [](const std::vector<KpiRow>& rows) -> const KpiRow& {
+    for (const KpiRow& r : rows)
+      if (r.name == "fault interception rate") return r;
+    throw std::runtime_error("no interception row");
+  };
+  const KpiRow& row = interception(kpiRows(protectedRun, &baseline, &protectedRun));
+  QVERIFY(!row.baseline);  // undefined for the baseline itself
+  if (expected < 0) {
+    QVERIFY(!row.current);
+  } else {
+    QVERIFY(row.current);
+    QCOMPARE(*row.current, expected);
+    QCOMPARE(*row.previous, expected);
+  }
+  QVERIFY(!interception(kpiRows(protectedRun, nullptr, nullptr)).current);  // no baseline
 }
 
 QTEST_GUILESS_MAIN(TstTimeline)

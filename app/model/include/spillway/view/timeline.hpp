@@ -36,6 +36,7 @@ struct Marker {
   Micros at = 0;
   Kind kind = Kind::FaultStart;
   std::string label;
+  Micros onset = -1;  // Detected, Restored: their fault's onset (TTD and MTTR count from it)
 };
 
 struct InstanceTimeline {
