@@ -30,6 +30,10 @@ std::string libraryPathOf(const QCommandLineParser& p);
 // Exit codes, the same for every subcommand.
 enum Exit : int { kOk = 0, kFindings = 1, kInputError = 2 };
 
+// --threads: at most this many workers (a thread each costs stack and a copy of its scratch;
+// 50,000 aborted the process where a refusal belongs).
+inline constexpr unsigned kMaxThreads = 1024;
+
 // Built-in resources compiled into the binary (resources/ in the source tree).
 // The loaders both front ends share (app/core), under the names the commands use.
 using app::kBuiltinScenarioDir;

@@ -46,6 +46,8 @@ std::string scenarioName(const QCommandLineParser& p) {
                                            : p.positionalArguments().front().toStdString();
 }
 
+constexpr int kMaxKneeSteps = 1000;
+
 // Throws InputError naming the offending option.
 KneeCliOptions readKneeOptions(const QCommandLineParser& p) {
   KneeCliOptions opts;
@@ -54,13 +56,21 @@ KneeCliOptions readKneeOptions(const QCommandLineParser& p) {
     if (!p.isSet(opt)) return;
     bool ok = false;
     out = p.value(opt).toDouble(&ok);
-    if (!ok || out <= 0 || out > 100)
-      throw InputError(std::string("--") + opt, 0, "", "expected a load factor in (0, 100]");
+    if (!ok || !(out > 0 && out <= 100))  // (NaN fails both)
+      throw InputError(std::string("--") + opt, 0, p.value(opt).toStdString(),
+                       "expected a load factor in (0, 100]");
   };
   factor("from", o.from);
   factor("to", o.to);
   factor("step", o.step);
   if (o.to < o.from) throw InputError("--to", 0, "", "must not be below --from");
+  // Each step is a run of its own (a minute or more of simulated time).
+  if ((o.to - o.from) / o.step + 1 > kMaxKneeSteps)
+    throw InputError("--step", 0, p.value("step").toStdString(),
+                     "gives " +
+                         std::to_string(static_cast<long long>((o.to - o.from) / o.step + 1)) +
+                         " load steps from --from to --to, more than " +
+                         std::to_string(kMaxKneeSteps) + ": a larger step");
   if (p.isSet("step-duration")) {
     const auto d = parseDuration(p.value("step-duration").toStdString());
     if (!d || *d < seconds(60)) throw InputError("--step-duration", 0, "", "expected >= 1m");

@@ -5,6 +5,8 @@
 // (docs/live.md).
 #include <QCommandLineParser>
 #include <QCoreApplication>
+#include <QDateTime>
+#include <QFileInfo>
 #include <QTimer>
 
 #include <chrono>
@@ -235,6 +237,7 @@ live::ShadowOptions readShadowOptions(const QCommandLineParser& p, const std::st
     opt.aliases[a.left(eq).toStdString()] = a.mid(eq + 1).toStdString();
   }
   opt.maxInstances = parseCount(p, "max-instances", 1, 1'000'000);
+  opt.wallClock = [] { return static_cast<Micros>(QDateTime::currentMSecsSinceEpoch()) * 1000; };
   if (p.value("instance-idle") == "never") {
     opt.idleHorizon = 0;
   } else {
@@ -299,6 +302,9 @@ ListenOptions readListenOptions(const QCommandLineParser& p) {
   o.otlp = p.isSet("otlp");
   o.prometheus = p.isSet("prometheus");
   o.file = p.value("tail").toStdString();
+  // A file that is not there yet is followed until it appears; a directory never will be one.
+  if (o.tail && QFileInfo(QString::fromStdString(o.file)).isDir())
+    throw InputError(o.file, 0, "--tail", "is a directory: name the access log file");
   o.shadow.sourceName = o.tail ? o.file : o.otlp ? "otlp" : "prometheus";
   o.receiver = readReceiverOptions(p);
   if (o.prometheus) o.puller = prometheusOptions(p);
@@ -352,7 +358,10 @@ std::unique_ptr<live::OtlpReceiver> startReceiver(const ListenOptions& o,
     return monitor.reserve(c.instance, c.model, c.ts + c.latency);
   };
   otlp->admitRefusal = "their instance is over --max-instances " +
-                       std::to_string(o.shadow.maxInstances) + " (no idle instance to evict)";
+                       std::to_string(o.shadow.maxInstances) +
+                       " (no idle instance to evict), its instance or model name is over " +
+                       std::to_string(o.shadow.maxNameBytes) + " bytes, or they end over " +
+                       formatDuration(o.shadow.maxAhead) + " after this host's clock";
   if (!otlp->start())
     throw InputError("--otlp", 0, "",
                      "cannot listen on " + o.receiver.address.toString().toStdString() + ":" +
@@ -507,8 +516,15 @@ void printSummaryJson(const ListenOptions& o, const ListenSources& s,
                         {"high_water", monitor.bound().highWater},
                         {"evicted", monitor.bound().evicted},
                         {"instances_rejected", monitor.bound().instancesRejected},
+                        {"names_too_long", monitor.bound().namesTooLong},
+                        {"from_the_future", monitor.bound().fromTheFuture},
                         {"calls_rejected", monitor.bound().callsRejected},
                         {"samples_rejected", monitor.bound().samplesRejected}}}};
+  if (s.tail)
+    j["tail"] = {{"lines", s.tail->lines()},
+                 {"dropped_long_lines", s.tail->droppedLongLines()},
+                 {"rotations", s.tail->rotations()},
+                 {"truncations", s.tail->truncations()}};
   if (s.otlp) j["otlp"] = receiverJson(s.otlp->stats());
   if (s.prom) j["prometheus"] = pullerJson(*s.prom);
   std::printf("%s\n", j.dump().c_str());
@@ -538,6 +554,10 @@ void printInstanceTable(const live::ShadowMonitor& monitor,
 }
 
 void printSourceCounters(const ListenSources& s) {
+  if (s.tail && s.tail->droppedLongLines())
+    std::printf("log: %llu lines dropped over the %s line limit\n",
+                static_cast<unsigned long long>(s.tail->droppedLongLines()),
+                formatByteLimit(input_limits::kLine).c_str());
   if (s.prom) {
     const auto& st = s.prom->stats();
     std::printf(
@@ -573,9 +593,12 @@ void printSummaryText(const ListenOptions& o, const ListenSources& s,
   const auto& b = monitor.bound();
   std::printf(
       "instances: %zu tracked (at most %zu at once, bound %zu), %llu evicted idle, %llu "
-      "refused over the bound (%llu calls, %llu samples rejected)\n",
+      "refused over the bound, %llu with a name over %zu bytes, %llu ending over %s after "
+      "the clock (%llu calls, %llu samples rejected)\n",
       b.tracked, b.highWater, o.shadow.maxInstances, static_cast<unsigned long long>(b.evicted),
       static_cast<unsigned long long>(b.instancesRejected),
+      static_cast<unsigned long long>(b.namesTooLong), o.shadow.maxNameBytes,
+      static_cast<unsigned long long>(b.fromTheFuture), formatDuration(o.shadow.maxAhead).c_str(),
       static_cast<unsigned long long>(b.callsRejected),
       static_cast<unsigned long long>(b.samplesRejected));
   printSourceCounters(s);

@@ -208,8 +208,8 @@ std::optional<ReplayCliOptions> readReplayOptions(const QCommandLineParser& p) {
   if (p.isSet("faults")) o.faultsPath = p.value("faults").toStdString();
   o.skipBadLines = p.isSet("skip-bad-lines");
   o.threads = p.value("threads").toUInt(&ok);
-  if (!ok) {
-    std::fprintf(stderr, "replay: --threads: expected a non-negative integer\n");
+  if (!ok || o.threads > kMaxThreads) {
+    std::fprintf(stderr, "replay: --threads: expected 0 (every core) to %u\n", kMaxThreads);
     return std::nullopt;
   }
   if (p.isSet("library")) o.library = p.value("library").toStdString();

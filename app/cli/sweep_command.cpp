@@ -163,7 +163,11 @@ Bench loadBench(const QCommandLineParser& p) {
 SweepResult runWithProgress(std::vector<SweepCandidate> candidates, const Bench& bench,
                             const QCommandLineParser& p) {
   SweepRunOptions opt;
-  opt.threads = p.value("threads").toUInt();
+  bool ok = false;
+  opt.threads = p.value("threads").toUInt(&ok);
+  if (!ok || opt.threads > kMaxThreads)
+    throw InputError("--threads", 0, p.value("threads").toStdString(),
+                     "expected 0 (every core) to " + std::to_string(kMaxThreads));
   opt.seed = p.value("seed").toULongLong();
   opt.truth = truthOptions(p);
   std::size_t calls = 0;

@@ -453,14 +453,18 @@ Scenario ScenarioReader::read(const YAML::Node& root) const {
   try {
     checkScenarioBudget(s);
   } catch (const InputError& e) {
-    // Blame the line of what is too much: the duration, or the client that makes the most.
+    // Blame the line of what is too much: the duration, the tick, the models, or the client
+    // (its rate, or its cache keys) that makes the most.
     const std::string& f = e.field();
     YAML::Mark m = root["duration"].Mark();
     if (f.rfind("clients[", 0) == 0) {
       const std::size_t i = std::stoul(f.substr(8));
-      m = keyMark(clients[i], "rate");
+      const bool keys = f.find(".cache.keys") != std::string::npos;
+      m = keys ? keyMark(clients[i]["cache"], "keys") : keyMark(clients[i], "rate");
     } else if (f == "tick" && root["tick"]) {
       m = root["tick"].Mark();
+    } else if (f == "models") {
+      m = keyMark(root, "models");
     }
     fail(m, f, e.detail());
   }
@@ -548,6 +552,38 @@ double requestsBound(const ClientSpec& c, Micros duration) {
   return c.rate * peak * (secs + burstSecs) * turns;
 }
 
+// What the scenario's size costs whatever its traffic: its instances (memory, and per-tick
+// work over `ticks`) and its clients' cache keys (memory).
+void checkSizeBudget(const Scenario& s, double ticks) {
+  double instances = 0;
+  for (const ModelSpec& m : s.models) instances += static_cast<double>(m.instances.size());
+  char buf[300];
+  if (instances > kMaxInstances) {
+    std::snprintf(buf, sizeof buf,
+                  "%.0f instances over all models, more than the limit of %.0f (docs/limits.md)",
+                  instances, kMaxInstances);
+    throw InputError(s.source, 0, "models", buf);
+  }
+  if (instances * ticks > kMaxInstanceTicks) {
+    std::snprintf(buf, sizeof buf,
+                  "%.0f instances x %.3g ticks is %.3g instance-ticks, more than the limit of "
+                  "%.3g (docs/limits.md): a longer tick, a shorter duration or fewer instances",
+                  instances, ticks, instances * ticks, kMaxInstanceTicks);
+    throw InputError(s.source, 0, "tick", buf);
+  }
+  double keys = 0;
+  for (std::size_t i = 0; i < s.clients.size(); ++i) {
+    keys += s.clients[i].cache.keys;
+    if (keys > kMaxCacheKeys) {
+      std::snprintf(buf, sizeof buf,
+                    "the clients' cache keys add up to %.0f here, more than the limit of %.0f "
+                    "over all clients (docs/limits.md)",
+                    keys, kMaxCacheKeys);
+      throw InputError(s.source, 0, "clients[" + std::to_string(i) + "].cache.keys", buf);
+    }
+  }
+}
+
 }  // namespace
 
 void checkScenarioBudget(const Scenario& s) {
@@ -562,6 +598,7 @@ void checkScenarioBudget(const Scenario& s) {
                   ticks, kMaxTicks);
     throw InputError(s.source, 0, "tick", buf);
   }
+  checkSizeBudget(s, ticks);
   double total = 0, most = -1;
   std::size_t culprit = 0;
   for (std::size_t i = 0; i < s.clients.size(); ++i) {

@@ -90,6 +90,14 @@ void ShadowMonitor::touch(Tracked& t, Micros time) {
 
 ShadowMonitor::Tracked* ShadowMonitor::track(std::string_view name, std::string_view model,
                                              Micros t) {
+  if (name.size() > opt_.maxNameBytes || model.size() > opt_.maxNameBytes) {
+    ++bound_.namesTooLong;
+    return nullptr;
+  }
+  if (opt_.wallClock && t > opt_.wallClock() + opt_.maxAhead) {
+    ++bound_.fromTheFuture;
+    return nullptr;
+  }
   if (auto it = byName_.find(name); it != byName_.end()) {
     touch(*it->second, t);
     return it->second.get();

@@ -5,6 +5,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <vector>
+
 #include "spillway/input_limits.hpp"
 #include "spillway/policy_sections_yaml.hpp"
 #include "spillway/yaml_reader.hpp"
@@ -247,7 +249,14 @@ void Reader::calibration(const YAML::Node& n, const std::string& path, Calibrati
 
 YAML::Node loadYamlText(std::string_view text, const std::string& source) {
   try {
-    return YAML::Load(std::string(text));
+    // Every document is read: one after `---` would otherwise be dropped unread, errors and
+    // all, while the file looked accepted.
+    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
+    for (std::size_t i = 1; i < docs.size(); ++i)
+      if (docs[i] && !docs[i].IsNull())
+        throw InputError(source, docs[i].Mark().is_null() ? 0 : docs[i].Mark().line + 1, "",
+                         "a second YAML document (after ---): a file holds one");
+    return docs.empty() ? YAML::Node() : docs.front();
   } catch (const YAML::Exception& e) {
     // ParserException (syntax, nesting too deep) and anything else yaml-cpp throws while
     // building the nodes: always a named error, never an uncaught YAML exception.

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "internal.hpp"
+#include "spillway/input_limits.hpp"
 
 namespace spillway::formats {
 
@@ -72,6 +73,35 @@ constexpr std::array<const char*, kCols> kFields = {
     "ts",    "instance", "latency_ms", "status",    "outcome",    "model",  "tenant",
     "route", "session",  "critical",   "tokens_in", "tokens_out", "ttfb_ms"};
 
+// Where a record's text leaves the quoting, fed piece by piece, as splitCsvRecord reads it: a
+// '"' opens a quoted field only at a cell's start, "" inside one is a quote, and a '"' after a
+// closing quote or inside an unquoted cell is literal text (splitCsvRecord rejects the first).
+class QuoteScan {
+ public:
+  void feed(std::string_view text) {
+    for (char c : text) {
+      switch (state_) {
+        case kCellStart:
+          state_ = c == '"' ? kQuoted : c == ',' ? kCellStart : kUnquoted;
+          break;
+        case kUnquoted:
+          if (c == ',') state_ = kCellStart;
+          break;
+        case kQuoted:
+          if (c == '"') state_ = kQuoteSeen;
+          break;
+        case kQuoteSeen:
+          state_ = c == '"' ? kQuoted : c == ',' ? kCellStart : kUnquoted;
+          break;
+      }
+    }
+  }
+  bool quoted() const { return state_ == kQuoted; }
+
+ private:
+  enum State { kCellStart, kUnquoted, kQuoted, kQuoteSeen } state_ = kCellStart;
+};
+
 class CsvSource final : public RecordSource {
  public:
   CsvSource(std::unique_ptr<LineReader> r, const ImportOptions& opt)
@@ -102,7 +132,10 @@ class CsvSource final : public RecordSource {
     throw InputError(source_, startLine_, field, what);
   }
 
-  // Reads one logical record (joining lines while a quote is open) into cells_.
+  // Reads one logical record (joining lines while a quote is open) into cells_. Whether a
+  // quote is still open is followed over each new line only (QuoteScan), and the record is
+  // split once, when whole: a quoted field over many lines costs linear time, not a re-split
+  // of everything so far per line. A record is at most one line's limit long.
   bool readRecord() {
     std::string_view line;
     for (;;) {
@@ -111,22 +144,33 @@ class CsvSource final : public RecordSource {
     }
     startLine_ = r_->lineNo();
     joined_.assign(line);
-    bool open = false;
-    while (!splitCsvRecord(joined_, cells_, open)) {
-      if (!open || !r_->next(line)) {
-        const std::string what = open ? "unterminated quoted field" : "text after a closing quote";
-        if (!headerDone_) fail("", what);
-        try {
-          fail("", what);
-        } catch (const InputError& e) {
-          reject(e);
-        }
-        if (!open) return readRecord();
-        return false;
-      }
+    QuoteScan scan;
+    scan.feed(line);
+    bool open = scan.quoted();
+    while (open) {
+      if (!r_->next(line)) break;
+      if (joined_.size() + 1 + line.size() > input_limits::kLine)
+        return skipRecord("a quoted field runs over " + formatByteLimit(input_limits::kLine) +
+                          " of lines (an unterminated quote?)");
       joined_.append("\n").append(line);
+      scan.feed("\n");
+      scan.feed(line);
+      open = scan.quoted();
     }
-    return true;
+    if (!open && splitCsvRecord(joined_, cells_, open)) return true;
+    return skipRecord(open ? "unterminated quoted field" : "text after a closing quote", !open);
+  }
+
+  // A record that cannot be read: fatal in the header, else rejected (skipped with
+  // --skip-bad-lines); `more`: the input goes on after it.
+  bool skipRecord(const std::string& what, bool more = true) {
+    if (!headerDone_) fail("", what);
+    try {
+      fail("", what);
+    } catch (const InputError& e) {
+      reject(e);
+    }
+    return more && readRecord();
   }
 
   void header() {
@@ -156,6 +200,14 @@ class CsvSource final : public RecordSource {
     return static_cast<Micros>(std::llround(*ms * 1000.0));
   }
 
+  // A name cell: valid UTF-8, as a JSON importer's strings are, so that what is imported can
+  // be written out (library export, canonical JSONL) and read back.
+  std::string_view text(int c) const {
+    const std::string_view v = cell(c);
+    if (!isText(v)) fail(col(c), "not valid UTF-8");
+    return v;
+  }
+
   bool parse(CallRecord& rec) {
     rec = CallRecord{};
     if (cells_.size() < 2 && cells_[0].find_first_not_of(" \t") == std::string::npos) return false;
@@ -164,7 +216,7 @@ class CsvSource final : public RecordSource {
       fail(col(kTs),
            "expected epoch milliseconds or an RFC 3339 time, got '" + std::string(cell(kTs)) + "'");
     rec.ts = *ts;
-    rec.instance = cell(kInstance);
+    rec.instance = text(kInstance);
     if (rec.instance.empty()) fail(col(kInstance), "must not be empty");
     rec.latency = millis(kLatency);
     if (!cell(kTtfb).empty()) rec.ttfb = millis(kTtfb);
@@ -179,10 +231,10 @@ class CsvSource final : public RecordSource {
     } else {
       rec.outcome = rec.status == 0 ? Outcome::Error : Outcome::Ok;
     }
-    rec.model = cell(kModel);
-    rec.tenant = cell(kTenant);
-    rec.route = cell(kRoute);
-    rec.session = cell(kSession);
+    rec.model = text(kModel);
+    rec.tenant = text(kTenant);
+    rec.route = text(kRoute);
+    rec.session = text(kSession);
     if (auto c = cell(kCritical); !c.empty()) {
       if (c == "true" || c == "1")
         rec.critical = true;

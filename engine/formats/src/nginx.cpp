@@ -16,10 +16,13 @@ namespace spillway::formats {
 std::vector<std::string_view> splitUpstreamList(std::string_view v) {
   std::vector<std::string_view> out;
   std::size_t pos = 0;
+  // The next separator of each kind: ", " (next attempt) or " : " (internal redirect). Each is
+  // looked for again only once passed: a kind that no longer occurs is not searched for on
+  // every item (a line of 40,000 attempts and no redirect took 12 s that way).
+  std::size_t comma = v.find(", "), colon = v.find(" : ");
   for (;;) {
-    // The next separator: ", " (next attempt) or " : " (internal redirect).
-    const std::size_t comma = v.find(", ", pos);
-    const std::size_t colon = v.find(" : ", pos);
+    if (comma < pos) comma = v.find(", ", pos);
+    if (colon < pos) colon = v.find(" : ", pos);
     const std::size_t at = std::min(comma, colon);
     std::string_view item = v.substr(pos, at == std::string_view::npos ? v.npos : at - pos);
     while (!item.empty() && item.front() == ' ') item.remove_prefix(1);

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <iomanip>
 #include <random>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -152,9 +153,11 @@ SweepSpec parseSweepSpec(std::string_view yaml, const std::string& source) {
   }
   const YAML::Node params = r.need(root, "params", "");
   r.requireMap(params, "params");
+  std::set<std::string> seen;  // yaml-cpp keeps both of a duplicated key; the second must fail
   for (auto it = params.begin(); it != params.end(); ++it) {
     const std::string key = r.keyOf(it->first, "params");
     const long line = it->first.Mark().line + 1;
+    if (!seen.insert(key).second) r.fail(it->first.Mark(), "params." + key, "duplicate key");
     const BreakerParam& p = needParam(key, source, line);
     SweepParamRange range;
     range.key = key;

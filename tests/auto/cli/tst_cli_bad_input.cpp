@@ -30,6 +30,8 @@ class TstCliBadInput : public QObject {
   QTemporaryDir tmp_;
   QString bigPolicy_, library_;
   QString addressesBad_, addressesTwice_, healthBad_, upstreams_;
+  QString manyInstances_, instanceTicks_, cacheKeys_, twoDocs_, dupParams_, badUtf8Csv_,
+      openQuoteCsv_;
 
   QString writeTmp(const char* name, const QByteArray& text) {
     QFile f(tmp_.filePath(name));
@@ -59,6 +61,39 @@ class TstCliBadInput : public QObject {
                  "upstream m {\n  server 10.0.0.1:80 max_fails=2;\n  server 10.0.0.2:80;\n}\n");
     QVERIFY(!addressesBad_.isEmpty() && !addressesTwice_.isEmpty() && !healthBad_.isEmpty() &&
             !upstreams_.isEmpty());
+    // A few hundred bytes of scenario that would take gigabytes or days (issue 22's review).
+    QByteArray models;
+    for (int m = 0; m < 11; ++m)
+      models += "  - {name: m" + QByteArray::number(m) + ", instances: 10000, slots: 8}\n";
+    manyInstances_ =
+        writeTmp("many.yaml", "version: 1\nname: many\nduration: 1m\nmodels:\n" + models +
+                                  "clients:\n  - {name: c0, model: m0, rate: 1}\n");
+    instanceTicks_ = writeTmp("ticks.yaml",
+                              "version: 1\nname: ticks\nduration: 27h\ntick: 10ms\ndrain: 0s\n"
+                              "models:\n  - {name: m0, instances: 10000, slots: 8}\n"
+                              "clients:\n  - {name: c0, model: m0, rate: 0.01}\n");
+    cacheKeys_ = writeTmp("keys.yaml",
+                          "version: 1\nname: keys\nduration: 1m\n"
+                          "models:\n  - {name: m, instances: 1, slots: 8}\nclients:\n"
+                          "  - {name: c0, model: m, rate: 0.01, cache: {keys: 10000000}}\n"
+                          "  - {name: c1, model: m, rate: 0.01, cache: {keys: 10000000}}\n");
+    // A second document after --- used to be dropped unread, errors and all.
+    twoDocs_ = writeTmp("twodocs.yaml",
+                        "version: 1\nbreaker:\n  min_calls: 20\n---\nbreaker:\n  min_calls: -5\n");
+    dupParams_ =
+        writeTmp("dup.yaml", "params:\n  trip.slow_rate: [0.2, 0.3]\n  trip.slow_rate: [0.5]\n");
+    badUtf8Csv_ = writeTmp("bad-utf8.csv",
+                           "ts,instance,latency_ms,status\n1764480000200,i\xff"
+                           "1,5,200\n");
+    // 100,000 lines inside an open quote: each one re-split the record so far (5 s per 100 KB).
+    openQuoteCsv_ = writeTmp("open-quote.csv",
+                             "ts,instance,latency_ms,status\n"
+                             "1764480000200,i1,5,200\n\"x" +
+                                 QByteArray(100000, '\n'));
+    QVERIFY(!manyInstances_.isEmpty() && !instanceTicks_.isEmpty() && !cacheKeys_.isEmpty() &&
+            !twoDocs_.isEmpty() && !dupParams_.isEmpty() && !badUtf8Csv_.isEmpty() &&
+            !openQuoteCsv_.isEmpty());
+    QVERIFY(QDir(tmp_.path()).mkpath("adir"));
   }
 
   void badInputExitsTwoWithANamedError_data() {
@@ -173,6 +208,52 @@ class TstCliBadInput : public QObject {
         << R"(too-busy-scenario\.yaml:9: clients\[1\]\.rate: the clients would send about )"
            R"(8\.64e\+11 requests in 24h)";
   }
+
+  void sizeAndStructureAreBounded_data() {
+    QTest::addColumn<QStringList>("args");
+    QTest::addColumn<QString>("expected");
+    const QString trace = QStringLiteral(SPILLWAY_RESOURCES_DIR "/traces/seed000-sample.jsonl");
+    QTest::newRow("simulate: 110,000 instances")
+        << QStringList{"simulate", manyInstances_}
+        << R"(many\.yaml:4: models: 110000 instances over all models, more than the limit of )"
+           R"(100000)";
+    QTest::newRow("simulate: 10,000 instances at a 10 ms tick for 27 h")
+        << QStringList{"simulate", instanceTicks_}
+        << R"(ticks\.yaml:4: tick: 10000 instances x 9\.72e\+06 ticks is 9\.72e\+10 )"
+           R"(instance-ticks, more than the limit of 1e\+09)";
+    QTest::newRow("simulate: 2e7 cache keys")
+        << QStringList{"simulate", cacheKeys_}
+        << R"(keys\.yaml:8: clients\[1\]\.cache\.keys: the clients' cache keys add up to )"
+           R"(20000000 here)";
+    QTest::newRow("replay --threads 50000")
+        << QStringList{"replay", "--threads", "50000"}
+        << R"(^replay: --threads: expected 0 \(every core\) to 1024$)";
+    QTest::newRow("sweep --threads 5000")
+        << QStringList{"sweep", "--trace", trace, "--threads", "5000"}
+        << R"(^--threads: 5000: expected 0 \(every core\) to 1024$)";
+    QTest::newRow("replay: a second YAML document")
+        << QStringList{"replay", "--policy", twoDocs_}
+        << R"(twodocs\.yaml:5: a second YAML document \(after ---\): a file holds one$)";
+    QTest::newRow("sweep: a parameter twice")
+        << QStringList{"sweep", "--trace", trace, "--spec", dupParams_}
+        << R"(dup\.yaml:3: params\.trip\.slow_rate: duplicate key$)";
+    QTest::newRow("knee --to nan") << QStringList{"knee", "--to", "nan"}
+                                   << R"(^--to: nan: expected a load factor in \(0, 100\]$)";
+    QTest::newRow("knee: 2.7 million steps")
+        << QStringList{"knee", "--step", "0.000001"}
+        << R"(^--step: 0\.000001: gives 2700001 load steps from --from to --to, more than 1000)";
+    QTest::newRow("listen --tail a directory")
+        << QStringList{"listen", "--tail", tmp_.filePath("adir")}
+        << R"(adir: --tail: is a directory: name the access log file$)";
+    QTest::newRow("import: a CSV name not UTF-8")
+        << QStringList{"import", badUtf8Csv_, "--library", library_}
+        << R"(bad-utf8\.csv:2: instance: not valid UTF-8)";
+    QTest::newRow("import: a CSV quote never closed")
+        << QStringList{"import", openQuoteCsv_, "--library", library_}
+        << R"(open-quote\.csv:3: unterminated quoted field)";
+  }
+
+  void sizeAndStructureAreBounded() { badInputExitsTwoWithANamedError(); }
 
   void badInputExitsTwoWithANamedError() {
     QFETCH(QStringList, args);

@@ -70,6 +70,19 @@ class TstFormats : public QObject {
     QCOMPARE(got, out);
   }
 
+  // A long list with a redirect only near its end: each separator kind is searched for again
+  // only once passed, and the items come out whole and in order.
+  void splitLongUpstreamList() {
+    std::string s;
+    for (int i = 0; i < 40000; ++i) s += (i ? ", " : "") + std::to_string(i);
+    s += " : last";
+    const auto items = splitUpstreamList(s);
+    QCOMPARE(items.size(), std::size_t{40001});
+    QCOMPARE(std::string(items[0]), std::string("0"));
+    QCOMPARE(std::string(items[39999]), std::string("39999"));
+    QCOMPARE(std::string(items[40000]), std::string("last"));
+  }
+
   void envoyFlags_data() {
     QTest::addColumn<QString>("flags");
     QTest::addColumn<int>("status");

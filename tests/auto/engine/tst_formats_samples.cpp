@@ -146,6 +146,18 @@ std::vector<ImporterCase> importerCases() {
 {"ts":1764480001000,"instance":"gpu-2","latency_ms":3000,"status":0,"outcome":"error"}
 )",
        0});
+  // The quote scan that decides when a record spans lines: a quoted field reopened after a
+  // closed one on the same line, "" at a line's end, a quote inside an unquoted cell (text)
+  // and commas inside quotes over three lines.
+  r.push_back({"csv quotes across lines", "csv",
+               "ts,instance,latency_ms,status,note,other\n"
+               "1764480000000,\"a\"\"b\",1,200,\"x\"\"\n,\n\"\"y, z\",w\n"
+               "1764480001000,c\"d,2,200,\"p\",\"q\nr\"\n",
+               "",
+               R"({"ts":1764480000000,"instance":"a\"b","latency_ms":1,"status":200,"outcome":"ok"}
+{"ts":1764480001000,"instance":"c\"d","latency_ms":2,"status":200,"outcome":"ok"}
+)",
+               0});
   r.push_back(
       {"csv with ttfb", "csv",
        "ts,instance,latency_ms,status,ttfb_ms\n1764480000000,a,50,200,12.5\n"
@@ -220,6 +232,10 @@ std::vector<BadCase> badCases() {
   r.push_back({"csv bad latency", "csv",
                "ts,instance,latency_ms,status\n1764480000000,a,1,200\n1764480000000,a,x,200\n", "",
                "f.log:3: latency_ms: expected milliseconds >= 0, got 'x'", 1, 1});
+  r.push_back({"csv text after a closing quote", "csv",
+               "ts,instance,latency_ms,status\n1764480000000,\"a\"b,1,200\n"
+               "1764480000000,c,1,200\n",
+               "", "f.log:2: text after a closing quote", 1, 1});
   r.push_back({"csv unterminated quote", "csv",
                "ts,instance,latency_ms,status\n1764480000000,\"a,1,200\n", "",
                "f.log:2: unterminated quoted field", 0, 1});

@@ -166,6 +166,57 @@ class TstShadowBound : public QObject {
     QCOMPARE(callsByInstance(m).at("b"), std::uint64_t{101});
   }
 
+  // A name's length is bounded as well as their number: a 4 MB server.address would cost the
+  // monitor four times that. Over maxNameBytes an instance's (or model's) calls and samples
+  // are refused and counted, and never take a place in the table.
+  void longNamesAreRefused() {
+    live::ShadowMonitor m(parsePolicy(kPolicy, "bound.yaml"), shared(3));
+    const std::string longest(256, 'x'), over(257, 'x');
+    QVERIFY(call(m, longest, kT0));
+    QVERIFY(!call(m, over, kT0));
+    CallRecord r;
+    r.instance = "a";
+    r.model = over;
+    r.latency = millis(40);
+    r.ts = kT0;
+    QVERIFY(!m.addCall(r));
+    formats::AggregateSample s;
+    s.end = kT0 + seconds(15);
+    s.step = seconds(15);
+    s.calls = 10;
+    s.instance = over;
+    m.addAggregate(s);
+    QCOMPARE(m.bound().namesTooLong, std::uint64_t{3});
+    QCOMPARE(m.bound().callsRejected, std::uint64_t{2});
+    QCOMPARE(m.bound().samplesRejected, std::uint64_t{1});
+    QCOMPARE(m.bound().instancesRejected, std::uint64_t{0});
+    QCOMPARE(m.engine().size(), std::size_t{1});
+    QVERIFY(call(m, "b", kT0) && call(m, "c", kT0));  // the table still has its room
+  }
+
+  // Data time follows the newest end seen: one span dated an hour ahead of the clock would
+  // make every instance an hour idle. With a wall clock, what ends more than maxAhead after it
+  // is refused and counted, and data time stays put.
+  void callsFromTheFutureAreRefused() {
+    live::ShadowOptions o;  // per-instance engines: evicted when idle
+    o.maxInstances = 2;
+    o.idleHorizon = seconds(600);
+    o.format = formats::Format::Jsonl;
+    Micros clock = kT0;
+    o.wallClock = [&clock] { return clock; };
+    live::ShadowMonitor m(parsePolicy(kPolicy, "bound.yaml"), o);
+    QVERIFY(call(m, "a", kT0) && call(m, "b", kT0));
+    QVERIFY(!call(m, "c", kT0 + seconds(3600)));
+    QVERIFY(!call(m, "a", kT0 + seconds(301)));
+    QVERIFY(call(m, "a", kT0 + seconds(299)));  // within maxAhead
+    QCOMPARE(m.bound().fromTheFuture, std::uint64_t{2});
+    QCOMPARE(m.bound().evicted, std::uint64_t{0});
+    QCOMPARE(callsByInstance(m).at("b"), std::uint64_t{1});
+    clock = kT0 + seconds(3600);  // an hour on, the same span is in time (and b is idle)
+    QVERIFY(call(m, "c", kT0 + seconds(3600)));
+    QCOMPARE(m.bound().evicted, std::uint64_t{2});
+  }
+
   void floodKeepsServingTheFirstN() {
     // The console's wiring: the live timeline reads the shared engine. 20,000 new names never
     // add an engine instance or a lane; the tracked ones keep their verdicts.

@@ -30,10 +30,16 @@ inline constexpr Micros kMaxDrain = Micros{3600} * 1000000;
 inline constexpr Micros kMaxTick = Micros{3600} * 1000000;
 inline constexpr double kMaxTicks = 10e6;
 inline constexpr double kMaxRequests = 1e9;
+// Instances over all model groups (each ~8 KB of simulator and breaker state), instances ×
+// ticks (each instance's breaker rolls and is judged every tick, ~1 µs), and cache keys over
+// all clients (each ~30 bytes of popularity table and last-answer time).
+inline constexpr double kMaxInstances = 100000;
+inline constexpr double kMaxInstanceTicks = 1e9;
+inline constexpr double kMaxCacheKeys = 1e7;
 
 // Checks a scenario against those limits (parseScenario does; call it again after changing the
 // duration, e.g. --duration). Throws InputError(source, 0, field, ...), field "duration",
-// "tick" or "clients[i].rate".
+// "tick", "models", "clients[i].rate" or "clients[i].cache.keys".
 void checkScenarioBudget(const Scenario& s);
 
 // "must be at most 7d (docs/limits.md), got 104166d16h".

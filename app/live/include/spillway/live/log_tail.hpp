@@ -14,6 +14,8 @@
 #include <string>
 #include <string_view>
 
+#include "spillway/input_limits.hpp"
+
 class QFileSystemWatcher;
 
 namespace spillway::live {
@@ -21,7 +23,9 @@ namespace spillway::live {
 struct TailOptions {
   int pollMs = 200;
   bool fromStart = false;  // the file's existing content too (else only what is appended)
-  std::size_t maxLineBytes = 1024 * 1024;  // a longer line is dropped (counted)
+  // A longer line is dropped (counted); the importers' own limit, so that a line `import`
+  // reads is never lost here.
+  std::size_t maxLineBytes = input_limits::kLine;
 };
 
 class LogTail : public QObject {

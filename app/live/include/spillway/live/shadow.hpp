@@ -37,6 +37,16 @@ struct ShadowOptions {
   // instance's calls and samples are rejected (counted) unless an idle one can be evicted.
   // 0: no bound — only for trusted input (tests, a file read once), never for a network source.
   std::size_t maxInstances = 1024;
+  // Longest instance or model name kept (bytes). A name is a map key, an engine's label and a
+  // line of every summary: its length is bounded too, not only the count. Longer: refused and
+  // counted, as over maxInstances.
+  std::size_t maxNameBytes = 256;
+  // The wall clock (µs since the epoch) of a source that reads the network, or none. With it,
+  // a call or sample ending more than `maxAhead` after it is refused and counted: data time
+  // moves to the newest end seen, so one span dated an hour ahead would leave every instance
+  // "idle" for an hour and evict them all. The monitor itself never reads a clock.
+  std::function<Micros()> wallClock;
+  Micros maxAhead = seconds(300);
   // An instance without data for this long (data time: the newest call or sample seen by any
   // instance) is evicted, its breaker state dropped. 0: never evicted.
   Micros idleHorizon = seconds(600);
@@ -62,6 +72,10 @@ struct InstanceBoundStats {
   // Refusals: a new name met a full table (one per refused call or sample: refused names are
   // not remembered, so a name refused twice counts twice).
   std::uint64_t instancesRejected = 0;
+  // Refusals of a name (instance or model) longer than maxNameBytes, one per call or sample.
+  std::uint64_t namesTooLong = 0;
+  // Refusals of a call or sample ending more than maxAhead after the wall clock.
+  std::uint64_t fromTheFuture = 0;
 };
 
 struct WouldOpenVerdict {
