@@ -155,12 +155,23 @@ class CallsSource final : public formats::RecordSource {
   CallsSource(Connection& db, const IncidentInfo& info)
       : RecordSource("incident " + info.name, false),
         path_(db.name()),
-        q_(db, "blocks", "data", info.id, 64) {
+        q_(db, "blocks", "data", info.id, 64),
+        name_(info.name),
+        expected_(info.records) {
     dict_.load(db, info.id);
   }
   bool next(CallRecord& rec) override {
     while (pos_ >= cols_.size()) {
-      if (!q_.step()) return false;
+      if (!q_.step()) {
+        // Blocks deleted or lost: fewer calls than the incident was stored with is damage,
+        // never a shorter incident exported or replayed as if whole.
+        if (count_ != expected_)
+          throw InputError(path_, 0, "",
+                           "the library is damaged: incident '" + name_ + "' holds " +
+                               std::to_string(count_) + " of its " + std::to_string(expected_) +
+                               " records");
+        return false;
+      }
       std::size_t n = 0;
       const unsigned char* p = q_.row().blob(1, n);
       if (!decodeBlock(p, n, cols_) || !valid())
@@ -200,6 +211,8 @@ class CallsSource final : public formats::RecordSource {
   }
   const std::string& path_;
   SeqPager q_;
+  std::string name_;
+  std::uint64_t expected_;
   Dictionaries dict_;
   BlockColumns cols_;
   std::size_t pos_ = 0;
@@ -242,7 +255,12 @@ class SamplesSource final : public formats::RecordSource {
   std::uint64_t count_ = 0;
 };
 
-IncidentInfo readIncident(const Stmt& q) {
+IncidentInfo readIncident(const Stmt& q, const std::string& path) {
+  for (int col : {6, 10})
+    if (q.i64(col) < 0)
+      throw InputError(path, 0, "",
+                       "the library is damaged: incident '" + std::string(q.text(1)) +
+                           "' has a negative " + (col == 6 ? "record" : "instance") + " count");
   IncidentInfo i;
   i.id = q.i64(0);
   i.name = q.text(1);
@@ -454,7 +472,7 @@ void Library::migrate(int from, int to) {
 std::vector<IncidentInfo> Library::incidents() {
   std::vector<IncidentInfo> out;
   Stmt q(*db_, (std::string(kIncidentColumns) + "ORDER BY name").c_str());
-  while (q.step()) out.push_back(readIncident(q));
+  while (q.step()) out.push_back(readIncident(q, path_));
   return out;
 }
 
@@ -462,7 +480,7 @@ std::optional<IncidentInfo> Library::incident(std::string_view name) {
   Stmt q(*db_, (std::string(kIncidentColumns) + "WHERE name=?").c_str());
   q.bind(1, name);
   if (!q.step()) return std::nullopt;
-  return readIncident(q);
+  return readIncident(q, path_);
 }
 
 IncidentInfo Library::requireIncident(std::string_view name) {

@@ -31,6 +31,8 @@ std::string_view promRoleName(PromRole r) {
   return "series";
 }
 
+constexpr double kMaxPerStep = 4e9;
+
 struct PromMatrixJoin::Impl {
   struct Cell {
     double calls = -1, failures = -1, slow = -1, p99 = -1;
@@ -92,6 +94,12 @@ struct PromMatrixJoin::Impl {
         if (v == "NaN" || v == "+Inf" || v == "-Inf") continue;  // no data at this step
         fail(name, vat, "expected a number, got '" + std::string(v) + "'");
       }
+      // Counts per step and a p99 in ms: never negative (-1 is how a cell says "no series"),
+      // and a step's count fits the engine's 32-bit counters.
+      if (*x < 0 || *x > kMaxPerStep)
+        fail(name, vat,
+             "expected a value from 0 to 4e9 (a count per step, or a p99 in ms), got '" +
+                 std::string(v) + "'");
       points.emplace_back(static_cast<Micros>(std::llround(ts * 1e6)), *x);
     }
     auto& byTime = cells[{instance, label("model")}];
@@ -155,6 +163,7 @@ void PromMatrixJoin::add(std::string_view body, const std::string& name, PromRol
       badSeries(e);
     }
   }
+  d_->parser = simdjson::dom::parser{};  // the document is read: its tree is not kept
 }
 
 std::vector<PromPoint> PromMatrixJoin::take(Micros knownStep) {
@@ -222,8 +231,19 @@ class PromSource final : public RecordSource {
                               std::to_string(static_cast<double>(p.end) / 1e6)));
         continue;
       }
+      if (p.failures > p.calls || p.slow > p.calls) {
+        const bool fails = p.failures > p.calls;
+        reject(InputError(source_, 1, map.at(fails ? "failures" : "slow"),
+                          std::string(fails ? "failures" : "slow calls") + " (" +
+                              std::to_string(std::llround(fails ? p.failures : p.slow)) +
+                              ") over the calls (" + std::to_string(std::llround(p.calls)) +
+                              ") of instance '" + p.instance + "' at " +
+                              std::to_string(static_cast<double>(p.end) / 1e6)));
+        continue;
+      }
+      // (Several series of an instance add up: their sum may pass one series' bound.)
       auto count = [](double v) {
-        return static_cast<std::uint32_t>(std::min(std::llround(std::max(v, 0.0)), 4000000000LL));
+        return static_cast<std::uint32_t>(std::llround(std::min(v, kMaxPerStep)));
       };
       out_.push_back(Out{p.end, p.step, std::move(p.instance), std::move(p.model), count(p.calls),
                          p.failures < 0 ? 0 : count(p.failures),

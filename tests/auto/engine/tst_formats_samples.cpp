@@ -263,6 +263,24 @@ std::vector<BadCase> badCases() {
        "f.log:1: data.result[0].metric.__name__: expected 'calls', 'failures' or 'slow', got "
        "'x' (see --map series=LABEL)",
        0, 1});
+  // A count is never negative (-1 meant "no series" and read as a missing calls series) nor
+  // past 32 bits (1e300 was stored as 0), and a step's failures are among its calls.
+  for (const char* v : {"-5", "1e300"})
+    r.push_back(
+        {std::string("prometheus count ") + v, "prometheus",
+         std::string(
+             R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"calls","instance":"a"},"values":[[1,")") +
+             v + R"("]]}]}})",
+         "",
+         std::string("f.log:1: data.result[0].values[0]: expected a value from 0 to 4e9 (a count "
+                     "per step, or a p99 in ms), got '") +
+             v + "'",
+         0, 1});
+  r.push_back(
+      {"prometheus failures over calls", "prometheus",
+       R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"calls","instance":"a"},"values":[[1,"10"],[2,"10"]]},{"metric":{"__name__":"failures","instance":"a"},"values":[[1,"50"],[2,"5"]]}]}})",
+       "", "f.log:1: failures: failures (50) over the calls (10) of instance 'a' at 1.000000", 1,
+       1});
   r.push_back({"jsonl", "jsonl",
                "{\"ts\":1,\"instance\":\"a\",\"latency_ms\":1,\"status\":200}\n{\"ts\":1}\n", "",
                "f.log:2: instance: missing required field", 1, 1});

@@ -9,11 +9,13 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QProcess>
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QTest>
 
 #include <grp.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -165,6 +167,56 @@ class TstLibraryHardening : public QObject {
     QVERIFY2(err.contains("it takes no more writes"), qPrintable(err));
     QVERIFY(errorOf([&] { lib.setNotes("inc", "t", "n"); }).contains("cannot set notes"));
     QVERIFY(slurp(path) == bytes);  // nothing written
+  }
+
+  // A library whose tables were edited behind its back: blocks gone from an incident read as a
+  // shorter incident (`library export` wrote "0 lines", exit 0), and a negative count read as
+  // 18446744073709551611. Both are damage, named.
+  void missingBlocksAndNegativeCountsAreDamage() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("lib.db").toStdString();
+    {
+      Library lib(path);
+      importSynthetic(lib, "inc", 20000);
+      importSynthetic(lib, "other", 100);
+    }
+    sqlite3* db = nullptr;
+    QCOMPARE(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    const char* edit =
+        "DELETE FROM blocks WHERE rowid = (SELECT MAX(b.rowid) FROM blocks b JOIN incidents i "
+        "ON b.incident_id = i.id WHERE i.name = 'inc');";
+    QCOMPARE(sqlite3_exec(db, edit, nullptr, nullptr, nullptr), SQLITE_OK);
+    QVERIFY(sqlite3_changes(db) == 1);
+    sqlite3_close(db);
+    Library lib(path, OpenOptions{.mustExist = true});
+    const QString err = errorOf([&] {
+      auto src = lib.open("inc");
+      CallRecord r;
+      while (src->next(r)) {
+      }
+    });
+    QVERIFY2(QRegularExpression("^.*lib\\.db: the library is damaged: incident 'inc' holds "
+                                "\\d+ of its 20000 records$")
+                 .match(err)
+                 .hasMatch(),
+             qPrintable(err));
+    {
+      auto whole = lib.open("other");  // the other incident is whole
+      CallRecord r;
+      std::size_t n = 0;
+      while (whole->next(r)) ++n;
+      QCOMPARE(n, std::size_t{100});
+    }
+    QCOMPARE(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    QCOMPARE(sqlite3_exec(db, "UPDATE incidents SET records = -5 WHERE name = 'other';", nullptr,
+                          nullptr, nullptr),
+             SQLITE_OK);
+    sqlite3_close(db);
+    Library again(path, OpenOptions{.mustExist = true});
+    QVERIFY2(errorOf([&] {
+               again.incidents();
+             }).endsWith("the library is damaged: incident 'other' has a negative record count"),
+             qPrintable(errorOf([&] { again.incidents(); })));
   }
 
   // issue 17: a failed `library export` left a partial file.
