@@ -105,7 +105,8 @@ library::ImportResult importOneFile(library::Library& lib, const ImportJob& job,
     if (job.map) opt.map = formats::parseFieldMap(*job.map, c.format);
     return lib.importFile(file, c.format, opt, job.incident);
   } catch (const InputError& e) {
-    if (c.hint.empty()) throw;
+    // A line over the size limit is too long in any format: the format is not the question.
+    if (c.hint.empty() || e.detail().rfind("line longer than", 0) == 0) throw;
     throw InputError(e.file(), e.line(), e.field(), e.detail() + c.hint);
   }
 }

@@ -110,7 +110,7 @@ void addReplayOptions(QCommandLineParser& p) {
                "FILE"});
   p.addOption({"select",
                "The entry of --from-export to emulate (an nginx upstream, an HAProxy backend, "
-               "an Envoy cluster, ...; default: the first).",
+               "an Envoy cluster, an Istio DestinationRule, ...; default: the first).",
                "NAME"});
   p.addOption({"health",
                "With --dialect: the instances' health-endpoint answers over time (JSON Lines "

@@ -1,5 +1,6 @@
 #include "background_job.hpp"
 
+#include <QCoreApplication>
 #include <QMetaObject>
 #include <QThread>
 #include <QThreadPool>
@@ -49,8 +50,23 @@ void BackgroundJob::Context::send(std::function<void()> fn, bool last) const {
       Qt::QueuedConnection);
 }
 
+namespace {
+
+// Normally deleteLater, on the UI thread. While the application is being torn down the last
+// reference can go with a queued call that Qt discards under its posted-event lock: posting
+// then would wait on that lock for ever (the console hung at exit with a sensitivity job in
+// flight), and there is no later to delete at — so it is deleted at once, on its own thread.
+void releaseShared(QObject* s) {
+  if (QCoreApplication::closingDown() && s->thread() == QThread::currentThread())
+    delete s;
+  else
+    s->deleteLater();
+}
+
+}  // namespace
+
 BackgroundJob::BackgroundJob(QObject* parent)
-    : QObject(parent), shared_(new Context::Shared, [](Context::Shared* s) { s->deleteLater(); }) {
+    : QObject(parent), shared_(new Context::Shared, [](Context::Shared* s) { releaseShared(s); }) {
   shared_->job = this;
   jobPool().setMaxThreadCount(std::max(4, QThread::idealThreadCount()));
 }

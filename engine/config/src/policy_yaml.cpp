@@ -247,21 +247,26 @@ void Reader::calibration(const YAML::Node& n, const std::string& path, Calibrati
 
 }  // namespace
 
-YAML::Node loadYamlText(std::string_view text, const std::string& source) {
+std::vector<YAML::Node> loadYamlDocuments(std::string_view text, const std::string& source) {
   try {
-    // Every document is read: one after `---` would otherwise be dropped unread, errors and
-    // all, while the file looked accepted.
     std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
-    for (std::size_t i = 1; i < docs.size(); ++i)
-      if (docs[i] && !docs[i].IsNull())
-        throw InputError(source, docs[i].Mark().is_null() ? 0 : docs[i].Mark().line + 1, "",
-                         "a second YAML document (after ---): a file holds one");
-    return docs.empty() ? YAML::Node() : docs.front();
+    std::erase_if(docs, [](const YAML::Node& d) { return !d || d.IsNull(); });
+    return docs;
   } catch (const YAML::Exception& e) {
     // ParserException (syntax, nesting too deep) and anything else yaml-cpp throws while
     // building the nodes: always a named error, never an uncaught YAML exception.
     throw InputError(source, e.mark.is_null() ? 0 : e.mark.line + 1, "", "YAML syntax: " + e.msg);
   }
+}
+
+YAML::Node loadYamlText(std::string_view text, const std::string& source) {
+  // Every document is read: one after `---` would otherwise be dropped unread, errors and all,
+  // while the file looked accepted.
+  const std::vector<YAML::Node> docs = loadYamlDocuments(text, source);
+  if (docs.size() > 1)
+    throw InputError(source, docs[1].Mark().is_null() ? 0 : docs[1].Mark().line + 1, "",
+                     "a second YAML document (after ---): a file holds one");
+  return docs.empty() ? YAML::Node() : docs.front();
 }
 
 Policy parsePolicy(std::string_view yamlText, const std::string& source) {

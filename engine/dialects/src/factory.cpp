@@ -24,7 +24,7 @@ std::unique_ptr<DialectCluster> makeDialect(DialectKind kind, std::string_view t
     case DialectKind::Envoy:
       return std::make_unique<EnvoyDialect>(parseEnvoyConfig(text, source, select), seed, sink);
     case DialectKind::Istio:
-      return std::make_unique<IstioDialect>(parseIstioConfig(text, source), seed, sink);
+      return std::make_unique<IstioDialect>(parseIstioConfig(text, source, select), seed, sink);
     case DialectKind::Sentinel:
       return std::make_unique<SentinelDialect>(parseSentinelConfig(text, source, select), seed,
                                                sink);

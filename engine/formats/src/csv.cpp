@@ -176,8 +176,12 @@ class CsvSource final : public RecordSource {
   void header() {
     for (int c = 0; c < kCols; ++c) {
       const std::string& want = map_.at(kFields[c]);
-      for (std::size_t i = 0; i < cells_.size(); ++i)
-        if (cells_[i] == want) index_[c] = static_cast<int>(i);
+      for (std::size_t i = 0; i < cells_.size(); ++i) {
+        if (cells_[i] != want) continue;
+        // Two columns of one name: which one holds the field is anybody's guess.
+        if (index_[c] >= 0) fail(kFields[c], "column '" + want + "' appears twice in the header");
+        index_[c] = static_cast<int>(i);
+      }
     }
     for (int c : {kTs, kInstance, kLatency, kStatus})
       if (index_[c] < 0)

@@ -314,6 +314,14 @@ bool JsonlSplitter::next(JsonlChunk& out) {
     const void* nl =
         before == end_ ? nullptr : ::memrchr(buf_.data() + before, '\n', end_ - before);
     if (!nl) continue;
+    // The first line began before this read (at the front of the buffer) and may have passed
+    // the limit within it; the lines after it are shorter than one read.
+    const auto* first =
+        static_cast<const char*>(::memchr(buf_.data() + before, '\n', end_ - before));
+    if (static_cast<std::size_t>(first - buf_.data()) > input_limits::kLine) {
+      done_ = out.tooLong = true;
+      return true;
+    }
     // Whole lines go out in this buffer; the partial line moves to a buffer of the same size,
     // as JsonlReader moves it to the front of its own.
     const auto whole = static_cast<std::size_t>(static_cast<const char*>(nl) - buf_.data()) + 1;

@@ -56,6 +56,7 @@ bool LineReader::next(std::string_view& line) {
     if (nl || (eof_ && begin_ != end_)) {
       const auto len =
           nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - start) : end_ - begin_;
+      if (len > input_limits::kLine) throw lineTooLong(name_, line_ + 1);  // ended in the last read
       line = std::string_view(start, len);
       begin_ += nl ? len + 1 : len;
       if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -66,16 +67,19 @@ bool LineReader::next(std::string_view& line) {
     // Keep the partial line, refill behind it; a line longer than the chunk grows the buffer,
     // up to the limit of one line (a file without newlines, /dev/zero, must not take it all).
     const std::size_t keep = end_ - begin_;
-    if (keep > input_limits::kLine)
-      throw InputError(name_, line_ + 1, "",
-                       "line longer than the " + formatByteLimit(input_limits::kLine) +
-                           " limit for one record (docs/limits.md)");
+    if (keep > input_limits::kLine) throw lineTooLong(name_, line_ + 1);
     if (keep) std::memmove(buf_.data(), start, keep);
     begin_ = 0;
     end_ = keep;
     // A file's buffer starts at a chunk, so it grows as it always did.
     if (!refillPadded(buf_, end_, kChunk, read_)) eof_ = true;
   }
+}
+
+InputError lineTooLong(const std::string& source, long line) {
+  return InputError(source, line, "",
+                    "line longer than the " + formatByteLimit(input_limits::kLine) +
+                        " limit for one record (docs/limits.md)");
 }
 
 std::string readWholeFile(const std::string& path) {

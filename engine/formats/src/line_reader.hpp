@@ -9,6 +9,8 @@
 #include <string_view>
 #include <vector>
 
+#include "spillway/input_error.hpp"
+
 namespace spillway::formats {
 
 // The importers' refill of a read buffer padded for simdjson whose data is [0, end): grown when
@@ -16,6 +18,9 @@ namespace spillway::formats {
 // the data, and the padding after the new end zeroed. Returns false at the end of the input.
 bool refillPadded(std::vector<char>& buf, std::size_t& end, std::size_t chunk,
                   const std::function<std::size_t(char* dst, std::size_t n)>& read);
+
+// "line longer than the 8 MiB limit for one record", at `line` of `source`.
+InputError lineTooLong(const std::string& source, long line);
 
 class LineReader {
  public:

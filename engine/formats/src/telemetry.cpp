@@ -188,12 +188,15 @@ bool JsonlReader::nextLine(std::string_view& line) {
     const void* nl = std::memchr(start, '\n', end_ - begin_);
     if (nl) {
       const auto len = static_cast<std::size_t>(static_cast<const char*>(nl) - start);
+      if (len > input_limits::kLine)
+        throw formats::lineTooLong(source_, line_ + 1);  // in the last read
       line = std::string_view(start, len);
       begin_ += len + 1;
       return true;
     }
     if (eof_) {
       if (begin_ == end_) return false;
+      if (end_ - begin_ > input_limits::kLine) throw formats::lineTooLong(source_, line_ + 1);
       line = std::string_view(start, end_ - begin_);  // last line without '\n'
       begin_ = end_;
       return true;
@@ -201,10 +204,7 @@ bool JsonlReader::nextLine(std::string_view& line) {
     // Keep the partial line, refill behind it. A line longer than the chunk grows the buffer,
     // up to the limit of one line (a file without newlines, /dev/zero, must not take it all).
     const std::size_t keep = end_ - begin_;
-    if (keep > input_limits::kLine)
-      throw InputError(source_, line_ + 1, "",
-                       "line longer than the " + formatByteLimit(input_limits::kLine) +
-                           " limit for one record (docs/limits.md)");
+    if (keep > input_limits::kLine) throw formats::lineTooLong(source_, line_ + 1);
     if (keep) std::memmove(buf_.data(), start, keep);
     begin_ = 0;
     end_ = keep;

@@ -540,4 +540,14 @@ void TstConsoleWorkflow::fitsALaptopScreen() {
     editorScroll = qobject_cast<QScrollArea*>(p);
   QVERIFY(editorScroll);
   QVERIFY(!editorScroll->horizontalScrollBar()->isVisible());
+  // 720 px high with seed-002's ten instances, on every bottom tab: the lanes squeeze and
+  // the charts scroll (the lanes' fixed 15 px made the window 742 px at least).
+  QVERIFY(w_->runScenario("seed-002"));
+  QVERIFY(waitRun());
+  for (const char* panel : {"kpis", "sensitivity", "comparison"}) {
+    QVERIFY(w_->showPanel(panel));
+    QTest::qWait(100);
+    QVERIFY2(w_->minimumSizeHint().height() <= 720,
+             qPrintable(QString("%1: %2 px").arg(panel).arg(w_->minimumSizeHint().height())));
+  }
 }

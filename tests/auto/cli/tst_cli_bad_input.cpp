@@ -31,7 +31,7 @@ class TstCliBadInput : public QObject {
   QString bigPolicy_, library_;
   QString addressesBad_, addressesTwice_, healthBad_, upstreams_;
   QString manyInstances_, instanceTicks_, cacheKeys_, twoDocs_, dupParams_, badUtf8Csv_,
-      openQuoteCsv_;
+      openQuoteCsv_, nineMiB_, twoStatus_;
 
   QString writeTmp(const char* name, const QByteArray& text) {
     QFile f(tmp_.filePath(name));
@@ -94,6 +94,16 @@ class TstCliBadInput : public QObject {
             !twoDocs_.isEmpty() && !dupParams_.isEmpty() && !badUtf8Csv_.isEmpty() &&
             !openQuoteCsv_.isEmpty());
     QVERIFY(QDir(tmp_.path()).mkpath("adir"));
+    // One valid record 9 MiB long, then a short one: a line that ended in the read after the
+    // limit was checked passed up to 12 MiB.
+    const QByteArray head =
+        "{\"ts\":1764480000000,\"instance\":\"a\",\"latency_ms\":5,\"status\":200";
+    nineMiB_ = writeTmp("nine.jsonl",
+                        head + ",\"note\":\"" + QByteArray(9 << 20, 'x') + "\"}\n" + head + "}\n");
+    QVERIFY(!nineMiB_.isEmpty());
+    twoStatus_ = writeTmp("two-status.csv",
+                          "ts,instance,latency_ms,status,status\n1764480000000,a,1,200,503\n");
+    QVERIFY(!twoStatus_.isEmpty());
   }
 
   void badInputExitsTwoWithANamedError_data() {
@@ -248,6 +258,15 @@ class TstCliBadInput : public QObject {
     QTest::newRow("import: a CSV name not UTF-8")
         << QStringList{"import", badUtf8Csv_, "--library", library_}
         << R"(bad-utf8\.csv:2: instance: not valid UTF-8)";
+    for (const char* command : {"import", "replay"})
+      QTest::newRow(qPrintable(QString(command) + ": a 9 MiB line"))
+          << (QString(command) == "import" ? QStringList{"import", nineMiB_, "--library", library_}
+                                           : QStringList{"replay", "--trace", nineMiB_})
+          << R"(nine\.jsonl:1: line longer than the 8 MiB limit for one record )"
+             R"(\(docs/limits\.md\)$)";
+    QTest::newRow("import: a CSV column named twice")
+        << QStringList{"import", twoStatus_, "--library", library_}
+        << R"(two-status\.csv:1: status: column 'status' appears twice in the header)";
     QTest::newRow("import: a CSV quote never closed")
         << QStringList{"import", openQuoteCsv_, "--library", library_}
         << R"(open-quote\.csv:3: unterminated quoted field)";

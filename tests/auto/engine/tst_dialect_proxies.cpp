@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "spillway/dialect.hpp"
@@ -224,6 +225,27 @@ spec:
     } catch (const InputError& e) {
       QVERIFY2(QString(e.what()).startsWith("dr.yaml:3: outlierDetection.baseEjection: unknown"),
                e.what());
+    }
+    // Manifests between ---, one DestinationRule per model as the export writes them: the one
+    // --select names (metadata.name or spec.host), else the first; every document is read.
+    const std::string two =
+        "kind: DestinationRule\nmetadata: {name: a}\nspec:\n  host: a.svc\n  trafficPolicy:\n"
+        "    outlierDetection: {consecutive5xxErrors: 11}\n---\n"
+        "kind: DestinationRule\nmetadata: {name: b}\nspec:\n  host: b.svc\n  trafficPolicy:\n"
+        "    outlierDetection: {consecutive5xxErrors: 7}\n";
+    QCOMPARE(parseIstioConfig(two, "dr.yaml").consecutive5xx, 11u);
+    QCOMPARE(parseIstioConfig(two, "dr.yaml", "b").consecutive5xx, 7u);
+    QCOMPARE(parseIstioConfig(two, "dr.yaml", "b.svc").consecutive5xx, 7u);
+    for (const auto& [text, select, error] :
+         std::vector<std::tuple<std::string, std::string, std::string>>{
+             {two, "c", "dr.yaml:1: metadata.name: no DestinationRule named 'c'"},
+             {two + "---\nkind: [\n", "", "dr.yaml:16: YAML syntax: "}}) {
+      try {
+        parseIstioConfig(text, "dr.yaml", select);
+        QFAIL("accepted");
+      } catch (const InputError& e) {
+        QVERIFY2(QString(e.what()).startsWith(QString::fromStdString(error)), e.what());
+      }
     }
   }
 

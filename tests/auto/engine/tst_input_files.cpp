@@ -28,6 +28,17 @@ class TstInputFiles : public QObject {
     QTest::newRow("zero") << "/dev/zero";
     QTest::newRow("urandom") << "/dev/urandom";
   }
+  // What an input says is echoed into its error as text: a control character becomes \xNN
+  // (an escape sequence in a policy value retitled and recoloured the terminal).
+  void errorsEchoInputAsText() {
+    const InputError e("p\x1b.yaml", 3, "breaker.min_calls",
+                       "expected a count, got '\x1b[31mRED\x1b]0;title\x07\rX\x7f' \tok\nnext");
+    QCOMPARE(std::string(e.what()),
+             std::string("p\\x1b.yaml:3: breaker.min_calls: expected a count, got "
+                         "'\\x1b[31mRED\\x1b]0;title\\x07\\x0dX\\x7f' \tok\nnext"));
+    QCOMPARE(e.detail().substr(0, 5), std::string("expec"));  // the parts stay as given
+  }
+
   void boundedReadOfSpecialFiles() {
     QFETCH(QString, path);
     QCOMPARE(errorOf([&] { readInputFile(path.toStdString(), 4096, "policy file"); }),

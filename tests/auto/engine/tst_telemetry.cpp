@@ -485,11 +485,12 @@ void TstTelemetry::chunkBoundary() {
 }
 
 void TstTelemetry::lineLongerThanChunk() {
-  // A 5 MiB and a 9 MiB line (the buffer must grow, twice) between ordinary lines.
+  // A 5 MiB and a 7.5 MiB line (the buffer must grow, twice; the limit is 8 MiB) between
+  // ordinary lines.
   std::string text = record("1", "a") + "\n";
   text += record("2", "huge", "\"pad\":\"" + std::string(5 << 20, 'y') + "\"") + "\n";
   text += record("3", "b") + "\n";
-  text += record("4", "huger", "\"pad\":[\"" + std::string(9 << 20, 'z') + "\"]") + "\n";
+  text += record("4", "huger", "\"pad\":[\"" + std::string(15 << 19, 'z') + "\"]") + "\n";
   text += record("5", "c");
   auto r = JsonlReader::fromMemory("long.jsonl", text, false);
   const Parsed p = readAll(*r);

@@ -8,6 +8,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "spillway/input_error.hpp"
 #include "spillway/input_limits.hpp"
@@ -176,8 +177,11 @@ class YamlReader {
   std::string source_;
 };
 
-// Parses text to a node; YAML syntax errors become InputError with the line.
+// Parses text to a node; YAML syntax errors become InputError with the line. One document: a
+// second one (after ---) is an error.
 YAML::Node loadYamlText(std::string_view text, const std::string& source);
+// Every document of a stream that may hold several (Kubernetes manifests), empty ones left out.
+std::vector<YAML::Node> loadYamlDocuments(std::string_view text, const std::string& source);
 
 // Parses a policy document already loaded as a node (e.g. inline in a scenario file); line
 // numbers in errors are those of the enclosing file.

@@ -25,12 +25,29 @@ class InputError : public std::runtime_error {
     // Built with append (not operator+ chains): GCC 12 warns falsely (-Wrestrict) on those.
     std::string s;
     s.reserve(file.size() + field.size() + what.size() + 24);
-    s.append(file);
+    appendPrintable(s, file);
     if (line > 0) s.append(":").append(std::to_string(line));
     s.append(": ");
-    if (!field.empty()) s.append(field).append(": ");
-    s.append(what);
+    if (!field.empty()) appendPrintable(s, field).append(": ");
+    appendPrintable(s, what);
     return s;
+  }
+  // Input echoed into a message is written out, not obeyed: a control character (an escape
+  // sequence that retitles or recolours the terminal, a carriage return that hides the line)
+  // becomes \xNN. Newlines and tabs stay: messages may be laid out with them.
+  static std::string& appendPrintable(std::string& out, const std::string& text) {
+    static constexpr char kHex[] = "0123456789abcdef";
+    for (char c : text) {
+      const auto u = static_cast<unsigned char>(c);
+      if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f) {
+        out.append("\\x");
+        out.push_back(kHex[u >> 4]);
+        out.push_back(kHex[u & 15]);
+      } else {
+        out.push_back(c);
+      }
+    }
+    return out;
   }
   std::string file_;
   long line_;

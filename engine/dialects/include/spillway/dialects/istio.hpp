@@ -12,8 +12,11 @@
 namespace spillway::dialects {
 
 // A DestinationRule (spec.trafficPolicy.outlierDetection), a trafficPolicy map, or a bare
-// outlierDetection map, in Istio's camelCase keys.
-EnvoyOutlierConfig parseIstioConfig(std::string_view text, const std::string& source);
+// outlierDetection map, in Istio's camelCase keys. Several DestinationRules (manifests between
+// `---`, as `export --target istio` writes one per model): the one whose metadata.name or
+// spec.host is `select`, else the first.
+EnvoyOutlierConfig parseIstioConfig(std::string_view text, const std::string& source,
+                                    std::string_view select = {});
 
 class IstioDialect final : public EnvoyDialect {
  public:

@@ -191,4 +191,11 @@ inline YAML::Node loadNative(std::string_view text, const std::string& source) {
   return loadYamlText(text, source);
 }
 
+// The same for a stream of manifests (`---` between them): every document, in order.
+inline std::vector<YAML::Node> loadNativeDocuments(std::string_view text,
+                                                   const std::string& source) {
+  checkInputSize(text, source, input_limits::kNativeConfig, "gateway config file");
+  return loadYamlDocuments(text, source);
+}
+
 }  // namespace spillway::dialects
