@@ -182,8 +182,11 @@ TimelinePlot::TimelinePlot(QWidget* parent) : QCustomPlot(parent) {
   // Each rect under its legend row: the legends name what is drawn without covering it.
   stateLegend_ = addLegendRow(true);
   bands_ = addRect("breaker");
-  // The lanes take their full height first; the value rects share what is left.
+  // The lanes take their full height first; the value rects share what is left. One lane's
+  // height until lanes are drawn (Live before its first data has none).
   plotLayout()->setRowStretchFactor(plotLayout()->rowCount() - 1, 100);
+  bands_->setMinimumSize(QSize(0, 8 + kLanePx));
+  bands_->setMaximumSize(QSize(QWIDGETSIZE_MAX, 8 + kLanePx));
   legends_.push_back(addLegendRow(false));
   rates_ = addRect("rates");
   // In percent, as the trip thresholds in the legend and the tiles are written.
@@ -822,9 +825,10 @@ void TimelinePlot::addLegends() {
   for (const auto& [color, name] : states)
     stateLegend_->addItem(new LegendSwatch(stateLegend_, Kind::Fill, color, name));
   stateLegend_->addItem(new LegendSwatch(stateLegend_, Kind::Triangle, Qt::black, "would open"));
+  // The trip thresholds' swatches join the rates' legend once a policy names them
+  // (fillLegends): nameless, before the first run or live data, they would be bare dashes.
   errorTripItem_ = new LegendSwatch(legends_[0], Kind::Line, kErrorColor, "", Qt::DashLine);
   slowTripItem_ = new LegendSwatch(legends_[0], Kind::Line, kSlowColor, "", Qt::DashLine);
-  for (LegendSwatch* item : {errorTripItem_, slowTripItem_}) legends_[0]->addItem(item);
 }
 
 // Each rect's graphs in its legend, in drawing order (the faint twins of a series unlisted),
@@ -843,8 +847,9 @@ void TimelinePlot::fillLegends() {
         g->addToLegend(legend);
     for (int i = 0; i < legend->itemCount(); ++i)
       if (legend->item(i)) legend->item(i)->setMargins(QMargins(2, 1, 8, 2));
-    if (k == 0)
-      for (LegendSwatch* item : {errorTripItem_, slowTripItem_}) legend->addItem(item);
+    if (k == 0)  // named once a policy is drawn: before that (Live waiting) there is none
+      for (LegendSwatch* item : {errorTripItem_, slowTripItem_})
+        if (!item->text().isEmpty()) legend->addItem(item);
   }
 }
 

@@ -1,5 +1,7 @@
 #include "spillway/formats/sniff.hpp"
 
+#include "spillway/input_limits.hpp"
+
 #include <simdjson.h>
 
 #include <algorithm>
@@ -148,8 +150,18 @@ Sniffed sniffFile(const std::string& path) {
     out.why = "cannot open";
     return out;
   }
-  std::string head(64 * 1024, '\0');
-  head.resize(std::fread(head.data(), 1, head.size(), f));
+  // 64 KiB, or more until the first line ends (up to a line's limit): an nginx line with a
+  // long upstream list must be judged by its keys, not as a document cut short.
+  std::string head;
+  std::size_t want = 64 * 1024;
+  for (;;) {
+    const std::size_t had = head.size();
+    head.resize(want);
+    head.resize(had + std::fread(head.data() + had, 1, want - had, f));
+    if (head.size() < want || head.find('\n') != std::string::npos || want >= input_limits::kLine)
+      break;
+    want = std::min(2 * want, input_limits::kLine);
+  }
   std::fclose(f);
   return sniffFormat(head);
 }

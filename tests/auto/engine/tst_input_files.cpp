@@ -209,6 +209,22 @@ class TstInputFiles : public QObject {
         << ""
         << "a comma-separated line without a canonical column (instance, status, latency_ms)";
   }
+  // A file's first line longer than the first read (an nginx line with thousands of upstream
+  // attempts) is read to its end and judged by its keys, not as a JSON document cut short.
+  void sniffReadsTheWholeFirstLine() {
+    std::string attempts;
+    for (int i = 0; i < 10000; ++i) attempts += (i ? ", " : "") + std::string("10.0.0.1:80");
+    QTemporaryFile f;
+    QVERIFY(f.open());
+    const std::string line = "{\"msec\":\"1764480000.2\",\"upstream_addr\":\"" + attempts + "\"}\n";
+    QVERIFY(line.size() > 100 * 1024);
+    f.write(line.data(), static_cast<qint64>(line.size()));
+    f.close();
+    const formats::Sniffed s = formats::sniffFile(f.fileName().toStdString());
+    QVERIFY(s.format == formats::Format::Nginx);
+    QCOMPARE(s.line, 1L);
+  }
+
   void sniff() {
     QFETCH(QString, head);
     QFETCH(QString, format);
