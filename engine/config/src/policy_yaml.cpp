@@ -247,26 +247,93 @@ void Reader::calibration(const YAML::Node& n, const std::string& path, Calibrati
 
 }  // namespace
 
-std::vector<YAML::Node> loadYamlDocuments(std::string_view text, const std::string& source) {
+namespace {
+
+// A stream's documents as text, cut at the lines that start one (`---`) or end one (`...`) at
+// column 0 — document markers, which end any scalar too — with the line each starts at. Parts
+// with nothing but blank lines, comments and markers are left out. Each is then loaded on its
+// own: yaml-cpp's LoadAll looped for minutes, growing to gigabytes, on a 674-byte input the
+// fuzzer found, where Load of one document returns.
+struct DocumentText {
+  std::string_view text;
+  int firstLine = 0;
+};
+
+bool isMarker(std::string_view line) {
+  if (line.size() < 3 || (line.substr(0, 3) != "---" && line.substr(0, 3) != "...")) return false;
+  return line.size() == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '\r' ||
+         line[3] == '\n';
+}
+
+bool holdsContent(std::string_view line) {
+  const std::size_t i = line.find_first_not_of(" \t\r\n");
+  return i != std::string_view::npos && line[i] != '#' && !isMarker(line);
+}
+
+std::vector<DocumentText> splitDocuments(std::string_view text) {
+  std::vector<DocumentText> out;
+  std::size_t partStart = 0, pos = 0;
+  int line = 0, partLine = 0;
+  bool content = false;
+  auto close = [&](std::size_t end) {
+    if (content) out.push_back({text.substr(partStart, end - partStart), partLine});
+    content = false;
+  };
+  while (pos < text.size()) {
+    const std::size_t nl = text.find('\n', pos);
+    const std::size_t end = nl == std::string_view::npos ? text.size() : nl + 1;
+    const std::string_view l = text.substr(pos, end - pos);
+    if (isMarker(l) && l.substr(0, 3) == "---") {  // starts the next document
+      close(pos);
+      partStart = pos;
+      partLine = line;
+      const std::size_t rest = l.find_first_not_of(" \t\r\n", 3);  // "--- value"
+      content = rest != std::string_view::npos && l[rest] != '#';
+    } else {
+      content = content || holdsContent(l);
+      if (isMarker(l)) {  // "...": ends this one
+        close(end);
+        partStart = end;
+        partLine = line + 1;
+      }
+    }
+    pos = end;
+    ++line;
+  }
+  close(text.size());
+  return out;
+}
+
+YAML::Node loadOne(const DocumentText& d, const std::string& source) {
   try {
-    std::vector<YAML::Node> docs = YAML::LoadAll(std::string(text));
-    std::erase_if(docs, [](const YAML::Node& d) { return !d || d.IsNull(); });
-    return docs;
+    return YAML::Load(std::string(d.text));
   } catch (const YAML::Exception& e) {
     // ParserException (syntax, nesting too deep) and anything else yaml-cpp throws while
     // building the nodes: always a named error, never an uncaught YAML exception.
-    throw InputError(source, e.mark.is_null() ? 0 : e.mark.line + 1, "", "YAML syntax: " + e.msg);
+    throw InputError(source, e.mark.is_null() ? 0 : d.firstLine + e.mark.line + 1, "",
+                     "YAML syntax: " + e.msg);
   }
 }
 
+}  // namespace
+
+std::vector<YamlDocument> loadYamlDocuments(std::string_view text, const std::string& source) {
+  std::vector<YamlDocument> out;
+  for (const DocumentText& d : splitDocuments(text)) {
+    YAML::Node n = loadOne(d, source);
+    if (n && !n.IsNull()) out.push_back({std::move(n), d.firstLine});
+  }
+  return out;
+}
+
 YAML::Node loadYamlText(std::string_view text, const std::string& source) {
-  // Every document is read: one after `---` would otherwise be dropped unread, errors and all,
-  // while the file looked accepted.
-  const std::vector<YAML::Node> docs = loadYamlDocuments(text, source);
-  if (docs.size() > 1)
-    throw InputError(source, docs[1].Mark().is_null() ? 0 : docs[1].Mark().line + 1, "",
+  // One document: a second one (after ---) would otherwise be dropped unread, errors and all,
+  // while the file looked accepted. It is refused unread.
+  const std::vector<DocumentText> docs = splitDocuments(text);
+  if (docs.size() > 1)  // at the --- that starts it
+    throw InputError(source, docs[1].firstLine + 1, "",
                      "a second YAML document (after ---): a file holds one");
-  return docs.empty() ? YAML::Node() : docs.front();
+  return docs.empty() ? YAML::Node() : loadOne(docs.front(), source);
 }
 
 Policy parsePolicy(std::string_view yamlText, const std::string& source) {

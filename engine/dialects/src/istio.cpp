@@ -8,17 +8,18 @@ namespace {
 
 // The DestinationRule named `select` (metadata.name or spec.host) among the manifests, or the
 // first one; every document was read (a later one's syntax error is still an error).
-YAML::Node chooseRule(const NativeReader& r, const std::vector<YAML::Node>& docs,
-                      std::string_view select) {
+YamlDocument chooseRule(const std::string& source, const std::vector<YamlDocument>& docs,
+                        std::string_view select) {
+  const NativeReader r(source);
   if (docs.empty()) r.fail(YAML::Mark(), "", "no DestinationRule: the file is empty");
   if (select.empty()) return docs.front();
-  for (const YAML::Node& d : docs) {
-    const YAML::Node spec = d.IsMap() ? NativeReader::get(d, "spec") : YAML::Node();
-    for (const YAML::Node& n : {NativeReader::get(NativeReader::get(d, "metadata"), "name"),
+  for (const YamlDocument& d : docs) {
+    const YAML::Node spec = NativeReader::get(d.node, "spec");
+    for (const YAML::Node& n : {NativeReader::get(NativeReader::get(d.node, "metadata"), "name"),
                                 NativeReader::get(spec, "host")})
       if (n && n.IsScalar() && n.Scalar() == select) return d;
   }
-  r.fail(docs.front().Mark(), "metadata.name",
+  r.fail(docs.front().node.Mark(), "metadata.name",
          "no DestinationRule named '" + std::string(select) + "' (by metadata.name or spec.host)");
 }
 
@@ -26,8 +27,9 @@ YAML::Node chooseRule(const NativeReader& r, const std::vector<YAML::Node>& docs
 
 EnvoyOutlierConfig parseIstioConfig(std::string_view text, const std::string& source,
                                     std::string_view select) {
-  const NativeReader r(source);
-  const YAML::Node root = chooseRule(r, loadNativeDocuments(text, source), select);
+  const YamlDocument doc = chooseRule(source, loadNativeDocuments(text, source), select);
+  const NativeReader r(source, doc.firstLine);  // its lines, counted in the whole file
+  const YAML::Node& root = doc.node;
   if (!root.IsMap()) r.fail(root.Mark(), "", "expected a mapping of keys");
   YAML::Node od;
   std::string path;

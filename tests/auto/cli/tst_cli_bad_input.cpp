@@ -243,7 +243,7 @@ class TstCliBadInput : public QObject {
         << R"(^--threads: 5000: expected 0 \(every core\) to 1024$)";
     QTest::newRow("replay: a second YAML document")
         << QStringList{"replay", "--policy", twoDocs_}
-        << R"(twodocs\.yaml:5: a second YAML document \(after ---\): a file holds one$)";
+        << R"(twodocs\.yaml:4: a second YAML document \(after ---\): a file holds one$)";
     QTest::newRow("sweep: a parameter twice")
         << QStringList{"sweep", "--trace", trace, "--spec", dupParams_}
         << R"(dup\.yaml:3: params\.trip\.slow_rate: duplicate key$)";

@@ -39,6 +39,19 @@ class TstInputFiles : public QObject {
     QCOMPARE(e.detail().substr(0, 5), std::string("expec"));  // the parts stay as given
   }
 
+  // One document per Spillway file, told by its markers without loading what follows (yaml-cpp's
+  // LoadAll ran for minutes on a 674-byte input): explicit start and end markers, a comment
+  // after ---, and an empty document after the first are fine; content after --- is not.
+  void oneDocumentPerFile() {
+    for (const char* ok : {"---\nversion: 1\n...\n", "--- # the policy\nversion: 1\n",
+                           "version: 1\n---\n# nothing here\n", "version: 1\n...\n\n"})
+      QCOMPARE(parsePolicy(ok, "p.yaml").breaker.minCalls, Policy{}.breaker.minCalls);
+    QCOMPARE(errorOf([] { parsePolicy("version: 1\n---\nname: x\n", "p.yaml"); }),
+             QString("p.yaml:2: a second YAML document (after ---): a file holds one"));
+    QCOMPARE(errorOf([] { parsePolicy("version: 1\n...\nname: x\n", "p.yaml"); }),
+             QString("p.yaml:3: a second YAML document (after ---): a file holds one"));
+  }
+
   void boundedReadOfSpecialFiles() {
     QFETCH(QString, path);
     QCOMPARE(errorOf([&] { readInputFile(path.toStdString(), 4096, "policy file"); }),

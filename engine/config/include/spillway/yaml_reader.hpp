@@ -21,11 +21,14 @@ namespace spillway {
 // error reads `file:line: key: what is wrong`. Unknown and duplicate keys are errors.
 class YamlReader {
  public:
-  explicit YamlReader(std::string source) : source_(std::move(source)) {}
+  // `firstLine`: the line of the file where the document read starts (0-based), for a
+  // document cut from a stream of several (its nodes' marks count from its own start).
+  explicit YamlReader(std::string source, int firstLine = 0)
+      : source_(std::move(source)), firstLine_(firstLine) {}
 
   [[noreturn]] void fail(const YAML::Mark& mark, const std::string& key,
                          const std::string& what) const {
-    throw InputError(source_, mark.is_null() ? 0 : mark.line + 1, key, what);
+    throw InputError(source_, mark.is_null() ? 0 : firstLine_ + mark.line + 1, key, what);
   }
 
   // A required key of `map` (at `path`), or an error at the map.
@@ -175,13 +178,20 @@ class YamlReader {
 
  private:
   std::string source_;
+  int firstLine_ = 0;
 };
 
 // Parses text to a node; YAML syntax errors become InputError with the line. One document: a
 // second one (after ---) is an error.
 YAML::Node loadYamlText(std::string_view text, const std::string& source);
-// Every document of a stream that may hold several (Kubernetes manifests), empty ones left out.
-std::vector<YAML::Node> loadYamlDocuments(std::string_view text, const std::string& source);
+// One document of a stream that may hold several (Kubernetes manifests): its node, and the line
+// of the file (0-based) where its text starts — a YamlReader's `firstLine` for its errors.
+struct YamlDocument {
+  YAML::Node node;
+  int firstLine = 0;
+};
+// Every document of such a stream that holds something, in order.
+std::vector<YamlDocument> loadYamlDocuments(std::string_view text, const std::string& source);
 
 // Parses a policy document already loaded as a node (e.g. inline in a scenario file); line
 // numbers in errors are those of the enclosing file.

@@ -192,8 +192,8 @@ inline YAML::Node loadNative(std::string_view text, const std::string& source) {
 }
 
 // The same for a stream of manifests (`---` between them): every document, in order.
-inline std::vector<YAML::Node> loadNativeDocuments(std::string_view text,
-                                                   const std::string& source) {
+inline std::vector<YamlDocument> loadNativeDocuments(std::string_view text,
+                                                     const std::string& source) {
   checkInputSize(text, source, input_limits::kNativeConfig, "gateway config file");
   return loadYamlDocuments(text, source);
 }
