@@ -33,6 +33,20 @@ class TstCliBadInput : public QObject {
   QString manyInstances_, instanceTicks_, cacheKeys_, twoDocs_, dupParams_, badUtf8Csv_,
       openQuoteCsv_, nineMiB_, twoStatus_;
 
+  // The row's command exits 2 with one line on stderr, the named error its regex matches.
+  void exitsTwoWithTheNamedError() {
+    QFETCH(QStringList, args);
+    QFETCH(QString, expected);
+    const Run r = run(kCli, args);
+    const QString err = QString::fromUtf8(r.err);
+    QVERIFY2(r.code == 2, qPrintable(QString("exit %1, stderr: %2").arg(r.code).arg(err)));
+    QVERIFY2(!err.contains("terminate called"), qPrintable(err));
+    QCOMPARE(err.trimmed().count('\n'), 0);
+    QVERIFY2(
+        QRegularExpression(expected, QRegularExpression::MultilineOption).match(err).hasMatch(),
+        qPrintable("stderr: " + err + "\nexpected: " + expected));
+  }
+
   QString writeTmp(const char* name, const QByteArray& text) {
     QFile f(tmp_.filePath(name));
     if (!f.open(QIODevice::WriteOnly) || f.write(text) != text.size()) return {};
@@ -272,21 +286,8 @@ class TstCliBadInput : public QObject {
         << R"(open-quote\.csv:3: unterminated quoted field)";
   }
 
-  void sizeAndStructureAreBounded() { badInputExitsTwoWithANamedError(); }
-
-  void badInputExitsTwoWithANamedError() {
-    QFETCH(QStringList, args);
-    QFETCH(QString, expected);
-    const Run r = run(kCli, args);
-    const QString err = QString::fromUtf8(r.err);
-    QVERIFY2(r.code == 2, qPrintable(QString("exit %1, stderr: %2").arg(r.code).arg(err)));
-    QVERIFY2(!err.contains("terminate called"), qPrintable(err));
-    // One line, and it is the named error.
-    QCOMPARE(err.trimmed().count('\n'), 0);
-    QVERIFY2(
-        QRegularExpression(expected, QRegularExpression::MultilineOption).match(err).hasMatch(),
-        qPrintable("stderr: " + err + "\nexpected: " + expected));
-  }
+  void sizeAndStructureAreBounded() { exitsTwoWithTheNamedError(); }
+  void badInputExitsTwoWithANamedError() { exitsTwoWithTheNamedError(); }
 
   // issue 17: `import access.log` (nginx JSON) without --format failed with "status: expected
   // an integer HTTP status" and no hint.
