@@ -5,7 +5,6 @@
 // (docs/live.md).
 #include <QCommandLineParser>
 #include <QCoreApplication>
-#include <QDateTime>
 #include <QFileInfo>
 #include <QTimer>
 
@@ -237,7 +236,7 @@ live::ShadowOptions readShadowOptions(const QCommandLineParser& p, const std::st
     opt.aliases[a.left(eq).toStdString()] = a.mid(eq + 1).toStdString();
   }
   opt.maxInstances = parseCount(p, "max-instances", 1, 1'000'000);
-  opt.wallClock = [] { return static_cast<Micros>(QDateTime::currentMSecsSinceEpoch()) * 1000; };
+  opt.wallClock = live::wallClockMicros;
   if (p.value("instance-idle") == "never") {
     opt.idleHorizon = 0;
   } else {
@@ -358,10 +357,8 @@ std::unique_ptr<live::OtlpReceiver> startReceiver(const ListenOptions& o,
     return monitor.reserve(c.instance, c.model, c.ts + c.latency);
   };
   otlp->admitRefusal = "their instance is over --max-instances " +
-                       std::to_string(o.shadow.maxInstances) +
-                       " (no idle instance to evict), its instance or model name is over " +
-                       std::to_string(o.shadow.maxNameBytes) + " bytes, or they end over " +
-                       formatDuration(o.shadow.maxAhead) + " after this host's clock";
+                       std::to_string(o.shadow.maxInstances) + " (no idle instance to evict), " +
+                       live::otherRefusals(o.shadow);
   if (!otlp->start())
     throw InputError("--otlp", 0, "",
                      "cannot listen on " + o.receiver.address.toString().toStdString() + ":" +

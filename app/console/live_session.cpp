@@ -239,7 +239,7 @@ void LiveSession::openShadow() {
   cfg_.maxInstances = std::clamp<std::size_t>(cfg_.maxInstances, 1, 1'000'000);
   so.maxInstances = cfg_.maxInstances;
   // A span dated far ahead would move the live edge (and the whole view) there.
-  so.wallClock = [] { return static_cast<Micros>(QDateTime::currentMSecsSinceEpoch()) * 1000; };
+  so.wallClock = live::wallClockMicros;
   shadow_ = std::make_unique<live::ShadowMonitor>(cfg_.policy.value_or(Policy{}), so);
   timeline_ = std::make_unique<view::LiveTimeline>(shadow_->engine(),
                                                    view::LiveTimelineOptions{.span = cfg_.span});
@@ -293,11 +293,8 @@ quint16 LiveSession::openOtlp() {
   };
   otlp_->admitRefusal = "their instance is over the console's Live mode bound of " +
                         std::to_string(cfg_.maxInstances) +
-                        " instances (--live-max-instances; kept until Live mode restarts), "
-                        "its instance or model name is over " +
-                        std::to_string(live::ShadowOptions{}.maxNameBytes) +
-                        " bytes, or they end over " +
-                        formatDuration(live::ShadowOptions{}.maxAhead) + " after this host's clock";
+                        " instances (--live-max-instances; kept until Live mode restarts), " +
+                        live::otherRefusals(shadow_->options());
   otlp_->onBatchApplied = [this](std::size_t, std::int64_t latencyUs) {
     noteData(steadyNowNs() - latencyUs * 1000);  // from the request's arrival
   };

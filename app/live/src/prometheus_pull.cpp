@@ -3,7 +3,6 @@
 // epoch, so every poll asks for whole steps and the next poll starts where the last one ended.
 #include "spillway/live/prometheus_pull.hpp"
 
-#include <QDateTime>
 #include <QNetworkAccessManager>
 #include <QNetworkReply>
 #include <QNetworkRequest>
@@ -68,7 +67,7 @@ PrometheusPuller::PrometheusPuller(PullerOptions opt, Sink sink, QObject* parent
     : QObject(parent),
       opt_(std::move(opt)),
       sink_(std::move(sink)),
-      clock_([] { return static_cast<Micros>(QDateTime::currentMSecsSinceEpoch()) * 1000; }),
+      clock_(wallClockMicros),
       nam_(new QNetworkAccessManager(this)),
       timer_(new QTimer(this)),
       timeout_(new QTimer(this)) {

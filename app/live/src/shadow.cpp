@@ -27,6 +27,14 @@ std::string rateText(const char* what, double rate, double threshold) {
 
 }  // namespace
 
+std::string otherRefusals(const ShadowOptions& opt) {
+  std::string s =
+      "its instance or model name is over " + std::to_string(opt.maxNameBytes) + " bytes";
+  if (opt.wallClock)
+    s += ", or they end over " + formatDuration(opt.maxAhead) + " after this host's clock";
+  return s;
+}
+
 std::string clockTime(Micros t) {
   const std::time_t s = static_cast<std::time_t>(t / kMicrosPerSecond);
   std::tm tm{};

@@ -11,6 +11,7 @@
 // time (`listen`); or, with `sharedEngine` (the console's Live mode), one engine for all of
 // them and a hard cap, since a shared engine cannot drop an instance. What is over the bound is
 // rejected and counted, never an unbounded map.
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <list>
@@ -61,6 +62,16 @@ struct ShadowOptions {
   // reads it for its table): the same answers, 1–1.4 KB less per instance with traffic.
   bool keepWindowHistograms = true;
 };
+
+// The host's clock in µs since the epoch: what a network source passes as `wallClock`.
+inline Micros wallClockMicros() {
+  using namespace std::chrono;
+  return duration_cast<microseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+// Why calls past the count bound are refused too, for a source's refusal message: "its
+// instance or model name is over 256 bytes, or they end over 5m after this host's clock".
+std::string otherRefusals(const ShadowOptions& opt);
 
 // What the instance bound did (all zero without one).
 struct InstanceBoundStats {
@@ -138,6 +149,7 @@ class ShadowMonitor final : private EventSink {
   void addAggregate(const formats::AggregateSample& s, double p99Ms = -1);
   std::uint64_t aggregates() const { return aggregates_; }  // samples added
   const InstanceBoundStats& bound() const { return bound_; }
+  const ShadowOptions& options() const { return opt_; }
   // Drops the instances idle for idleHorizon (also done whenever a new instance needs room).
   void evictIdle();
 
