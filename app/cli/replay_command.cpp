@@ -158,13 +158,12 @@ bool readDialectOptions(const QCommandLineParser& p, ReplayCliOptions& o) {
     const std::string v = p.value("gateway-start").toStdString();
     bool number = false;
     const double ms = p.value("gateway-start").toDouble(&number);
-    o.gatewayStart =
-        number ? std::optional<Micros>(static_cast<Micros>(ms * 1000.0)) : parseRfc3339(v);
+    o.gatewayStart = number ? instantFromMillis(ms) : parseInstant(v);
     if (!o.gatewayStart) {
       std::fprintf(stderr,
-                   "replay: --gateway-start: expected epoch milliseconds or an RFC 3339 time, "
-                   "got '%s'\n",
-                   v.c_str());
+                   "replay: --gateway-start: expected epoch milliseconds or an RFC 3339 time "
+                   "%s, got '%s'\n",
+                   kInstantRange, v.c_str());
       return false;
     }
   }

@@ -47,8 +47,8 @@ QDateTime utc(Micros t) {
 
 // A fault annotation's time: epoch ms (a number) or RFC 3339 (a string).
 std::optional<Micros> faultTime(const QJsonValue& v) {
-  if (v.isDouble()) return static_cast<Micros>(v.toDouble() * 1000.0);
-  if (v.isString()) return parseRfc3339(v.toString().toStdString());
+  if (v.isDouble()) return instantFromMillis(v.toDouble());
+  if (v.isString()) return parseInstant(v.toString().toStdString());
   return std::nullopt;
 }
 

@@ -41,10 +41,8 @@ std::optional<Micros> parseTimePoint(std::string_view s, std::optional<Micros> e
   }
   double ms = 0;
   const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), ms);
-  if (ec == std::errc() && ptr == s.data() + s.size() && std::isfinite(ms) &&
-      std::fabs(ms) < 9.2e15)
-    return static_cast<Micros>(std::llround(ms * 1000.0));
-  return parseRfc3339(s);
+  if (ec == std::errc() && ptr == s.data() + s.size()) return instantFromMillis(ms);
+  return parseInstant(s);
 }
 
 }  // namespace spillway::library

@@ -217,8 +217,8 @@ class CsvSource final : public RecordSource {
     if (cells_.size() < 2 && cells_[0].find_first_not_of(" \t") == std::string::npos) return false;
     const auto ts = parseTime(cell(kTs), 1e3);
     if (!ts)
-      fail(col(kTs),
-           "expected epoch milliseconds or an RFC 3339 time, got '" + std::string(cell(kTs)) + "'");
+      fail(col(kTs), "expected epoch milliseconds or an RFC 3339 time " +
+                         std::string(kInstantRange) + ", got '" + std::string(cell(kTs)) + "'");
     rec.ts = *ts;
     rec.instance = text(kInstance);
     if (rec.instance.empty()) fail(col(kInstance), "must not be empty");

@@ -53,8 +53,10 @@ class EnvoySource final : public PerLineJsonSource {
     if (auto n = parseNumber(*start))
       ts = parseTime(*start, *n < 1e11 ? 1e6 : 1e3);
     else
-      ts = parseRfc3339(*start);
-    if (!ts) fail(map_.at("start_time"), "expected an RFC 3339 time or epoch seconds/ms");
+      ts = parseInstant(*start);
+    if (!ts)
+      fail(map_.at("start_time"),
+           std::string("expected an RFC 3339 time or epoch seconds/ms, ") + kInstantRange);
     rec.ts = *ts;
     const auto code = text(o, "response_code", s3);
     if (!code) fail(map_.at("response_code"), "missing required field");

@@ -70,8 +70,9 @@ class HaproxySource final : public PerLineJsonSource {
     const auto accept = text(o, "accept", s1);
     if (!accept) fail(map_.at("accept"), "missing required field");
     const auto acceptUs = parseTime(*accept, 1e3);  // %Ts%ms: epoch milliseconds
-    if (!acceptUs || *acceptUs < 0)
-      fail(map_.at("accept"), "expected epoch milliseconds, got '" + std::string(*accept) + "'");
+    if (!acceptUs)
+      fail(map_.at("accept"), "expected epoch milliseconds " + std::string(kInstantRange) +
+                                  ", got '" + std::string(*accept) + "'");
     rec.ts = *acceptUs + timer(o, "handshake").value_or(0) + timer(o, "idle").value_or(0);
     rec.latency = *timer(o, "active", true);
     rec.ttfb = ttfb(o).value_or(-1);

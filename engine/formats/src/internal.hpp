@@ -41,7 +41,7 @@ inline bool isDash(std::string_view s) {
 // Seconds (fraction allowed) → µs, rounded; nullopt when not a finite non-negative number.
 std::optional<Micros> secondsToMicros(std::string_view s);
 // A timestamp: epoch seconds (`epochUnit` = 1e6) / milliseconds (1e3) as a number or numeric
-// string, or an RFC 3339 string.
+// string, or an RFC 3339 string; nullopt outside plausibleInstant's range.
 std::optional<Micros> parseTime(std::string_view s, double microsPerUnit);
 
 // A JSON-per-line access log (nginx escape=json, Envoy's JSON format, HAProxy's log-format) read

@@ -210,12 +210,12 @@ bool canonicalValue(Canonical& c, unsigned key, CallRecord& rec) {
     case kTs:
       if (c.at('"')) {
         if (!c.string(s)) return false;
-        const auto t = parseRfc3339(s);
+        const auto t = parseInstant(s);
         if (!t) return false;
         rec.ts = *t;
         return true;
       }
-      return millis(c, rec.ts);
+      return millis(c, rec.ts) && plausibleInstant(rec.ts);  // else the full parser says why
     case kInstance:
       return c.string(rec.instance) && !rec.instance.empty();
     case kLatency:

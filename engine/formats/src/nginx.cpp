@@ -75,7 +75,9 @@ class NginxSource final : public JsonLogSource {
     const auto time = text(o, "time", s2);
     if (!time) fail(map_.at("time"), "missing required field");
     const auto end = parseTime(*time, 1e6);  // $msec: epoch seconds with milliseconds
-    if (!end) fail(map_.at("time"), "expected epoch seconds ($msec) or an RFC 3339 time");
+    if (!end)
+      fail(map_.at("time"),
+           std::string("expected epoch seconds ($msec) or an RFC 3339 time, ") + kInstantRange);
 
     const auto addrs = splitUpstreamList(*addr);
     const auto statusText = text(o, "upstream_status", s3);
@@ -115,6 +117,8 @@ class NginxSource final : public JsonLogSource {
       start = *end - std::max(*us, sum);
     }
 
+    if (!plausibleInstant(start))
+      fail(map_.at("request_time"), "longer than the time since 1970 ($msec minus it)");
     CallRecord base;
     labels(o, base);
 

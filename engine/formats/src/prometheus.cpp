@@ -100,7 +100,9 @@ struct PromMatrixJoin::Impl {
         fail(name, vat,
              "expected a value from 0 to 4e9 (a count per step, or a p99 in ms), got '" +
                  std::string(v) + "'");
-      points.emplace_back(static_cast<Micros>(std::llround(ts * 1e6)), *x);
+      const auto at = instantFromMillis(ts * 1e3);
+      if (!at) fail(name, vat, std::string("timestamp out of range: not ") + kInstantRange);
+      points.emplace_back(*at, *x);
     }
     auto& byTime = cells[{instance, label("model")}];
     for (const auto& [t, x] : points) {

@@ -238,12 +238,8 @@ std::optional<Micros> secondsToMicros(std::string_view s) {
 }
 
 std::optional<Micros> parseTime(std::string_view s, double microsPerUnit) {
-  if (auto v = parseNumber(s)) {
-    const double us = *v * microsPerUnit;
-    if (std::abs(us) >= 9.0e18) return std::nullopt;
-    return static_cast<Micros>(std::llround(us));
-  }
-  return parseRfc3339(s);
+  if (auto v = parseNumber(s)) return instantFromNumber(*v, microsPerUnit);
+  return parseInstant(s);
 }
 
 }  // namespace detail

@@ -132,6 +132,21 @@ std::optional<Micros> parseRfc3339(std::string_view s) {
   return t - offset;
 }
 
+std::optional<Micros> instantFromNumber(double units, double microsPerUnit) {
+  // Checked before the conversion (llround past int64 is undefined), against the end of the
+  // range, which a double holds exactly (kLastInstant it does not).
+  constexpr double kEnd = static_cast<double>(kLastInstant / 1000 + 1) * 1000.0;
+  const double us = units * microsPerUnit;
+  if (!(us >= 0 && us < kEnd)) return std::nullopt;  // NaN too
+  return std::min(static_cast<Micros>(std::llround(us)), kLastInstant);
+}
+
+std::optional<Micros> parseInstant(std::string_view rfc3339) {
+  const auto t = parseRfc3339(rfc3339);
+  if (!t || !plausibleInstant(*t)) return std::nullopt;
+  return t;
+}
+
 struct JsonlReader::Impl {
   formats::JsonlLineParser parser;
 };
@@ -246,24 +261,29 @@ bool fail(std::string& field, std::string& err, std::string_view f, std::string 
   return false;
 }
 
+constexpr const char* kTsExpected = "expected epoch milliseconds or an RFC 3339 string";
+
 bool readTs(value v, CallRecord& rec, std::string& field, std::string& err) {
   using namespace simdjson;
   ondemand::json_type t;
   if (v.type().get(t)) return fail(field, err, "ts", "invalid value");
   if (t == ondemand::json_type::number) {
     double ms;
-    // |ms| < 9e15 keeps the µs value inside int64 (llround of more is undefined).
-    if (v.get_double().get(ms) || !std::isfinite(ms) || std::abs(ms) >= 9.0e15)
-      return fail(field, err, "ts", "expected epoch milliseconds or an RFC 3339 string");
-    rec.ts = static_cast<Micros>(std::llround(ms * 1000.0));
+    if (v.get_double().get(ms)) return fail(field, err, "ts", kTsExpected);
+    const auto t = instantFromMillis(ms);
+    if (!t)
+      return fail(field, err, "ts",
+                  std::string("out of range: epoch milliseconds ") + kInstantRange);
+    rec.ts = *t;
     return true;
   }
-  if (t != ondemand::json_type::string)
-    return fail(field, err, "ts", "expected epoch milliseconds or an RFC 3339 string");
+  if (t != ondemand::json_type::string) return fail(field, err, "ts", kTsExpected);
   std::string_view s;
   if (v.get_string().get(s)) return fail(field, err, "ts", "invalid string");
   auto parsed = parseRfc3339(s);
   if (!parsed) return fail(field, err, "ts", "not an RFC 3339 timestamp: '" + std::string(s) + "'");
+  if (!plausibleInstant(*parsed))
+    return fail(field, err, "ts", "out of range: '" + std::string(s) + "' is not " + kInstantRange);
   rec.ts = *parsed;
   return true;
 }

@@ -35,10 +35,13 @@ void forEachObject(std::string_view text, const std::string& source, Each each) 
 Micros timeField(const nlohmann::json& j, const char* key, const std::string& source, long lineNo) {
   if (!j.contains(key)) throw InputError(source, lineNo, key, "missing required field");
   const auto& v = j[key];
-  if (v.is_number()) return static_cast<Micros>(v.get<double>() * 1000.0);
-  if (v.is_string())
-    if (auto t = parseRfc3339(v.get<std::string>())) return *t;
-  throw InputError(source, lineNo, key, "expected epoch milliseconds or an RFC 3339 string");
+  std::optional<Micros> t;
+  if (v.is_number()) t = instantFromMillis(v.get<double>());
+  if (v.is_string()) t = parseInstant(v.get<std::string>());
+  if (t) return *t;
+  throw InputError(
+      source, lineNo, key,
+      std::string("expected epoch milliseconds or an RFC 3339 string ") + kInstantRange);
 }
 
 std::string instanceField(const nlohmann::json& j, const std::string& source, long lineNo) {

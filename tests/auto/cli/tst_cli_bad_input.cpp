@@ -217,8 +217,12 @@ class TstCliBadInput : public QObject {
     QTest::newRow("replay --gateway-start: not a time")
         << QStringList{"replay",   "--dialect",       "haproxy",  "--from-export",
                        upstreams_, "--gateway-start", "yesterday"}
-        << R"(^replay: --gateway-start: expected epoch milliseconds or an RFC 3339 time, got )"
-           R"('yesterday')";
+        << R"(^replay: --gateway-start: expected epoch milliseconds or an RFC 3339 time from )"
+           R"(1970-01-01 to 9999-12-31, got 'yesterday')";
+    QTest::newRow("replay --gateway-start: 1e300 ms")
+        << QStringList{"replay",   "--dialect",       "haproxy", "--from-export",
+                       upstreams_, "--gateway-start", "1e300"}
+        << R"(^replay: --gateway-start: expected .* from 1970-01-01 to 9999-12-31, got '1e300')";
     // Durations and the work of one run are bounded.
     QTest::newRow("simulate: duration 2500000h")
         << QStringList{"simulate", data("too-long-scenario.yaml")}

@@ -194,6 +194,36 @@ std::vector<ImporterCase> importerCases() {
   return r;
 }
 
+// Every importer takes instants from 1970 to the end of 9999 only: earlier or later is a unit
+// mistake or damage, and stretched a replay over millennia.
+void outOfRangeTimes(std::vector<BadCase>& r) {
+  const std::string range = "from 1970-01-01 to 9999-12-31";
+  r.push_back({"nginx msec before 1970", "nginx",
+               R"({"msec":"-5","upstream_addr":"a:1","upstream_status":"200"})", "",
+               "f.log:1: msec: expected epoch seconds ($msec) or an RFC 3339 time, " + range, 0,
+               1});
+  r.push_back({"nginx request longer than the epoch", "nginx",
+               R"({"msec":"1.5","request_time":"5","upstream_addr":"a:1","upstream_status":"200"})",
+               "", "f.log:1: request_time: longer than the time since 1970 ($msec minus it)", 0,
+               1});
+  r.push_back({"envoy start in year 33658", "envoy",
+               R"({"start_time":"1e15","upstream_host":"h","response_code":200,"duration":1})", "",
+               "f.log:1: start_time: expected an RFC 3339 time or epoch seconds/ms, " + range, 0,
+               1});
+  r.push_back({"haproxy accept before 1970", "haproxy",
+               R"({"accept_ms":-1,"Ta":5,"server":"s1","status":200})", "",
+               "f.log:1: accept_ms: expected epoch milliseconds " + range + ", got '-1'", 0, 1});
+  r.push_back({"csv ts year 10000", "csv",
+               "ts,instance,latency_ms,status\n253402300800000,a,1,200\n", "",
+               "f.log:2: ts: expected epoch milliseconds or an RFC 3339 time " + range +
+                   ", got '253402300800000'",
+               0, 1});
+  r.push_back(
+      {"prometheus step before 1970", "prometheus",
+       R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"calls","instance":"a"},"values":[[-60,"1"]]}]}})",
+       "", "f.log:1: data.result[0].values[0]: timestamp out of range: not " + range, 0, 1});
+}
+
 std::vector<BadCase> badCases() {
   std::vector<BadCase> r;
 
@@ -284,6 +314,7 @@ std::vector<BadCase> badCases() {
   r.push_back({"jsonl", "jsonl",
                "{\"ts\":1,\"instance\":\"a\",\"latency_ms\":1,\"status\":200}\n{\"ts\":1}\n", "",
                "f.log:2: instance: missing required field", 1, 1});
+  outOfRangeTimes(r);
 
   return r;
 }

@@ -137,6 +137,8 @@ class TstReplay : public QObject {
   void tenantSlos();
   void sloSpec_data();
   void sloSpec();
+  void annotationTimes_data();
+  void annotationTimes();
   void outOfOrderWithinWindow();
   void late_data();
   void late();
@@ -341,6 +343,42 @@ void TstReplay::sloSpec() {
     QVERIFY2(!ok, e.what());
     QVERIFY(std::string(e.what()).find("--slo") != std::string::npos);
     QCOMPARE(t.slo, seconds(5));  // untouched on error
+  }
+}
+
+// Fault annotations and health answers name instants from 1970 to the end of 9999, as calls do.
+void TstReplay::annotationTimes_data() {
+  QTest::addColumn<QString>("line");
+  QTest::addColumn<QString>("error");  // empty: accepted
+  const QString range =
+      "expected epoch milliseconds or an RFC 3339 string from 1970-01-01 to "
+      "9999-12-31";
+  const auto fault = [](const char* start, const char* end) {
+    return QString(R"({"instance":"a","start":%1,"end":%2,"kind":"leak"})").arg(start, end);
+  };
+  QTest::newRow("fault in range") << fault("1764480000000", "\"2025-11-30T05:30:00Z\"") << "";
+  QTest::newRow("fault start before 1970")
+      << fault("-1e15", "1764480000000") << "f.jsonl:1: start: " + range;
+  QTest::newRow("fault end past 9999")
+      << fault("1764480000000", "1e300") << "f.jsonl:1: end: " + range;
+  QTest::newRow("fault start RFC 3339 before 1970")
+      << fault("\"1969-12-31T23:00:00Z\"", "1764480000000") << "f.jsonl:1: start: " + range;
+  QTest::newRow("health before 1970")
+      << QString(R"({"ts":-5,"instance":"a","healthy":false})") << "f.jsonl:1: ts: " + range;
+}
+
+void TstReplay::annotationTimes() {
+  QFETCH(QString, line);
+  QFETCH(QString, error);
+  const std::string text = line.toStdString() + "\n";
+  try {
+    if (line.contains("healthy"))
+      parseHealthObservations(text, "f.jsonl");
+    else
+      QCOMPARE(parseFaultAnnotations(text, "f.jsonl").size(), std::size_t(1));
+    QVERIFY2(error.isEmpty(), "accepted");
+  } catch (const InputError& e) {
+    QCOMPARE(QString::fromUtf8(e.what()), error);
   }
 }
 

@@ -100,8 +100,14 @@ void TstTelemetry::timestamps_data() {
   QTest::newRow("rfc3339 leap day 2000")
       << QByteArray("\"2000-02-29T12:00:00Z\"") << utcMicros(2000, 2, 29, 12, 0, 0);
   QTest::newRow("rfc3339 +23:59") << QByteArray("\"2025-12-01T06:24:56.123+23:59\"") << base;
-  QTest::newRow("rfc3339 before 1970")
-      << QByteArray("\"1969-12-31T23:59:59.5Z\"") << qlonglong(-500'000);
+  // The range's ends (earlier or later: badLines).
+  QTest::newRow("epoch 0") << QByteArray("0") << qlonglong(0);
+  QTest::newRow("rfc3339 epoch") << QByteArray("\"1970-01-01T00:00:00Z\"") << qlonglong(0);
+  // (×1000 is exact in a double for a multiple of 4 ms this large)
+  QTest::newRow("late ms of 9999")
+      << QByteArray("253402300799996") << qlonglong(253402300799996000);
+  QTest::newRow("rfc3339 last µs of 9999")
+      << QByteArray("\"9999-12-31T23:59:59.999999Z\"") << qlonglong(253402300799999999);
 }
 
 void TstTelemetry::timestamps() {
@@ -279,7 +285,19 @@ void TstTelemetry::badLines_data() {
   QTest::newRow("ts hour 24") << rec(R"("2025-11-30T24:00:00Z")") << "ts" << tsText;
   QTest::newRow("ts offset hour 24") << rec(R"("2025-11-30T06:25:56+24:00")") << "ts" << tsText;
   QTest::newRow("ts offset minute 60") << rec(R"("2025-11-30T06:25:56+08:60")") << "ts" << tsText;
-  QTest::newRow("ts out of range") << rec("1e300") << "ts" << tsNumber;
+  // Instants from 1970 to the end of 9999 (kpis need a time line an SRE can read; anything
+  // else is a unit mistake or damage).
+  const QString tsRange = "out of range: epoch milliseconds from 1970-01-01 to 9999-12-31";
+  QTest::newRow("ts out of range") << rec("1e300") << "ts" << tsRange;
+  QTest::newRow("ts before 1970") << rec("-1e15") << "ts" << tsRange;
+  QTest::newRow("ts -1 ms") << rec("-1") << "ts" << tsRange;
+  QTest::newRow("ts year 10000 (ms)") << rec("253402300800000") << "ts" << tsRange;
+  QTest::newRow("ts year 10000, fraction") << rec("253402300800000.5") << "ts" << tsRange;
+  QTest::newRow("ts RFC 3339 before 1970")
+      << rec(R"("1969-12-31T23:59:59Z")") << "ts"
+      << "out of range: '1969-12-31T23:59:59Z' is not from 1970-01-01 to 9999-12-31";
+  QTest::newRow("ts RFC 3339 offset before 1970") << rec(R"("1970-01-01T00:00:00+00:01")") << "ts"
+                                                  << "out of range: ";
   QTest::newRow("ts trailing text") << rec(R"("2025-11-30T06:25:56Zx")") << "ts" << tsText;
   QTest::newRow("instance number")
       << QByteArray(R"({"ts":1,"instance":5,"latency_ms":1,"status":200})") << "instance"

@@ -929,6 +929,10 @@ class TstRecorder : public QObject {
     QTest::newRow("relative without a recording") << "-15m" << false << qint64(-1);
     QTest::newRow("garbage") << "yesterday" << true << qint64(-1);
     QTest::newRow("empty") << "" << true << qint64(-1);
+    // Instants from 1970 to the end of 9999 only: -1e15 was 31,700 years before the epoch.
+    QTest::newRow("epoch ms before 1970") << "-1e15" << false << qint64(-1);
+    QTest::newRow("epoch ms past 9999") << "1e300" << false << qint64(-1);
+    QTest::newRow("RFC 3339 before 1970") << "1969-07-20T20:17:40Z" << false << qint64(-1);
   }
   void timePoints() {
     QFETCH(QString, text);

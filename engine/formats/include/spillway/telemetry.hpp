@@ -41,6 +41,23 @@ struct CallRecord {
 // Parses "2026-11-30T06:25:56.123Z" / "...+08:00" to µs since the epoch.
 std::optional<Micros> parseRfc3339(std::string_view s);
 
+// The instants telemetry may carry: from the Unix epoch to the end of year 9999 (RFC 3339's
+// last). Anything else is a unit mistake (nanoseconds taken for milliseconds) or damage;
+// accepted, it would stretch a replay, a library query or a fault span over millennia.
+inline constexpr Micros kLastInstant = 253402300799999999;  // 9999-12-31T23:59:59.999999Z
+inline constexpr const char* kInstantRange = "from 1970-01-01 to 9999-12-31";
+constexpr bool plausibleInstant(Micros t) {
+  return t >= 0 && t <= kLastInstant;
+}
+// A number of `microsPerUnit` µs since the epoch (1e3: milliseconds) as µs; nothing when not
+// finite or not a plausible instant.
+std::optional<Micros> instantFromNumber(double units, double microsPerUnit);
+inline std::optional<Micros> instantFromMillis(double ms) {
+  return instantFromNumber(ms, 1e3);
+}
+// An RFC 3339 time that is also a plausible instant.
+std::optional<Micros> parseInstant(std::string_view rfc3339);
+
 class JsonlReader {
  public:
   // Reads up to `n` bytes into `dst`; returns bytes read, 0 at end.
