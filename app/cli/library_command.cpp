@@ -459,17 +459,24 @@ int copyLibrary(const QCommandLineParser& p, const LibraryArgs& a) {
     for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
     return s;
   };
+  // A damaged incident is an input error (exit 2), after the whole ones went across.
+  const int code = r.damaged.empty() ? kOk : kInputError;
   if (a.json) {
-    const nlohmann::json o = {{"copied", r.copied}, {"present", r.present}};
+    nlohmann::json damaged = nlohmann::json::array();
+    for (const auto& [name, why] : r.damaged) damaged.push_back({{"name", name}, {"error", why}});
+    const nlohmann::json o = {{"copied", r.copied}, {"present", r.present}, {"damaged", damaged}};
     std::printf("%s\n", o.dump().c_str());
-    return kOk;
+    return code;
   }
   std::printf("copied %zu incident(s) from %s to %s%s%s\n", r.copied.size(), from.path().c_str(),
               to.path().c_str(), r.copied.empty() ? "" : ": ", joined(r.copied).c_str());
   if (!r.present.empty())
     std::printf("already in %s, left as they are: %s\n", to.path().c_str(),
                 joined(r.present).c_str());
-  return kOk;
+  for (const auto& [name, why] : r.damaged)
+    std::fprintf(stderr, "not copied: incident '%s' does not read whole: %s\n", name.c_str(),
+                 why.c_str());
+  return code;
 }
 
 void addLibraryOptions(QCommandLineParser& p) {

@@ -90,6 +90,26 @@ void copyTable(Connection& from, Connection& to, const TableCopy& t, std::int64_
   }
 }
 
+// Why incident `name` does not read whole (every call or sample, as export reads it); empty
+// when it does.
+std::string damageOf(Library& lib, const std::string& name) {
+  try {
+    const auto src = lib.open(name);
+    if (src->aggregates()) {
+      formats::AggregateSample s;
+      while (src->nextAggregate(s)) {
+      }
+    } else {
+      CallRecord r;
+      while (src->next(r)) {
+      }
+    }
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return {};
+}
+
 // False when the target gained the incident (another copy) since the caller looked.
 bool copyOne(Library& from, Library& to, const IncidentInfo& inc) {
   Connection& src = from.connection();
@@ -120,8 +140,15 @@ CopyResult copyIncidents(Library& from, Library& to, const std::vector<std::stri
   to.requireWritable("copy incidents");
   CopyResult r;
   for (const IncidentInfo& inc : todo) {
-    const bool copied = !to.incident(inc.name) && copyOne(from, to, inc);
-    (copied ? r.copied : r.present).push_back(inc.name);
+    if (to.incident(inc.name)) {
+      r.present.push_back(inc.name);
+      continue;
+    }
+    if (std::string why = damageOf(from, inc.name); !why.empty()) {
+      r.damaged.emplace_back(inc.name, std::move(why));
+      continue;
+    }
+    (copyOne(from, to, inc) ? r.copied : r.present).push_back(inc.name);
   }
   return r;
 }

@@ -219,6 +219,48 @@ class TstLibraryHardening : public QObject {
              qPrintable(errorOf([&] { again.incidents(); })));
   }
 
+  // `library copy` copied rows byte for byte: an incident with a lost block went across and
+  // the team library held the damage. Now it is read back first, left out and named.
+  void damagedIncidentIsNotCopied() {
+    QTemporaryDir dir;
+    const std::string path = dir.filePath("lib.db").toStdString();
+    {
+      Library lib(path);
+      importSynthetic(lib, "inc", 20000);
+      importSynthetic(lib, "other", 100);
+    }
+    sqlite3* db = nullptr;
+    QCOMPARE(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    QCOMPARE(sqlite3_exec(db,
+                          "DELETE FROM blocks WHERE rowid = (SELECT MIN(b.rowid) FROM blocks b "
+                          "JOIN incidents i ON b.incident_id = i.id WHERE i.name = 'inc');",
+                          nullptr, nullptr, nullptr),
+             SQLITE_OK);
+    sqlite3_close(db);
+    const QString target = dir.filePath("team.db");
+    QProcess p;
+    p.start(kCli, {"library", "copy", QString::fromStdString(path), target});
+    QVERIFY(p.waitForFinished(60000));
+    const QString err = p.readAllStandardError();
+    QCOMPARE(p.exitCode(), 2);
+    QVERIFY2(err.contains(QRegularExpression(
+                 "^not copied: incident 'inc' does not read whole: .*lib\\.db: the library is "
+                 "damaged: incident 'inc' holds \\d+ of its 20000 records\n$")),
+             qPrintable(err));
+    QVERIFY2(p.readAllStandardOutput().startsWith("copied 1 incident(s)"), "the whole one went");
+    Library team(target.toStdString(), OpenOptions{.mustExist = true});
+    QVERIFY(!team.incident("inc"));
+    QVERIFY(team.incident("other"));
+    // Nothing accepted is lost: a second run copies nothing new and names the damage again.
+    p.start(kCli, {"library", "copy", QString::fromStdString(path), target, "--json"});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 2);
+    const QByteArray out = p.readAllStandardOutput();
+    QVERIFY2(out.startsWith("{\"copied\":[],\"damaged\":[{\"error\":\"") &&
+                 out.contains("\"name\":\"inc\"}],\"present\":[\"other\"]}"),
+             out.constData());
+  }
+
   // issue 17: a failed `library export` left a partial file.
   void failedExportLeavesNoPartialFile() {
     QTemporaryDir dir;

@@ -185,7 +185,7 @@ void TstLibraryPostgres::copyRoundTripIsByteIdentical() {
   QVERIFY2(r.code == 0, r.err.constData());
   QVERIFY2(r.out.contains("copied 2 incident(s)"), r.out.constData());
   r = cli({"library", "copy", QString::fromStdString(first), url, "--json"});
-  QCOMPARE(r.out.trimmed(), QByteArray(R"({"copied":[],"present":["c1","c2"]})"));
+  QCOMPARE(r.out.trimmed(), QByteArray(R"({"copied":[],"damaged":[],"present":["c1","c2"]})"));
   QCOMPARE(cli({"library", "copy", url, QString::fromStdString(back)}).code, 0);
 
   library::Library a(first, {.mustExist = true}), b(back, {.mustExist = true});
