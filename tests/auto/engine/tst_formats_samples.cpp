@@ -190,6 +190,18 @@ std::vector<ImporterCase> importerCases() {
 {"end":1764480030000,"step_ms":15000,"instance":"gpu-1","model":"chat","calls":118,"failures":61}
 )",
        0});
+  // Keys in any order (status last, values before metric); a key or label named twice counts
+  // at its first; points out of time order, repeated (they add up) or NaN (none).
+  r.push_back(
+      {"prometheus keys in any order", "prometheus",
+       R"({"data":{"result":[{"values":[[30,"5"],[15,"2"],[45,"NaN"],[15,"3"]],"metric":{"instance":"b","__name__":"calls","instance":"ignored"}},{"metric":{"__name__":"failures","instance":"b"},"values":[[15,"1"]]},{"metric":{"__name__":"calls","instance":"a"},"values":[[15,"1"],[45,"7"]],"values":[[15,"100"]]},{"metric":{"__name__":"calls","instance":"b"},"values":[[30,"1"]]}],"resultType":"matrix"},"status":"success"})",
+       "",
+       R"({"end":15000,"step_ms":30000,"instance":"a","calls":1,"failures":0}
+{"end":15000,"step_ms":15000,"instance":"b","calls":5,"failures":1}
+{"end":30000,"step_ms":15000,"instance":"b","calls":6,"failures":0}
+{"end":45000,"step_ms":30000,"instance":"a","calls":7,"failures":0}
+)",
+       0});
 
   return r;
 }
@@ -311,10 +323,36 @@ std::vector<BadCase> badCases() {
        R"({"status":"success","data":{"resultType":"matrix","result":[{"metric":{"__name__":"calls","instance":"a"},"values":[[1,"10"],[2,"10"]]},{"metric":{"__name__":"failures","instance":"a"},"values":[[1,"50"],[2,"5"]]}]}})",
        "", "f.log:1: failures: failures (50) over the calls (10) of instance 'a' at 1.000000", 1,
        1});
+  // Text after a NUL byte is not silently dropped.
+  r.push_back({"prometheus NUL byte", "prometheus",
+               std::string(R"({"status":"success","data":{"resultType":"matrix","result":[]}})") +
+                   std::string(1, '\0') + "{",
+               "", "f.log:1: invalid JSON: a NUL byte at offset 63", 0, 0});
+  // The response as a whole is judged first, wherever its status stands.
+  r.push_back(
+      {"prometheus failed query, status last", "prometheus",
+       R"({"data":{"resultType":"matrix","result":[{"metric":{"__name__":"bogus","instance":"x"},"values":[[1,"1"]]}]},"error":"boom","status":"error"})",
+       "", "f.log:1: status: the query failed: boom", 0, 0});
+  r.push_back(
+      {"prometheus bad series, status last", "prometheus",
+       R"({"data":{"resultType":"matrix","result":[{"metric":{"__name__":"calls","instance":"x"},"values":[[1,"1"]]},{"metric":{"__name__":"calls","instance":"y"},"values":[[1,"x"]]}]},"status":"success"})",
+       "", "f.log:1: data.result[1].values[0]: expected a number, got 'x'", 1, 1});
   r.push_back({"jsonl", "jsonl",
                "{\"ts\":1,\"instance\":\"a\",\"latency_ms\":1,\"status\":200}\n{\"ts\":1}\n", "",
                "f.log:2: instance: missing required field", 1, 1});
   outOfRangeTimes(r);
 
   return r;
+}
+
+std::string denseProm(std::size_t points, std::size_t series) {
+  std::string text = R"({"status":"success","data":{"resultType":"matrix","result":[)";
+  for (std::size_t s = 0; s < series; ++s) {
+    text += std::string(s ? "," : "") + R"({"metric":{"__name__":"calls","instance":"i)" +
+            std::to_string(s) + R"("},"values":[)";
+    for (std::size_t k = 1; k <= points / series; ++k)
+      text += (k > 1 ? ",[" : "[") + std::to_string(k) + R"(,"1"])";
+    text += "]}";
+  }
+  return text + "]}}";
 }

@@ -12,3 +12,5 @@ struct BadCase {
 };
 std::vector<ImporterCase> importerCases();
 std::vector<BadCase> badCases();
+// A query_range response of `series` calls series with `points` points in all, each [k,"1"].
+std::string denseProm(std::size_t points, std::size_t series);
