@@ -120,8 +120,12 @@ SweepSpec loadSpace(const QCommandLineParser& p) {
   }
   if (p.isSet("random")) {
     bool ok = false;
-    const uint n = p.value("random").toUInt(&ok);
-    if (!ok || n == 0) throw InputError("--random", 0, "", "expected a positive number");
+    const qulonglong n = p.value("random").toULongLong(&ok);
+    if (!ok || n == 0 || n > kMaxSweepSamples)
+      throw InputError("--random", 0, "",
+                       "expected a whole number of samples from 1 to " +
+                           std::to_string(kMaxSweepSamples) + ", got '" +
+                           p.value("random").toStdString() + "'");
     spec.mode = SweepSpec::Mode::Random;
     spec.samples = n;
   }

@@ -53,31 +53,33 @@ KpiTerm parseTerm(std::string_view term, const std::string& source, const KpiGra
   if (upper ? !m->upperBound : !m->lowerBound)
     fail(std::string(m->name) + (upper ? " takes >=" : " takes <="));
   if (value.empty()) fail("not a value: the value is missing");
+  // "not a value" when it does not read as one, "out of range" when it reads but cannot be.
+  const auto check = [&](std::optional<double> v, bool inRange, const char* expected) {
+    if (!v) fail("not a value: '" + std::string(value) + "' (expected " + expected + ")");
+    if (!inRange) fail("out of range: '" + std::string(value) + "' (expected " + expected + ")");
+    return *v;
+  };
   std::optional<double> v;
   switch (m->kind) {
     case KpiKind::Share:
       if ((v = number(value, "%")) && value.back() == '%') *v /= 100;
-      if (!v || *v < 0 || *v > 1)
-        fail("not a value: '" + std::string(value) +
-             "' (expected a share between 0 and 1, such as 0.03 or 3%)");
+      v = check(v, v && *v >= 0 && *v <= 1, "a share between 0 and 1, such as 0.03 or 3%");
       break;
     case KpiKind::Duration:
-      if (const auto d = parseDuration(value); d && *d >= 0) v = static_cast<double>(*d);
-      if (!v)
-        fail("not a value: '" + std::string(value) +
-             "' (expected a duration with a unit: 30s, 1500ms, 2m)");
+      if (const auto d = parseDuration(value)) v = static_cast<double>(*d);
+      v = check(v, v && *v >= 0, "a duration with a unit: 30s, 1500ms, 2m");
       break;
     case KpiKind::PerHour:
-      if (!(v = number(value, "/h")) || *v < 0)
-        fail("not a value: '" + std::string(value) + "' (expected a rate per hour: 0.5 or 0.5/h)");
+      v = number(value, "/h");
+      v = check(v, v && *v >= 0, "a rate per hour: 0.5 or 0.5/h");
       break;
     case KpiKind::Count:
-      if (!(v = number(value, "")) || *v < 0 || *v != std::floor(*v))
-        fail("not a value: '" + std::string(value) + "' (expected a whole number)");
+      v = number(value, "");
+      v = check(v, v && *v >= 0 && *v == std::floor(*v), "a whole number, 0 or more");
       break;
     case KpiKind::Number:
-      if (!(v = number(value, "")) || *v < 0)
-        fail("not a value: '" + std::string(value) + "' (expected a number, 0 or more)");
+      v = number(value, "");
+      v = check(v, v && *v >= 0, "a number, 0 or more");
       break;
   }
   t.value = *v;

@@ -143,7 +143,7 @@ SweepSpec parseSweepSpec(std::string_view yaml, const std::string& source) {
       r.fail(m.Mark(), "mode", "expected grid or random");
   }
   if (auto s = root["samples"]) {
-    spec.samples = r.count(s, "samples", 1, 1000000);
+    spec.samples = r.count(s, "samples", 1, kMaxSweepSamples);
   }
   if (auto s = root["seed"]) {
     std::uint64_t seed = 0;

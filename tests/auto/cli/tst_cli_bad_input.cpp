@@ -223,6 +223,10 @@ class TstCliBadInput : public QObject {
         << QStringList{"replay",   "--dialect",       "haproxy", "--from-export",
                        upstreams_, "--gateway-start", "1e300"}
         << R"(^replay: --gateway-start: expected .* from 1970-01-01 to 9999-12-31, got '1e300')";
+    // 99999999999 wrapped to a 32-bit count, and was called "not a positive number".
+    QTest::newRow("sweep --random past the cap")
+        << QStringList{"sweep", "--random", "99999999999"}
+        << R"(^--random: expected a whole number of samples from 1 to 1000000, got '99999999999')";
     // Durations and the work of one run are bounded.
     QTest::newRow("simulate: duration 2500000h")
         << QStringList{"simulate", data("too-long-scenario.yaml")}

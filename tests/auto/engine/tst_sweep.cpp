@@ -594,12 +594,17 @@ void TstSweep::targets_data() {
   // durations with a unit, whole counts, only the bounds calibration can aim for.
   QTest::newRow("percent") << "fp<=3%,collateral<=0.5"
                            << "";
+  // Out of range, not "not a value": 2 reads as a number.
   QTest::newRow("share above one") << "fp<=2"
-                                   << "expected a share";
+                                   << "out of range: '2' (expected a share between 0 and 1";
+  QTest::newRow("negative duration") << "ttd<=-5s"
+                                     << "not a value: '-5s' (expected a duration";
+  QTest::newRow("negative rate") << "false_trips<=-1/h"
+                                 << "out of range: '-1/h'";
   QTest::newRow("duration without unit") << "ttd<=30"
                                          << "with a unit";
   QTest::newRow("fractional count") << "missed<=0.5"
-                                    << "whole number";
+                                    << "out of range: '0.5' (expected a whole number";
   QTest::newRow("strict bound") << "fp<0.03"
                                 << "expected METRIC<=VALUE or METRIC>=VALUE";
   QTest::newRow("empty term") << "fp<=0.03,,ttd<=30s"

@@ -28,6 +28,9 @@ struct SweepParamRange {
   double lo = 0, hi = 0;       // random search draws uniformly from [lo, hi]
 };
 
+// The most candidates one random search draws (a spec's `samples`, `--random`).
+inline constexpr std::uint32_t kMaxSweepSamples = 1'000'000;
+
 struct SweepSpec {
   enum class Mode { Grid, Random } mode = Mode::Grid;
   std::uint32_t samples = 100;  // random mode
