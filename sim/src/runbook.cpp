@@ -58,6 +58,18 @@ std::string show(const std::optional<double>& v) {
   return buf;
 }
 
+// A file the runbook names that cannot be read is reported where the runbook names it (an
+// error inside that file keeps its own file:line).
+template <class Load>
+auto referenced(const YamlReader& r, const YAML::Node& n, const char* field, Load load) {
+  try {
+    return load();
+  } catch (const InputError& e) {
+    if (e.line() != 0) throw;
+    r.fail(n.Mark(), field, e.what());
+  }
+}
+
 }  // namespace
 
 const std::vector<std::string>& drillKpis() {
@@ -107,12 +119,14 @@ Runbook parseRunbook(std::string_view text, const std::string& source, const std
   if (auto v = root["revision"]) rb.revision = r.count(v, "revision", 1, 1000000);
   if (auto v = root["description"]) rb.description = r.text(v, "description");
   const YAML::Node scenarioNode = r.need(root, "scenario", "");
-  rb.scenario = loaders.scenario(r.scalar(scenarioNode, "scenario"), baseDir);
+  rb.scenario = referenced(r, scenarioNode, "scenario", [&] {
+    return loaders.scenario(r.scalar(scenarioNode, "scenario"), baseDir);
+  });
   if (auto v = root["policy"]) {
     std::filesystem::path p = r.scalar(v, "policy");
     if (p.is_relative() && !baseDir.empty()) p = std::filesystem::path(baseDir) / p;
     const std::string name = rb.scenario.policy.name;
-    rb.scenario.policy = loaders.policy(p.string());
+    rb.scenario.policy = referenced(r, v, "policy", [&] { return loaders.policy(p.string()); });
     if (rb.scenario.policy.name.empty()) rb.scenario.policy.name = name;
   }
   if (auto v = root["mode"]) {

@@ -392,16 +392,24 @@ void applyProps(const NativeReader& r, const YAML::Node& map, const std::string&
                                              {"DISABLED", BreakerState::Disabled}});
 }
 
-// Applies `map` on top of its baseConfig (looked up in `configs`), depth-limited.
+// Applies `map` on top of its baseConfig (looked up in `configs`); `chain` holds the configs
+// on the way down, so that a cycle is named as one.
 void applyWithBase(const NativeReader& r, const YAML::Node& configs, const YAML::Node& map,
-                   const std::string& path, Resilience4jConfig& c, int depth = 0) {
+                   const std::string& path, Resilience4jConfig& c,
+                   std::vector<std::string> chain = {}) {
+  if (path.starts_with("configs.")) chain.push_back(path.substr(8));
   if (auto b = NativeReader::get(map, "baseConfig")) {
-    const std::string name = r.scalar(b, NativeReader::join(path, "baseConfig"));
+    const std::string field = NativeReader::join(path, "baseConfig");
+    const std::string name = r.scalar(b, field);
+    if (std::find(chain.begin(), chain.end(), name) != chain.end()) {
+      std::string loop;
+      for (const std::string& n : chain) loop += n + " -> ";
+      r.fail(b.Mark(), field, "a cycle of baseConfigs: " + loop + name);
+    }
+    if (chain.size() >= 8) r.fail(b.Mark(), field, "more than 8 levels of baseConfig");
     const YAML::Node base = NativeReader::get(configs, name);
-    if (!base || depth > 8)
-      r.fail(b.Mark(), NativeReader::join(path, "baseConfig"),
-             "no configs." + name + " to inherit from");
-    applyWithBase(r, configs, base, "configs." + name, c, depth + 1);
+    if (!base) r.fail(b.Mark(), field, "no configs." + name + " to inherit from");
+    applyWithBase(r, configs, base, "configs." + name, c, std::move(chain));
   }
   applyProps(r, map, path, c);
 }
@@ -417,6 +425,9 @@ Resilience4jConfig parseResilience4jConfig(std::string_view text, const std::str
   // The prefix may be nested (resilience4j: circuitbreaker:) or dotted, as Spring allows.
   YAML::Node cb = NativeReader::get(root, "resilience4j.circuitbreaker");
   if (!cb) cb = NativeReader::get(NativeReader::get(root, "resilience4j"), "circuitbreaker");
+  if (!cb && NativeReader::get(root, "resilience4j"))
+    r.fail(NativeReader::get(root, "resilience4j").Mark(), "resilience4j",
+           "expected a map holding circuitbreaker: (configs:, instances:)");
   if (!cb) {  // a bare map of properties
     applyProps(r, root, "", c);
   } else {

@@ -187,6 +187,7 @@ class CsvSource final : public RecordSource {
       if (index_[c] < 0)
         fail(kFields[c], "no column '" + map_.at(kFields[c]) + "' in the header (use --map " +
                              kFields[c] + "=COLUMN)");
+    columns_ = cells_.size();
     headerDone_ = true;
   }
 
@@ -215,6 +216,11 @@ class CsvSource final : public RecordSource {
   bool parse(CallRecord& rec) {
     rec = CallRecord{};
     if (cells_.size() < 2 && cells_[0].find_first_not_of(" \t") == std::string::npos) return false;
+    // A row of another width is misaligned (an unquoted comma in a name, a column lost): its
+    // cells cannot be trusted to sit under their headers.
+    if (cells_.size() != columns_)
+      fail("", std::to_string(cells_.size()) + " cells where the header has " +
+                   std::to_string(columns_));
     const auto ts = parseTime(cell(kTs), 1e3);
     if (!ts)
       fail(col(kTs), "expected epoch milliseconds or an RFC 3339 time " +
@@ -263,6 +269,7 @@ class CsvSource final : public RecordSource {
   FieldMap map_;
   std::array<int, kCols> index_;
   bool headerDone_ = false;
+  std::size_t columns_ = 0;  // the header's cells
   long startLine_ = 0;
   std::string joined_;
   std::vector<std::string> cells_;

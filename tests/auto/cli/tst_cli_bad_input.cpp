@@ -223,6 +223,14 @@ class TstCliBadInput : public QObject {
         << QStringList{"replay",   "--dialect",       "haproxy", "--from-export",
                        upstreams_, "--gateway-start", "1e300"}
         << R"(^replay: --gateway-start: expected .* from 1970-01-01 to 9999-12-31, got '1e300')";
+    // A file the runbook names is reported where the runbook names it.
+    QTest::newRow("drill: the scenario file is missing")
+        << QStringList{"drill", data("missing-scenario-runbook.yaml")}
+        << R"(missing-scenario-runbook\.yaml:4: scenario: .*no-such-scenario\.yaml: cannot open)";
+    // Was "no configs.b to inherit from", with configs.b right there.
+    QTest::newRow("import-config: resilience4j baseConfig cycle")
+        << QStringList{"import-config", data("r4j-cycle.yml"), "--from", "resilience4j"}
+        << R"(r4j-cycle\.yml:8: configs\.b\.baseConfig: a cycle of baseConfigs: a -> b -> a$)";
     // 99999999999 wrapped to a 32-bit count, and was called "not a positive number".
     QTest::newRow("sweep --random past the cap")
         << QStringList{"sweep", "--random", "99999999999"}

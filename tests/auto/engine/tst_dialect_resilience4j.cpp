@@ -328,6 +328,13 @@ failureRateThreshold: 100
                           << "r4j.yml:1: failureRateTreshold: unknown key";
     QTest::newRow("bad window type") << "slidingWindowType: SLIDING\n"
                                      << "r4j.yml:1: slidingWindowType: expected one of";
+    // Was "resilience4j: unknown key (emulated: …)", as if it were a property.
+    QTest::newRow("resilience4j a scalar")
+        << "resilience4j: 5\n"
+        << "r4j.yml:1: resilience4j: expected a map holding circuitbreaker:";
+    QTest::newRow("baseConfig of itself")
+        << "resilience4j.circuitbreaker:\n  configs:\n    default:\n      baseConfig: default\n"
+        << "r4j.yml:4: configs.default.baseConfig: a cycle of baseConfigs: default -> default";
   }
   void configErrors() {
     QFETCH(QString, yaml);

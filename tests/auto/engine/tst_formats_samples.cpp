@@ -274,6 +274,14 @@ std::vector<BadCase> badCases() {
   r.push_back({"csv bad latency", "csv",
                "ts,instance,latency_ms,status\n1764480000000,a,1,200\n1764480000000,a,x,200\n", "",
                "f.log:3: latency_ms: expected milliseconds >= 0, got 'x'", 1, 1});
+  // Rows were read whatever their width: extra cells ignored, missing ones taken as empty.
+  r.push_back({"csv row wider than the header", "csv",
+               "ts,instance,latency_ms,status\n1764480000000,a,1,200\n"
+               "1764480000000,gpu,2,1,200\n",
+               "", "f.log:3: 5 cells where the header has 4", 1, 1});
+  r.push_back({"csv row narrower than the header", "csv",
+               "ts,instance,latency_ms,status\n1764480000000,a,1\n1764480000000,a,1,200\n", "",
+               "f.log:2: 3 cells where the header has 4", 1, 1});
   r.push_back({"csv text after a closing quote", "csv",
                "ts,instance,latency_ms,status\n1764480000000,\"a\"b,1,200\n"
                "1764480000000,c,1,200\n",

@@ -370,6 +370,9 @@ class TstSimLayers : public QObject {
         << "rb.yaml:6: faults[0].target: no instance or model named";
     QTest::newRow("two modes") << "mode: limits,all\nexpect:\n  - {kpi: availability, min: 0}\n"
                                << "rb.yaml:5: mode: one mode per runbook";
+    QTest::newRow("policy file missing")
+        << "policy: /nonexistent/p.yaml\nexpect:\n  - {kpi: availability, min: 0}\n"
+        << "rb.yaml:5: policy: /nonexistent/p.yaml: cannot open";
   }
   void runbookErrorsNameTheLine() {
     QFETCH(QString, body);
