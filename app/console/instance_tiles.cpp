@@ -43,6 +43,11 @@ void InstanceTiles::setRun(std::shared_ptr<const Comparison> c, bool keepView) {
   update();
 }
 
+QString InstanceTiles::placeholderShown() const {
+  if (run_ && !order_list_.empty()) return {};
+  return placeholder_.isEmpty() ? tr("No run yet") : placeholder_;
+}
+
 void InstanceTiles::clear(const QString& message) {
   run_.reset();
   placeholder_ = message;
@@ -234,8 +239,9 @@ void InstanceTiles::paintSparkline(QPainter& p, const QRect& r, std::size_t i) c
 void InstanceTiles::paintEvent(QPaintEvent*) {
   QPainter p(this);
   p.setRenderHint(QPainter::Antialiasing);
-  if (!run_) {
-    p.drawText(rect(), Qt::AlignCenter, placeholder_.isEmpty() ? tr("No run yet") : placeholder_);
+  // Live before the first instance reports has a run with none: the placeholder says why.
+  if (const QString why = placeholderShown(); !why.isEmpty()) {
+    p.drawText(rect().adjusted(8, 8, -8, -8), Qt::AlignCenter | Qt::TextWordWrap, why);
     return;
   }
   for (std::size_t s = 0; s < order_list_.size(); ++s) paintTile(p, s);

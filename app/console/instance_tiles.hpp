@@ -36,6 +36,9 @@ class InstanceTiles : public QWidget {
   std::vector<std::size_t> visible() const;
   // What a tile shows now (for tests and accessibility).
   QString tileText(std::size_t i) const;
+  // What the column says instead of tiles (no run yet, or live before an instance reports);
+  // empty while tiles are drawn.
+  QString placeholderShown() const;
   // The instance's shadow breaker would be open at the cursor: a "would open" mark at most
   // wouldOpenHold() before it (as long as a real breaker stays open at most; open.max_duration
   // is 60 s by default).

@@ -80,15 +80,18 @@ void MainWindow::buildRunToolbar() {
   auto* bar = addToolBar(tr("Run"));
   bar->setObjectName("runToolbar");
   scenario_ = new QComboBox(this);
-  scenario_->addItems({"seed-000", "seed-001", "seed-002", "seed-003"});
-  scenario_->setToolTip(tr("Built-in scenario: the seeds' incidents"));
+  for (const char* s : {"seed-000", "seed-001", "seed-002", "seed-003"})
+    scenario_->addItem(s, QStringList{"scenario", s});
+  scenario_->setToolTip(
+      tr("What Run runs: a built-in scenario (the seeds' incidents), or the scenario file or "
+         "library incident on screen"));
   run_ = new QPushButton(tr("Run"), this);
   cancel_ = new QPushButton(tr("Cancel"), this);
   cancel_->setEnabled(false);
   progress_ = new QProgressBar(this);
   progress_->setMaximumWidth(220);
   progress_->setRange(0, 100);
-  bar->addWidget(new QLabel(tr(" Scenario "), this));
+  bar->addWidget(new QLabel(tr(" Source "), this));
   bar->addWidget(scenario_);
   bar->addWidget(run_);
   bar->addWidget(cancel_);
@@ -362,6 +365,12 @@ void MainWindow::connectLive() {
   connect(&live_, &LiveController::started, this, [this](quint16 port) {
     livePanel_->setRunning(true, port);
     statusBar()->showMessage(port ? tr("Live: OTLP/HTTP on port %1").arg(port) : tr("Live"));
+    // Port 0 asked for any free port: the context bar names the one bound.
+    if (port) {
+      shownLabel_.replace(QRegularExpression(R"((OTLP on [^,]*):0\b)"),
+                          QStringLiteral("\\1:%1").arg(port));
+      updateContext();
+    }
     emit liveStarted(port);
   });
   connect(&live_, &LiveController::failed, this, [this](const QString& m) {
@@ -514,8 +523,18 @@ void MainWindow::buildPlayback() {
 // Run, cancel, the simulated and replayed runs' progress and results, marks on the plot.
 void MainWindow::connectRuns() {
   connect(run_, &QPushButton::clicked, this, [this] {
+    const QStringList source = scenario_->currentData().toStringList();
+    if (source.value(0) == "live") {
+      statusBar()->showMessage(
+          live_.running() ? tr("Live: it follows the sources as they come; Stop is in the Live "
+                               "panel. Pick a scenario or incident to run that instead")
+                          : tr("Live stopped: Go live is in the Live panel"));
+      return;
+    }
     QString error;
-    if (!runScenario(scenario_->currentText(), &error)) statusBar()->showMessage(error);
+    const bool ok = source.value(0) == "incident" ? replayIncident(source.value(1), &error)
+                                                  : runScenario(source.value(1), &error);
+    if (!ok) statusBar()->showMessage(error);
   });
   connect(cancel_, &QPushButton::clicked, this, [this] {
     controller_.cancel();
@@ -606,10 +625,14 @@ bool MainWindow::runScenario(const QString& nameOrPath, QString* error) {
     editor_->setModels(models);
     scenarioPanel_->setScenario(sc);
     const int builtin = scenario_->findText(nameOrPath);
-    if (builtin >= 0)
+    if (builtin >= 0 && builtin < kBuiltinSources)
       scenario_->setCurrentIndex(builtin);  // the picker shows what runs
     else
       rememberFile(QFileInfo(nameOrPath).absoluteFilePath());
+    if (builtin < 0 || builtin >= kBuiltinSources)
+      showSource("scenario", QFileInfo(nameOrPath).absoluteFilePath(),
+                 QFileInfo(nameOrPath).fileName());
+    seeds_->setEnabled(true);
     scenarioName_ = builtin >= 0 ? nameOrPath : QFileInfo(nameOrPath).fileName();
     scenarioPath_ = builtin >= 0 ? nameOrPath : QFileInfo(nameOrPath).absoluteFilePath();
     scenarioPolicy_ = sc.policy;
@@ -881,8 +904,19 @@ bool MainWindow::replayIncident(const QString& name, QString* error) {
   }
   policy_ = editor_->policy();
   shownLabel_ = tr("incident %1").arg(name);
+  showSource("incident", name, shownLabel_);
+  seeds_->setEnabled(false);  // a recording has one history: seeds are the simulator's
   startReplay(name, false);
   return true;
+}
+
+// The picker shows the file or incident on screen as its last item (one at a time), so that
+// Run runs it again rather than the built-in scenario the picker last showed.
+void MainWindow::showSource(const QString& kind, const QString& value, const QString& text) {
+  const QStringList data{kind, value};
+  while (scenario_->count() > kBuiltinSources) scenario_->removeItem(kBuiltinSources);
+  scenario_->addItem(text, data);
+  scenario_->setCurrentIndex(kBuiltinSources);
 }
 
 void MainWindow::startReplay(const QString& incident, bool whatIf, bool keepPrevious) {
@@ -1056,10 +1090,12 @@ bool MainWindow::startLive(LiveConfig cfg, QString* error) {
   pendingStatus_ = {};
   liveLatencies_.clear();
   playback_.clear();
-  tiles_->clear(tr("Waiting for live data…"));
+  tiles_->clear(tr("Waiting for live data: no instance has reported yet"));
   tiles_->setWouldOpenHold(cfg.policy->breaker.open.maxDuration);
   policy_ = *cfg.policy;
   shownLabel_ = liveLabel(cfg);
+  showSource("live", {}, tr("live (shadow mode)"));
+  seeds_->setEnabled(false);
   liveLibrary_ = cfg.recordLibrary;
   liveRecording_ = cfg.recordLibrary.isEmpty() ? QString() : cfg.recording;
   if (!cfg.recordLibrary.isEmpty() && library_->libraryPath() != cfg.recordLibrary) {

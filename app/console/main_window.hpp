@@ -143,6 +143,11 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<const Comparison> current() const { return current_; }
   std::shared_ptr<const Comparison> previous() const { return previous_; }
   PolicyEditor* policyEditor() const { return editor_; }
+  // The toolbar's source picker (built-in scenarios, plus the file or incident on screen) and
+  // its Run button, which runs what the picker shows.
+  QComboBox* sourcePicker() const { return scenario_; }
+  QPushButton* runButton() const { return run_; }
+  QSpinBox* seedsBox() const { return seeds_; }
   ScenarioPanel* scenarioPanel() const { return scenarioPanel_; }
   QStringList recentFiles() const;
   qint64 lastRoundTripMs() const { return lastRoundTripMs_; }
@@ -204,6 +209,8 @@ class MainWindow : public QMainWindow {
   void startRun(const sim::Scenario& sc, const QString& label);
   sim::Scenario withEditorPolicy(sim::Scenario sc);
   void startReplay(const QString& incident, bool whatIf, bool keepPrevious = false);
+  static constexpr int kBuiltinSources = 4;  // seed-000 … seed-003, first in the picker
+  void showSource(const QString& kind, const QString& value, const QString& text);
   void rememberFile(const QString& path);
   void fillRecentMenu();
   void onLiveSnapshot(std::shared_ptr<const Comparison> c, const LiveStatus& st);
@@ -260,7 +267,7 @@ class MainWindow : public QMainWindow {
   CompareDialog* compare_ = nullptr;
   QMenu* recentMenu_ = nullptr;
   view::Playback playback_;  // the mode on screen and the cursor
-  QComboBox* scenario_;
+  QComboBox* scenario_;      // the source picker: item data {kind ("scenario", "incident"), value}
   QPushButton *run_, *cancel_, *play_;
   QProgressBar* progress_;
   QSlider* scrubber_;

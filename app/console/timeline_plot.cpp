@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "spillway/policy.hpp"
+#include "spillway/view/mark_clusters.hpp"
 #include "spillway/view/time_format.hpp"
 
 namespace spillway::console {
@@ -14,11 +15,30 @@ namespace {
 constexpr int kLanePx = 15;    // height of one instance's band lane, room permitting
 constexpr int kLaneMinPx = 5;  // and at least: a fleet's lanes squeeze before the window grows
 
-// Shares (0…1) labelled as percentages.
+// Shares (0…1) labelled as percentages; none above 100 % (the band there holds the marker
+// labels).
 class PercentTicker : public QCPAxisTicker {
  protected:
   QString getTickLabel(double tick, const QLocale&, QChar, int) override {
     return QString::number(tick * 100, 'f', 0) + " %";
+  }
+  QVector<double> createTickVector(double step, const QCPRange& range) override {
+    QVector<double> ticks = QCPAxisTicker::createTickVector(step, range);
+    ticks.erase(std::remove_if(ticks.begin(), ticks.end(), [](double t) { return t > 1.0 + 1e-9; }),
+                ticks.end());
+    return ticks;
+  }
+};
+// Milliseconds labelled as durations: a leak's p99 reaches a minute, and "60000" reads as a
+// count.
+class MillisTicker : public QCPAxisTicker {
+ protected:
+  QString getTickLabel(double tick, const QLocale&, QChar, int) override {
+    const double a = std::abs(tick);
+    if (a < 0.5) return QStringLiteral("0");
+    if (a < 1000) return QString::number(tick, 'g', 3) + " ms";
+    if (a < 120'000) return QString::number(tick / 1000, 'g', 4) + " s";
+    return QString::number(tick / 60'000, 'g', 4) + " min";
   }
 };
 const char* kGhost = "ghost";  // graph property: a faint comparison run, not read out
@@ -152,6 +172,7 @@ class ClusterCounts : public QCPAbstractItem {
     setSelectable(false);
   }
   std::vector<std::pair<QPointF, int>> counts;  // where (plot coordinates), how many
+  const QFont& font() const { return font_; }
   double selectTest(const QPointF&, bool, QVariant*) const override { return -1; }
 
  protected:
@@ -192,7 +213,8 @@ TimelinePlot::TimelinePlot(QWidget* parent) : QCustomPlot(parent) {
   // In percent, as the trip thresholds in the legend and the tiles are written.
   rates_->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<PercentTicker>::create());
   legends_.push_back(addLegendRow(false));
-  latency_ = addRect("p99 (ms)");
+  latency_ = addRect("p99");
+  latency_->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<MillisTicker>::create());
   legends_.push_back(addLegendRow(false));
   traffic_ = addRect("calls/s");
   bands_->axis(QCPAxis::atLeft)->setTicker(QSharedPointer<QCPAxisTickerText>::create());
@@ -566,6 +588,7 @@ void TimelinePlot::layoutMarkerLabels() {
   const QCPAxis* x = rates_->axis(QCPAxis::atBottom);
   double rowEnd[kLabelRows];
   std::fill(std::begin(rowEnd), std::end(rowEnd), -1e9);
+  int usedPx = 0;  // the label rows' height, from the rect's top
   for (auto& [label, seconds] : markerLabels_) {
     const double px = x->coordToPixel(seconds);
     // The box as QCPItemText measures it, so that rows of them never touch.
@@ -586,7 +609,12 @@ void TimelinePlot::layoutMarkerLabels() {
     rowEnd[row] = from + w;
     label->setPositionAlignment((flip ? Qt::AlignRight : Qt::AlignLeft) | Qt::AlignTop);
     label->position->setCoords(flip ? px - 1 : px + 1, rates_->top() + 1 + row * h);
+    usedPx = std::max(usedPx, 2 + (row + 1) * h);
   }
+  // The labels get a band of their own above 100 %, so that no curve runs under them, while
+  // that costs the curves at most a quarter of the rect (a small window keeps them on top).
+  const double f = static_cast<double>(usedPx) / std::max(1, rates_->height());
+  rates_->axis(QCPAxis::atLeft)->setRange(0, f <= 0.25 ? std::max(1.05, 1.0 / (1.0 - f)) : 1.05);
 }
 
 // The replay cursor and the hidden crosshair lines in every rect, and the crosshair's readout:
@@ -765,19 +793,26 @@ void TimelinePlot::clusterWouldOpen() {
   clusterCounts_.clear();
   counts_->counts.clear();
   // Before the first layout (no width yet) every mark stands alone.
-  const double span = width > 0 ? kClusterPx * range.size() / width : 0;
+  const double pxPerUnit = width > 0 && range.size() > 0 ? width / range.size() : 0;
+  std::vector<std::size_t> lanes;
+  std::vector<double> px;
+  for (const Mark& m : marks_) {
+    lanes.push_back(m.lane);
+    px.push_back(m.x * pxPerUnit);
+  }
+  // The count is drawn 5 px right of its ▼ (ClusterCounts); the next ▼ is 7 px wide.
+  const QFontMetrics digits(counts_->font());
+  const auto countEnd = [&](int n) {
+    return 5.0 + digits.horizontalAdvance(QString::number(n)) + 4.0;
+  };
   QVector<double> xs, ys;
-  for (std::size_t k = 0; k < marks_.size();) {
-    std::size_t end = k + 1;
-    while (end < marks_.size() && marks_[end].lane == marks_[k].lane &&
-           marks_[end].x - marks_[k].x < span)
-      ++end;
-    xs.push_back(marks_[k].x);  // where the policy first would have opened
-    ys.push_back(marks_[k].y);
-    const auto n = static_cast<int>(end - k);
-    clusterCounts_.push_back(n);
-    if (n > 1) counts_->counts.emplace_back(QPointF(marks_[k].x, marks_[k].y), n);
-    k = end;
+  for (const view::MarkCluster& c :
+       view::clusterMarks(lanes, px, pxPerUnit > 0 ? kClusterPx : 0, countEnd)) {
+    const Mark& m = marks_[c.first];
+    xs.push_back(m.x);  // where the policy first would have opened
+    ys.push_back(m.y);
+    clusterCounts_.push_back(c.count);
+    if (c.count > 1) counts_->counts.emplace_back(QPointF(m.x, m.y), c.count);
   }
   if (wouldOpenGraph_) wouldOpenGraph_->setData(xs, ys, true);
 }

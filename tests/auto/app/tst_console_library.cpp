@@ -65,6 +65,7 @@ class TstConsoleLibrary : public QObject {
   void sweepGridMatchesReplayIncident();
   void cancelStopsSweep();
   void recentLibrariesRemembered();
+  void runReplaysWhatThePickerShows();  // last: it leaves a simulated run on screen
   void cleanupTestCase();
 };
 
@@ -110,6 +111,28 @@ void TstConsoleLibrary::importListsAndReplays() {
   QCOMPARE(w_->kpiTable()->item(0, 0)->text().left(12), QString("availability"));
   QVERIFY(w_->cursorTime() > 0);  // at the detection
   QVERIFY(!w_->tiles()->tileText(w_->tiles()->selected()).contains("nan"));
+}
+
+// The toolbar said "Scenario seed-000 [Run]" over a replayed incident, and Run then simulated
+// seed-000. It shows the incident, and Run replays it; seeds are the simulator's.
+void TstConsoleLibrary::runReplaysWhatThePickerShows() {
+  QVERIFY(w_->replayIncident("seed000-sample"));
+  QVERIFY(waitRun());
+  QCOMPARE(w_->sourcePicker()->currentText(), QString("incident seed000-sample"));
+  QVERIFY(!w_->seedsBox()->isEnabled());
+  QVERIFY(w_->runButton()->isEnabled());
+  w_->runButton()->click();
+  QVERIFY(waitRun());
+  QVERIFY(w_->current()->mode == view::Mode::Replay);
+  QCOMPARE(w_->current()->incident, QString("seed000-sample"));
+  QCOMPARE(w_->sourcePicker()->count(), 5);  // the built-ins and the incident, once
+  // A built-in picked and run: a simulation again, with its seeds.
+  w_->sourcePicker()->setCurrentIndex(0);
+  w_->runButton()->click();
+  QVERIFY(waitRun());
+  QVERIFY(w_->current()->mode != view::Mode::Replay);
+  QVERIFY(w_->seedsBox()->isEnabled());
+  QCOMPARE(w_->sourcePicker()->currentText(), QString("seed-000"));
 }
 
 void TstConsoleLibrary::badFileIsAMessage() {

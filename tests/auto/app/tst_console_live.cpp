@@ -124,6 +124,15 @@ void TstConsoleLive::otlpSpansReachTilesAndVerdicts() {
   const quint16 port = started.at(0).at(0).value<quint16>();
   QVERIFY(port != 0);
   QVERIFY(w.isLive());
+  // Before any span: the toolbar says live (not the scenario it showed), the context bar the
+  // port bound (not :0), and the tile column why it is empty (it was blank).
+  QCOMPARE(w.sourcePicker()->currentText(), QString("live (shadow mode)"));
+  QVERIFY(!w.seedsBox()->isEnabled());
+  QVERIFY2(w.contextText().contains(QString("127.0.0.1:%1").arg(port)),
+           qPrintable(w.contextText()));
+  QTRY_VERIFY_WITH_TIMEOUT(w.current() != nullptr, 5000);  // the first (empty) snapshot
+  QCOMPARE(w.tiles()->placeholderShown(),
+           QString("Waiting for live data: no instance has reported yet"));
   QNetworkAccessManager nam;
   // Two instances for 8 s of data: 10.0.0.1 answers 200, 10.0.0.2 starts failing at 3 s.
   const qint64 t0 = nowNs();

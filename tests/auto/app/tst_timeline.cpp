@@ -7,6 +7,7 @@
 
 #include "spillway/sim/scenario_yaml.hpp"
 #include "spillway/sim/simulator.hpp"
+#include "spillway/view/mark_clusters.hpp"
 #include "spillway/view/timeline.hpp"
 
 using namespace spillway;
@@ -89,6 +90,8 @@ class TstTimeline : public QObject {
   void slowThreshold_data();
   void slowThreshold();
   void displayOrders();
+  void markClusters_data();
+  void markClusters();
 };
 
 void TstTimeline::bands_data() {
@@ -566,6 +569,44 @@ void TstTimeline::interceptionIsPaired() {
     QCOMPARE(*row.previous, expected);
   }
   QVERIFY(!interception(kpiRows(protectedRun, nullptr, nullptr)).current);  // no baseline
+}
+
+// Would-open ▼: merged when closer than 8 px, or when the next would stand on the count beside
+// a cluster (here 5 px + 6 px a digit + 4 px: a count of 2 ends 15 px right of its ▼). A busy
+// lane drew ▼ over the digits: marks 0, 4 and 12 px made "2" at 0 and a ▼ at 12 on the 2.
+void TstTimeline::markClusters_data() {
+  QTest::addColumn<QList<double>>("xs");
+  QTest::addColumn<QList<int>>("lanes");  // empty: all in lane 0
+  QTest::addColumn<QList<int>>("counts");
+  QTest::newRow("apart") << QList<double>{0, 20, 40} << QList<int>{} << QList<int>{1, 1, 1};
+  QTest::newRow("a close pair") << QList<double>{0, 4} << QList<int>{} << QList<int>{2};
+  QTest::newRow("a ▼ on the count joins")
+      << QList<double>{0, 4, 12} << QList<int>{} << QList<int>{3};
+  QTest::newRow("clear of the count")
+      << QList<double>{0, 4, 16} << QList<int>{} << QList<int>{2, 1};
+  QTest::newRow("two-digit count reaches further")
+      << QList<double>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 20} << QList<int>{} << QList<int>{11};
+  QTest::newRow("lanes never merge") << QList<double>{0, 2} << QList<int>{0, 1} << QList<int>{1, 1};
+  QTest::newRow("a lone ▼ keeps 8 px")
+      << QList<double>{0, 9, 30} << QList<int>{} << QList<int>{1, 1, 1};
+}
+
+void TstTimeline::markClusters() {
+  QFETCH(QList<double>, xs);
+  QFETCH(QList<int>, lanes);
+  QFETCH(QList<int>, counts);
+  std::vector<std::size_t> lane(xs.size(), 0);
+  for (int i = 0; i < lanes.size(); ++i) lane[i] = static_cast<std::size_t>(lanes[i]);
+  const auto countEnd = [](int n) { return 5.0 + 6.0 * QString::number(n).size() + 4.0; };
+  const auto got = clusterMarks(lane, std::vector<double>(xs.begin(), xs.end()), 8.0, countEnd);
+  QList<int> n;
+  std::size_t next = 0;
+  for (const MarkCluster& c : got) {
+    QCOMPARE(c.first, next);  // clusters cover the marks in order
+    next += static_cast<std::size_t>(c.count);
+    n << c.count;
+  }
+  QCOMPARE(n, counts);
 }
 
 QTEST_GUILESS_MAIN(TstTimeline)
