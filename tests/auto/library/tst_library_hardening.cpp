@@ -42,6 +42,25 @@ void importSynthetic(Library& lib, const std::string& incident, std::size_t call
   lib.importSource(*src, incident, "jsonl", "");
 }
 
+// A library at `path` with incidents "inc" (20000 calls) and "other" (100), then the first
+// ("MIN") or last ("MAX") record block of "inc" deleted behind the library's back.
+bool withALostBlock(const std::string& path, const char* which) {
+  {
+    Library lib(path);
+    importSynthetic(lib, "inc", 20000);
+    importSynthetic(lib, "other", 100);
+  }
+  sqlite3* db = nullptr;
+  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) return false;
+  const std::string edit = std::string("DELETE FROM blocks WHERE rowid = (SELECT ") + which +
+                           "(b.rowid) FROM blocks b JOIN incidents i ON b.incident_id = i.id "
+                           "WHERE i.name = 'inc');";
+  const bool ok = sqlite3_exec(db, edit.c_str(), nullptr, nullptr, nullptr) == SQLITE_OK &&
+                  sqlite3_changes(db) == 1;
+  sqlite3_close(db);
+  return ok;
+}
+
 struct Run {
   int code = -1;
   QByteArray out, err;
@@ -175,19 +194,7 @@ class TstLibraryHardening : public QObject {
   void missingBlocksAndNegativeCountsAreDamage() {
     QTemporaryDir dir;
     const std::string path = dir.filePath("lib.db").toStdString();
-    {
-      Library lib(path);
-      importSynthetic(lib, "inc", 20000);
-      importSynthetic(lib, "other", 100);
-    }
-    sqlite3* db = nullptr;
-    QCOMPARE(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    const char* edit =
-        "DELETE FROM blocks WHERE rowid = (SELECT MAX(b.rowid) FROM blocks b JOIN incidents i "
-        "ON b.incident_id = i.id WHERE i.name = 'inc');";
-    QCOMPARE(sqlite3_exec(db, edit, nullptr, nullptr, nullptr), SQLITE_OK);
-    QVERIFY(sqlite3_changes(db) == 1);
-    sqlite3_close(db);
+    QVERIFY(withALostBlock(path, "MAX"));
     Library lib(path, OpenOptions{.mustExist = true});
     const QString err = errorOf([&] {
       auto src = lib.open("inc");
@@ -207,6 +214,7 @@ class TstLibraryHardening : public QObject {
       while (whole->next(r)) ++n;
       QCOMPARE(n, std::size_t{100});
     }
+    sqlite3* db = nullptr;
     QCOMPARE(sqlite3_open(path.c_str(), &db), SQLITE_OK);
     QCOMPARE(sqlite3_exec(db, "UPDATE incidents SET records = -5 WHERE name = 'other';", nullptr,
                           nullptr, nullptr),
@@ -224,19 +232,7 @@ class TstLibraryHardening : public QObject {
   void damagedIncidentIsNotCopied() {
     QTemporaryDir dir;
     const std::string path = dir.filePath("lib.db").toStdString();
-    {
-      Library lib(path);
-      importSynthetic(lib, "inc", 20000);
-      importSynthetic(lib, "other", 100);
-    }
-    sqlite3* db = nullptr;
-    QCOMPARE(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    QCOMPARE(sqlite3_exec(db,
-                          "DELETE FROM blocks WHERE rowid = (SELECT MIN(b.rowid) FROM blocks b "
-                          "JOIN incidents i ON b.incident_id = i.id WHERE i.name = 'inc');",
-                          nullptr, nullptr, nullptr),
-             SQLITE_OK);
-    sqlite3_close(db);
+    QVERIFY(withALostBlock(path, "MIN"));
     const QString target = dir.filePath("team.db");
     QProcess p;
     p.start(kCli, {"library", "copy", QString::fromStdString(path), target});
