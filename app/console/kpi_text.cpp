@@ -19,6 +19,7 @@ double resolution(const std::string& unit) {
 
 QString kpiValue(const std::optional<double>& v, const std::string& unit) {
   if (!v) return "n/a";
+  if (std::isinf(*v)) return *v > 0 ? "∞" : "-∞";  // a TTD never reached (kpis.md)
   if (unit == "share") return QString::number(*v * 100, 'f', 1) + " %";
   if (unit == "s")
     return QString::fromStdString(view::durationText(static_cast<Micros>(std::llround(*v * 1e6))));
@@ -36,7 +37,7 @@ QString kpiWithInterval(const std::optional<double>& v, const std::optional<sim:
 }
 
 QString kpiDelta(double d, const std::string& unit) {
-  if (std::abs(d) < resolution(unit)) return "±0";
+  if (std::isnan(d) || std::abs(d) < resolution(unit)) return "±0";  // NaN: ∞ against ∞
   const QString sign = d > 0 ? "+" : "-";
   if (unit == "share") return sign + QString::number(std::abs(d) * 100, 'f', 1) + " pp";
   return sign + kpiValue(std::abs(d), unit);

@@ -555,7 +555,7 @@ void TimelinePlot::drawMarkers(const Comparison& c, const view::InstanceTimeline
   }
 }
 
-// "fault: latency drift starts", "detected (TTD 1m 12s)", "traffic restored (MTTR 2m 05s)":
+// "fault: latency drift starts", "detected (TTD 1m 12s)", "full traffic back (MTTR 2m 05s)":
 // the times measured from the fault's onset, as the KPIs measure them.
 QString TimelinePlot::markerText(const view::InstanceTimeline& p, const view::Marker& m) const {
   const QString label = QString::fromStdString(m.label);
@@ -966,6 +966,10 @@ void TimelinePlot::applyPalette() {
     legend->setBorderPen(Qt::NoPen);
     legend->setTextColor(text);
   }
+  // The threshold swatches leave their legend while no threshold is drawn, and a legend only
+  // recolours the items it holds: on a dark page they kept the light page's black text.
+  for (LegendSwatch* swatch : {errorTripItem_, slowTripItem_})
+    if (swatch) swatch->setTextColor(text);
   if (readout_) {
     QColor bg = pal.color(QPalette::ToolTipBase);
     bg.setAlpha(235);

@@ -1,7 +1,10 @@
 #include "spillway/view/headline.hpp"
 
+#include "spillway/view/time_format.hpp"
+
 #include <cmath>
 #include <cstdio>
+#include <limits>
 
 namespace spillway::view {
 namespace {
@@ -24,7 +27,7 @@ const std::vector<TileDef>& tileDefs() {
       {"ttd", "TTD", {"TTD (mean)", "TTD (mean; a miss counts the fault's length)"}},
       {"self_healing", "self-healing", {"self-healing (trip → full traffic)"}},
       {"mttr", "MTTR", {"MTTR (mean, restored faults)"}},
-      {"service_restoration", "restoration (worst)", {"service restoration (worst)"}},
+      {"service_restoration", "service back (worst)", {"service restoration (worst)"}},
       {"opens", "opens", {"breaker opens"}},
   };
   return defs;
@@ -94,6 +97,18 @@ std::vector<HeadlineTile> headline(const std::vector<KpiRow>& rows,
     t.reference = row->previous;
     t.target = targets.of(d.key);
     if (t.key == "fp") t.detail = fpParts(rows);
+    // A mean over the faults detected hides the ones never detected: their TTD is ∞
+    // (kpis.md), and so is the tile's.
+    if (const KpiRow* never = find(rows, {"real faults never detected"});
+        t.key == "ttd" && never && never->current && *never->current > 0) {
+      t.value = std::numeric_limits<double>::infinity();
+      const auto n = std::llround(*never->current);
+      t.detail =
+          std::to_string(n) + " never detected · the rest " +
+          (row->current
+               ? durationText(static_cast<Micros>(std::llround(*row->current * 1e6))) + " mean"
+               : std::string("none"));
+    }
     if (const KpiRow* would = find(rows, {"would open (watching only)"});
         t.key == "opens" && would && would->baseline)
       t.detail = "unprotected: " + std::to_string(std::llround(*would->baseline)) + " would open";

@@ -36,7 +36,7 @@ void addFaultMarkers(std::vector<InstanceTimeline>& out, const std::vector<Fault
     if (f.score.detected)
       m.push_back({start + f.score.ttd, Marker::Kind::Detected, "detected", start});
     if (f.score.restored)
-      m.push_back({start + f.score.mttr, Marker::Kind::Restored, "traffic restored", start});
+      m.push_back({start + f.score.mttr, Marker::Kind::Restored, "full traffic back", start});
   }
   for (InstanceTimeline& it : out)
     std::stable_sort(it.markers.begin(), it.markers.end(),

@@ -119,7 +119,7 @@ RunTimeline RunTimeline::build(const sim::VectorSeries& series, const std::vecto
       pos->markers.push_back({f.start + f.ttd, Marker::Kind::Detected, "detected", f.start});
     if (f.restored)
       pos->markers.push_back(
-          {f.start + f.mttr, Marker::Kind::Restored, "traffic restored", f.start});
+          {f.start + f.mttr, Marker::Kind::Restored, "full traffic back", f.start});
   }
   for (InstanceTimeline& it : tl.instances_)
     std::stable_sort(it.markers.begin(), it.markers.end(),
@@ -283,7 +283,11 @@ namespace {
 // fault no longer caught). Matched to the other runs by position: the same scenario's faults.
 void insertFaultRows(std::vector<KpiRow>& rows, const sim::RunReport& current,
                      const sim::RunReport* baseline, const sim::RunReport* previous) {
-  auto seconds = [](const sim::FaultReport* f, bool ttd) -> std::optional<double> {
+  // A real fault the protected run never detected has TTD ∞ (kpis.md), not "n/a": a blank
+  // reads as nothing to see. The baseline's breakers only watch: its TTDs stay blank.
+  auto seconds = [](const sim::FaultReport* f, bool ttd,
+                    bool protectedRun = true) -> std::optional<double> {
+    if (f && ttd && !f->detected && protectedRun) return std::numeric_limits<double>::infinity();
     if (!f || !(ttd ? f->detected : f->restored)) return std::nullopt;
     return static_cast<double>(ttd ? f->ttd : f->mttr) / 1e6;
   };
@@ -302,7 +306,7 @@ void insertFaultRows(std::vector<KpiRow>& rows, const sim::RunReport& current,
       row.unit = "s";
       row.higherIsBetter = false;
       row.current = seconds(&f, ttd);
-      row.baseline = seconds(nth(baseline, i), ttd);
+      row.baseline = seconds(nth(baseline, i), ttd, false);
       row.previous = seconds(nth(previous, i), ttd);
       perFault.push_back(std::move(row));
     }
@@ -310,6 +314,22 @@ void insertFaultRows(std::vector<KpiRow>& rows, const sim::RunReport& current,
   auto at = std::find_if(rows.begin(), rows.end(),
                          [](const KpiRow& r) { return r.name == "MTTR (mean)"; });
   rows.insert(at == rows.end() ? at : at + 1, perFault.begin(), perFault.end());
+  // The mean TTD is over the faults detected: the misses beside it.
+  auto missed = [](const sim::RunReport* r) -> std::optional<double> {
+    if (!r) return std::nullopt;
+    return static_cast<double>(
+        std::count_if(r->faults.begin(), r->faults.end(),
+                      [](const sim::FaultReport& f) { return !f.benign && !f.detected; }));
+  };
+  KpiRow never;
+  never.name = "real faults never detected";
+  never.unit = "count";
+  never.higherIsBetter = false;
+  never.current = missed(&current);
+  never.previous = missed(previous);
+  auto ttdAt = std::find_if(rows.begin(), rows.end(),
+                            [](const KpiRow& r) { return r.name == "TTD (mean)"; });
+  if (ttdAt != rows.end()) rows.insert(ttdAt + 1, std::move(never));
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <queue>
+#include <stdexcept>
 
 #include "internal.hpp"
 
@@ -90,11 +91,15 @@ void mergeInto(Points& into, Points&& add, bool worst) {
   into = std::move(out);
 }
 
+// Moves `add`'s keys into `into` node by node (no second copy of a key), merging the points of
+// a key both hold.
 void mergeCells(Cells& into, Cells&& add) {
-  for (auto& [key, roles] : add) {
-    auto& dst = into[key];
+  while (!add.empty()) {
+    auto moved = into.insert(add.extract(add.begin()));
+    if (moved.inserted) continue;
     for (std::size_t r = 0; r < kRoles; ++r)
-      mergeInto(dst[r], std::move(roles[r]), r == roleIndex(PromRole::P99));
+      mergeInto(moved.position->second[r], std::move(moved.node.mapped()[r]),
+                r == roleIndex(PromRole::P99));
   }
 }
 
@@ -108,10 +113,15 @@ class MatrixReader {
 
   MatrixReader(const FieldMap& map, const std::string& name, PromRole role, bool collect,
                const PromMatrixJoin::BadSeries* emit)
-      : map_(map), name_(name), role_(role), collect_(collect), emit_(emit) {}
+      : map_(map),
+        name_(name),
+        role_(role),
+        collect_(collect),
+        emit_(emit),
+        labelNames_{map.at("series"), map.at("instance"), map.at("model")} {}
 
-  Cells cells;
-  std::uint64_t badSeries = 0;
+  Cells cells;  // each role's points in arrival order until finish()
+  bool anyBad = false;
   std::optional<InputError> firstBad;
   std::optional<std::string> syntaxError;
 
@@ -186,14 +196,14 @@ class MatrixReader {
     bool seen = false, string = false, object = false, array = false;
     std::string text;
   };
-  struct Label {
-    std::string key, value;
-    bool string = false;
-  };
+  // The labels a series is read by (the role, the instance, the model), at their first
+  // occurrence; the others are skipped unread.
+  enum LabelIndex { kSeriesLabel, kInstanceLabel, kModelLabel, kLabels };
   struct Series {
     bool object = false;
     Field metric, values;
-    std::vector<Label> labels;
+    std::array<bool, kLabels> labelSeen{};
+    std::array<std::string, kLabels> labels;
     std::size_t index = 0, pairs = 0;
     std::optional<std::pair<std::string, std::string>> error;  // the first bad point
     Points points;
@@ -229,9 +239,10 @@ class MatrixReader {
         if (key_ == "values") return first(series_.values, Slot::Values);
         return Slot::Ignore;
       case Frame::Metric:
-        for (const Label& l : series_.labels)
-          if (l.key == key_) return Slot::Ignore;
-        return Slot::Label;
+        labelHits_ = 0;
+        for (int i = 0; i < kLabels; ++i)
+          if (!series_.labelSeen[i] && key_ == labelNames_[i]) labelHits_ |= 1u << i;
+        return labelHits_ ? Slot::Label : Slot::Ignore;
       case Frame::Values:
         return Slot::Pair;
       case Frame::Pair:
@@ -286,8 +297,11 @@ class MatrixReader {
         note(series_.values, k, text);
         return push(series_.values.array, Frame::Values);
       case Slot::Label:
-        series_.labels.push_back(
-            Label{key_, k == Kind::String ? text : std::string(), k == Kind::String});
+        for (int i = 0; i < kLabels; ++i)
+          if (labelHits_ & (1u << i)) {
+            series_.labelSeen[i] = true;
+            if (k == Kind::String) series_.labels[i] = text;  // else it reads as missing
+          }
         return false;
       case Slot::Pair:
         pair_ = Pair{};
@@ -335,12 +349,7 @@ class MatrixReader {
     return true;
   }
 
-  std::string label(const char* field) const {
-    const std::string& name = map_.at(field);
-    for (const Label& l : series_.labels)
-      if (l.key == name) return l.value;
-    return {};
-  }
+  const std::string& label(LabelIndex i) const { return series_.labels[i]; }
 
   void endPair() {
     const std::size_t j = series_.pairs++;
@@ -376,7 +385,7 @@ class MatrixReader {
       return error(at, "expected {\"metric\": {...}, \"values\": [...]}");
     role = role_;
     if (role == PromRole::FromLabel) {
-      const std::string r = label("series");
+      const std::string& r = label(kSeriesLabel);
       if (r == map_.at("calls"))
         role = PromRole::Calls;
       else if (r == map_.at("failures"))
@@ -388,7 +397,7 @@ class MatrixReader {
                      "expected '" + map_.at("calls") + "', '" + map_.at("failures") + "' or '" +
                          map_.at("slow") + "', got '" + r + "' (see --map series=LABEL)");
     }
-    if (label("instance").empty())
+    if (label(kInstanceLabel).empty())
       return error(at + ".metric." + map_.at("instance"),
                    "missing label (see --map instance=LABEL)");
     if (!series_.values.array) return error(at + ".values", "expected an array");
@@ -399,25 +408,37 @@ class MatrixReader {
   void endSeries() {
     PromRole role = role_;
     if (auto e = seriesError(role)) {
-      ++badSeries;
+      anyBad = true;
       if (!firstBad) firstBad = *e;
       if (emit_) (*emit_)(*e);
     } else if (collect_) {
-      const bool worst = role == PromRole::P99;
-      fold(series_.points, worst);
-      // An exact-size copy: the scratch keeps its room for the next series.
-      Points kept(series_.points.begin(), series_.points.end());
-      mergeInto(cells[{label("instance"), label("model")}][roleIndex(role)], std::move(kept),
-                worst);
+      // Appended as they came (series after series, points in file order); finish() sorts and
+      // folds each list once, as many series of one instance would each cost a merge.
+      Points& into = cells[{label(kInstanceLabel), label(kModelLabel)}][roleIndex(role)];
+      into.insert(into.end(), series_.points.begin(), series_.points.end());
     }
-    scratch_.swap(series_.points);
+    scratch_.swap(series_.points);  // its room kept for the next series
   }
 
+ public:
+  // Each role's points in time order, equal times folded (in arrival order: the sums are those
+  // of adding series after series), without spare room.
+  void finish() {
+    for (auto& [key, roles] : cells)
+      for (std::size_t r = 0; r < kRoles; ++r) {
+        fold(roles[r], r == roleIndex(PromRole::P99));
+        roles[r].shrink_to_fit();
+      }
+  }
+
+ private:
   const FieldMap& map_;
   const std::string& name_;
   PromRole role_;
   bool collect_;
   const PromMatrixJoin::BadSeries* emit_;
+  std::array<std::string, kLabels> labelNames_;
+  unsigned labelHits_ = 0;  // the labels the key just read names (bit i: LabelIndex i)
   std::vector<Frame> frames_;
   std::uint64_t skip_ = 0;  // depth inside a skipped value
   std::string key_;
@@ -461,6 +482,7 @@ struct PromMatrixJoin::Impl {
   bool merging = false;
 
   void startMerge() {
+    heap = {};
     cursors.clear();
     cursors.reserve(cells.size());
     for (const auto& [key, roles] : cells) {
@@ -479,7 +501,7 @@ struct PromMatrixJoin::Impl {
     if (!merging) startMerge();
     if (heap.empty()) {
       merging = false;
-      cursors.clear();
+      std::vector<Cursor>().swap(cursors);
       cells.clear();
       return false;
     }
@@ -520,16 +542,14 @@ const FieldMap& PromMatrixJoin::map() const {
   return d_->map;
 }
 
-bool PromMatrixJoin::empty() const {
-  return d_->cells.empty();
-}
-
 // Pass one keeps the good series and counts the bad; the response as a whole is judged at its
 // end (its "status" may come last). Only then are bad series reported, in order, by a second
 // pass: reporting them as they came would report series of a response that then turns out
 // not to be one.
 void PromMatrixJoin::add(std::string_view body, const std::string& name, PromRole role,
                          const BadSeries& badSeries) {
+  // Points added under a merge half taken would go out of order or be lost.
+  if (d_->merging) throw std::logic_error("PromMatrixJoin::add while its points are being taken");
   // nlohmann's reader takes a NUL byte for the end of its input: what follows one would be
   // dropped unread. JSON text has no place for one.
   if (const auto nul = body.find('\0'); nul != body.npos)
@@ -538,11 +558,12 @@ void PromMatrixJoin::add(std::string_view body, const std::string& name, PromRol
   nlohmann::json::sax_parse(body.begin(), body.end(), &pass);
   if (pass.syntaxError) throw InputError(name, 1, "", "invalid JSON: " + *pass.syntaxError);
   pass.checkTop();
-  if (pass.badSeries > 0) {
+  if (pass.anyBad) {
     if (!badSeries) throw *pass.firstBad;
     MatrixReader report(d_->map, name, role, false, &badSeries);
     nlohmann::json::sax_parse(body.begin(), body.end(), &report);
   }
+  pass.finish();
   mergeCells(d_->cells, std::move(pass.cells));
 }
 

@@ -7,6 +7,7 @@
 
 #include "spillway/sim/scenario_yaml.hpp"
 #include "spillway/sim/simulator.hpp"
+#include "spillway/view/headline.hpp"
 #include "spillway/view/mark_clusters.hpp"
 #include "spillway/view/timeline.hpp"
 
@@ -406,9 +407,35 @@ void TstTimeline::perFaultRows() {
   QCOMPARE(*ttd[0]->deltaPrevious(), 42.0);
   QVERIFY(!ttd[0]->higherIsBetter);
   QCOMPARE(*mttr[0]->current, 132.0);
-  QVERIFY(!ttd[1]->current);  // no longer caught: n/a, not "+0.0"
+  // No longer caught: TTD ∞ (kpis.md), not a blank that reads as nothing to see.
+  QVERIFY(std::isinf(*ttd[1]->current) && *ttd[1]->current > 0);
   QCOMPARE(*ttd[1]->previous, 40.0);
-  QVERIFY(!ttd[1]->deltaPrevious());
+  QVERIFY(std::isinf(*ttd[1]->deltaPrevious()));
+  // The misses beside the mean TTD, and the headline's TTD tile: ∞ and FAIL, whatever the
+  // mean of the faults that were detected (72 s here; 30 s the target).
+  const auto never = std::find_if(rows.begin(), rows.end(), [](const KpiRow& r) {
+    return r.name == "real faults never detected";
+  });
+  QVERIFY(never != rows.end());
+  QCOMPARE(*never->current, 1.0);
+  QCOMPARE(*never->previous, 0.0);
+  HeadlineTargets targets = HeadlineTargets::defaults();
+  cur.meanTtd = seconds(20);  // a mean that would pass on its own
+  const auto tiles = headline(kpiRows(cur, nullptr, &prev), targets);
+  const auto tile = std::find_if(tiles.begin(), tiles.end(),
+                                 [](const HeadlineTile& t) { return t.key == "ttd"; });
+  QVERIFY(tile != tiles.end());
+  QVERIFY(std::isinf(*tile->value));
+  QCOMPARE(tile->verdict, HeadlineTile::Verdict::Fail);
+  QCOMPARE(tile->detail, std::string("1 never detected · the rest 20 s mean"));
+  prev.faults[2].detected = false;  // a run that misses none passes on its mean
+  cur.faults[2].detected = true;
+  cur.faults[2].ttd = seconds(25);
+  const auto caught = headline(kpiRows(cur, nullptr, &prev), targets);
+  const auto ttdTile = std::find_if(caught.begin(), caught.end(),
+                                    [](const HeadlineTile& t) { return t.key == "ttd"; });
+  QCOMPARE(*ttdTile->value, 20.0);
+  QCOMPARE(ttdTile->verdict, HeadlineTile::Verdict::Pass);
 }
 
 void TstTimeline::slowThreshold_data() {

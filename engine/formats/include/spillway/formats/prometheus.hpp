@@ -64,13 +64,12 @@ class PromMatrixJoin {
            const BadSeries& badSeries = {});
 
   // Every joined point, sorted by (end, instance, model); then empty again. The step is
-  // `knownStep` when non-zero, else the distance to the series' previous timestamp (the first
-  // takes the second's).
+  // `knownStep` when non-zero, else the distance to the previous timestamp of the (instance,
+  // model) over all its roles (the first takes the second's; a lone point has step 0).
   std::vector<PromPoint> take(Micros knownStep = 0);
   // take()'s points one at a time, without building them all (an import's millions): false
-  // when none is left, the join then empty again. No add() until then.
+  // when none is left, the join then empty again. add() before that throws std::logic_error.
   bool next(PromPoint& out, Micros knownStep = 0);
-  bool empty() const;
   const FieldMap& map() const;
 
  private:
