@@ -54,13 +54,20 @@ void Simulator::Impl::scheduleArrival(std::uint32_t c, Micros from) {
   // double as here).
   const double rate = cl.constantRate ? cl.spec->rate : rateAt(*cl.spec, from);
   const Micros recheck = from + sc.tick;
+  // No rate, or a gap past the next tick: only look again then. The gap is compared before it
+  // becomes an integer: a rate of 1e-20 draws gaps of 1e26 µs, past int64 (which made them
+  // 1 µs, a flood).
+  bool probe = true;
   Micros next = recheck;
   if (rate > 0) {
     const double meanGap = cl.constantRate ? cl.meanGap : 1e6 / rate;
-    next = from + std::max<Micros>(1, static_cast<Micros>(cl.arrivals.exponential(meanGap)));
+    const double gap = cl.arrivals.exponential(meanGap);
+    if (gap <= static_cast<double>(sc.tick)) {
+      next = from + std::max<Micros>(1, static_cast<Micros>(gap));
+      probe = next > recheck;
+      if (probe) next = recheck;
+    }
   }
-  const bool probe = next > recheck;
-  if (probe) next = recheck;
   if (next < sc.duration) agenda.pushArrival(next, kPrioWork, kArrival, c, probe ? 1 : 0);
 }
 

@@ -14,6 +14,7 @@
 
 #include "spillway/input_error.hpp"
 #include "spillway/sim/scenario_yaml.hpp"
+#include "spillway/sim/simulator.hpp"
 
 using namespace spillway;
 using namespace spillway::sim;
@@ -58,6 +59,8 @@ class TstSimScenario : public QObject {
  private slots:
   void fullScenario();
   void defaults();
+  void tinyRatesSendNothing_data();
+  void tinyRatesSendNothing();
   void instanceCountNames();
   void errors_data();
   void errors();
@@ -302,6 +305,33 @@ clients: [{name: c, model: m, rate: 3}]
   QVERIFY(c.retries.onError && c.retries.onTimeout && c.retries.onThrottle && c.retries.onRejected);
   QCOMPARE(c.sessions.turns, 0.0);
   QVERIFY(c.profile.empty());
+}
+
+// A rate of 1e-20 drew gaps of 1e26 µs, which overflowed into 1 µs: 114 million requests in
+// two minutes. A rate of 0 (a step to factor 0) sent one request each tick.
+void TstSimScenario::tinyRatesSendNothing_data() {
+  QTest::addColumn<QString>("client");
+  QTest::addColumn<qulonglong>("most");  // original requests at most
+  QTest::newRow("rate 1e-20") << "rate: 1e-20" << 0ull;
+  QTest::newRow("rate 1e-300") << "rate: 1e-300" << 0ull;
+  QTest::newRow("a step to factor 0 for the whole run")
+      << "rate: 50, profile: {type: step, steps: [{at: 0s, factor: 0}]}" << 0ull;
+  QTest::newRow("factor 0 after 30 s: 30 s of 2/s")
+      << "rate: 2, profile: {type: step, steps: [{at: 30s, factor: 0}]}" << 100ull;
+}
+
+void TstSimScenario::tinyRatesSendNothing() {
+  QFETCH(QString, client);
+  QFETCH(qulonglong, most);
+  const std::string text =
+      "duration: 2m\nmodels: [{name: m, instances: 1}]\nclients: [{name: c, "
+      "model: m, " +
+      client.toStdString() + "}]\n";
+  const Scenario sc = parseScenario(text, kSource);
+  Simulator sim(sc, SimOptions{});
+  sim.run();
+  QVERIFY2(sim.originals() <= most, qPrintable(QString::number(sim.originals())));
+  if (most > 0) QVERIFY(sim.originals() >= most / 2);  // about 60 in the first 30 s
 }
 
 // `instances: N` names them model-1 … model-N, which is what fault targets refer to.
