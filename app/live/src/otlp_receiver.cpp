@@ -136,6 +136,18 @@ Inflate gunzip(std::string_view in, std::size_t limit, std::string& out, std::st
       inflateEnd(&z);
       return Inflate::Bad;
     }
+    // A gzip body may hold several members (RFC 1952), each inflated in turn: reading only the
+    // first acknowledged the others' spans and dropped them. Anything else after a member is
+    // refused, never ignored.
+    if (rc == Z_STREAM_END && z.avail_in > 0) {
+      if (z.avail_in < 2 || z.next_in[0] != 0x1f || z.next_in[1] != 0x8b) {
+        error = "gzip: " + std::to_string(z.avail_in) + " bytes after the end of the stream";
+        inflateEnd(&z);
+        return Inflate::Bad;
+      }
+      inflateReset(&z);
+      rc = Z_OK;
+    }
   }
   inflateEnd(&z);
   return Inflate::Ok;

@@ -423,6 +423,19 @@ class TstOtlpReceiver : public QObject {
                                          "Content-Encoding: gzip\r\n"));
     QCOMPARE(b.status, 200);
     QTRY_COMPARE(rig.calls.size(), std::size_t{6});
+    // Two gzip members (RFC 1952): both inflated. Only the first was read, the second's spans
+    // acknowledged with 200 and dropped. Bytes after a member that are not one: 400.
+    const std::string member = gzip(protoRequest(mixedSpans()));
+    QCOMPARE(c.exchange(
+                  httpPost(member + member, "application/x-protobuf", "Content-Encoding: gzip\r\n"))
+                 .status,
+             200);
+    QTRY_COMPARE(rig.calls.size(), std::size_t{12});
+    QCOMPARE(c.exchange(
+                  httpPost(member + "junk", "application/x-protobuf", "Content-Encoding: gzip\r\n"))
+                 .status,
+             400);
+    QCOMPARE(rig.calls.size(), std::size_t{12});
     // A bomb: 1 MiB of zeros inflates past the 64 KiB bound → 413, and the server goes on.
     const Answer bomb = c.exchange(httpPost(
         gzip(std::string(1 << 20, '\0')), "application/x-protobuf", "Content-Encoding: gzip\r\n"));
