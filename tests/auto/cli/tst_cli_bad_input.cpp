@@ -168,6 +168,12 @@ class TstCliBadInput : public QObject {
     QTest::newRow("sweep: /dev/zero as the spec")
         << QStringList{"sweep", "--spec", "/dev/zero"}
         << R"(^/dev/zero: larger than the 256 KiB limit for a sweep spec)";
+    // Read line by line and checked only after the line was whole: 7.8 GB and 5.4 GB.
+    QTest::newRow("sweep merge /dev/zero")
+        << QStringList{"sweep", "merge", "/dev/zero"} << R"(^/dev/zero:1: line longer than 1 MiB)";
+    QTest::newRow("listen --otlp-token-file /dev/zero")
+        << QStringList{"listen", "--otlp", "127.0.0.1:0", "--otlp-token-file", "/dev/zero"}
+        << R"(/dev/zero: larger than the 64 KiB limit for a token file)";
     QTest::newRow("import-config: /dev/zero")
         << QStringList{"import-config", "--from", "envoy", "/dev/zero"}
         << R"(^/dev/zero: larger than the 4 MiB limit for a gateway config file)";
