@@ -411,6 +411,7 @@ ValidatedExport exportAndValidate(const ExportOptions& o) {
   }
   ExportContext ctx;
   ctx.idempotentOnly = o.idempotentOnly;
+  if (!o.policyPath.empty()) ctx.policySource = o.policyPath;
   if (!o.addressesPath.empty()) ctx.addresses = readAddresses(o.addressesPath);
   std::optional<Policy> base;
   if (!o.bundleDir.empty()) base = loadPolicy(o.basePath);

@@ -114,7 +114,52 @@ void noteUnusedAddresses(const ExportContext& ctx, DialectKind target,
 
 }  // namespace
 
+namespace {
+
+// A name the export writes into the target's file must stay one token there: a model named
+// "m { }\nserver evil:80;\n#" became real nginx directives, and a newline folded into another
+// Envoy cluster's name. Control characters are refused for every target; the token-based files
+// (nginx, HAProxy) also refuse blanks and their syntax characters.
+// Newlines and tabs as \n and \t: the message shows the name on one line, as it was written.
+std::string oneLine(std::string_view s) {
+  std::string out;
+  for (const char c : s) out += c == '\n' ? "\\n" : c == '\t' ? "\\t" : std::string(1, c);
+  return out;
+}
+
+void checkName(const std::string& name, const std::string& what, DialectKind target,
+               const ExportContext& ctx) {
+  const bool tokens = target == DialectKind::Nginx || target == DialectKind::Haproxy;
+  for (const unsigned char c : name) {
+    const bool control = c < 0x20 || c == 0x7f;
+    const bool syntax = tokens && std::string_view(" ;{}#\"'\\$`").find(static_cast<char>(c)) !=
+                                      std::string_view::npos;
+    if (control || syntax)
+      throw InputError(
+          ctx.policySource, 0, what,
+          "'" + oneLine(name) + "' cannot be written into " + std::string(dialectName(target)) +
+              " configuration as one name (it holds " +
+              (c == ' ' ? std::string("a blank") : "'" + oneLine(std::string(1, c)) + "'") + ")");
+  }
+}
+
+void checkNames(const Policy& policy, DialectKind target, const ExportContext& ctx) {
+  for (const auto& [name, o] : policy.modelOverrides)
+    checkName(name, "overrides.models", target, ctx);
+  for (const auto& [name, o] : policy.instanceOverrides)
+    checkName(name, "overrides.instances", target, ctx);
+  for (const auto& [name, m] : policy.models) checkName(name, "models", target, ctx);
+  for (const auto& [instance, model] : ctx.instances) {
+    checkName(instance, "instance", target, ctx);
+    checkName(model, "model", target, ctx);
+  }
+  for (const auto& [instance, address] : ctx.addresses) checkName(address, "address", target, ctx);
+}
+
+}  // namespace
+
 ExportResult exportPolicy(const Policy& policy, DialectKind target, const ExportContext& ctx) {
+  checkNames(policy, target, ctx);
   ExportResult r = dispatch(policy, target, ctx);
   noteAdaptive(policy, r.notes);
   noteUnusedAddresses(ctx, target, r.notes);

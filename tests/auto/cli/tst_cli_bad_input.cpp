@@ -237,6 +237,14 @@ class TstCliBadInput : public QObject {
     QTest::newRow("import-config: resilience4j baseConfig cycle")
         << QStringList{"import-config", data("r4j-cycle.yml"), "--from", "resilience4j"}
         << R"(r4j-cycle\.yml:8: configs\.b\.baseConfig: a cycle of baseConfigs: a -> b -> a$)";
+    // A name written into a gateway's file stays one name there (nginx ran the directives).
+    QTest::newRow("export nginx: a model name holding directives")
+        << QStringList{"export", "--target", "nginx", "--policy", data("injected-name-policy.yaml")}
+        << R"(injected-name-policy\.yaml: overrides\.models: 'm \{ \}\\nserver evil\.example:80;)"
+           R"(\\n#' cannot be written into nginx configuration as one name \(it holds a blank\))";
+    QTest::newRow("export envoy: a model name holding a newline")
+        << QStringList{"export", "--target", "envoy", "--policy", data("injected-name-policy.yaml")}
+        << R"(cannot be written into envoy configuration as one name \(it holds '\\n'\))";
     // 99999999999 wrapped to a 32-bit count, and was called "not a positive number".
     QTest::newRow("sweep --random past the cap")
         << QStringList{"sweep", "--random", "99999999999"}

@@ -56,6 +56,8 @@ struct ExportContext {
   // nginx: leave `non_idempotent` out of proxy_next_upstream (POST is then neither retried nor
   // counted against max_fails).
   bool idempotentOnly = false;
+  // Where the policy came from (its file), for errors about what it names.
+  std::string policySource = "policy";
 };
 
 struct ExportResult {
