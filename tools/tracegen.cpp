@@ -39,6 +39,15 @@ double normal(spillway::Rng& r) {
   return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * M_PI * u2);
 }
 
+// A number that is all of `text`, finite and within [lo, hi]; else the usage error names it.
+bool number(const char* text, double lo, double hi, double& out) {
+  char* end = nullptr;
+  const double v = std::strtod(text, &end);
+  if (end == text || *end != '\0' || !std::isfinite(v) || v < lo || v > hi) return false;
+  out = v;
+  return true;
+}
+
 void usage() {
   std::fputs(
       "usage: spillway-tracegen [--instances N] [--duration S] [--rps R] [--seed N]\n"
@@ -60,16 +69,36 @@ int main(int argc, char** argv) {
       }
       return argv[++i];
     };
+    // Each bounded: --duration nan wrote without end, --instances 1e9 spun without output, and
+    // --seed abc was seed 0.
+    double v = 0;
+    const bool known = a == "--instances" || a == "--duration" || a == "--rps" || a == "--seed" ||
+                       a == "--leak-instance";
+    if (known) {
+      const char* text = val();
+      const bool whole = a == "--instances" || a == "--seed" || a == "--leak-instance";
+      const double lo = a == "--leak-instance" ? -1 : a == "--seed" ? 0 : whole ? 1 : 1e-3;
+      const double hi = a == "--instances"  ? 1e6
+                        : a == "--duration" ? 7 * 86400
+                        : a == "--rps"      ? 1e5
+                        : a == "--seed"     ? 9e15
+                                            : 9999;
+      if (!number(text, lo, hi, v) || (whole && v != std::floor(v))) {
+        std::fprintf(stderr, "spillway-tracegen: %s: expected %s from %g to %g, got '%s'\n",
+                     a.c_str(), whole ? "a whole number" : "a number", lo, hi, text);
+        return 2;
+      }
+    }
     if (a == "--instances")
-      o.instances = std::atoi(val());
+      o.instances = static_cast<int>(v);
     else if (a == "--duration")
-      o.durationS = std::atof(val());
+      o.durationS = v;
     else if (a == "--rps")
-      o.rps = std::atof(val());
+      o.rps = v;
     else if (a == "--seed")
-      o.seed = std::strtoull(val(), nullptr, 10);
+      o.seed = static_cast<std::uint64_t>(v);
     else if (a == "--leak-instance")
-      o.leakInstance = std::atoi(val());
+      o.leakInstance = static_cast<int>(v);
     else if (a == "--out")
       o.out = val();
     else if (a == "--faults-out")
@@ -82,8 +111,11 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  if (o.instances < 1 || o.durationS <= 0 || o.rps <= 0) {
-    usage();
+  if (o.leakInstance >= o.instances) {
+    std::fprintf(stderr,
+                 "spillway-tracegen: --leak-instance: %d is not one of the %d instances "
+                 "(0 to %d, or -1 for none)\n",
+                 o.leakInstance, o.instances, o.instances - 1);
     return 2;
   }
   std::FILE* out = o.out == "-" ? stdout : std::fopen(o.out.c_str(), "w");
@@ -157,10 +189,14 @@ int main(int argc, char** argv) {
                  static_cast<double>(o.epochMs) + t * 1000.0, k + 1, latMs, status, outcome,
                  tenants[tenant], tenant == 0 ? "true" : "false", tokIn, tokOut);
   }
-  if (out != stdout)
-    std::fclose(out);
-  else
-    std::fflush(out);
+  // A full disk shows when the buffer is written out: a trace cut short is not a success.
+  const bool written =
+      !std::ferror(out) && (out == stdout ? std::fflush(out) : std::fclose(out)) == 0;
+  if (!written) {
+    std::fprintf(stderr, "spillway-tracegen: %s: cannot write (the disk is full?)\n",
+                 o.out.c_str());
+    return 2;
+  }
 
   if (!o.faultsOut.empty() && o.leakInstance >= 0 && o.leakInstance < o.instances) {
     std::FILE* f = std::fopen(o.faultsOut.c_str(), "w");
@@ -174,7 +210,10 @@ int main(int argc, char** argv) {
                  "%.0fs, no errors until timeouts\"}\n",
                  o.leakInstance + 1, static_cast<long long>(o.epochMs + o.leakStartS * 1000),
                  static_cast<long long>(o.epochMs + o.leakEndS * 1000), o.leakPeak, o.leakRampS);
-    std::fclose(f);
+    if (std::ferror(f) || std::fclose(f) != 0) {
+      std::fprintf(stderr, "spillway-tracegen: %s: cannot write\n", o.faultsOut.c_str());
+      return 2;
+    }
   }
   return 0;
 }

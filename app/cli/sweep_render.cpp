@@ -81,6 +81,9 @@ void writeCsv(const SweepResult& r, const std::string& path) {
     }
     out << '\n';
   }
+  // A full disk shows only when the buffer is written out: a CSV cut short is not a success.
+  out.close();
+  if (!out) throw InputError(path, 0, "", "cannot write (the disk is full?)");
 }
 
 nlohmann::json sweepJson(const SweepResult& r) {

@@ -135,6 +135,8 @@ class TstCliReplay : public QObject {
   void threadsGiveTheSameOutput_data();
   void threadsGiveTheSameOutput();
   void tracegenDeterministic();
+  void tracegenRefusesNonsense_data();
+  void tracegenRefusesNonsense();
   void tracegenDefaultIsCommittedSample();
 
  private:
@@ -555,6 +557,33 @@ void TstCliReplay::threadsGiveTheSameOutput() {
     }
     for (int i = 0; i < 4; ++i) QVERIFY2(got[i] == first[i], qPrintable(QString::number(i)));
   }
+}
+
+// Each was accepted: --duration nan wrote without end, --instances 1e9 spun, --seed abc was
+// seed 0, a leak on an instance that is not there wrote no fault, and a full disk exited 0.
+void TstCliReplay::tracegenRefusesNonsense_data() {
+  QTest::addColumn<QStringList>("args");
+  QTest::addColumn<QString>("error");
+  QTest::newRow("duration nan") << QStringList{"--duration", "nan"}
+                                << "--duration: expected a number from 0.001 to 604800, got 'nan'";
+  QTest::newRow("a billion instances")
+      << QStringList{"--instances", "1000000000"}
+      << "--instances: expected a whole number from 1 to 1e+06, got '1000000000'";
+  QTest::newRow("seed abc") << QStringList{"--seed", "abc"}
+                            << "--seed: expected a whole number from 0 to 9e+15, got 'abc'";
+  QTest::newRow("leak on instance 7 of 4")
+      << QStringList{"--leak-instance", "7"}
+      << "--leak-instance: 7 is not one of the 4 instances (0 to 3, or -1 for none)";
+  QTest::newRow("a full disk") << QStringList{"--duration", "60", "--out", "/dev/full"}
+                               << "/dev/full: cannot write (the disk is full?)";
+}
+
+void TstCliReplay::tracegenRefusesNonsense() {
+  QFETCH(QStringList, args);
+  QFETCH(QString, error);
+  const Run r = run(QStringLiteral(SPILLWAY_TRACEGEN), args);
+  QCOMPARE(r.code, 2);
+  QVERIFY2(QString(r.err).contains("spillway-tracegen: " + error), qPrintable(diag(r)));
 }
 
 void TstCliReplay::tracegenDeterministic() {

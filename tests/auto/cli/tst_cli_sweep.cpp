@@ -85,6 +85,10 @@ void TstCliSweep::badInput_data() {
                               << "unknown metric 'speed'";
   QTest::newRow("missing trace") << QStringList{"sweep", "--trace", "/nonexistent.jsonl"}
                                  << "/nonexistent.jsonl";
+  // A CSV cut short by a full disk exited 0.
+  QTest::newRow("--csv on a full disk")
+      << QStringList{"sweep", "--trace", kTrace, "--csv", "/dev/full"}
+      << "/dev/full: cannot write (the disk is full?)";
   QTest::newRow("scenario and trace")
       << QStringList{"sweep", "--scenario", "seed-000", "--trace", kTrace}
       << "give --scenario or --trace/--incident, not both";
