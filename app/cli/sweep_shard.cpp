@@ -313,6 +313,16 @@ std::string shardRowsText(const SweepIdentity& id, Shard shard,
 
 void writeShardRows(const std::string& path, const SweepIdentity& id, Shard shard,
                     const std::vector<std::size_t>& indices, const SweepResult& rows) {
+  // A device or pipe is written as it is: a rename over /dev/null replaces it for everyone.
+  std::error_code ec;
+  if (const auto st = std::filesystem::status(path, ec);
+      !ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+    std::ofstream out(path, std::ios::binary);
+    out << shardRowsText(id, shard, indices, rows);
+    out.close();
+    if (!out) throw InputError(path, 0, "", "cannot write");
+    return;
+  }
   const std::string part = path + ".part";
   {
     std::ofstream out(part, std::ios::binary | std::ios::trunc);
@@ -321,7 +331,6 @@ void writeShardRows(const std::string& path, const SweepIdentity& id, Shard shar
     out.flush();
     if (!out) throw InputError(path, 0, "", "cannot write (disk full?)");
   }
-  std::error_code ec;
   std::filesystem::rename(part, path, ec);
   if (ec) throw InputError(path, 0, "", "cannot rename " + part + ": " + ec.message());
 }

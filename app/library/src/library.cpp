@@ -760,6 +760,24 @@ std::uint64_t Library::exportJsonl(std::string_view name, std::FILE* out) {
 std::uint64_t Library::exportJsonlFile(std::string_view name, const std::string& file) {
   namespace fs = std::filesystem;
   requireIncident(name);
+  // A device or pipe (/dev/null, a FIFO) is written as it is: renaming a temporary over it
+  // replaced /dev/null with a regular file for the whole machine.
+  std::error_code ec;
+  if (const fs::file_status st = fs::status(file, ec);
+      !ec && fs::exists(st) && !fs::is_regular_file(st)) {
+    std::FILE* f = std::fopen(file.c_str(), "wb");
+    if (!f) throw InputError(file, 0, "", std::string("cannot write: ") + std::strerror(errno));
+    std::uint64_t n = 0;
+    try {
+      n = exportJsonl(name, f);
+    } catch (...) {
+      std::fclose(f);
+      throw;
+    }
+    if (std::fclose(f) != 0)
+      throw InputError(file, 0, "", std::string("cannot write: ") + std::strerror(errno));
+    return n;
+  }
   // The temporary goes next to the target (same file system: rename is atomic), named after
   // it so a crash leaves an obvious leftover rather than a plausible partial export.
   const fs::path target(file);

@@ -13,6 +13,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 
+#include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
 #include <sqlite3.h>
@@ -255,6 +256,29 @@ class TstLibraryHardening : public QObject {
     QVERIFY2(out.startsWith("{\"copied\":[],\"damaged\":[{\"error\":\"") &&
                  out.contains("\"name\":\"inc\"}],\"present\":[\"other\"]}"),
              out.constData());
+  }
+
+  // `library export --out /dev/null` renamed its temporary over the device: /dev/null became a
+  // regular file for the whole machine. A device or pipe is written as it is (a FIFO here, read
+  // back; its 100 lines fit the pipe's buffer).
+  void exportToAPipeLeavesThePipe() {
+    QTemporaryDir dir;
+    Library lib(dir.filePath("lib.db").toStdString());
+    importSynthetic(lib, "small", 100);
+    const std::string fifo = dir.filePath("pipe").toStdString();
+    QCOMPARE(::mkfifo(fifo.c_str(), 0600), 0);
+    const int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);
+    QVERIFY(reader >= 0);
+    QCOMPARE(lib.exportJsonlFile("small", fifo), std::uint64_t{100});
+    struct stat st {};
+    QCOMPARE(::stat(fifo.c_str(), &st), 0);
+    QVERIFY2(S_ISFIFO(st.st_mode), "the pipe was replaced by a file");
+    std::string got;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(reader, buf, sizeof buf)) > 0;)
+      got.append(buf, static_cast<std::size_t>(n));
+    ::close(reader);
+    QCOMPARE(std::count(got.begin(), got.end(), '\n'), 100);
   }
 
   // issue 17: a failed `library export` left a partial file.
