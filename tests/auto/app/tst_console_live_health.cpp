@@ -115,6 +115,7 @@ class TstConsoleLiveHealth : public QObject {
   void fieldsAreMarkedInline();
   void dockIsNarrow();
   void wouldOpenTileIsAmberAndFirst();
+  void tileRateIsTheLastTenSeconds();
   void namesSortNaturally();
   void sparklinePrintsItsScale();
   void clearEmptiesTheTiles();
@@ -320,6 +321,18 @@ void TstConsoleLiveHealth::dockIsNarrow() {
            qPrintable(QString::number(panel.minimumSizeHint().width())));
   QVERIFY2(panel.sizeHint().width() <= 1280 / 4,
            qPrintable(QString::number(panel.sizeHint().width())));
+}
+
+// The tile's answers/s is the mean of the last 10 s up to the cursor, as the table's "calls per
+// second (last 10 s)": one second alone (in Live the newest, still filling) read 2.1/s beside a
+// sparkline peaking at 13/s.
+void TstConsoleLiveHealth::tileRateIsTheLastTenSeconds() {
+  InstanceTiles tiles;
+  tiles.setRun(liveView({{"chat-1", 0.0, -1, 100}}));
+  tiles.setCursorTime(seconds(31));  // the 100/s second, after nine of 10/s
+  QVERIFY2(tiles.tileText(0).contains("19.0 /s"), qPrintable(tiles.tileText(0)));
+  tiles.setCursorTime(seconds(60));  // ten ordinary seconds
+  QVERIFY2(tiles.tileText(0).contains("10.0 /s"), qPrintable(tiles.tileText(0)));
 }
 
 void TstConsoleLiveHealth::wouldOpenTileIsAmberAndFirst() {
