@@ -114,7 +114,7 @@ QWidget* HeadlineStrip::makeTile(const view::HeadlineTile& t, const QString& ref
     sub += "<br>" +
            (c.isValid() ? QString("<span style='color:%1'>%2</span>").arg(c.name(), delta) : delta);
   } else if (!t.detail.empty()) {
-    sub += "<br>" + QString::fromStdString(t.detail).toHtmlEscaped();
+    sub += "<br>" + QString::fromStdString(t.detail).toHtmlEscaped().replace("\n", "<br>");
   }
   auto* below = new QLabel(sub, frame);
   below->setTextFormat(Qt::RichText);

@@ -52,7 +52,12 @@ std::string fpParts(const std::vector<KpiRow>& rows) {
   const KpiRow* trips = find(rows, {"  of which false trips"});
   const KpiRow* lag = find(rows, {"  of which recovery lag"});
   if (!trips || !lag) return {};
-  return "trips " + percent(trips->current) + " · lag " + percent(lag->current);
+  std::string parts = "trips " + percent(trips->current) + " · lag " + percent(lag->current);
+  // Beside it, not in it (kpis.md): blocks of good calls during real faults. A low 误伤 over a
+  // high collateral share is a policy that blocks the healthy calls of faulty instances.
+  if (const KpiRow* c = find(rows, {"collateral share (correct trips)"}); c && c->current)
+    parts += "\ncollateral " + percent(c->current);
+  return parts;
 }
 
 HeadlineTile::Verdict judge(const HeadlineTile& t) {

@@ -93,6 +93,7 @@ class TstTimeline : public QObject {
   void displayOrders();
   void markClusters_data();
   void markClusters();
+  void fpTileShowsCollateral();
 };
 
 void TstTimeline::bands_data() {
@@ -634,6 +635,22 @@ void TstTimeline::markClusters() {
     n << c.count;
   }
   QCOMPARE(n, counts);
+}
+
+// Seed 003's 误伤 tile said 0.1 % PASS while 96.7 % of the blocks stopped good calls of the
+// faulty instance: the collateral share stands under its two parts (kpis.md: beside it).
+void TstTimeline::fpTileShowsCollateral() {
+  sim::RunReport r;
+  r.falsePositive = {1, 1000};
+  r.fpFalseTrip = {0, 1000};
+  r.fpRecoveryLag = {1, 1000};
+  r.collateral = {967, 1000};
+  const auto tiles = headline(kpiRows(r, nullptr, nullptr), HeadlineTargets::defaults());
+  const auto fp =
+      std::find_if(tiles.begin(), tiles.end(), [](const HeadlineTile& t) { return t.key == "fp"; });
+  QVERIFY(fp != tiles.end());
+  QCOMPARE(fp->verdict, HeadlineTile::Verdict::Pass);  // 误伤 is what the target judges
+  QCOMPARE(fp->detail, std::string("trips 0.0 % · lag 0.1 %\ncollateral 96.7 %"));
 }
 
 QTEST_GUILESS_MAIN(TstTimeline)
