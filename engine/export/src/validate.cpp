@@ -19,7 +19,14 @@ NativeRun replayNative(const Policy& policy, const Incident& incident, std::uint
   Replayer rep(policy, opt);
   CallRecord rec;
   NativeRun run;
-  while (reader->next(rec)) rep.feed(rec);
+  std::uint64_t calls = 0;
+  while (reader->next(rec)) {
+    rep.feed(rec);
+    ++calls;
+  }
+  // An empty incident proves nothing: a --require gate passed on it (0 opens, 0 blocked).
+  if (calls == 0)
+    throw InputError(incident.name, 0, "", "holds no calls: an export cannot be validated on it");
   rep.finish();
   run.kpis = nativeReplayKpis(rep, incident.faults);
   const Engine& eng = rep.engine();

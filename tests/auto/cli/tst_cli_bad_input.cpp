@@ -245,6 +245,12 @@ class TstCliBadInput : public QObject {
     QTest::newRow("export envoy: a model name holding a newline")
         << QStringList{"export", "--target", "envoy", "--policy", data("injected-name-policy.yaml")}
         << R"(cannot be written into envoy configuration as one name \(it holds '\\n'\))";
+    // A gate passed on nothing: 0 opens and 0 blocked on 0 calls.
+    QTest::newRow("export --require on an empty incident")
+        << QStringList{"export",           "--target",          "resilience4j",
+                       "--validate",       data("empty.jsonl"), "--require",
+                       "fp<=0.01,opens<=0"}
+        << R"(^empty\.jsonl: holds no calls: an export cannot be validated on it)";
     // 99999999999 wrapped to a 32-bit count, and was called "not a positive number".
     QTest::newRow("sweep --random past the cap")
         << QStringList{"sweep", "--random", "99999999999"}
