@@ -827,7 +827,24 @@ std::uint64_t Library::exportJsonlFile(std::string_view name, const std::string&
 
 void Library::annotate(std::string_view name, const Annotation& a) {
   requireWritable("annotate");
-  detail::insertAnnotation(*db_, "annotations", "incident_id", requireIncident(name).id, a);
+  const IncidentInfo inc = requireIncident(name);
+  // A fault the incident cannot hold is scored as a fault missed (TTD ∞, a miss in every
+  // sweep): an instance it never saw, an empty or reversed span, a span outside its calls.
+  const std::string where = "incident '" + inc.name + "'";
+  if (a.end <= a.start)
+    throw InputError(path_, 0, "to",
+                     "the fault must end after it starts (" + std::to_string(a.start) + " µs → " +
+                         std::to_string(a.end) + " µs)");
+  const auto insts = instances(inc.name);
+  if (std::none_of(insts.begin(), insts.end(),
+                   [&](const InstanceInfo& i) { return i.name == a.instance; }))
+    throw InputError(path_, 0, "instance", where + " has no instance '" + a.instance + "'");
+  if (inc.records > 0 && (a.end <= inc.tStart || a.start > inc.tEnd))
+    throw InputError(path_, 0, "from",
+                     "the fault lies outside " + where +
+                         "'s calls (from its first start to its "
+                         "last end)");
+  detail::insertAnnotation(*db_, "annotations", "incident_id", inc.id, a);
 }
 
 bool Library::removeAnnotation(std::string_view name, const Annotation& a) {

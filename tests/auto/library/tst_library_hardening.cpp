@@ -281,6 +281,43 @@ class TstLibraryHardening : public QObject {
     QCOMPARE(std::count(got.begin(), got.end(), '\n'), 100);
   }
 
+  // A fault the incident cannot hold was stored and scored as missed (TTD ∞ in every sweep):
+  // an instance it never saw, an empty or reversed span, a span before its first call.
+  void impossibleAnnotationsAreRefused_data() {
+    QTest::addColumn<QString>("instance");
+    QTest::addColumn<qint64>("from");  // µs after the incident's first call
+    QTest::addColumn<qint64>("to");
+    QTest::addColumn<QString>("error");  // empty: stored
+    QTest::newRow("a real one") << "gpu-3" << qint64(10'000) << qint64(50'000) << "";
+    QTest::newRow("an instance it never saw") << "gpu-9" << qint64(10'000) << qint64(50'000)
+                                              << "instance: incident 'inc' has no instance 'gpu-9'";
+    QTest::newRow("zero length") << "gpu-3" << qint64(10'000) << qint64(10'000)
+                                 << "to: the fault must end after it starts";
+    QTest::newRow("reversed") << "gpu-3" << qint64(50'000) << qint64(10'000)
+                              << "to: the fault must end after it starts";
+    QTest::newRow("in 1970") << "gpu-3" << qint64(-1764480000000000) << qint64(-1764479999000000)
+                             << "from: the fault lies outside incident 'inc''s calls";
+  }
+  void impossibleAnnotationsAreRefused() {
+    QFETCH(QString, instance);
+    QFETCH(qint64, from);
+    QFETCH(qint64, to);
+    QFETCH(QString, error);
+    QTemporaryDir dir;
+    Library lib(dir.filePath("lib.db").toStdString());
+    importSynthetic(lib, "inc", 1000);
+    const Micros t0 = lib.requireIncident("inc").tStart;
+    const Annotation a{instance.toStdString(), t0 + from, t0 + to, "latency_drift"};
+    const QString err = errorOf([&] { lib.annotate("inc", a); });
+    if (error.isEmpty()) {
+      QVERIFY2(err.isEmpty(), qPrintable(err));
+      QCOMPARE(lib.annotations("inc").size(), std::size_t{1});
+    } else {
+      QVERIFY2(err.contains(error), qPrintable(err));
+      QVERIFY(lib.annotations("inc").empty());
+    }
+  }
+
   // issue 17: a failed `library export` left a partial file.
   void failedExportLeavesNoPartialFile() {
     QTemporaryDir dir;

@@ -212,7 +212,7 @@ void TstLibraryPostgres::copyRoundTripIsByteIdentical() {
   // Removing an annotation (the console's Delete) removes one of equal rows, on PostgreSQL as
   // on SQLite, and says when there is none.
   for (library::Library* lib : {&pg, &b}) {
-    const library::Annotation x{"c1-gpu-9", 1764480001000000, 1764480002000000, "marked bad"};
+    const library::Annotation x{"c1-gpu-1", 1764480001000000, 1764480002000000, "marked bad"};
     lib->annotate("c1", x);
     lib->annotate("c1", x);
     const std::size_t n = lib->annotations("c1").size();
