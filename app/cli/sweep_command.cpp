@@ -111,8 +111,15 @@ SweepSpec loadSpace(const QCommandLineParser& p) {
     const std::string path = p.value("spec").toStdString();
     spec = parseSweepSpec(readWhole(path, input_limits::kSweepSpec, "sweep spec"), path);
   }
-  for (const QString& v : p.values("param"))
-    spec.params.push_back(parseSweepParam(v.toStdString(), "--param"));
+  for (const QString& v : p.values("param")) {
+    SweepParamRange r = parseSweepParam(v.toStdString(), "--param");
+    // One axis per key: a second made two columns of which the last silently won.
+    for (const SweepParamRange& had : spec.params)
+      if (had.key == r.key)
+        throw InputError("--param", 0, r.key,
+                         p.isSet("spec") ? "already swept by the spec" : "given twice");
+    spec.params.push_back(std::move(r));
+  }
   if (spec.params.empty()) {
     for (const char* d : {"trip.slow_rate=0.2:0.8:0.1", "trip.error_rate=0.3:0.7:0.2",
                           "trip.sustain=0s:20s:5s", "slow.k=2:5:1"})

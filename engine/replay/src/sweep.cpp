@@ -107,6 +107,9 @@ SweepParamRange parseSweepParam(std::string_view text, const std::string& source
   auto value = [&](std::string_view s) {
     const auto v = parseValue(p, s);
     if (!v) throw InputError(source, 0, r.key, "not a value: '" + std::string(s) + "'");
+    // A count is whole, as in a policy file: 1.5 ran as 2 while the table said 1.5.
+    if (p.unit == "count" && *v != std::floor(*v))
+      throw InputError(source, 0, r.key, "a count is a whole number, got '" + std::string(s) + "'");
     checkRange(p, *v, source, 0);
     return *v;
   };
@@ -114,6 +117,9 @@ SweepParamRange parseSweepParam(std::string_view text, const std::string& source
   if (parts.size() == 3) {
     const auto step = parseValue(p, parts[2]);  // a step is a difference: no range check
     if (!step) throw InputError(source, 0, r.key, "not a step: '" + std::string(parts[2]) + "'");
+    if (p.unit == "count" && *step != std::floor(*step))
+      throw InputError(source, 0, r.key,
+                       "a count steps by whole numbers, got '" + std::string(parts[2]) + "'");
     r.values = steps(value(parts[0]), value(parts[1]), *step, source, 0, r.key);
   } else if (parts.size() == 1) {
     for (std::string_view v : split(rhs, ',')) r.values.push_back(value(v));
@@ -161,9 +167,12 @@ SweepSpec parseSweepSpec(std::string_view yaml, const std::string& source) {
     const BreakerParam& p = needParam(key, source, line);
     SweepParamRange range;
     range.key = key;
+    const bool count = p.unit == "count";
     auto value = [&](const YAML::Node& n, const std::string& field) {
       const auto v = n.IsScalar() ? parseValue(p, n.Scalar()) : std::nullopt;
       if (!v) r.fail(n.Mark(), "params." + key + field, "not a value");
+      if (count && *v != std::floor(*v))
+        r.fail(n.Mark(), "params." + key + field, "a count is a whole number");
       checkRange(p, *v, source, n.Mark().line + 1);
       return *v;
     };
@@ -176,10 +185,12 @@ SweepSpec parseSweepSpec(std::string_view yaml, const std::string& source) {
       r.checkKeys(v, "params." + key, {"from", "to", "step"});
       const double from = value(r.need(v, "from", "params." + key), ".from");
       const double to = value(r.need(v, "to", "params." + key), ".to");
-      double step = (to - from) / 4;
+      double step = count ? std::max(1.0, std::round((to - from) / 4)) : (to - from) / 4;
       if (const YAML::Node st = v["step"]) {
         const auto x = st.IsScalar() ? parseValue(p, st.Scalar()) : std::nullopt;
         if (!x || *x <= 0) r.fail(st.Mark(), "params." + key + ".step", "expected a step > 0");
+        if (count && *x != std::floor(*x))
+          r.fail(st.Mark(), "params." + key + ".step", "a count steps by whole numbers");
         step = *x;
       }
       range.values = spec.mode == SweepSpec::Mode::Grid || v["step"]
@@ -223,8 +234,12 @@ std::vector<SweepCandidate> expandSweep(const Policy& base, const SweepSpec& spe
     std::mt19937_64 rng(spec.seed);  // its output sequence is fixed by the standard
     for (std::uint32_t n = 0; n < spec.samples; ++n) {
       std::vector<double> v;
-      for (const SweepParamRange& p : spec.params)
-        v.push_back(p.lo + unitInterval(rng()) * (p.hi - p.lo));
+      for (const SweepParamRange& p : spec.params) {
+        const double x = p.lo + unitInterval(rng()) * (p.hi - p.lo);
+        // A count is drawn whole: the table showed 4.37 where the policy ran 4.
+        const BreakerParam* bp = findBreakerParam(p.key);
+        v.push_back(bp && bp->unit == "count" ? std::round(x) : x);
+      }
       points.push_back(std::move(v));
     }
   }

@@ -85,6 +85,17 @@ void TstCliSweep::badInput_data() {
                               << "unknown metric 'speed'";
   QTest::newRow("missing trace") << QStringList{"sweep", "--trace", "/nonexistent.jsonl"}
                                  << "/nonexistent.jsonl";
+  // A key twice made two columns of which the last won; a count of 1.5 ran as 2.
+  QTest::newRow("--param twice")
+      << QStringList{"sweep",   "--trace",           kTrace, "--param", "trip.slow_rate=0.5",
+                     "--param", "trip.slow_rate=0.6"}
+      << "--param: trip.slow_rate: given twice";
+  QTest::newRow("a fractional count")
+      << QStringList{"sweep", "--trace", kTrace, "--param", "min_calls=1.5"}
+      << "--param: min_calls: a count is a whole number, got '1.5'";
+  QTest::newRow("a count by half steps")
+      << QStringList{"sweep", "--trace", kTrace, "--param", "min_calls=1:9:0.5"}
+      << "--param: min_calls: a count steps by whole numbers, got '0.5'";
   // A CSV cut short by a full disk exited 0.
   QTest::newRow("--csv on a full disk")
       << QStringList{"sweep", "--trace", kTrace, "--csv", "/dev/full"}
