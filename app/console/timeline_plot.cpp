@@ -460,8 +460,8 @@ void TimelinePlot::endPass() {
   trim(lineItems_);
   trim(labelItems_);
   clusterWouldOpen();  // also when nothing is laid out again: counts and ▼ follow the data
-  errorThreshold_->setVisible(hasRun_);
-  slowThreshold_->setVisible(hasRun_);
+  errorThreshold_->setVisible(hasRun_ && errorTripOn_);
+  slowThreshold_->setVisible(hasRun_ && slowTripOn_);
   if (!shapeChanged_) return;
   // Drawn (and listed) in this pass's order, whenever they were created: a series added later
   // must not paint over the ones drawn after it.
@@ -506,8 +506,11 @@ void TimelinePlot::drawRates(const Comparison& c, const view::InstanceTimeline& 
   errorThreshold_->point2->setCoords(1, errorTrip);
   slowThreshold_->point1->setCoords(0, slowTrip);
   slowThreshold_->point2->setCoords(1, slowTrip);
-  errorTripItem_->setText("error trip > " + percent(errorTrip));
-  slowTripItem_->setText("slow trip > " + percent(slowTrip));
+  // A rate never exceeds 100 %: a threshold there is a rule switched off, not a line to draw.
+  errorTripOn_ = errorTrip < 1.0;
+  slowTripOn_ = slowTrip < 1.0;
+  errorTripItem_->setText(errorTripOn_ ? "error trip > " + percent(errorTrip) : "error trip off");
+  slowTripItem_->setText(slowTripOn_ ? "slow trip > " + percent(slowTrip) : "slow trip off");
 }
 
 void TimelinePlot::drawLatency(const Comparison& c, const view::InstanceTimeline& p,
@@ -1133,6 +1136,14 @@ QStringList TimelinePlot::markerLabels() const {
   for (const auto& [label, seconds] : markerLabels_)
     if (label->visible()) out << label->text();
   return out;
+}
+
+QStringList TimelinePlot::tripLegend() const {
+  return {errorTripItem_->text(), slowTripItem_->text()};
+}
+
+bool TimelinePlot::tripLinesShown() const {
+  return errorThreshold_->visible() || slowThreshold_->visible();
 }
 
 QStringList TimelinePlot::stateLegend() const {

@@ -64,6 +64,9 @@ class TimelinePlot : public QCustomPlot {
   int markerLines(const QCPAxisRect* r) const;
   QStringList markerLabels() const;
   QStringList stateLegend() const;  // the swimlanes' legend: state names, "▼ would open"
+  // The trip thresholds' legend texts and whether their lines are drawn (off at 100 %).
+  QStringList tripLegend() const;
+  bool tripLinesShown() const;
   // Work done so far, by level: passes at each level, replots, and graphs and items (bands,
   // marker lines, labels) created rather than refilled — a pass over data of the same shape
   // creates none.
@@ -166,6 +169,7 @@ class TimelinePlot : public QCustomPlot {
   std::vector<QCPLegend*> legends_;                                  // rates, latency, traffic
   QCPLegend* stateLegend_ = nullptr;                                 // over the lanes
   LegendSwatch *errorTripItem_ = nullptr, *slowTripItem_ = nullptr;  // in the rates legend
+  bool errorTripOn_ = true, slowTripOn_ = true;  // below 100 %: the rule can trip
   Pool<QCPItemRect> bandItems_;
   Pool<QCPItemStraightLine> lineItems_;
   Pool<QCPItemText> labelItems_;

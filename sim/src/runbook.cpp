@@ -16,6 +16,13 @@
 namespace spillway::sim {
 namespace {
 
+// The drill KPIs that are shares of something (0 … 1).
+bool isShare(const std::string& kpi) {
+  return kpi.ends_with("_rate") || kpi.starts_with("availability") ||
+         kpi.starts_with("core_availability") || kpi == "sla_attainment_in_quota" ||
+         kpi == "collateral_share" || kpi == "resource_waste";
+}
+
 class RunbookReader : public YamlReader {
  public:
   using YamlReader::YamlReader;
@@ -33,6 +40,12 @@ class RunbookReader : public YamlReader {
     if (auto v = n["min"]) e.min = number(v, join(path, "min"), -1e12, 1e12, false);
     if (auto v = n["max"]) e.max = number(v, join(path, "max"), -1e12, 1e12, false);
     if (!e.min && !e.max) fail(n.Mark(), path, "expected min, max or both");
+    // A bound no run can meet is a runbook error (exit 2), not a failed drill (exit 1): every
+    // KPI is 0 or more, and a share is at most 1.
+    if (e.max && *e.max < 0)
+      fail(keyMark(n, "max"), join(path, "max"), e.kpi + " is never below 0");
+    if (e.min && *e.min > 1 && isShare(e.kpi))
+      fail(keyMark(n, "min"), join(path, "min"), e.kpi + " is a share from 0 to 1");
     if (e.min && e.max && *e.max < *e.min)
       fail(keyMark(n, "max"), join(path, "max"), "must not be below min");
     return e;

@@ -57,6 +57,7 @@ class TstTimelineLegend : public QObject {
   void openBandTooltip();
   void markersLabelledInEveryRect();
   void wouldOpenMarksClustered();
+  void tripRulesOffAreNotDrawn();
   void readoutHasUnitsAndDashes();
   void cleanupTestCase() { w_.reset(); }
 };
@@ -221,6 +222,30 @@ void TstTimelineLegend::wouldOpenMarksClustered() {
   p.replot();
   QCOMPARE(p.wouldOpenClusters(), events);
   QCOMPARE(std::accumulate(counts.begin(), counts.end(), 0), events);
+}
+
+// A trip rate of 100 % can never be exceeded: the rule is off. Seed 001's policy drew a dashed
+// "slow trip > 100.0 %" line for it.
+void TstTimelineLegend::tripRulesOffAreNotDrawn() {
+  TimelinePlot p;
+  PlotInput in;
+  in.run = w_->current();
+  in.focus = w_->tiles()->selected();
+  for (std::size_t i = 0; i < w_->current()->protectedRun.timeline.instances().size(); ++i)
+    in.lanes.push_back(i);
+  Policy policy = w_->policyEditor()->policy();
+  in.policy = policy;
+  p.show(in);
+  p.replot();
+  QVERIFY(p.tripLinesShown());
+  QVERIFY2(p.tripLegend().at(1).startsWith("slow trip > "), qPrintable(p.tripLegend().join("|")));
+  policy.breaker.trip.slowRate = 1.0;
+  policy.breaker.trip.errorRate = 1.0;
+  in.policy = policy;
+  p.show(in);
+  p.replot();
+  QVERIFY(!p.tripLinesShown());
+  QCOMPARE(p.tripLegend(), (QStringList{"error trip off", "slow trip off"}));
 }
 
 // One line per series with its unit; a second with no answer reads "p99 —", never "p99 0",

@@ -370,6 +370,12 @@ class TstSimLayers : public QObject {
         << "rb.yaml:6: faults[0].target: no instance or model named";
     QTest::newRow("two modes") << "mode: limits,all\nexpect:\n  - {kpi: availability, min: 0}\n"
                                << "rb.yaml:5: mode: one mode per runbook";
+    // Bounds no run can meet failed the drill (exit 1) instead of the runbook (exit 2).
+    QTest::newRow("availability at least 5") << "expect:\n  - {kpi: availability, min: 5}\n"
+                                             << "rb.yaml:6: expect[0].min: availability is a share "
+                                                "from 0 to 1";
+    QTest::newRow("TTD at most -5 s") << "expect:\n  - {kpi: ttd_s, max: -5}\n"
+                                      << "rb.yaml:6: expect[0].max: ttd_s is never below 0";
     QTest::newRow("policy file missing")
         << "policy: /nonexistent/p.yaml\nexpect:\n  - {kpi: availability, min: 0}\n"
         << "rb.yaml:5: policy: /nonexistent/p.yaml: cannot open";
