@@ -41,8 +41,14 @@ int runImportConfig(const QStringList& args) {
     const exporter::ImportResult r = exporter::importConfig(
         *kind, readWhole(path, input_limits::kNativeConfig, "gateway config file"), path);
     const std::string yaml = policyToYaml(r.policy);
-    // The written policy must read back (the same checks as every policy file).
-    (void)parsePolicy(yaml, "imported policy");
+    // The written policy must read back (the same checks as every policy file). Its own line
+    // numbers mean nothing to the reader: the error names the file the values came from.
+    try {
+      (void)parsePolicy(yaml, "imported policy");
+    } catch (const InputError& e) {
+      throw InputError(path, 0, e.field(),
+                       e.detail() + " (the value imported from this file; no policy written)");
+    }
     if (p.isSet("out")) {
       const std::string op = p.value("out").toStdString();
       std::ofstream f(op);
@@ -55,7 +61,8 @@ int runImportConfig(const QStringList& args) {
                  path.c_str(), from.c_str());
     for (const exporter::MappingNote& n : r.notes)
       std::fprintf(stderr, "  %s %s%s\n", n.gap ? "x" : "~",
-                   n.scope.empty() ? "" : ("[" + n.scope + "] ").c_str(), n.text.c_str());
+                   n.scope.empty() ? "" : ("[" + printable(n.scope) + "] ").c_str(),
+                   printable(n.text).c_str());
     return kOk;
   } catch (const InputError& e) {
     std::fprintf(stderr, "%s\n", e.what());

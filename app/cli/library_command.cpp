@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli_common.hpp"
+#include "spillway/input_error.hpp"
 #include "spillway/library/copy.hpp"
 #include "spillway/library/library.hpp"
 #include "spillway/library/live_recorder.hpp"
@@ -74,8 +75,9 @@ nlohmann::json annotationsJson(const std::vector<library::Annotation>& notes) {
 void printAnnotations(const std::vector<library::Annotation>& notes) {
   if (!notes.empty()) std::printf("\nfault annotations:\n");
   for (const auto& a : notes)
-    std::printf("  %-22s %-16s %s .. %s (%s)\n", a.instance.c_str(), a.kind.c_str(),
-                rfc3339(a.start).c_str(), rfc3339(a.end).c_str(), a.origin.c_str());
+    std::printf("  %-22s %-16s %s .. %s (%s)\n", printable(a.instance).c_str(),
+                printable(a.kind).c_str(), rfc3339(a.start).c_str(), rfc3339(a.end).c_str(),
+                printable(a.origin).c_str());
 }
 
 void printRecordings(const std::vector<library::RecordingInfo>& all) {
@@ -83,7 +85,7 @@ void printRecordings(const std::vector<library::RecordingInfo>& all) {
               "retained from", "span", "retention");
   for (const auto& r : all)
     std::printf(
-        "%-28s %10llu %8llu %10llu  %-24s %10s  %s\n", r.name.c_str(),
+        "%-28s %10llu %8llu %10llu  %-24s %10s  %s\n", printable(r.name).c_str(),
         static_cast<unsigned long long>(r.calls), static_cast<unsigned long long>(r.samples),
         static_cast<unsigned long long>(r.bytes), r.blocks ? rfc3339(r.tStart).c_str() : "(empty)",
         humanDuration(r.blocks ? r.tEnd - r.tStart : 0).c_str(),
@@ -100,7 +102,7 @@ int recordInfo(library::Library& lib, const std::string& name, bool json) {
     return kOk;
   }
   std::printf("Recording '%s': %llu calls, %llu samples in %llu blocks (%llu bytes)\n",
-              r.name.c_str(), static_cast<unsigned long long>(r.calls),
+              printable(r.name).c_str(), static_cast<unsigned long long>(r.calls),
               static_cast<unsigned long long>(r.samples), static_cast<unsigned long long>(r.blocks),
               static_cast<unsigned long long>(r.bytes));
   if (r.blocks)
@@ -110,7 +112,7 @@ int recordInfo(library::Library& lib, const std::string& name, bool json) {
     std::printf("retained: nothing yet\n");
   std::printf("retention: %s\n", retentionText(r.retention).c_str());
   std::printf("recorded %llu records since %s, %llu dropped by retention\n",
-              static_cast<unsigned long long>(r.recorded), r.created.c_str(),
+              static_cast<unsigned long long>(r.recorded), printable(r.created).c_str(),
               static_cast<unsigned long long>(r.dropped));
   printAnnotations(notes);
   return kOk;
@@ -143,10 +145,10 @@ int list(library::Library& lib, bool json) {
   std::printf("%-28s %-10s %10s %9s  %-24s %10s  %s\n", "incident", "kind", "records", "instances",
               "start", "duration", "source");
   for (const auto& i : all)
-    std::printf("%-28s %-10s %10llu %9llu  %-24s %10s  %s\n", i.name.c_str(), i.kind.c_str(),
-                static_cast<unsigned long long>(i.records),
+    std::printf("%-28s %-10s %10llu %9llu  %-24s %10s  %s\n", printable(i.name).c_str(),
+                printable(i.kind).c_str(), static_cast<unsigned long long>(i.records),
                 static_cast<unsigned long long>(i.instances), rfc3339(i.tStart).c_str(),
-                humanDuration(i.tEnd - i.tStart).c_str(), i.source.c_str());
+                humanDuration(i.tEnd - i.tStart).c_str(), printable(i.source).c_str());
   if (!recs.empty()) printRecordings(recs);
   return kOk;
 }
@@ -195,28 +197,30 @@ nlohmann::json incidentDetailJson(const IncidentDetail& d) {
 
 void printIncidentDetail(const IncidentDetail& d) {
   const auto& inc = d.incident;
-  std::printf("Incident '%s' (%s): %llu %s on %llu instances, %s .. %s (%s)\n", inc.name.c_str(),
-              inc.kind.c_str(), static_cast<unsigned long long>(inc.records),
+  std::printf("Incident '%s' (%s): %llu %s on %llu instances, %s .. %s (%s)\n",
+              printable(inc.name).c_str(), printable(inc.kind).c_str(),
+              static_cast<unsigned long long>(inc.records),
               inc.kind == "aggregates" ? "samples" : "records",
               static_cast<unsigned long long>(inc.instances), rfc3339(inc.tStart).c_str(),
               rfc3339(inc.tEnd).c_str(), humanDuration(inc.tEnd - inc.tStart).c_str());
-  if (!inc.tags.empty()) std::printf("tags: %s\n", inc.tags.c_str());
-  if (!inc.notes.empty()) std::printf("notes: %s\n", inc.notes.c_str());
+  if (!inc.tags.empty()) std::printf("tags: %s\n", printable(inc.tags).c_str());
+  if (!inc.notes.empty()) std::printf("notes: %s\n", printable(inc.notes).c_str());
   std::printf("\n%-24s %-14s %10s  %-24s %10s\n", "instance", "model",
               inc.kind == "aggregates" ? "calls" : "records", "start", "duration");
   for (const auto& x : d.instances)
-    std::printf("%-24s %-14s %10llu  %-24s %10s\n", x.name.c_str(), x.model.c_str(),
-                static_cast<unsigned long long>(x.records), rfc3339(x.tStart).c_str(),
-                humanDuration(x.tEnd - x.tStart).c_str());
+    std::printf("%-24s %-14s %10llu  %-24s %10s\n", printable(x.name).c_str(),
+                printable(x.model).c_str(), static_cast<unsigned long long>(x.records),
+                rfc3339(x.tStart).c_str(), humanDuration(x.tEnd - x.tStart).c_str());
   if (!d.sources.empty()) std::printf("\nsources:\n");
   for (const auto& s : d.sources)
-    std::printf("  %s (%s): %llu stored, %llu bad lines skipped, imported %s\n", s.path.c_str(),
-                s.format.c_str(), static_cast<unsigned long long>(s.records),
-                static_cast<unsigned long long>(s.skipped), s.imported.c_str());
+    std::printf("  %s (%s): %llu stored, %llu bad lines skipped, imported %s\n",
+                printable(s.path).c_str(), printable(s.format).c_str(),
+                static_cast<unsigned long long>(s.records),
+                static_cast<unsigned long long>(s.skipped), printable(s.imported).c_str());
   printAnnotations(d.annotations);
   if (!d.runs.empty()) std::printf("\nsaved runs:\n");
   for (const auto& r : d.runs)
-    std::printf("  #%lld %s\n", static_cast<long long>(r.id), r.created.c_str());
+    std::printf("  #%lld %s\n", static_cast<long long>(r.id), printable(r.created).c_str());
 }
 
 int show(library::Library& lib, const std::string& name, bool json) {

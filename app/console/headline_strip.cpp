@@ -23,6 +23,8 @@ QString badgeText(view::HeadlineTile::Verdict v) {
       return "PASS";
     case view::HeadlineTile::Verdict::Fail:
       return "FAIL";
+    case view::HeadlineTile::Verdict::Unsure:
+      return "UNSURE";
     default:
       return "—";
   }
@@ -34,6 +36,8 @@ QString badgeStyle(view::HeadlineTile::Verdict v) {
       return "background:#2e7d32;color:white;border-radius:3px;padding:0 4px;";
     case view::HeadlineTile::Verdict::Fail:
       return "background:#c62828;color:white;border-radius:3px;padding:0 4px;";
+    case view::HeadlineTile::Verdict::Unsure:
+      return "background:#ef6c00;color:white;border-radius:3px;padding:0 4px;";
     default:
       return "color:palette(mid);";
   }
@@ -106,6 +110,11 @@ QWidget* HeadlineStrip::makeTile(const view::HeadlineTile& t, const QString& ref
   middle->addWidget(badge);
   v->addLayout(middle);
   QString sub = targetText(t);
+  // Over several seeds the verdict reads the interval: show it.
+  if (t.interval && t.interval->n > 1)
+    sub += "<br>" + tr("[%1, %2] · %3 seeds")
+                        .arg(kpiValue(t.interval->lo, t.unit), kpiValue(t.interval->hi, t.unit))
+                        .arg(t.interval->n);
   if (t.value && t.reference) {
     const double d = *t.value - *t.reference;
     const QColor c = deltaColor(d, t.unit, t.higherIsBetter);
@@ -116,12 +125,16 @@ QWidget* HeadlineStrip::makeTile(const view::HeadlineTile& t, const QString& ref
   } else if (!t.detail.empty()) {
     sub += "<br>" + QString::fromStdString(t.detail).toHtmlEscaped().replace("\n", "<br>");
   }
+  if (!t.warning.empty())
+    sub += QString("<br><span style='color:#c62828'>%1</span>")
+               .arg(QString::fromStdString(t.warning).toHtmlEscaped());
   auto* below = new QLabel(sub, frame);
   below->setTextFormat(Qt::RichText);
   below->setFont(small);
   v->addWidget(below);
   frame->setToolTip(QString::fromStdString(t.label) +
-                    (t.detail.empty() ? QString() : "\n" + QString::fromStdString(t.detail)));
+                    (t.detail.empty() ? QString() : "\n" + QString::fromStdString(t.detail)) +
+                    (t.warning.empty() ? QString() : "\n" + QString::fromStdString(t.warning)));
   return frame;
 }
 

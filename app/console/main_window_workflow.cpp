@@ -66,6 +66,50 @@ void saveTargets(const view::HeadlineTargets& t) {
     settings.setValue("targets/" + QString::fromStdString(key), bound);
 }
 
+// How the editor's header states a headline verdict, up to the target's value.
+std::string verdictWord(view::HeadlineTile::Verdict v) {
+  switch (v) {
+    case view::HeadlineTile::Verdict::Pass:
+      return " (meets ";
+    case view::HeadlineTile::Verdict::Unsure:
+      return " (seeds straddle ";
+    case view::HeadlineTile::Verdict::NoData:
+      return " (target ";
+    default:
+      return " (misses ";
+  }
+}
+
+// A row with its own bound (an SLA class's target) says whether it meets it.
+QString targetMark(const view::KpiRow& r) {
+  if (!r.target) return {};
+  const QString bound = kpiValue(r.target, r.unit);
+  switch (view::judgeTarget(r.current, r.currentInterval, r.target, r.higherIsBetter)) {
+    case view::HeadlineTile::Verdict::Pass:
+      return QObject::tr("  ✓ meets %1").arg(bound);
+    case view::HeadlineTile::Verdict::Fail:
+      return QObject::tr("  ✗ misses %1").arg(bound);
+    case view::HeadlineTile::Verdict::Unsure:
+      return QObject::tr("  ? seeds straddle %1").arg(bound);
+    default:
+      return {};
+  }
+}
+
+QColor targetColor(const view::KpiRow& r) {
+  if (!r.target) return {};
+  switch (view::judgeTarget(r.current, r.currentInterval, r.target, r.higherIsBetter)) {
+    case view::HeadlineTile::Verdict::Pass:
+      return QColor(30, 130, 60);
+    case view::HeadlineTile::Verdict::Fail:
+      return QColor(190, 40, 40);
+    case view::HeadlineTile::Verdict::Unsure:
+      return QColor(200, 100, 0);
+    default:
+      return {};
+  }
+}
+
 }  // namespace
 
 // Policy: undo / redo, revert, the scenario's own policy, the A/B reference.
@@ -229,11 +273,10 @@ void MainWindow::fillHeadline(const std::vector<view::KpiRow>& rows) {
                       pinned_ ? tr("A") : tr("previous"));
   std::vector<std::string> lines;
   for (const view::HeadlineTile& t : headline_->tiles())
-    lines.push_back(
-        t.label + ": " + kpiValue(t.value, t.unit).toStdString() +
-        (t.target ? (t.verdict == view::HeadlineTile::Verdict::Pass ? " (meets " : " (misses ") +
-                        kpiValue(t.target, t.unit).toStdString() + ")"
-                  : std::string()));
+    lines.push_back(t.label + ": " + kpiValue(t.value, t.unit).toStdString() +
+                    (t.target
+                         ? verdictWord(t.verdict) + kpiValue(t.target, t.unit).toStdString() + ")"
+                         : std::string()));
   editor_->setHeaderKpis(lines);
 }
 
@@ -266,7 +309,8 @@ void MainWindow::fillKpiTable(const std::vector<view::KpiRow>& rows) {
     const view::KpiRow& r = *order[i];
     cell(row, 0, QString::fromStdString(r.name));
     cell(row, 1, kpiWithInterval(r.baseline, r.baselineInterval, r.unit));
-    cell(row, 2, kpiWithInterval(r.current, r.currentInterval, r.unit));
+    cell(row, 2, kpiWithInterval(r.current, r.currentInterval, r.unit) + targetMark(r),
+         targetColor(r));
     const auto d = r.deltaBaseline();
     cell(row, 3, d ? kpiDelta(*d, r.unit) : "n/a",
          d ? deltaColor(*d, r.unit, r.higherIsBetter) : QColor());

@@ -56,7 +56,11 @@ QString stepTip(const view::SensitivityRow& r, const view::SensitivityStep& s,
                signedValue(s.falsePositivePp, " pp", 2), share(current.falsePositive),
                share(s.kpis.falsePositive), signedValue(s.ttdSeconds, " s", 1),
                signedValue(s.availabilityPp, " pp", 2));
-  if (s.missed != 0) tip += QObject::tr("\nmissed real faults %1").arg(s.missed);
+  if (s.missed > 0)
+    tip += QObject::tr("\nmisses %1 more real fault(s): TTD ∞ (the mean above is over the rest)")
+               .arg(s.missed);
+  else if (s.missed < 0)
+    tip += QObject::tr("\ncatches %1 real fault(s) the current policy misses").arg(-s.missed);
   return tip;
 }
 
@@ -96,6 +100,9 @@ SensitivityPanel::SensitivityPanel(QWidget* parent) : QWidget(parent) {
   fpPlot_ = makePlot(tr("Δ误伤 (pp) — right is worse"), fpDown_, fpUp_);
   ttdPlot_ = makePlot(tr("ΔTTD (s) — right is slower"), ttdDown_, ttdUp_);
   ttdPlot_->yAxis->setTickLabels(false);  // the rows are named once, on the left chart
+  ttdMissed_ = new QCPBars(ttdPlot_->yAxis, ttdPlot_->xAxis);
+  styleBars(ttdMissed_, QColor(198, 40, 40), tr("misses a real fault (TTD ∞)"));
+  ttdMissed_->setBrush(QBrush(QColor(198, 40, 40), Qt::BDiagPattern));
   charts->addWidget(fpPlot_, 3);
   charts->addWidget(ttdPlot_, 2);
   auto* scroll = new QScrollArea(this);
@@ -189,7 +196,7 @@ void SensitivityPanel::start(std::function<view::Sensitivity(const view::Sensiti
       auto s = std::make_shared<view::Sensitivity>(run(o));
       // Cancelled: its rows are incomplete; a newer request or cancel() has the screen.
       if (s->cancelled) return job.deliver([] {});
-      job.deliver([this, s] { show(std::move(*s)); });
+      job.deliver([this, s] { display(std::move(*s)); });
     } catch (const std::exception& e) {
       job.deliver([this, msg = QString::fromUtf8(e.what())] {
         progressBar_->hide();
@@ -200,7 +207,7 @@ void SensitivityPanel::start(std::function<view::Sensitivity(const view::Sensiti
   });
 }
 
-void SensitivityPanel::show(view::Sensitivity s) {
+void SensitivityPanel::display(view::Sensitivity s) {
   result_ = std::move(s);
   progressBar_->hide();
   const view::Sensitivity& r = *result_;
@@ -223,7 +230,8 @@ void SensitivityPanel::show(view::Sensitivity s) {
 }
 
 void SensitivityPanel::draw() {
-  for (QCPBars* b : {fpDown_, fpUp_, ttdDown_, ttdUp_}) b->data()->clear();
+  for (QCPBars* b : {fpDown_, fpUp_, ttdDown_, ttdUp_, ttdMissed_}) b->data()->clear();
+  std::vector<double> missedAt;  // keys of the steps that miss a real fault
   auto ticker = fpPlot_->yAxis->ticker().dynamicCast<QCPAxisTickerText>();
   auto ttdTicker = ttdPlot_->yAxis->ticker().dynamicCast<QCPAxisTickerText>();
   ticker->clear();
@@ -235,13 +243,20 @@ void SensitivityPanel::draw() {
     const double key = n - i;  // the largest impact on top
     ticker->addTick(key, rowLabel(r));
     ttdTicker->addTick(key, QString::fromStdString(r.key));
+    // The mean TTD of a step that misses a fault is over the faults left: it can look faster.
     if (r.down) {
       fpDown_->addData(key + 0.2, r.down->falsePositivePp.value_or(0));
-      ttdDown_->addData(key + 0.2, r.down->ttdSeconds.value_or(0));
+      if (r.down->missed > 0)
+        missedAt.push_back(key + 0.2);
+      else
+        ttdDown_->addData(key + 0.2, r.down->ttdSeconds.value_or(0));
     }
     if (r.up) {
       fpUp_->addData(key - 0.2, r.up->falsePositivePp.value_or(0));
-      ttdUp_->addData(key - 0.2, r.up->ttdSeconds.value_or(0));
+      if (r.up->missed > 0)
+        missedAt.push_back(key - 0.2);
+      else
+        ttdUp_->addData(key - 0.2, r.up->ttdSeconds.value_or(0));
     }
   }
   // A row a line of text and a half: its label never overlaps the next one's.
@@ -253,6 +268,8 @@ void SensitivityPanel::draw() {
     const QCPRange x = p->xAxis->range();
     const double m = std::max(0.1, std::max(std::abs(x.lower), std::abs(x.upper)) * 1.1);
     p->xAxis->setRange(-m, m);  // symmetric: zero in the middle, better left, worse right
+    if (p == ttdPlot_)
+      for (double key : missedAt) ttdMissed_->addData(key, m);  // to the worse edge
     p->replot();
   }
 }
@@ -277,7 +294,7 @@ QString SensitivityPanel::statusText() const {
 
 int SensitivityPanel::barCount() const {
   int n = 0;
-  for (QCPBars* b : {fpDown_, fpUp_, ttdDown_, ttdUp_}) n += b->dataCount();
+  for (QCPBars* b : {fpDown_, fpUp_, ttdDown_, ttdUp_, ttdMissed_}) n += b->dataCount();
   return n;
 }
 

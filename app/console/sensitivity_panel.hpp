@@ -48,7 +48,9 @@ class SensitivityPanel : public QWidget {
   // The two charts (Δ误伤, ΔTTD) and their step-down / step-up bars, for tests.
   QCustomPlot* falsePositivePlot() const { return fpPlot_; }
   QCustomPlot* ttdPlot() const { return ttdPlot_; }
-  int barCount() const;        // data points over the four bar series
+  // Puts a finished computation on screen (what compute() ends with; tests pass their own).
+  void display(view::Sensitivity s);
+  int barCount() const;        // data points over the bar series (misses included)
   QString statusText() const;  // what the line above the charts says
 
  signals:
@@ -59,7 +61,6 @@ class SensitivityPanel : public QWidget {
  private:
   void start(std::function<view::Sensitivity(const view::SensitivityOptions&)> run,
              const QString& what);
-  void show(view::Sensitivity s);
   void draw();
   void showTip(QCustomPlot* plot, const QPoint& at);
   QCustomPlot* makePlot(const QString& title, QCPBars*& down, QCPBars*& up);
@@ -74,6 +75,9 @@ class SensitivityPanel : public QWidget {
   QCustomPlot* fpPlot_ = nullptr;
   QCustomPlot* ttdPlot_ = nullptr;
   QCPBars *fpDown_ = nullptr, *fpUp_ = nullptr, *ttdDown_ = nullptr, *ttdUp_ = nullptr;
+  // A step that misses a real fault: its TTD is ∞ (kpis.md), drawn to the worse edge in red,
+  // never as the shorter mean of the faults it still caught.
+  QCPBars* ttdMissed_ = nullptr;
 };
 
 }  // namespace spillway::console

@@ -220,7 +220,24 @@ RunReport Simulator::Impl::report() const {
   }
   Micros ttdSum = 0, mttrSum = 0, tripSum = 0, selfSum = 0, restoreSum = 0, recoverySum = 0;
   int ttdN = 0, mttrN = 0;
-  for (const Interval& iv : intervals) {
+  // Faults as scored: an unended one runs to the end of time. Overlapping real faults on one
+  // instance clear together (the recovery lag counts from the last one's end).
+  auto scored = [&](const Interval& iv) {
+    const bool ended = iv.end != kForever && iv.end <= now;
+    return FaultInterval{inst[iv.instance].eid, iv.start, ended ? iv.end : kForever - 1, ""};
+  };
+  std::vector<FaultInterval> real;
+  std::vector<std::size_t> realAt;
+  for (std::size_t k = 0; k < intervals.size(); ++k)
+    if (!sc.faults[intervals[k].fault].benign && intervals[k].start <= now) {
+      real.push_back(scored(intervals[k]));
+      realAt.push_back(k);
+    }
+  std::vector<Micros> clearOf(intervals.size(), 0);  // 0: a benign fault clears at its end
+  const std::vector<Micros> clears = clearTimes(real);
+  for (std::size_t k = 0; k < real.size(); ++k) clearOf[realAt[k]] = clears[k];
+  for (std::size_t ivAt = 0; ivAt < intervals.size(); ++ivAt) {
+    const Interval& iv = intervals[ivAt];
     const FaultSpec& fs = sc.faults[iv.fault];
     FaultReport fr;
     fr.kind = fs.kind;
@@ -233,8 +250,8 @@ RunReport Simulator::Impl::report() const {
     fr.ended = iv.end != kForever && iv.end <= now;
     fr.end = iv.end == kForever ? now : std::min(iv.end, now);
     if (iv.start > now) continue;  // not reached yet
-    FaultInterval fi{inst[iv.instance].eid, iv.start, fr.ended ? iv.end : kForever - 1, ""};
-    const FaultScore s = scoreFault(fi, tee.kept);
+    const FaultInterval fi = scored(iv);
+    const FaultScore s = scoreFault(fi, tee.kept, clearOf[ivAt]);
     fr.detected = s.detected;
     fr.restored = s.restored;
     fr.ttd = s.ttd;

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <boost/math/distributions/students_t.hpp>
 #include <cmath>
@@ -104,6 +105,15 @@ std::optional<SeedInterval> seedInterval(const std::vector<double>& values) {
   if (values.empty()) return std::nullopt;
   SeedInterval i;
   i.n = static_cast<std::uint32_t>(values.size());
+  // A TTD of ∞ (a fault some seed never detected): the mean is ∞ and no t interval exists;
+  // the interval spans the seeds' values, so the finite ones still show.
+  if (std::any_of(values.begin(), values.end(), [](double v) { return std::isinf(v); })) {
+    const auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+    i.lo = *lo;
+    i.hi = *hi;
+    i.mean = *hi > 0 && std::isinf(*hi) ? *hi : *lo;
+    return i;
+  }
   for (double v : values) i.mean += v;
   i.mean /= static_cast<double>(i.n);
   if (i.n == 1) {

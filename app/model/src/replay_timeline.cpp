@@ -282,6 +282,13 @@ const ReplayKpiDef kReplayKpis[] = {
      }},
     {"TTD (mean; a miss counts the fault's length)", "s", false,
      [](const ReplayKpis& k) { return score(k).meanTtdSeconds(); }},
+    {"TTD (worst)", "s", false,
+     [](const ReplayKpis& k) -> std::optional<double> {
+       const SweepScore s = score(k);
+       if (!s.faults) return std::nullopt;
+       if (s.detected < s.faults) return std::numeric_limits<double>::infinity();  // kpis.md
+       return static_cast<double>(s.ttdMax) / 1e6;
+     }},
     {"MTTR (mean, restored faults)", "s", false,
      [](const ReplayKpis& k) { return score(k).meanMttrSeconds(); }},
     {"missed faults", "count", false,
@@ -298,7 +305,11 @@ const ReplayKpiDef kReplayKpis[] = {
 
 std::vector<KpiRow> replayKpiRows(const ReplayKpis& current, const ReplayKpis* baseline,
                                   const ReplayKpis* previous) {
-  return detail::kpiTable(kReplayKpis, current, baseline, previous);
+  std::vector<KpiRow> rows = detail::kpiTable(kReplayKpis, current, baseline, previous);
+  // The baseline replays with every breaker watching only: it detects nothing by design.
+  for (KpiRow& r : rows)
+    if (r.name == "TTD (worst)") r.baseline.reset();
+  return rows;
 }
 
 }  // namespace spillway::view

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 
 #include "spillway/dialects/native_config.hpp"
 
@@ -306,6 +307,15 @@ EnvoyOutlierConfig parseEnvoyConfig(std::string_view text, const std::string& so
   if (list) {
     if (!list.IsSequence() || list.size() == 0) r.fail(list.Mark(), "clusters", "expected a list");
     chosen = list.size();
+    std::map<std::string, std::size_t> named;  // Envoy refuses two clusters of one name
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      const YAML::Node nm = NativeReader::get(list[i], "name");
+      if (!nm || !nm.IsScalar()) continue;
+      if (const auto [at, fresh] = named.emplace(nm.Scalar(), i); !fresh)
+        r.fail(nm.Mark(), "clusters[" + std::to_string(i) + "].name",
+               "duplicate cluster name '" + nm.Scalar() + "' (also clusters[" +
+                   std::to_string(at->second) + "])");
+    }
     for (std::size_t i = 0; i < list.size() && chosen == list.size(); ++i) {
       const YAML::Node nm = NativeReader::get(list[i], "name");
       if (cluster.empty() || (nm && nm.IsScalar() && nm.Scalar() == cluster)) chosen = i;

@@ -435,6 +435,9 @@ Resilience4jConfig parseResilience4jConfig(std::string_view text, const std::str
                   {"backends", "circuitBreakerAspectOrder", "metrics", "tags"}, &c.ignoredKeys);
     const YAML::Node configs = NativeReader::get(cb, "configs");
     const YAML::Node instances = NativeReader::get(cb, "instances");
+    // YAML keeps one of two equal keys: a name given twice would lose one of its configs.
+    r.uniqueKeys(configs, "resilience4j.circuitbreaker.configs");
+    r.uniqueKeys(instances, "resilience4j.circuitbreaker.instances");
     if (!instance.empty()) {
       const YAML::Node inst = NativeReader::get(instances, instance);
       if (!inst)

@@ -3,6 +3,7 @@
 // importer maps its config to the closest native breaker and notes what has no equivalent.
 // The values an exporter writes map back to the values it was given, so export → import →
 // export reproduces the text.
+#include <array>
 #include <cmath>
 
 #include "mapping.hpp"
@@ -34,6 +35,13 @@ void addOverride(Policy& p, const std::string& name, const BreakerConfig& cfg, N
   n.approx(Topic::Scope, name + " → overrides.models." + name, name);
 }
 
+// One-second buckets, coarser for a window so long it would need more than a policy allows
+// (3600), finer for one shorter than a second.
+Micros bucketFor(Micros length) {
+  if (length <= seconds(3600)) return std::min(seconds(1), length);
+  return seconds((length + seconds(3600) - 1) / seconds(3600));  // whole seconds, rounded up
+}
+
 void commonImportNotes(Notes& n, const std::string& from, const std::string& scope) {
   n.approx(Topic::Sustain, from + " trips at once: trip.sustain 0s", scope);
   n.approx(Topic::Ramp, from + " has no ramp: ramp off (full traffic on close)", scope);
@@ -47,7 +55,7 @@ BreakerConfig fromR4j(const dialects::Resilience4jConfig& c, Notes& n, const std
   if (c.slidingWindowType == W::TimeBased) {
     b.window.type = WindowType::Time;
     b.window.length = seconds(c.slidingWindowSize);
-    b.window.bucket = seconds(1);
+    b.window.bucket = bucketFor(b.window.length);
   } else {
     b.window.type = WindowType::Count;
     b.window.calls = c.slidingWindowSize;
@@ -156,7 +164,7 @@ BreakerConfig fromEnvoy(const dialects::EnvoyOutlierConfig& c, Notes& n, const s
   BreakerConfig b;
   b.window.type = WindowType::Time;
   b.window.length = c.interval;
-  b.window.bucket = std::min(seconds(1), c.interval);
+  b.window.bucket = bucketFor(b.window.length);
   if (c.enforcingFailurePercentage > 0) {
     b.trip.errorRate = c.failurePercentageThreshold / 100.0;
     b.minCalls = std::max<std::uint32_t>(1, c.failurePercentageRequestVolume);
@@ -271,30 +279,59 @@ ImportResult importEnvoy(std::string_view text, const std::string& source) {
 
 namespace {
 
+// `n` takes the mapping notes every resource repeats; `own` what only this resource's rules
+// say (for the default resource, the same).
 BreakerConfig fromSentinel(const std::vector<dialects::SentinelRule>& rules, Notes& n,
-                           const std::string& scope) {
+                           const std::string& scope, Notes& own) {
   BreakerConfig b;
   b.trip.errorRate = 1.0;
   b.trip.slowRate = 1.0;
   b.trip.sustain = 0;
   bool haveWindow = false;
+  std::array<bool, 2> ruled{};  // a slow rule, an error rule (ratio or count) seen
   for (const dialects::SentinelRule& rule : rules) {
     if (!haveWindow) {
       b.window.type = WindowType::Time;
       b.window.length = millis(rule.statIntervalMs);
-      b.window.bucket = std::min(seconds(1), b.window.length);
+      b.window.bucket = bucketFor(b.window.length);
       b.minCalls = static_cast<std::uint32_t>(rule.minRequestAmount);
       b.open.duration = seconds(rule.timeWindow);
       haveWindow = true;
     } else if (millis(rule.statIntervalMs) != b.window.length ||
                seconds(rule.timeWindow) != b.open.duration ||
                static_cast<std::uint32_t>(rule.minRequestAmount) != b.minCalls) {
-      n.gap(Topic::Window,
-            "rules of " + rule.resource +
-                " differ in statIntervalMs, timeWindow "
-                "or minRequestAmount: the first rule's values are used",
-            scope);
+      own.gap(Topic::Window,
+              "rules of " + rule.resource +
+                  " differ in statIntervalMs, timeWindow "
+                  "or minRequestAmount: the first rule's values are used",
+              scope);
     }
+    // Sentinel trips on any of a resource's rules; one breaker holds one slow rule and one
+    // error rule.
+    const bool known = rule.grade >= 0 && rule.grade <= 2;
+    const std::size_t slot = rule.grade == 0 ? 0 : 1;
+    if (known && ruled[slot]) {
+      if (rule.grade == 0) {
+        own.gap(Topic::Slow,
+                "a second slow-ratio rule of " + rule.resource + " (count " + num(rule.count) +
+                    " ms, slowRatioThreshold " + num(rule.slowRatioThreshold) +
+                    ") is not imported: one slow rule per breaker, the first is used",
+                scope);
+        continue;
+      }
+      const double was = b.trip.errorRate;
+      const double now =
+          rule.grade == 1 ? rule.count
+                          : std::min(1.0, rule.count / std::max<double>(1, rule.minRequestAmount));
+      b.trip.errorRate = std::min(was, now);
+      own.approx(Topic::Threshold,
+                 "two error rules of " + rule.resource + " (error_rate " + num(was) + " and " +
+                     num(now) + "): the stricter, " + num(b.trip.errorRate) +
+                     ", is used (Sentinel trips on either)",
+                 scope);
+      continue;
+    }
+    if (known) ruled[slot] = true;
     switch (rule.grade) {
       case 0:
         b.slow.absolute = millis(static_cast<std::int64_t>(std::llround(rule.count)));
@@ -347,12 +384,12 @@ ImportResult importSentinel(std::string_view text, const std::string& source) {
       if (rule.resource == res) v.push_back(rule);
     return v;
   };
-  r.policy.breaker = fromSentinel(rulesOf(resources[0]), n, "");
+  r.policy.breaker = fromSentinel(rulesOf(resources[0]), n, "", n);
   n.approx(Topic::Scope, "resource " + resources[0] + " → the default breaker");
   for (std::size_t i = 1; i < resources.size(); ++i) {
     Notes scratch;
-    addOverride(r.policy, resources[i], fromSentinel(rulesOf(resources[i]), scratch, resources[i]),
-                n);
+    addOverride(r.policy, resources[i],
+                fromSentinel(rulesOf(resources[i]), scratch, resources[i], n), n);
   }
   r.notes = n.take();
   return r;

@@ -109,23 +109,31 @@ namespace {
 
 using FindInstance = std::function<std::optional<InstanceId>(const std::string&)>;
 
+// Real faults that overlap on one instance clear together: each is restored only after the
+// last of them ends.
+void scoreAll(std::vector<FaultKpis>& out, const std::vector<FaultInterval>& intervals,
+              const std::vector<std::size_t>& at, const std::vector<Event>& events) {
+  const std::vector<Micros> clear = clearTimes(intervals);
+  for (std::size_t k = 0; k < intervals.size(); ++k)
+    out[at[k]].score = scoreFault(intervals[k], events, clear[k]);
+}
+
 void scoreFaults(ReplayKpis& k, const std::vector<NamedFault>& faults,
                  const std::vector<Event>& events, const FindInstance& find) {
+  std::vector<FaultInterval> intervals;
+  std::vector<std::size_t> at;
   for (const NamedFault& f : faults) {
     if (f.benign) continue;  // not a real fault: nothing to detect
     FaultKpis fk;
     fk.fault = f;
     if (const auto id = find(f.instance)) {
       fk.found = true;
-      FaultInterval fi;
-      fi.instance = *id;
-      fi.start = f.start;
-      fi.end = f.end;
-      fi.kind = f.kind;
-      fk.score = scoreFault(fi, events);
+      intervals.push_back({*id, f.start, f.end, f.kind});
+      at.push_back(k.faults.size());
     }
     k.faults.push_back(fk);
   }
+  scoreAll(k.faults, intervals, at, events);
 }
 
 // Block classes against the annotated faults, or without annotations the recording's own.
@@ -136,13 +144,17 @@ void judgeBlocks(ReplayKpis& k, const ReplayGroundTruth& truth,
   if (k.faultsFromRecording) {
     // Scored like annotations, so TTD and the recalibration guard see what was judged real.
     k.realFaults = truth.recordedFaults();
+    std::vector<FaultInterval> intervals;
+    std::vector<std::size_t> at;
     for (const TruthFault& f : k.realFaults) {
       FaultKpis fk;
       fk.fault = {k.instances[f.instance].name, f.start, f.end, "from the recording", false};
       fk.found = true;
-      fk.score = scoreFault({f.instance, f.start, f.end, fk.fault.kind}, events);
+      intervals.push_back({f.instance, f.start, f.end, fk.fault.kind});
+      at.push_back(k.faults.size());
       k.faults.push_back(std::move(fk));
     }
+    scoreAll(k.faults, intervals, at, events);
   } else {
     for (const NamedFault& f : faults)
       if (!f.benign)

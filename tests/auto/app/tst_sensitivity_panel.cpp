@@ -35,7 +35,45 @@ class TestSensitivityPanel : public QObject {
   void computeDrawsTwoBarsPerRow();
   void newerRequestWins();
   void libraryIncidentReplays();
+  void aStepThatMissesIsWorse();
 };
+
+// A step whose mean TTD is shorter only because it no longer opens on one fault: its TTD bar
+// is the red "misses" bar at the worse edge, not a shorter (better-looking) blue one.
+void TestSensitivityPanel::aStepThatMissesIsWorse() {
+  view::Sensitivity s;
+  s.source = "crafted";
+  s.current = {0.02, 20.0, 0.99, 0};
+  view::SensitivityRow row;
+  row.key = "trip.slow_rate";
+  row.unit = "share";
+  row.current = 0.5;
+  view::SensitivityStep down, up;
+  down.value = 0.4;
+  down.ttdSeconds = 4.0;  // slower
+  up.value = 0.6;
+  up.ttdSeconds = -12.0;  // "faster": the slow fault it used to catch is gone from the mean
+  up.missed = 1;
+  row.down = down;
+  row.up = up;
+  s.rows = {row};
+  SensitivityPanel panel;
+  panel.resize(1000, 400);
+  panel.display(s);
+  auto* ttdDown = static_cast<QCPBars*>(panel.ttdPlot()->plottable(0));
+  auto* ttdUp = static_cast<QCPBars*>(panel.ttdPlot()->plottable(1));
+  auto* missed = static_cast<QCPBars*>(panel.ttdPlot()->plottable(2));
+  QCOMPARE(ttdDown->dataCount(), 1);
+  QCOMPARE(ttdUp->dataCount(), 0);
+  QCOMPARE(missed->dataCount(), 1);
+  QVERIFY(missed->data()->constBegin()->value > 0);  // worse: right of zero
+  QCOMPARE(missed->data()->constBegin()->value, panel.ttdPlot()->xAxis->range().upper);
+  QCOMPARE(panel.barCount(), 4);
+  const QString label =
+      panel.falsePositivePlot()->yAxis->ticker().dynamicCast<QCPAxisTickerText>()->ticks().value(
+          1.0);
+  QVERIFY2(label.contains("misses a real fault"), qPrintable(label));
+}
 
 void TestSensitivityPanel::computeDrawsTwoBarsPerRow() {
   SensitivityPanel panel;
@@ -64,11 +102,13 @@ void TestSensitivityPanel::computeDrawsTwoBarsPerRow() {
   QCOMPARE(stepsOf(*s), s->rows.size() * 2);
   QCOMPARE(panel.barCount(), static_cast<int>(s->rows.size() * 2 * 2));
   for (QCustomPlot* plot : {panel.falsePositivePlot(), panel.ttdPlot()}) {
-    QCOMPARE(plot->plottableCount(), 2);
-    QCOMPARE(plot->plottable(0)->interface1D()->dataCount() +
-                 plot->plottable(1)->interface1D()->dataCount(),
-             static_cast<int>(s->rows.size() * 2));
+    int bars = 0;  // the TTD chart's third series: steps that miss a real fault
+    for (int i = 0; i < plot->plottableCount(); ++i)
+      bars += plot->plottable(i)->interface1D()->dataCount();
+    QCOMPARE(bars, static_cast<int>(s->rows.size() * 2));
   }
+  QCOMPARE(panel.falsePositivePlot()->plottableCount(), 2);
+  QCOMPARE(panel.ttdPlot()->plottableCount(), 3);
   // The top row is the largest impact, labelled with the values it stepped to.
   auto ticker = panel.falsePositivePlot()->yAxis->ticker().dynamicCast<QCPAxisTickerText>();
   QVERIFY(ticker);

@@ -87,6 +87,10 @@ class TstTimeline : public QObject {
   void interceptionIsPaired_data();
   void interceptionIsPaired();
   void slaClassRows();
+  void verdictReadsTheInterval_data();
+  void verdictReadsTheInterval();
+  void seedIntervalWithAMiss();
+  void clientFallShowsOnTheTile();
   void perFaultRows();
   void slowThreshold_data();
   void slowThreshold();
@@ -370,6 +374,97 @@ void TstTimeline::slaClassRows() {
   QCOMPARE(*rows[sla + 2].baseline, 0.9);
   QCOMPARE(*rows[sla + 2].deltaBaseline(), 0.995 - 0.9);
   QVERIFY(rows[sla + 2].higherIsBetter);
+  // Each class row carries its own target; the table says met or missed by it.
+  QCOMPARE(*rows[sla + 1].target, 0.9999);
+  QCOMPARE(judgeTarget(rows[sla + 1].current, std::nullopt, rows[sla + 1].target, true),
+           HeadlineTile::Verdict::Fail);
+  QCOMPARE(judgeTarget(rows[sla + 2].current, std::nullopt, rows[sla + 2].target, true),
+           HeadlineTile::Verdict::Pass);
+}
+
+void TstTimeline::verdictReadsTheInterval_data() {
+  QTest::addColumn<double>("mean");
+  QTest::addColumn<double>("lo");
+  QTest::addColumn<double>("hi");
+  QTest::addColumn<int>("seeds");
+  QTest::addColumn<bool>("higherIsBetter");
+  QTest::addColumn<double>("target");
+  QTest::addColumn<int>("want");
+  using V = HeadlineTile::Verdict;
+  QTest::newRow("whole interval above a floor")
+      << 0.97 << 0.96 << 0.98 << 10 << true << 0.95 << int(V::Pass);
+  QTest::newRow("mean meets, interval straddles")
+      << 0.96 << 0.93 << 0.99 << 10 << true << 0.95 << int(V::Unsure);
+  QTest::newRow("whole interval under a floor")
+      << 0.92 << 0.90 << 0.94 << 10 << true << 0.95 << int(V::Fail);
+  QTest::newRow("ceiling: interval straddles")
+      << 25.0 << 20.0 << 40.0 << 10 << false << 30.0 << int(V::Unsure);
+  QTest::newRow("ceiling: whole interval under")
+      << 25.0 << 20.0 << 29.0 << 10 << false << 30.0 << int(V::Pass);
+  QTest::newRow("one seed: the value decides")
+      << 0.96 << 0.96 << 0.96 << 1 << true << 0.95 << int(V::Pass);
+  QTest::newRow("some seed never detected")
+      << qInf() << 12.0 << qInf() << 10 << false << 30.0 << int(V::Unsure);
+}
+
+void TstTimeline::verdictReadsTheInterval() {
+  QFETCH(double, mean);
+  QFETCH(double, lo);
+  QFETCH(double, hi);
+  QFETCH(int, seeds);
+  QFETCH(bool, higherIsBetter);
+  QFETCH(double, target);
+  QFETCH(int, want);
+  const sim::SeedInterval i{mean, lo, hi, static_cast<std::uint32_t>(seeds)};
+  QCOMPARE(int(judgeTarget(mean, i, target, higherIsBetter)), want);
+  // The tile reads it from its row.
+  KpiRow row;
+  row.name = higherIsBetter ? "availability" : "TTD (worst)";
+  row.unit = higherIsBetter ? "share" : "s";
+  row.higherIsBetter = higherIsBetter;
+  row.current = mean;
+  row.currentInterval = i;
+  HeadlineTargets t;
+  t.bounds[higherIsBetter ? "availability" : "ttd"] = target;
+  const std::vector<HeadlineTile> tiles = headline({row}, t);
+  QCOMPARE(tiles.size(), std::size_t(1));
+  QCOMPARE(int(tiles[0].verdict), want);
+}
+
+void TstTimeline::seedIntervalWithAMiss() {
+  // One seed never detected the fault (TTD ∞): no t interval; it spans the values.
+  const auto i = sim::seedInterval({12.0, 20.0, std::numeric_limits<double>::infinity()});
+  QVERIFY(i);
+  QCOMPARE(i->n, 3u);
+  QVERIFY(std::isinf(i->mean) && i->mean > 0);
+  QCOMPARE(i->lo, 12.0);
+  QVERIFY(std::isinf(i->hi));
+  const auto finite = sim::seedInterval({12.0, 20.0});
+  QCOMPARE(finite->mean, 16.0);
+  QVERIFY(finite->lo < 12.0 && finite->hi > 20.0);  // Student's t, wider than the values
+}
+
+void TstTimeline::clientFallShowsOnTheTile() {
+  sim::RunReport cur, prev;
+  auto client = [](const char* name, std::uint64_t ok) {
+    sim::ClientReport c;
+    c.name = name;
+    c.availability = {ok, 1000};
+    return c;
+  };
+  // The total holds at 99.5 % while one client falls 3 pp and the other gains.
+  cur.availability = prev.availability = {1990, 2000};
+  cur.clients = {client("billing", 960), client("search", 1000)};
+  prev.clients = {client("billing", 990), client("search", 970)};
+  auto tile = [&] {
+    const std::vector<HeadlineTile> tiles =
+        headline(kpiRows(cur, nullptr, &prev), HeadlineTargets::defaults());
+    return *std::find_if(tiles.begin(), tiles.end(),
+                         [](const HeadlineTile& t) { return t.key == "availability"; });
+  };
+  QCOMPARE(tile().warning, std::string("▼ billing -3.0 pp"));
+  cur.clients[0].availability = {990, 1000};  // no client fell: nothing to warn of
+  QVERIFY(tile().warning.empty());
 }
 
 // Each real fault's TTD and MTTR under the means, matched to the other runs by position; a
@@ -428,15 +523,27 @@ void TstTimeline::perFaultRows() {
   QVERIFY(tile != tiles.end());
   QVERIFY(std::isinf(*tile->value));
   QCOMPARE(tile->verdict, HeadlineTile::Verdict::Fail);
-  QCOMPARE(tile->detail, std::string("1 never detected · the rest 20 s mean"));
-  prev.faults[2].detected = false;  // a run that misses none passes on its mean
+  QCOMPARE(tile->detail, std::string("1 never detected · 20 s mean"));
+  // A run that misses none is judged on its worst fault, not its mean: 72 s fails the 30 s
+  // target though the mean (20 s) meets it.
+  prev.faults[2].detected = false;
   cur.faults[2].detected = true;
   cur.faults[2].ttd = seconds(25);
-  const auto caught = headline(kpiRows(cur, nullptr, &prev), targets);
-  const auto ttdTile = std::find_if(caught.begin(), caught.end(),
-                                    [](const HeadlineTile& t) { return t.key == "ttd"; });
-  QCOMPARE(*ttdTile->value, 20.0);
-  QCOMPARE(ttdTile->verdict, HeadlineTile::Verdict::Pass);
+  auto ttdTile = [&] {
+    const std::vector<HeadlineTile> tiles = headline(kpiRows(cur, nullptr, &prev), targets);
+    return *std::find_if(tiles.begin(), tiles.end(),
+                         [](const HeadlineTile& t) { return t.key == "ttd"; });
+  };
+  QCOMPARE(*ttdTile().value, 72.0);
+  QCOMPARE(ttdTile().verdict, HeadlineTile::Verdict::Fail);
+  QCOMPARE(ttdTile().detail, std::string("20 s mean"));
+  cur.faults[0].ttd = seconds(28);
+  QCOMPARE(*ttdTile().value, 28.0);
+  QCOMPARE(ttdTile().verdict, HeadlineTile::Verdict::Pass);
+  // Without real faults there is no worst: n/a, no verdict.
+  cur.faults.clear();
+  QVERIFY(!ttdTile().value);
+  QCOMPARE(ttdTile().verdict, HeadlineTile::Verdict::NoData);
 }
 
 void TstTimeline::slowThreshold_data() {

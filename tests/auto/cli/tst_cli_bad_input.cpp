@@ -237,6 +237,24 @@ class TstCliBadInput : public QObject {
     QTest::newRow("import-config: resilience4j baseConfig cycle")
         << QStringList{"import-config", data("r4j-cycle.yml"), "--from", "resilience4j"}
         << R"(r4j-cycle\.yml:8: configs\.b\.baseConfig: a cycle of baseConfigs: a -> b -> a$)";
+    // YAML kept the first of two equal keys: the second instance's config was lost unseen.
+    QTest::newRow("import-config: a resilience4j instance twice")
+        << QStringList{"import-config", data("r4j-duplicate-instance.yml"), "--from",
+                       "resilience4j"}
+        << R"(r4j-duplicate-instance\.yml:9: resilience4j\.circuitbreaker\.instances\.chat: )"
+           R"(duplicate key$)";
+    // Envoy refuses two clusters of one name; the import kept the first one's values.
+    QTest::newRow("import-config: two envoy clusters of one name")
+        << QStringList{"import-config", data("envoy-duplicate-cluster.yaml"), "--from", "envoy"}
+        << R"(envoy-duplicate-cluster\.yaml:5: clusters\[1\]\.name: duplicate cluster name )"
+           R"('chat' \(also clusters\[0\]\)$)";
+    // Was "imported policy:9: ...": a line of YAML the user never saw.
+    QTest::newRow("import-config: a value no policy can hold")
+        << QStringList{"import-config", data("r4j-min-calls-past-policy.yml"), "--from",
+                       "resilience4j"}
+        << R"(^[^ ]*r4j-min-calls-past-policy\.yml: breaker\.min_calls: must be in )"
+           R"(\[1, 10000000\], got 1000000000 \(the value imported from this file; no policy )"
+           R"(written\)$)";
     // A name written into a gateway's file stays one name there (nginx ran the directives).
     QTest::newRow("export nginx: a model name holding directives")
         << QStringList{"export", "--target", "nginx", "--policy", data("injected-name-policy.yaml")}

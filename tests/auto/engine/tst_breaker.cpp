@@ -224,6 +224,7 @@ class TstBreaker : public QObject {
   void engineFpRate();
   void scoreFault_data();
   void scoreFault();
+  void clearTimes();
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -1816,6 +1817,7 @@ void TstBreaker::scoreFault_data() {
   QTest::addColumn<Micros>("firstOpen");
   QTest::addColumn<bool>("restored");
   QTest::addColumn<Micros>("restoredAt");
+  QTest::addColumn<Micros>("clear");  // the instance fault-free (0: at the fault's end)
   // The fault: instance 0, from 100 s to 200 s.
   const Micros s = seconds(1);
   QTest::newRow("open, relapse, restored after the end")
@@ -1829,7 +1831,7 @@ void TstBreaker::scoreFault_data() {
                             ev(205 * s, T, S::HalfOpen, S::Closed),
                             ev(235 * s, RC, S::Closed, S::Closed),
                             ev(300 * s, RC, S::Closed, S::Closed)}
-      << true << 110 * s << true << 235 * s;
+      << true << 110 * s << true << 235 * s << Micros(0);
   QTest::newRow("an open before the fault does not count")
       << std::vector<Event>{ev(90 * s, T, S::Closed, S::Open),
                             ev(100 * s, T, S::Open, S::HalfOpen),
@@ -1837,29 +1839,62 @@ void TstBreaker::scoreFault_data() {
                             ev(131 * s, RC, S::Closed, S::Closed),
                             ev(150 * s, T, S::Closed, S::Open),
                             ev(260 * s, RC, S::Closed, S::Closed)}
-      << true << 150 * s << true << 260 * s;
+      << true << 150 * s << true << 260 * s << Micros(0);
   QTest::newRow("open at onset, restored exactly at the end")
       << std::vector<Event>{ev(100 * s, T, S::Closed, S::Open),
                             ev(200 * s, RC, S::Closed, S::Closed)}
-      << true << 100 * s << true << 200 * s;
+      << true << 100 * s << true << 200 * s << Micros(0);
   QTest::newRow("open exactly at the end")
       << std::vector<Event>{ev(200 * s, T, S::Closed, S::Open),
                             ev(240 * s, RC, S::Closed, S::Closed)}
-      << true << 200 * s << true << 240 * s;
+      << true << 200 * s << true << 240 * s << Micros(0);
   QTest::newRow("never opened") << std::vector<Event>{ev(110 * s, T, S::Closed, S::Open, 3),
                                                       ev(120 * s, W, S::MetricsOnly,
                                                          S::MetricsOnly),
                                                       ev(130 * s, RC, S::Closed, S::Closed)}
-                                << false << Micros(0) << false << Micros(0);
+                                << false << Micros(0) << false << Micros(0) << Micros(0);
   QTest::newRow("opened only after the fault")
       << std::vector<Event>{ev(201 * s, T, S::Closed, S::Open),
                             ev(260 * s, RC, S::Closed, S::Closed)}
-      << false << Micros(0) << false << Micros(0);
+      << false << Micros(0) << false << Micros(0) << Micros(0);
   QTest::newRow("opened, never restored")
       << std::vector<Event>{ev(150 * s, T, S::Closed, S::Open),
                             ev(160 * s, T, S::Open, S::HalfOpen),
                             ev(160 * s, T, S::HalfOpen, S::Open)}
-      << true << 150 * s << false << Micros(0);
+      << true << 150 * s << false << Micros(0) << Micros(0);
+  // An earlier fault holds the breaker open at this one's onset: blocked from the start.
+  QTest::newRow("already open at the onset")
+      << std::vector<Event>{ev(90 * s, T, S::Closed, S::Open),
+                            ev(150 * s, T, S::Open, S::HalfOpen),
+                            ev(151 * s, T, S::HalfOpen, S::Open),  // the probe fails
+                            ev(180 * s, T, S::Open, S::HalfOpen),
+                            ev(205 * s, T, S::HalfOpen, S::Closed),
+                            ev(230 * s, RC, S::Closed, S::Closed)}
+      << true << 100 * s << true << 230 * s << Micros(0);
+  QTest::newRow("open at the onset, closes during the fault")  // it let the fault through
+      << std::vector<Event>{ev(90 * s, T, S::Closed, S::Open), ev(150 * s, T, S::Open, S::HalfOpen),
+                            ev(151 * s, T, S::HalfOpen, S::Closed),
+                            ev(230 * s, RC, S::Closed, S::Closed)}
+      << false << Micros(0) << false << Micros(0) << Micros(0);
+  QTest::newRow("open through the whole fault")
+      << std::vector<Event>{ev(90 * s, T, S::Closed, S::Open), ev(205 * s, T, S::Open, S::HalfOpen),
+                            ev(206 * s, T, S::HalfOpen, S::Closed),
+                            ev(236 * s, RC, S::Closed, S::Closed)}
+      << true << 100 * s << true << 236 * s << Micros(0);
+  QTest::newRow("already open, nothing since")
+      << std::vector<Event>{ev(90 * s, T, S::Closed, S::Open)} << true << 100 * s << false
+      << Micros(0) << Micros(0);
+  QTest::newRow("half-open at the onset")
+      << std::vector<Event>{ev(80 * s, T, S::Closed, S::Open), ev(95 * s, T, S::Open, S::HalfOpen)}
+      << true << 100 * s << false << Micros(0) << Micros(0);
+  // An overlapping fault on the instance ends at 300 s: full traffic at 230 s came while it
+  // was active, so this fault is restored at 320 s, 20 s after the instance was clear.
+  QTest::newRow("overlapping fault ends later")
+      << std::vector<Event>{ev(110 * s, T, S::Closed, S::Open),
+                            ev(230 * s, RC, S::Closed, S::Closed),
+                            ev(250 * s, T, S::Closed, S::Open),
+                            ev(320 * s, RC, S::Closed, S::Closed)}
+      << true << 110 * s << true << 320 * s << 300 * s;
 }
 
 void TstBreaker::scoreFault() {
@@ -1868,19 +1903,36 @@ void TstBreaker::scoreFault() {
   QFETCH(Micros, firstOpen);
   QFETCH(bool, restored);
   QFETCH(Micros, restoredAt);
+  QFETCH(Micros, clear);
   FaultInterval f;
   f.instance = 0;
   f.start = seconds(100);
   f.end = seconds(200);
-  const FaultScore s = spillway::scoreFault(f, events);
+  const FaultScore s =
+      clear ? spillway::scoreFault(f, events, clear) : spillway::scoreFault(f, events);
+  if (!clear) clear = f.end;
   QCOMPARE(s.detected, detected);
   QCOMPARE(s.restored, restored);
   QCOMPARE(s.ttd, detected ? firstOpen - f.start : kForever);
   if (detected) QCOMPARE(s.firstOpen, firstOpen);
   QCOMPARE(s.mttr, restored ? restoredAt - f.start : kForever);
   QCOMPARE(s.fromTrip, restored ? restoredAt - firstOpen : kForever);
-  QCOMPARE(s.recoveryLag, restored ? restoredAt - f.end : kForever);
+  QCOMPARE(s.recoveryLag, restored ? restoredAt - clear : kForever);
   if (restored) QCOMPARE(s.restoredAt, restoredAt);
+}
+
+void TstBreaker::clearTimes() {
+  const Micros s = seconds(1);
+  // Instance 0: 100–200 and 150–300 overlap, 300–400 touches them, 500–600 stands alone;
+  // instance 1's 120–250 overlaps none of them (another instance). Out of order on purpose.
+  const std::vector<FaultInterval> faults = {{0, 300 * s, 400 * s, ""},
+                                             {1, 120 * s, 250 * s, ""},
+                                             {0, 100 * s, 200 * s, ""},
+                                             {0, 500 * s, 600 * s, ""},
+                                             {0, 150 * s, 300 * s, ""}};
+  const std::vector<Micros> want = {400 * s, 250 * s, 400 * s, 600 * s, 400 * s};
+  QCOMPARE(spillway::clearTimes(faults), want);
+  QVERIFY(spillway::clearTimes({}).empty());
 }
 
 QTEST_GUILESS_MAIN(TstBreaker)

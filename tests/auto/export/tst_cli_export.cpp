@@ -234,6 +234,19 @@ class TstCliExport : public QObject {
     QCOMPARE(e.code, 2);
     QVERIFY2(e.err.contains("bad.yml:4: configs.default.failureRateThreshold"), e.err.constData());
     QCOMPARE(cli({"import-config", "--from", "haproxy", app}).code, 2);
+    // A name from the file is printed, not obeyed: an escape sequence in an instance name
+    // (here: retitle the terminal) reaches stderr as \x1b, not as a control byte.
+    QFile esc(dir.filePath("esc.yml"));
+    QVERIFY(esc.open(QIODevice::WriteOnly));
+    esc.write(
+        "resilience4j.circuitbreaker:\n  configs:\n    default:\n"
+        "      failureRateThreshold: 50\n  instances:\n    \"chat\\e]0;owned\\a\":\n"
+        "      failureRateThreshold: 20\n");
+    esc.close();
+    const Run n = cli({"import-config", "--from", "resilience4j", esc.fileName()});
+    QCOMPARE(n.code, 0);
+    QVERIFY2(n.err.contains("[chat\\x1b]0;owned\\x07]"), n.err.constData());
+    QVERIFY(!n.err.contains('\x1b'));
   }
 
   // --bundle DIR: three files; validation.md's figures are the ones --json reports for the same

@@ -367,6 +367,35 @@ class TstExport : public QObject {
     QCOMPARE(s.policy.breaker.trip.slowRate, 0.5);
     QCOMPARE(s.policy.breaker.trip.errorRate, 0.3);
     QCOMPARE(s.policy.breaker.open.duration, seconds(30));
+    // Sentinel trips on any of a resource's rules: of two error rules the stricter holds, and
+    // neither a second slow rule nor a second resource's duplicate goes unnoted.
+    const ImportResult two = importConfig(DialectKind::Sentinel, R"([
+  {"resource": "chat", "grade": 1, "count": 0.5, "timeWindow": 30},
+  {"resource": "chat", "grade": 2, "count": 2, "minRequestAmount": 10, "timeWindow": 30},
+  {"resource": "chat", "grade": 0, "count": 500, "slowRatioThreshold": 0.5, "timeWindow": 30},
+  {"resource": "chat", "grade": 0, "count": 900, "slowRatioThreshold": 0.2, "timeWindow": 30},
+  {"resource": "embed", "grade": 1, "count": 0.4, "timeWindow": 30},
+  {"resource": "embed", "grade": 1, "count": 0.3, "timeWindow": 30}])",
+                                          "rules.json");
+    QCOMPARE(two.policy.breaker.trip.errorRate, 0.2);  // 2 of 10 beats 0.5
+    QCOMPARE(two.policy.breaker.slow.absolute, millis(500));
+    QCOMPARE(two.policy.breaker.trip.slowRate, 0.5);
+    QCOMPARE(two.policy.modelOverrides.at("embed").trip.errorRate, std::optional<double>(0.3));
+    auto noted = [&](const std::string& scope, const std::string& text, bool gap) {
+      return std::any_of(two.notes.begin(), two.notes.end(), [&](const MappingNote& n) {
+        return n.scope == scope && n.gap == gap && n.text.find(text) != std::string::npos;
+      });
+    };
+    QVERIFY(noted("", "two error rules of chat (error_rate 0.5 and 0.2)", false));
+    QVERIFY(noted("", "a second slow-ratio rule of chat (count 900 ms", true));
+    QVERIFY(noted("embed", "two error rules of embed (error_rate 0.4 and 0.3)", false));
+    // A window longer than 3600 one-second buckets gets coarser ones, not a policy that
+    // fails to read back (an Envoy interval of 2h was "imported policy:7: window.bucket").
+    const ImportResult hours =
+        importConfig(DialectKind::Envoy, "outlier_detection:\n  interval: 7200s\n", "e.yaml");
+    QCOMPARE(hours.policy.breaker.window.length, seconds(7200));
+    QCOMPARE(hours.policy.breaker.window.bucket, seconds(2));
+    (void)parsePolicy(policyToYaml(hours.policy), "imported.yaml");
     // Errors are the dialect's: file:line: field: what.
     try {
       importConfig(DialectKind::Envoy, "outlier_detection:\n  interval: 10\n", "envoy.yaml");

@@ -96,6 +96,25 @@ class TstCliLibrary : public QObject {
     QCOMPARE(r.err, (lib + ": incident: no incident 't'\n").toUtf8());
   }
 
+  // Names come from the traces (or a library file someone sent): `library show` prints an
+  // escape sequence in one as text, never as a control byte the terminal obeys.
+  void namesArePrintedNotObeyed() {
+    QTemporaryDir dir;
+    const QString lib = dir.filePath("lib.db"), trace = dir.filePath("esc.jsonl");
+    QFile f(trace);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(
+        "{\"ts\":1764480000000,\"instance\":\"gpu\\u001b]0;owned\\u0007\","
+        "\"model\":\"m\\u001b[31m\",\"latency_ms\":50,\"status\":200}\n");
+    f.close();
+    QCOMPARE(cli({"import", trace, "--incident", "e", "--library", lib}).code, 0);
+    const Run r = cli({"library", "show", "e", "--library", lib});
+    QVERIFY2(r.code == 0, qPrintable(diag(r)));
+    QVERIFY2(r.out.contains("gpu\\x1b]0;owned\\x07") && r.out.contains("m\\x1b[31m"),
+             r.out.constData());
+    QVERIFY(!r.out.contains('\x1b') && !r.out.contains('\x07'));
+  }
+
   // A trace fed through the live recorder, cut back out (whole, and its last seconds relative
   // to the recording's end): the cut replays exactly like the trace, annotations included.
   void recordCutReplay() {

@@ -3,8 +3,33 @@
 // the file, the line and the field, so the message reads `file:line: field: what is wrong`.
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace spillway {
+
+// Input echoed to a terminal is written out, not obeyed: a control character (an escape
+// sequence that retitles or recolours the terminal, a carriage return that hides the line)
+// becomes \xNN. Newlines and tabs stay: messages may be laid out with them.
+inline std::string& appendPrintable(std::string& out, std::string_view text) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (char c : text) {
+    const auto u = static_cast<unsigned char>(c);
+    if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f) {
+      out.append("\\x");
+      out.push_back(kHex[u >> 4]);
+      out.push_back(kHex[u & 15]);
+    } else {
+      out.push_back(c);
+    }
+  }
+  return out;
+}
+
+inline std::string printable(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  return appendPrintable(out, text);
+}
 
 class InputError : public std::runtime_error {
  public:
@@ -31,23 +56,6 @@ class InputError : public std::runtime_error {
     if (!field.empty()) appendPrintable(s, field).append(": ");
     appendPrintable(s, what);
     return s;
-  }
-  // Input echoed into a message is written out, not obeyed: a control character (an escape
-  // sequence that retitles or recolours the terminal, a carriage return that hides the line)
-  // becomes \xNN. Newlines and tabs stay: messages may be laid out with them.
-  static std::string& appendPrintable(std::string& out, const std::string& text) {
-    static constexpr char kHex[] = "0123456789abcdef";
-    for (char c : text) {
-      const auto u = static_cast<unsigned char>(c);
-      if ((u < 0x20 && c != '\n' && c != '\t') || u == 0x7f) {
-        out.append("\\x");
-        out.push_back(kHex[u >> 4]);
-        out.push_back(kHex[u & 15]);
-      } else {
-        out.push_back(c);
-      }
-    }
-    return out;
   }
   std::string file_;
   long line_;

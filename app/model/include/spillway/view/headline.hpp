@@ -23,15 +23,24 @@ struct HeadlineTargets {
 };
 
 struct HeadlineTile {
-  enum class Verdict { Pass, Fail, NoTarget, NoData };
+  // Unsure: over several seeds, the 95 % interval straddles the target.
+  enum class Verdict { Pass, Fail, Unsure, NoTarget, NoData };
   std::string key, label, unit;  // unit as KpiRow's: "share", "s", "count"
   bool higherIsBetter = true;
   std::optional<double> value;
+  std::optional<sim::SeedInterval> interval;  // over several seeds: what the verdict reads
   std::optional<double> reference;  // the row's `previous`: the reference run (pinned or previous)
   std::optional<double> target;
-  std::string detail;  // e.g. 误伤's two parts
+  std::string detail;   // e.g. 误伤's two parts
+  std::string warning;  // always shown: e.g. one client fell while the total held
   Verdict verdict = Verdict::NoData;
 };
+
+// A value against its bound; with an interval over several seeds, Pass only when the whole
+// interval meets it, Fail when none of it does, Unsure otherwise (docs/kpis.md).
+HeadlineTile::Verdict judgeTarget(const std::optional<double>& value,
+                                  const std::optional<sim::SeedInterval>& interval,
+                                  const std::optional<double>& target, bool higherIsBetter);
 
 // The tiles present in `rows` (a replay has no core availability or self-healing), in a fixed
 // order; each compared with its row's reference value.

@@ -120,6 +120,9 @@ struct KpiRow {
   bool higherIsBetter = true;
   bool perClient = false;  // one client's availability (listed core first after the totals)
   std::optional<double> current, baseline, previous;
+  // A bound the row's own definition carries (an SLA class's attainment target): the table
+  // says whether the row meets it.
+  std::optional<double> target;
   // Over several seeds (withIntervals): mean and 95 % interval, protected and baseline.
   std::optional<sim::SeedInterval> currentInterval, baselineInterval;
   std::optional<double> deltaBaseline() const;

@@ -78,6 +78,16 @@ class NativeReader : public YamlReader {
     }
   }
 
+  // Names (instances, configs) are keys of their own map: each at most once, as written.
+  void uniqueKeys(const YAML::Node& map, const std::string& path) const {
+    if (!map || !map.IsMap()) return;
+    std::set<std::string> seen;
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      const std::string k = keyOf(it->first, path);
+      if (!seen.insert(k).second) fail(it->first.Mark(), join(path, k), "duplicate key");
+    }
+  }
+
   // A number; proto wrappers written as {value: N} are unwrapped.
   double num(const YAML::Node& n, const std::string& key, double lo, double hi) const {
     if (n.IsMap()) {
