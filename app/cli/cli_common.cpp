@@ -12,6 +12,7 @@
 #include "spillway/input_limits.hpp"
 #include "spillway/library/library.hpp"
 #include "spillway/policy_yaml.hpp"
+#include "spillway/sim/policy_match.hpp"
 
 namespace spillway::cli {
 
@@ -45,7 +46,8 @@ StopOnSignal::StopOnSignal(std::function<void()> onStop, std::chrono::millisecon
   timer_.start(every);
 }
 
-std::optional<int> parseCommandLine(QCommandLineParser& p, const QStringList& args) {
+std::optional<int> parseCommandLine(QCommandLineParser& p, const QStringList& args,
+                                    const QStringList& repeatable) {
   if (!p.parse(args)) {
     std::fprintf(stderr, "%s: %s\n", qPrintable(args.value(0)), qPrintable(p.errorText()));
     return kInputError;
@@ -54,7 +56,21 @@ std::optional<int> parseCommandLine(QCommandLineParser& p, const QStringList& ar
     std::fputs(qPrintable(p.helpText()), stdout);
     return kOk;
   }
+  // `--target envoy --target nginx` exported nginx without a word.
+  for (const QString& name : p.optionNames()) {
+    const QStringList v = p.values(name);
+    if (v.size() < 2 || repeatable.contains(name)) continue;
+    std::fprintf(stderr, "%s: --%s: given %lld times ('%s'); it takes one value\n",
+                 qPrintable(args.value(0)), qPrintable(name), static_cast<long long>(v.size()),
+                 qPrintable(v.join("', '")));
+    return kInputError;
+  }
   return std::nullopt;
+}
+
+void warnUnmatchedNames(const char* command, const sim::Scenario& scenario) {
+  for (const std::string& w : sim::unmatchedPolicyNames(scenario))
+    std::fprintf(stderr, "%s: warning: policy %s\n", command, printable(w).c_str());
 }
 
 int reportUncaught(const QString& command) {

@@ -52,8 +52,14 @@ int reportUncaught(const QString& command);
 
 // The preamble of every command: parses ARGS into P; on an error prints it after ARGS[0]
 // ("spillway-cli CMD: …") and returns kInputError, on --help prints the help and returns kOk.
-// Returns nothing when the command should go on.
-std::optional<int> parseCommandLine(QCommandLineParser& p, const QStringList& args);
+// An option that takes one value given twice is an error (the parser keeps the last one
+// unseen), unless it is named in `repeatable`. Returns nothing when the command should go on.
+std::optional<int> parseCommandLine(QCommandLineParser& p, const QStringList& args,
+                                    const QStringList& repeatable = {});
+
+// The policy's names the scenario has no model or instance of (a typo drops a backup or an
+// override unseen), as "COMMAND: warning: …" lines on stderr; the run goes on.
+void warnUnmatchedNames(const char* command, const sim::Scenario& scenario);
 
 // SIGINT and SIGTERM while the event loop runs: a timer polls for them every `every` and then
 // calls `onStop` (by default, quits the loop). Keep it alive as long as the loop runs.

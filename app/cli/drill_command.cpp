@@ -195,6 +195,7 @@ int runDrill(const QStringList& args) {
   if (o->history) return showHistory(*o);
   try {
     sim::Runbook rb = loadRunbook(o->runbook);
+    warnUnmatchedNames("drill", rb.scenario);
     const sim::DrillResult d = drillResult(p, rb);
     const std::string json = sim::drillJson(rb, d);
     if (o->save) saveDrillRun(rb, d, o->library);

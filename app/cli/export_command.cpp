@@ -361,6 +361,12 @@ std::optional<ExportOptions> readExportOptions(const QCommandLineParser& p) {
     return std::nullopt;
   }
   o.target = *target;
+  // It changes nginx's output only; elsewhere it was ignored while the user relied on it.
+  if (p.isSet("idempotent-only") && o.target != DialectKind::Nginx) {
+    std::fprintf(stderr, "export: --idempotent-only: applies to --target nginx only, not %s\n",
+                 o.targetName.c_str());
+    return std::nullopt;
+  }
   for (const QString& v : p.values("validate")) o.incidents.push_back(v.toStdString());
   if (p.isSet("library")) o.library = p.value("library").toStdString();
   if (!p.positionalArguments().isEmpty()) {
@@ -569,7 +575,7 @@ void printReport(std::FILE* rep, const ExportOptions& o, const ValidatedExport& 
 int runExport(const QStringList& args) {
   QCommandLineParser p;
   addExportOptions(p);
-  if (const auto done = parseCommandLine(p, args)) return *done;
+  if (const auto done = parseCommandLine(p, args, {"validate"})) return *done;
   std::optional<ExportOptions> o = readExportOptions(p);
   if (o) o->commandLine = commandLineOf(args);
   if (!o) return kInputError;

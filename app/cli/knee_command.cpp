@@ -138,6 +138,7 @@ int runKnee(const QStringList& args) {
   if (const auto done = parseCommandLine(p, args)) return *done;
   try {
     const sim::Scenario sc = loadScenario(scenarioName(p));
+    warnUnmatchedNames("knee", sc);
     const KneeCliOptions opts = readKneeOptions(p);
     return opts.levels ? runLevels(sc, opts) : runOneKnee(sc, opts);
   } catch (const InputError& e) {

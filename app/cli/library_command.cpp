@@ -613,7 +613,7 @@ int runAction(const QCommandLineParser& p, const LibraryArgs& a) {
 int runLibrary(const QStringList& args) {
   QCommandLineParser p;
   addLibraryOptions(p);
-  if (const auto done = parseCommandLine(p, args)) return *done;
+  if (const auto done = parseCommandLine(p, args, {"incident"})) return *done;
   const auto a = readLibraryArgs(p);
   if (!a) return kInputError;
   return runAction(p, *a);

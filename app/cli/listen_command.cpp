@@ -653,7 +653,7 @@ int listen(const ListenOptions& o) {
 int runListen(const QStringList& args) {
   QCommandLineParser p;
   addListenOptions(p);
-  if (const auto done = parseCommandLine(p, args)) return *done;
+  if (const auto done = parseCommandLine(p, args, {"alias", "prom-query"})) return *done;
   if (p.value("prom-preset") == "list") {
     std::fputs(live::formatPromPresets().c_str(), stdout);
     return kOk;

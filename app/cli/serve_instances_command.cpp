@@ -35,8 +35,11 @@ ServeOptions readServeOptions(const QCommandLineParser& p, const sim::Scenario& 
     if (!ok) throw InputError("--seed", 0, "", "expected a whole number");
   }
   const qulonglong maxBody = p.value("max-body").toULongLong(&ok);
-  if (!ok || maxBody > (1ULL << 30))
-    throw InputError("--max-body", 0, "", "expected a byte count up to 1073741824");
+  // Below a chat request's size every call gets 413: the farm would serve nothing.
+  if (!ok || maxBody < 1024 || maxBody > (1ULL << 30))
+    throw InputError("--max-body", 0, "",
+                     "expected a byte count from 1024 to 1073741824, got '" +
+                         p.value("max-body").toStdString() + "'");
   opt.limits.maxBodyBytes = maxBody;
   o.wall = static_cast<Micros>(static_cast<double>(sc.duration) / opt.speed);
   if (p.isSet("duration")) {

@@ -160,6 +160,7 @@ sim::Scenario loadSimulateScenario(const QCommandLineParser& p) {
     if (!ok) throw InputError("--seed", 0, "", "expected a whole number");
   }
   if (p.isSet("policy")) usePolicy(sc, loadPolicyFile(p.value("policy").toStdString()));
+  warnUnmatchedNames("simulate", sc);
   if (p.isSet("duration")) {
     const auto d = parseDuration(p.value("duration").toStdString());
     if (!d || *d <= 0) throw InputError("--duration", 0, "", "expected a duration like 5m");

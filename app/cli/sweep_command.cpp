@@ -164,6 +164,7 @@ Bench loadBench(const QCommandLineParser& p) {
     throw InputError("--scenario", 0, "", "give --scenario or --trace/--incident, not both");
   b.scenario = loadScenario(p.value("scenario").toStdString());
   if (p.isSet("policy")) usePolicy(*b.scenario, loadPolicy(p.value("policy").toStdString()));
+  warnUnmatchedNames("sweep", *b.scenario);
   bool ok = false;
   b.simSeeds = p.value("sim-seeds").toUInt(&ok);
   if (!ok || b.simSeeds == 0 || b.simSeeds > 100)
@@ -257,7 +258,14 @@ void addSweepOptions(QCommandLineParser& p, bool calibrateMode) {
 // The options addSweepPrintOptions registered (sweep and sweep merge).
 void readPrintOptions(const QCommandLineParser& p, SweepOutput& o) {
   o.json = p.isSet("json");
-  o.top = p.value("top").toUInt();
+  bool ok = false;
+  const qulonglong top = p.value("top").toULongLong(&ok);  // "-1" and "abc" read as 0 rows
+  if (!ok || top > kMaxSweepSamples)
+    throw InputError("--top", 0, "",
+                     "expected a whole number of rows from 0 to " +
+                         std::to_string(kMaxSweepSamples) + ", got '" +
+                         p.value("top").toStdString() + "'");
+  o.top = static_cast<std::size_t>(top);
   if (p.isSet("csv")) o.csv = p.value("csv").toStdString();
 }
 
@@ -504,7 +512,7 @@ int runSweepLike(const QStringList& args, bool calibrateMode) {
   const char* name = calibrateMode ? "calibrate" : "sweep";
   QCommandLineParser p;
   addSweepOptions(p, calibrateMode);
-  if (const auto done = parseCommandLine(p, args)) return *done;
+  if (const auto done = parseCommandLine(p, args, {"trace", "incident", "param"})) return *done;
   try {
     const SweepOutput output = readSweepOutput(p, calibrateMode);
     const SweepJob job = loadSweepJob(p, calibrateMode);
@@ -554,7 +562,7 @@ int runCompare(const QStringList& args) {
       {"policy", "A policy to compare (repeatable; 'default' = the built-in one).", "P.yaml"});
   p.addOption({"seed", "Seed of the replays (default 1).", "N", "1"});
   p.addOption({"json", "Print JSON instead of the table."});
-  if (const auto done = parseCommandLine(p, args)) return *done;
+  if (const auto done = parseCommandLine(p, args, {"policy", "trace", "incident"})) return *done;
   try {
     QStringList names = p.values("policy");
     if (names.isEmpty()) names << "default";

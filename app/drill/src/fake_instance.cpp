@@ -202,9 +202,13 @@ void FakeInstance::handleChat(Conn* c, const live::HttpRequest& req) {
   }
   QJsonValue maxTok = o.value("max_tokens");
   if (maxTok.isUndefined()) maxTok = o.value("max_completion_tokens");
-  if (!maxTok.isUndefined() && !maxTok.isNull() && (!maxTok.isDouble() || maxTok.toDouble() < 0)) {
+  // A whole count: 1e300 or 1.5 read as 0 output tokens (toInteger's default), a silent
+  // instant answer instead of the 400 a model server gives.
+  const double wanted = maxTok.toDouble(-1);
+  if (!maxTok.isUndefined() && !maxTok.isNull() &&
+      (!maxTok.isDouble() || !(wanted >= 0) || wanted > 1e9 || wanted != std::floor(wanted))) {
     ++stats_.badRequests;
-    return sendError(c, 400, "max_tokens: expected a non-negative integer",
+    return sendError(c, 400, "max_tokens: expected a whole number from 0 to 1000000000",
                      "invalid_request_error");
   }
   ++stats_.requests;

@@ -22,7 +22,7 @@ Micros ReplayTruthOptions::sloFor(std::string_view tenant) const {
 void parseSloSpec(std::string_view text, const std::string& source, ReplayTruthOptions& out) {
   ReplayTruthOptions o = out;
   o.tenantSlo.clear();
-  bool any = false;
+  bool any = false, defaultGiven = false;
   std::size_t pos = 0;
   while (pos <= text.size()) {
     const std::size_t comma = std::min(text.find(',', pos), text.size());
@@ -35,10 +35,20 @@ void parseSloSpec(std::string_view text, const std::string& source, ReplayTruthO
     if (!d || *d <= 0 || (eq != std::string_view::npos && name.empty()))
       throw InputError(source, 0, std::string(part),
                        "expected a duration > 0 (5s) or TENANT=DURATION (code-assist=3s)");
-    if (name.empty())
+    // Named twice, one of the two SLOs would be used unseen (the first by a tenant's lookup).
+    const bool twice = name.empty() ? defaultGiven
+                                    : std::any_of(o.tenantSlo.begin(), o.tenantSlo.end(),
+                                                  [&](const auto& t) { return t.first == name; });
+    if (twice)
+      throw InputError(source, 0, std::string(part),
+                       name.empty() ? "a second default SLO (give one)"
+                                    : "tenant '" + std::string(name) + "' given twice");
+    if (name.empty()) {
       o.slo = *d;
-    else
+      defaultGiven = true;
+    } else {
       o.tenantSlo.emplace_back(std::string(name), *d);
+    }
     any = true;
   }
   if (!any) throw InputError(source, 0, "", "no SLO given");

@@ -255,6 +255,28 @@ class TstCliBadInput : public QObject {
         << R"(^[^ ]*r4j-min-calls-past-policy\.yml: breaker\.min_calls: must be in )"
            R"(\[1, 10000000\], got 1000000000 \(the value imported from this file; no policy )"
            R"(written\)$)";
+    // An option given twice kept its last value unseen: this exported nginx.
+    QTest::newRow("export: --target twice")
+        << QStringList{"export", "--target", "envoy", "--target", "nginx"}
+        << R"(^spillway-cli export: --target: given 2 times \('envoy', 'nginx'\); it takes one value$)";
+    // A tenant's SLO twice: its lookup used the first, the banner showed both.
+    QTest::newRow("replay --slo: a tenant twice")
+        << QStringList{"replay", "--trace",
+                       QStringLiteral(SPILLWAY_RESOURCES_DIR "/traces/seed000-sample.jsonl"),
+                       "--slo", "code-assist=3s,code-assist=20s"}
+        << R"(^replay: --slo: code-assist=20s: tenant 'code-assist' given twice$)";
+    // "-1" and "abc" read as 0 rows: an empty table, exit 0.
+    QTest::newRow("sweep --top -1")
+        << QStringList{"sweep", "--top", "-1"}
+        << R"(^--top: expected a whole number of rows from 0 to 1000000, got '-1'$)";
+    // It changes nginx's output only; with envoy it was ignored.
+    QTest::newRow("export envoy --idempotent-only")
+        << QStringList{"export", "--target", "envoy", "--idempotent-only"}
+        << R"(^export: --idempotent-only: applies to --target nginx only, not envoy$)";
+    // Every request would get 413: a farm that serves nothing.
+    QTest::newRow("serve-instances --max-body 0")
+        << QStringList{"serve-instances", "seed-000", "--max-body", "0"}
+        << R"(--max-body: expected a byte count from 1024 to 1073741824, got '0'$)";
     // A name written into a gateway's file stays one name there (nginx ran the directives).
     QTest::newRow("export nginx: a model name holding directives")
         << QStringList{"export", "--target", "nginx", "--policy", data("injected-name-policy.yaml")}

@@ -332,6 +332,16 @@ class TstFakeInstance : public QObject {
         << QByteArray("HTTP/1.1 400 ");
     QTest::newRow("wrong method") << QByteArray("DELETE /v1/chat/completions HTTP/1.1\r\n\r\n")
                                   << QByteArray("HTTP/1.1 405 ");
+    // Read as 0 output tokens (an instant answer) before: a model server answers 400.
+    for (const char* tokens : {"1e300", "1.5", "-1"}) {
+      const QByteArray body =
+          QByteArray("{\"messages\":[{\"role\":\"user\",\"content\":\"hi\"}],\"max_tokens\":") +
+          tokens + "}";
+      QTest::newRow((QByteArray("max_tokens ") + tokens).constData())
+          << QByteArray("POST /v1/chat/completions HTTP/1.1\r\nContent-Length: " +
+                        QByteArray::number(body.size()) + "\r\n\r\n" + body)
+          << QByteArray("HTTP/1.1 400 ");
+    }
   }
   void badRequestsKeepServing() {
     QFETCH(QByteArray, request);

@@ -13,6 +13,7 @@
 #include <string>
 
 #include "spillway/input_error.hpp"
+#include "spillway/sim/policy_match.hpp"
 #include "spillway/sim/scenario_yaml.hpp"
 #include "spillway/sim/simulator.hpp"
 
@@ -71,7 +72,29 @@ class TstSimScenario : public QObject {
   void missingScenarioFile();
   void builtinScenariosParse_data();
   void builtinScenariosParse();
+  void policyNamesTheScenarioLacks();
 };
+
+// A typo in a backup's or override's name dropped it without a word; each is named now.
+void TstSimScenario::policyNamesTheScenarioLacks() {
+  sim::Scenario sc = sim::loadScenarioFile(
+      QStringLiteral(SPILLWAY_RESOURCES_DIR "/scenarios/seed-000.yaml").toStdString());
+  QVERIFY(sim::unmatchedPolicyNames(sc).empty());  // the seed as shipped names what it has
+  Policy& p = sc.policy;
+  p.models["chat-33b"] = p.models.at("chat-32b");
+  p.modelOverrides["chat-999b"] = {};
+  p.instanceOverrides["chat-72b-9"] = {};
+  p.degrade.chains["chat-72b"] = {"chat-32b", "chat-33b"};
+  const std::vector<std::string> want = {
+      "models.chat-33b: the scenario has no model 'chat-33b' (its profile is unused)",
+      "overrides.models.chat-999b: the scenario has no model 'chat-999b' (the override is "
+      "unused)",
+      "overrides.instances.chat-72b-9: the scenario has no instance 'chat-72b-9' (the override "
+      "is unused)",
+      "degrade.chains.chat-72b: the scenario has no model 'chat-33b' (a backup it cannot route "
+      "to)"};
+  QCOMPARE(sim::unmatchedPolicyNames(sc), want);
+}
 
 // A scenario that uses every key once; each value is distinct so a key read into the wrong
 // field shows.
