@@ -42,7 +42,7 @@ QString detailOf(const std::exception& e) {
 }
 
 QString clock(qint64 ms) {
-  return QDateTime::fromMSecsSinceEpoch(ms).toString("HH:mm:ss");
+  return QDateTime::fromMSecsSinceEpoch(ms).toString("HH:mm:ss t");  // with its zone
 }
 
 QString rate(double perSecond) {

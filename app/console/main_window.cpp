@@ -153,6 +153,10 @@ QWidget* MainWindow::buildKpiPanel() {
     kpis_->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
   kpis_->verticalHeader()->hide();
   kpis_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  // Never squeezed to nothing under wrapped tiles on a laptop screen: the KPI page scrolls to
+  // at least five rows of it instead.
+  kpis_->setMinimumHeight(kpis_->horizontalHeader()->sizeHint().height() +
+                          5 * kpis_->verticalHeader()->defaultSectionSize() + 4);
   chart_ = new KpiChart(this);
   headline_ = new HeadlineStrip(this);
   abDiff_ = new QLabel(this);

@@ -1,5 +1,7 @@
 #include "sweep_dialog.hpp"
 
+#include "kpi_text.hpp"
+
 #include <qcustomplot.h>
 #include <QCheckBox>
 #include <QComboBox>
@@ -43,8 +45,20 @@ class NumItem : public QTableWidgetItem {
   }
 };
 
+// As the KPI table writes durations ("6m 28s", not "388.4 s").
 QString seconds(std::optional<double> s) {
-  return s ? QString::number(*s, 'f', 1) + " s" : QString("n/a");
+  return kpiValue(s, "s");
+}
+
+// Availability from red (the worst candidate) through amber to green (the best): the eye
+// reads red as bad, as everywhere else in the console (a jet scale put the best in red).
+QCPColorGradient availabilityGradient() {
+  QCPColorGradient g;
+  g.setColorStopAt(0.0, QColor(198, 40, 40));
+  g.setColorStopAt(0.5, QColor(249, 168, 37));
+  g.setColorStopAt(1.0, QColor(46, 125, 50));
+  g.setLevelCount(50);
+  return g;
 }
 
 // The candidates' availability span (%) for the colour scale; never empty.
@@ -434,8 +448,8 @@ void SweepDialog::showResult() {
   QStringList headers;
   if (!r.candidates.empty())
     for (const auto& [key, v] : r.candidates.front().values) headers << QString::fromStdString(key);
-  headers << tr("误伤") << tr("mean TTD") << tr("mean MTTR") << tr("availability") << tr("missed")
-          << tr("front");
+  // Short headers: the last column (the front's ★) stays on screen beside the plot.
+  headers << tr("误伤") << tr("TTD") << tr("MTTR") << tr("avail.") << tr("missed") << tr("front");
   table_->setSortingEnabled(false);
   table_->clear();
   table_->setColumnCount(headers.size());
@@ -463,7 +477,16 @@ void SweepDialog::showResult() {
     table_->setItem(row, col++, new NumItem(r.pareto[i] ? "★" : "", r.pareto[i] ? 0 : 1));
     table_->item(row, 0)->setData(kCandidateRole, static_cast<qulonglong>(i));
   }
-  (void)nParams;
+  const QStringList tips = {
+      tr("false-positive rate: would-succeed blocks in false trips and recovery lag ÷ blocks"),
+      tr("mean time to detect over the incidents' real faults (a miss counts the fault's "
+         "length)"),
+      tr("mean onset → full traffic over the restored faults"),
+      tr("availability"),
+      tr("real faults never detected"),
+      tr("★: on the Pareto front (FP ↓, TTD ↓, availability ↑)")};
+  for (int k = 0; k < tips.size(); ++k)
+    table_->horizontalHeaderItem(static_cast<int>(nParams) + k)->setToolTip(tips[k]);
   table_->setSortingEnabled(true);
   table_->resizeColumnsToContents();
   showWholeTable();
@@ -490,8 +513,7 @@ void SweepDialog::drawPareto() {
   auto* scale = new QCPColorScale(plot_);
   plot_->plotLayout()->addElement(1, 1, scale);
   scale->setLabel(tr("availability (%)"));
-  QCPColorGradient gradient(QCPColorGradient::gpJet);
-  gradient.setLevelCount(50);
+  QCPColorGradient gradient = availabilityGradient();
   scale->setGradient(gradient);
   QCPAxis *x = rect->axis(QCPAxis::atBottom), *y = rect->axis(QCPAxis::atLeft);
   x->setLabel(tr("误伤, false-positive rate (%)"));

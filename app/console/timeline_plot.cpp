@@ -709,7 +709,8 @@ void TimelinePlot::drawBands(const PlotInput& in) {
   laneCount_ = static_cast<int>(lanes_.size());
   const double n = static_cast<double>(lanes_.size());
   laneLabels_.assign(lanes_.size(), QString());
-  focusLane_ = lanes_.size();
+  focusLane_ = busyLane_ = lanes_.size();
+  Micros busiest = 0;
   for (std::size_t lane = 0; lane < lanes_.size(); ++lane) {
     const std::size_t i = lanes_[lane];
     if (i >= tl.instances().size()) continue;
@@ -718,6 +719,10 @@ void TimelinePlot::drawBands(const PlotInput& in) {
     laneLabels_[lane] =
         QString::fromStdString(it.name) + (i == in.focus ? QString(" ◆") : QString());
     if (i == in.focus) focusLane_ = lane;
+    Micros away = 0;
+    for (const view::StateBand& band : it.bands)
+      if (band.state != BreakerState::Closed || band.ramping) away += band.end - band.start;
+    if (away > busiest) busiest = away, busyLane_ = lane;
     for (const view::StateBand& band : it.bands) {
       QCPItemRect* rect = pooledBand();
       rect->topLeft->setCoords(band.start / 1e6, top);
@@ -755,17 +760,20 @@ void TimelinePlot::drawBands(const PlotInput& in) {
   labelLanes();
 }
 
-// Every lane named when a line of text fits each; squeezed, every k-th one and the focused.
+// Every lane named when a line of text fits each; squeezed, the focused one, the busiest (when
+// not within a label's height of the focused one), and every k-th one clear of both.
 void TimelinePlot::labelLanes() {
   auto ticker = bands_->axis(QCPAxis::atLeft)->ticker().dynamicCast<QCPAxisTickerText>();
   ticker->clear();
   const double n = static_cast<double>(laneLabels_.size());
-  const auto nearFocus = [this](std::size_t lane) {
-    const std::size_t d = lane > focusLane_ ? lane - focusLane_ : focusLane_ - lane;
-    return focusLane_ < laneLabels_.size() && d < laneStride_;
+  const auto near = [this](std::size_t lane, std::size_t anchor) {
+    const std::size_t d = lane > anchor ? lane - anchor : anchor - lane;
+    return anchor < laneLabels_.size() && d < laneStride_;
   };
+  const std::size_t busy = near(busyLane_, focusLane_) ? laneLabels_.size() : busyLane_;
   for (std::size_t lane = 0; lane < laneLabels_.size(); ++lane) {
-    const bool named = lane == focusLane_ || (lane % laneStride_ == 0 && !nearFocus(lane));
+    const bool named = lane == focusLane_ || lane == busy ||
+                       (lane % laneStride_ == 0 && !near(lane, focusLane_) && !near(lane, busy));
     if (named && !laneLabels_[lane].isEmpty())
       ticker->addTick(n - static_cast<double>(lane) - 0.43, laneLabels_[lane]);
   }
@@ -1144,6 +1152,14 @@ QStringList TimelinePlot::tripLegend() const {
 
 bool TimelinePlot::tripLinesShown() const {
   return errorThreshold_->visible() || slowThreshold_->visible();
+}
+
+QStringList TimelinePlot::laneNamesShown() const {
+  QStringList names;
+  const auto ticker = bands_->axis(QCPAxis::atLeft)->ticker().dynamicCast<QCPAxisTickerText>();
+  const QMap<double, QString> ticks = ticker->ticks();
+  for (auto it = ticks.constEnd(); it != ticks.constBegin();) names << (--it).value();
+  return names;
 }
 
 QStringList TimelinePlot::stateLegend() const {

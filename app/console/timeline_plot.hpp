@@ -63,7 +63,8 @@ class TimelinePlot : public QCustomPlot {
   // (those too close to another are left out).
   int markerLines(const QCPAxisRect* r) const;
   QStringList markerLabels() const;
-  QStringList stateLegend() const;  // the swimlanes' legend: state names, "▼ would open"
+  QStringList laneNamesShown() const;  // the lanes' labels on screen, top to bottom
+  QStringList stateLegend() const;     // the swimlanes' legend: state names, "▼ would open"
   // The trip thresholds' legend texts and whether their lines are drawn (off at 100 %).
   QStringList tripLegend() const;
   bool tripLinesShown() const;
@@ -194,6 +195,9 @@ class TimelinePlot : public QCustomPlot {
   std::vector<std::size_t> lanes_;
   std::vector<QString> laneLabels_;  // by lane; the focused one marked ◆
   std::size_t focusLane_ = 0, laneStride_ = 1;
+  // The lane that spent longest away from full traffic (its breaker open, probing or ramping):
+  // named however squeezed the lanes are, as the focused one is. lanes_.size(): none.
+  std::size_t busyLane_ = 0;
   std::size_t focus_ = 0;
   int bandCount_ = 0, laneCount_ = 0, wouldOpenMarks_ = 0, faultMarkers_ = 0;
   int rereads_ = 0, recomputes_ = 0, replots_ = 0, graphsCreated_ = 0, itemsCreated_ = 0;

@@ -19,9 +19,10 @@ Policy metricsOnly(Policy p) {
   return p;
 }
 
+// In % as every rate and trip line on screen is ("error rate 80.0 % > 50.0 %").
 std::string rateText(const char* what, double rate, double threshold) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%s %.2f > %.2f", what, rate, threshold);
+  std::snprintf(buf, sizeof buf, "%s %.1f %% > %.1f %%", what, rate * 100, threshold * 100);
   return buf;
 }
 
@@ -39,8 +40,8 @@ std::string clockTime(Micros t) {
   const std::time_t s = static_cast<std::time_t>(t / kMicrosPerSecond);
   std::tm tm{};
   localtime_r(&s, &tm);
-  char buf[16];
-  std::strftime(buf, sizeof buf, "%H:%M:%S", &tm);
+  char buf[32];  // with its zone: a verdict read later, or by someone elsewhere, is unambiguous
+  std::strftime(buf, sizeof buf, "%H:%M:%S %Z", &tm);
   return buf;
 }
 

@@ -318,7 +318,7 @@ void TstConsoleLive::prometheusSamplesBecomeTiles() {
   QTRY_VERIFY_WITH_TIMEOUT(w.livePanel()->verdicts()->count() >= 1, 5000);
   const QString verdict =
       w.livePanel()->verdicts()->item(w.livePanel()->verdicts()->count() - 1)->text();
-  QVERIFY2(verdict.contains("bad would open (error rate 0.80"), qPrintable(verdict));
+  QVERIFY2(verdict.contains("bad would open (error rate 80.0 %"), qPrintable(verdict));
   for (int i = 0; i < w.livePanel()->verdicts()->count(); ++i)
     QVERIFY(!w.livePanel()->verdicts()->item(i)->text().contains("good would open"));
   // 100 calls per 1 s step, spread on the timeline's seconds.

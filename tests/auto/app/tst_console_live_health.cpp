@@ -89,7 +89,7 @@ std::shared_ptr<const Comparison> liveView(const std::vector<Inst>& spec) {
     it.bands.push_back({0, seconds(static_cast<std::int64_t>(n)), BreakerState::MetricsOnly});
     if (s.wouldOpenAt >= 0)
       it.markers.push_back({static_cast<Micros>(s.wouldOpenAt * 1e6), view::Marker::Kind::WouldOpen,
-                            "would open (error rate 0.60 > 0.50 for 1.00 s)"});
+                            "would open (error rate 60.0 % > 50.0 % for 1.00 s)"});
     out.push_back(std::move(it));
   }
   auto c = std::make_shared<Comparison>();

@@ -535,6 +535,15 @@ void TstConsoleWorkflow::fitsALaptopScreen() {
     rows.insert(tile->y());
   }
   QVERIFY2(rows.size() >= 2, "the tiles wrap at this width");
+  // Under wrapped tiles the table keeps five rows (the page scrolls to them); it was squeezed
+  // to nothing at 1280x720.
+  w_->resize(1280, 720);
+  QTest::qWait(200);
+  QTableWidget* table = w_->kpiTable();
+  QVERIFY2(table->height() >= table->horizontalHeader()->height() + 5 * table->rowHeight(0),
+           qPrintable(QString("%1 px").arg(table->height())));
+  w_->resize(1280, 800);
+  QTest::qWait(100);
   QScrollArea* editorScroll = nullptr;
   for (QWidget* p = editor(); p && !editorScroll; p = p->parentWidget())
     editorScroll = qobject_cast<QScrollArea*>(p);
@@ -550,4 +559,24 @@ void TstConsoleWorkflow::fitsALaptopScreen() {
     QVERIFY2(w_->minimumSizeHint().height() <= 720,
              qPrintable(QString("%1: %2 px").arg(panel).arg(w_->minimumSizeHint().height())));
   }
+  // Squeezed lanes name every k-th one, the focused one — and the one whose breaker spent
+  // longest away from full traffic, which could go unnamed.
+  w_->resize(1280, 720);
+  QTest::qWait(200);
+  const view::RunTimeline& tl = w_->current()->protectedRun.timeline;
+  std::size_t busiest = 0;
+  Micros most = -1;
+  for (std::size_t i = 0; i < tl.instances().size(); ++i) {
+    Micros away = 0;
+    for (const view::StateBand& b : tl.instances()[i].bands)
+      if (b.state != BreakerState::Closed || b.ramping) away += b.end - b.start;
+    if (away > most) most = away, busiest = i;
+  }
+  QVERIFY(most > 0);
+  const QStringList shown = w_->plot()->laneNamesShown();
+  QVERIFY2(shown.size() < static_cast<int>(tl.instances().size()), "the lanes are squeezed");
+  const QString name = QString::fromStdString(tl.instances()[busiest].name);
+  QVERIFY2(
+      std::any_of(shown.begin(), shown.end(), [&](const QString& s) { return s.startsWith(name); }),
+      qPrintable(name + " not in " + shown.join(", ")));
 }
