@@ -94,7 +94,8 @@ class MainWindow : public QMainWindow {
   std::shared_ptr<const Comparison> reference() const { return pinned_; }
   // The policy in the editor differs from the one the shown run used (a what-if is due).
   bool stale() const;
-  QString contextText() const;  // the context bar: source · policy · changes · reference
+  QString contextText() const;         // the context bar: source · policy · changes · reference
+  QStringList unmatchedNames() const;  // policy names the shown scenario lacks
   HeadlineStrip* headline() const { return headline_; }
   NarrativePanel* narrative() const { return narrative_; }
   SensitivityPanel* sensitivity() const { return sensitivity_; }

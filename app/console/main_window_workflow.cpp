@@ -25,6 +25,7 @@
 #include "policy_editor.hpp"
 #include "sensitivity_panel.hpp"
 #include "spillway/policy_yaml.hpp"
+#include "spillway/sim/policy_match.hpp"
 #include "spillway/view/headline.hpp"
 #include "spillway/view/replay_timeline.hpp"
 #include "spillway/view/time_format.hpp"
@@ -224,11 +225,28 @@ QString MainWindow::contextText() const {
   if (pinned_)
     text += "  ·  " + tr("reference <b>A</b> = %1").arg(policyName(pinnedPolicy_).toHtmlEscaped());
   if (stale()) text += "  ·  <i>" + tr("re-running with the edited policy…") + "</i>";
+  if (const QStringList names = unmatchedNames(); !names.isEmpty())
+    text += "  ·  <span style='color:#c62828'>" +
+            tr("⚠ %n policy name(s) the scenario lacks (hover)", "", names.size()) + "</span>";
   return text;
+}
+
+// The editor's policy names models or instances the shown scenario lacks: that part of it
+// is dropped without a word (a typo in a backup's name removes the backup).
+QStringList MainWindow::unmatchedNames() const {
+  QStringList out;
+  if (!current_ || current_->mode != view::Mode::Simulation) return out;
+  sim::Scenario sc = scenarioData_;
+  sc.policy = editor_->policy();
+  for (const std::string& w : sim::unmatchedPolicyNames(sc)) out << QString::fromStdString(w);
+  return out;
 }
 
 void MainWindow::updateContext() {
   context_->setText(contextText());
+  const QStringList unmatched = unmatchedNames();
+  context_->setToolTip(
+      unmatched.isEmpty() ? QString() : tr("Unused by this scenario:\n") + unmatched.join("\n"));
   setWindowTitle(shownSource() + " · " + editor_->displayName() + tr(" — Spillway"));
   const bool greyed = stale();
   kpis_->setEnabled(!greyed);

@@ -335,18 +335,17 @@ void insertFaultRows(std::vector<KpiRow>& rows, const sim::RunReport& current,
     }
     return w;
   };
-  KpiRow worstRow;
-  worstRow.name = "TTD (worst)";
-  worstRow.unit = "s";
-  worstRow.higherIsBetter = false;
-  worstRow.current = worst(&current);
-  worstRow.previous = worst(previous);
-  KpiRow never;
-  never.name = "real faults never detected";
-  never.unit = "count";
-  never.higherIsBetter = false;
-  never.current = missed(&current);
-  never.previous = missed(previous);
+  auto lowerIsBetter = [&](const char* name, const char* unit, auto get) {
+    KpiRow r;
+    r.name = name;
+    r.unit = unit;
+    r.higherIsBetter = false;
+    r.current = get(&current);
+    r.previous = get(previous);
+    return r;
+  };
+  KpiRow worstRow = lowerIsBetter("TTD (worst)", "s", worst);
+  KpiRow never = lowerIsBetter("real faults never detected", "count", missed);
   auto ttdAt = std::find_if(rows.begin(), rows.end(),
                             [](const KpiRow& r) { return r.name == "TTD (mean)"; });
   if (ttdAt == rows.end()) return;

@@ -74,6 +74,7 @@ class TstConsoleWorkflow : public QObject {
   void badSessionIsAMessage_data();
   void badSessionIsAMessage();
   void fitsALaptopScreen();
+  void policyNamesTheScenarioLacks();
   void cleanupTestCase() { w_.reset(); }
 };
 
@@ -579,4 +580,26 @@ void TstConsoleWorkflow::fitsALaptopScreen() {
   QVERIFY2(
       std::any_of(shown.begin(), shown.end(), [&](const QString& s) { return s.startsWith(name); }),
       qPrintable(name + " not in " + shown.join(", ")));
+}
+
+// A policy naming a model the scenario lacks (here an override for "chat-99b") says so in
+// the context bar: that part of the policy is dropped without a word otherwise.
+void TstConsoleWorkflow::policyNamesTheScenarioLacks() {
+  QVERIFY(w_->runScenario("seed-000"));
+  QVERIFY(waitRun());
+  QVERIFY(w_->unmatchedNames().isEmpty());
+  QVERIFY(!w_->contextText().contains("⚠"));
+  const Policy own = editor()->policy();
+  Policy typo = own;
+  typo.modelOverrides["chat-99b"] = {};
+  editor()->applyPolicy(typo, "typo");
+  QVERIFY(waitRun());
+  QCOMPARE(w_->unmatchedNames(),
+           QStringList{"overrides.models.chat-99b: the scenario has no model 'chat-99b' (the "
+                       "override is unused)"});
+  QVERIFY2(w_->contextText().contains("⚠ 1 policy name(s) the scenario lacks"),
+           qPrintable(w_->contextText()));
+  editor()->applyPolicy(own, "back");
+  QVERIFY(waitRun());
+  QVERIFY(w_->unmatchedNames().isEmpty());
 }
