@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "spillway/input_limits.hpp"
@@ -188,20 +189,25 @@ DrillResult runDrill(const Runbook& rb, unsigned threads) {
   std::vector<nlohmann::json> reports;
   for (const RunReport& run : runs.runs.front())
     reports.push_back(nlohmann::json::parse(reportJson(run, -1))["kpis"]);
-  auto mean = [&](const std::string& key) -> std::optional<double> {
+  auto interval = [&](const std::string& key) {
     std::vector<double> v;
     for (const nlohmann::json& k : reports)
       if (const auto x = kpiOf(k, key)) v.push_back(*x);
-    if (const auto i = seedInterval(v)) return i->mean;
-    return std::nullopt;
+    return seedInterval(v);
   };
   std::vector<std::pair<std::string, std::optional<double>>> kpis;
-  for (const std::string& key : drillKpis()) kpis.emplace_back(key, mean(key));
-  return judgeDrill(rb, std::move(kpis));
+  std::map<std::string, SeedInterval> intervals;
+  for (const std::string& key : drillKpis()) {
+    const auto i = interval(key);
+    kpis.emplace_back(key, i ? std::optional(i->mean) : std::nullopt);
+    if (i) intervals.emplace(key, *i);
+  }
+  return judgeDrill(rb, std::move(kpis), intervals);
 }
 
 DrillResult judgeDrill(const Runbook& rb,
-                       std::vector<std::pair<std::string, std::optional<double>>> kpis) {
+                       std::vector<std::pair<std::string, std::optional<double>>> kpis,
+                       const std::map<std::string, SeedInterval>& intervals) {
   DrillResult out;
   out.kpis = std::move(kpis);
   out.passed = true;
@@ -211,11 +217,29 @@ DrillResult judgeDrill(const Runbook& rb,
     for (const auto& [key, v] : out.kpis)
       if (key == e.kpi) c.measured = v;
     c.passed = c.measured && (!e.min || *c.measured >= *e.min) && (!e.max || *c.measured <= *e.max);
+    if (const auto it = intervals.find(e.kpi); it != intervals.end()) {
+      c.interval = it->second;
+      c.straddles = c.passed && c.interval->n > 1 &&
+                    ((e.min && c.interval->lo < *e.min) || (e.max && c.interval->hi > *e.max));
+    }
     out.passed = out.passed && c.passed;
     out.checks.push_back(std::move(c));
   }
   return out;
 }
+
+namespace {
+
+// "pass", or a pass the seeds' 95 % interval does not back: "pass (seeds straddle the bound:
+// [0.93, 0.99])"; "FAIL", "FAIL (not measured)".
+std::string resultText(const CheckResult& c) {
+  if (!c.passed) return c.measured ? "FAIL" : "FAIL (not measured)";
+  if (!c.straddles) return "pass";
+  return "pass (seeds straddle the bound: [" + show(c.interval->lo) + ", " + show(c.interval->hi) +
+         "])";
+}
+
+}  // namespace
 
 std::string drillTable(const Runbook& rb, const DrillResult& d) {
   std::ostringstream os;
@@ -236,8 +260,7 @@ std::string drillTable(const Runbook& rb, const DrillResult& d) {
     if (e.min && e.max) bound += ", ";
     if (e.max) bound += "<= " + show(e.max);
     std::snprintf(buf, sizeof buf, "  %-34s %-22s %-12s %s\n", e.kpi.c_str(), bound.c_str(),
-                  show(c.measured).c_str(),
-                  c.passed ? "pass" : (c.measured ? "FAIL" : "FAIL (not measured)"));
+                  show(c.measured).c_str(), resultText(c).c_str());
     os << buf;
   }
   os << "\n"
@@ -265,6 +288,11 @@ std::string drillJson(const Runbook& rb, const DrillResult& d, int indent) {
     cj["max"] = c.expectation.max ? nlohmann::ordered_json(*c.expectation.max) : nullptr;
     cj["measured"] = c.measured ? nlohmann::ordered_json(*c.measured) : nullptr;
     cj["passed"] = c.passed;
+    cj["interval"] = c.interval ? nlohmann::ordered_json{{"lo", c.interval->lo},
+                                                         {"hi", c.interval->hi},
+                                                         {"n", c.interval->n}}
+                                : nlohmann::ordered_json(nullptr);
+    cj["straddles"] = c.straddles;
     cj["line"] = c.expectation.line;
     checks.push_back(cj);
   }

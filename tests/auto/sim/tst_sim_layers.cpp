@@ -5,6 +5,9 @@
 // runbooks whose broken expectation fails the drill.
 #include <QtTest>
 
+#include <nlohmann/json.hpp>
+
+#include <map>
 #include <string>
 
 #include "error_of.hpp"
@@ -355,6 +358,34 @@ class TstSimLayers : public QObject {
     const DrillResult d = runDrill(rb, 1);
     QCOMPARE(d.passed, passed);
     QCOMPARE(d.checks.size(), std::size_t{1});
+    // Two seeds: the check carries their interval, around the mean it judged.
+    if (d.checks[0].measured) {
+      QVERIFY(d.checks[0].interval);
+      QCOMPARE(d.checks[0].interval->n, 2u);
+      QCOMPARE(d.checks[0].interval->mean, *d.checks[0].measured);
+    }
+  }
+
+  // A mean that meets the bound while the seeds' interval crosses it: still a pass (a drill
+  // judges the mean, docs/drills.md), said as such in the table and the JSON.
+  void runbookPassTheSeedsStraddle() {
+    Runbook rb;
+    rb.name = "t";
+    rb.source = "rb.yaml";
+    rb.seeds = 5;
+    rb.expectations = {{"availability", 0.99, std::nullopt, 7}, {"ttd_s", std::nullopt, 30, 8}};
+    const std::map<std::string, SeedInterval> intervals = {
+        {"availability", {0.992, 0.985, 0.999, 5}}, {"ttd_s", {20, 18, 22, 5}}};
+    const DrillResult d = judgeDrill(rb, {{"availability", 0.992}, {"ttd_s", 20.0}}, intervals);
+    QVERIFY(d.passed);
+    QVERIFY(d.checks[0].passed && d.checks[0].straddles);
+    QVERIFY(d.checks[1].passed && !d.checks[1].straddles);
+    const QString table = QString::fromStdString(drillTable(rb, d));
+    QVERIFY2(table.contains("pass (seeds straddle the bound: [0.985, 0.999])"), qPrintable(table));
+    const auto j = nlohmann::json::parse(drillJson(rb, d));
+    QCOMPARE(j["checks"][0]["straddles"].get<bool>(), true);
+    QCOMPARE(j["checks"][0]["interval"]["lo"].get<double>(), 0.985);
+    QCOMPARE(j["checks"][1]["straddles"].get<bool>(), false);
   }
 
   void runbookErrorsNameTheLine_data() {

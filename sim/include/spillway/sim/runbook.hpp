@@ -5,6 +5,7 @@
 // expectation, so a CI job can run the runbooks weekly (docs/drills.md).
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include "spillway/policy.hpp"
 #include "spillway/sim/modes.hpp"
 #include "spillway/sim/scenario.hpp"
+#include "spillway/sim/seeds.hpp"
 
 namespace spillway::sim {
 
@@ -49,6 +51,10 @@ struct CheckResult {
   Expectation expectation;
   std::optional<double> measured;  // mean over the seeds where it is defined; none: n/a
   bool passed = false;             // n/a never passes: an unmeasured expectation is broken
+  // Over several seeds: their 95 % interval, and whether it crosses a bound the mean meets
+  // (docs/kpis.md: one seed is an anecdote — a pass the seeds straddle is reported as such).
+  std::optional<SeedInterval> interval;
+  bool straddles = false;
 };
 
 struct DrillResult {
@@ -61,9 +67,11 @@ struct DrillResult {
 DrillResult runDrill(const Runbook& runbook, unsigned threads = 0);
 
 // The runbook's expectations judged on measured KPIs (a key missing or n/a: not measured,
-// broken); `kpis` is kept in the result.
+// broken); `kpis` is kept in the result. With the seeds' intervals by key, a pass whose
+// interval crosses the bound is marked `straddles` (still a pass: a drill judges the mean).
 DrillResult judgeDrill(const Runbook& runbook,
-                       std::vector<std::pair<std::string, std::optional<double>>> kpis);
+                       std::vector<std::pair<std::string, std::optional<double>>> kpis,
+                       const std::map<std::string, SeedInterval>& intervals = {});
 
 std::string drillTable(const Runbook& runbook, const DrillResult& result);
 std::string drillJson(const Runbook& runbook, const DrillResult& result, int indent = 2);
