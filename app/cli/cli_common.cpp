@@ -68,6 +68,12 @@ std::optional<int> parseCommandLine(QCommandLineParser& p, const QStringList& ar
   return std::nullopt;
 }
 
+std::string faultsPathFor(const std::string& trace) {
+  const std::string stem =
+      trace.size() > 6 && trace.ends_with(".jsonl") ? trace.substr(0, trace.size() - 6) : trace;
+  return stem + ".faults.jsonl";
+}
+
 void warnUnmatchedNames(const char* command, const sim::Scenario& scenario) {
   for (const std::string& w : sim::unmatchedPolicyNames(scenario))
     std::fprintf(stderr, "%s: warning: policy %s\n", command, printable(w).c_str());

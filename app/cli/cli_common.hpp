@@ -57,6 +57,10 @@ int reportUncaught(const QString& command);
 std::optional<int> parseCommandLine(QCommandLineParser& p, const QStringList& args,
                                     const QStringList& repeatable = {});
 
+// TRACE.faults.jsonl beside TRACE (its .jsonl suffix replaced): the annotations sweep,
+// export and replay read when present and none are named.
+std::string faultsPathFor(const std::string& trace);
+
 // The policy's names the scenario has no model or instance of (a typo drops a backup or an
 // override unseen), as "COMMAND: warning: …" lines on stderr; the run goes on.
 void warnUnmatchedNames(const char* command, const sim::Scenario& scenario);

@@ -398,6 +398,12 @@ std::vector<NamedFault> readFaults(const ReplayCliOptions& o) {
   if (o.builtin)
     return parseFaultAnnotations(readWhole(kSampleFaults, input_limits::kFaults, "faults file"),
                                  "seed000-sample.faults.jsonl (built-in)");
+  // As sweep and export read them: one trace, one set of faults, the same TTD everywhere.
+  if (!o.tracePath.empty() && o.tracePath != "-") {
+    const std::string beside = faultsPathFor(o.tracePath);
+    if (std::ifstream(beside).good())
+      return parseFaultAnnotations(readWhole(beside, input_limits::kFaults, "faults file"), beside);
+  }
   return {};
 }
 

@@ -44,12 +44,6 @@ void addIncidentOptions(QCommandLineParser& p) {
                "D", "5s"});
 }
 
-std::string faultsPathFor(const std::string& trace) {
-  const std::string stem =
-      trace.size() > 6 && trace.ends_with(".jsonl") ? trace.substr(0, trace.size() - 6) : trace;
-  return stem + ".faults.jsonl";
-}
-
 IncidentTrace fromSource(formats::RecordSource& src, std::string name,
                          std::vector<NamedFault> faults) {
   if (src.aggregates())

@@ -64,8 +64,15 @@ void writeCsv(const SweepResult& r, const std::string& path) {
     const SweepScore& s = r.scores[i];
     out << i << ',' << (r.pareto[i] ? 1 : 0);
     for (const auto& [k, v] : r.candidates[i].values) out << ',' << v;
-    out << ',' << s.fpRate() << ',' << s.falseTripsPerHour().value_or(0) << ','
-        << s.blocks.collateralShare().value_or(0) << ',';
+    // A rate over nothing is an empty cell (n/a), as the table prints it, never 0.
+    auto cell = [&](const std::optional<double>& v) {
+      out << ',';
+      if (v) out << *v;
+    };
+    cell(s.fpRateOrNa());
+    cell(s.falseTripsPerHour());
+    cell(s.blocks.collateralShare());
+    out << ',';
     if (s.meanTtdSeconds()) out << *s.meanTtdSeconds();
     out << ',';
     if (s.meanMttrSeconds()) out << *s.meanMttrSeconds();

@@ -128,6 +128,7 @@ class TstCliReplay : public QObject {
   void transitionsChain();
   void goldenTinyTrace();
   void traceFromStdin();
+  void faultsBesideTheTrace();
   void inputErrors_data();
   void inputErrors();
   void skipBadLines();
@@ -620,6 +621,25 @@ void TstCliReplay::tracegenDefaultIsCommittedSample() {
   QVERIFY2(r.out == committed, "tracegen's default output differs from the committed sample");
   QCOMPARE(readFile(faults),
            readFile(QStringLiteral(SPILLWAY_RESOURCES_DIR "/traces/seed000-sample.faults.jsonl")));
+}
+
+// TRACE.faults.jsonl beside the trace is read, as sweep and export read it: one trace gave a
+// TTD of 1m06s here (faults read from the recording) and 2m32s in the sweep.
+void TstCliReplay::faultsBesideTheTrace() {
+  const QString trace = QStringLiteral(SPILLWAY_RESOURCES_DIR "/traces/seed000-sample.jsonl");
+  const QString faults =
+      QStringLiteral(SPILLWAY_RESOURCES_DIR "/traces/seed000-sample.faults.jsonl");
+  const Run beside = cli({"replay", "--trace", trace});
+  const Run named = cli({"replay", "--trace", trace, "--faults", faults});
+  QVERIFY2(beside.code == 0 && named.code == 0, qPrintable(diag(beside)));
+  QVERIFY2(beside.out.contains("real faults from the annotations"), beside.out.constData());
+  QCOMPARE(beside.out, named.out);
+  // Copied away from its annotations, the trace's faults come from the recording itself.
+  const QString alone = tmp_.filePath("alone.jsonl");
+  QVERIFY(QFile::copy(trace, alone));
+  const Run own = cli({"replay", "--trace", alone});
+  QVERIFY2(own.code == 0, qPrintable(diag(own)));
+  QVERIFY(own.out.contains("no annotations"));
 }
 
 QTEST_GUILESS_MAIN(TstCliReplay)

@@ -1,6 +1,7 @@
 // spillway-cli sweep / calibrate / compare, end to end on the hand-written tiny trace (its
 // faults file sits next to it): JSON results per candidate, the calibrated policy written and
 // usable, an unreachable target as exit 1 with the reason, bad input as exit 2.
+#include <QFile>
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
@@ -29,7 +30,40 @@ class TstCliSweep : public QObject {
   void scenarioSweepShowsSystemFigures();
   void scenarioCalibrationKeepsDetection();
   void scenarioCalibrationOnCost();
+  void csvLeavesNaEmpty();
 };
+
+// A candidate that blocks nothing has 误伤 n/a (kpis.md): the table and JSON said so, the CSV
+// wrote 0 — the best possible score — for it.
+void TstCliSweep::csvLeavesNaEmpty() {
+  QTemporaryDir dir;
+  const QString csv = dir.filePath("s.csv");
+  const Run r = run(kCli, {"sweep", "--trace", kTrace, "--policy", kPolicy, "--param",
+                           "min_calls=1,100000", "--csv", csv, "--json"});
+  QVERIFY2(r.code == 0, r.err.constData());
+  QFile f(csv);
+  QVERIFY(f.open(QIODevice::ReadOnly));
+  const QList<QByteArray> lines = f.readAll().trimmed().split('\n');
+  QCOMPARE(lines.size(), 3);
+  const QList<QByteArray> head = lines[0].split(',');
+  const int fp = static_cast<int>(head.indexOf("fp_rate"));
+  const int minCalls = static_cast<int>(head.indexOf("min_calls"));
+  QVERIFY(fp > 0 && minCalls > 0);
+  const QJsonArray rows = QJsonDocument::fromJson(r.out).array();
+  int blockedNothing = 0;
+  for (int i = 1; i < lines.size(); ++i) {
+    const QList<QByteArray> cells = lines[i].split(',');
+    const int candidate = cells[0].toInt();
+    const QJsonValue want = rows[candidate].toObject()["fp_rate"];
+    if (want.isNull()) {
+      ++blockedNothing;
+      QCOMPARE(cells[fp], QByteArray());
+    } else {
+      QCOMPARE(cells[fp].toDouble(), want.toDouble());
+    }
+  }
+  QCOMPARE(blockedNothing, 1);  // min_calls 100000: never trips on 27 calls
+}
 
 void TstCliSweep::sweepJson() {
   const Run r = run(kCli, {"sweep", "--trace", kTrace, "--policy", kPolicy, "--param",
