@@ -178,20 +178,21 @@ KneeResult findKnee(const Scenario& scenario, const KneeOptions& o,
 std::string kneeTable(const KneeResult& r, const KneeOptions& o) {
   std::ostringstream os;
   char buf[256];
-  std::snprintf(buf, sizeof buf, "  %-7s %-10s %-10s %-10s %-10s %-12s %-7s %-9s %s\n", "load",
+  std::snprintf(buf, sizeof buf, "  %-7s %-10s %-10s %-10s %-20s %-12s %-7s %-9s %s\n", "load",
                 "offered/s", "p50", "p99", "errors", "good/s", "util", "backlog", "settled");
   os << buf;
   for (std::size_t i = 0; i < r.steps.size(); ++i) {
     const KneeStep& s = r.steps[i];
     const auto e = s.errors.value();
-    char err[32];
+    char err[48];  // with its sample size (kpis.md): the requests the step finished
     if (e) {
-      std::snprintf(err, sizeof err, "%.2f %%", *e * 100);
+      std::snprintf(err, sizeof err, "%.2f %% (n=%llu)", *e * 100,
+                    static_cast<unsigned long long>(s.errors.den));
     } else {
       std::snprintf(err, sizeof err, "n/a");
     }
     std::snprintf(buf, sizeof buf,
-                  "  %-7.0f %-10.1f %-10.0f %-10.0f %-10s %-12.1f %-7.0f %-9llu %s%s\n",
+                  "  %-7.0f %-10.1f %-10.0f %-10.0f %-20s %-12.1f %-7.0f %-9llu %s%s\n",
                   s.factor * 100, s.offeredRps, s.p50Ms, s.p99Ms, err, s.throughput,
                   s.utilization * 100, static_cast<unsigned long long>(s.backlog),
                   s.stable ? "yes" : "no", r.knee && *r.knee == i ? "   <- knee" : "");

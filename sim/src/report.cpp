@@ -576,12 +576,13 @@ std::string compareTable(const RunReport& b, const RunReport& p) {
   os << "Scenario " << p.scenario << ", seed " << p.seed << ": protection off vs on ("
      << b.originals << " / " << p.originals << " requests)\n\n";
   row(os, "KPI", "baseline (off)", "protected (on)", "seed figure");
-  row(os, "availability (within SLO)", pct(b.availability), pct(p.availability), seed.availability);
-  row(os, "core availability", pct(b.coreAvailability), pct(p.coreAvailability));
-  row(os, "availability during faults", pct(b.availabilityInFault), pct(p.availabilityInFault));
-  row(os, "core availability during faults", pct(b.coreAvailabilityInFault),
-      pct(p.coreAvailabilityInFault), seed.core);
-  row(os, "SLA attainment (in-quota traffic)", pct(b.slaInQuota), pct(p.slaInQuota));
+  row(os, "availability (within SLO)", pctN(b.availability), pctN(p.availability),
+      seed.availability);
+  row(os, "core availability", pctN(b.coreAvailability), pctN(p.coreAvailability));
+  row(os, "availability during faults", pctN(b.availabilityInFault), pctN(p.availabilityInFault));
+  row(os, "core availability during faults", pctN(b.coreAvailabilityInFault),
+      pctN(p.coreAvailabilityInFault), seed.core);
+  row(os, "SLA attainment (in-quota traffic)", pctN(b.slaInQuota), pctN(p.slaInQuota));
   row(os, "  quota refusals (originals)", std::to_string(b.quotaRefused),
       std::to_string(p.quotaRefused));
   for (std::size_t i = 0; i < p.slaClasses.size() && i < b.slaClasses.size(); ++i)
@@ -605,9 +606,9 @@ std::string compareTable(const RunReport& b, const RunReport& p) {
   row(os, "fault interception rate",
       std::to_string(spread.num) + " of " + std::to_string(spread.den) + " spread",
       pctN(pairedInterception(b, p)), seed.interception);
-  row(os, "false-positive rate (误伤)", pct(b.falsePositive), pctN(p.falsePositive), seed.fp);
+  row(os, "false-positive rate (误伤)", pctN(b.falsePositive), pctN(p.falsePositive), seed.fp);
   row(os, "  false trips / recovery lag", "", pct(p.fpFalseTrip) + " / " + pct(p.fpRecoveryLag));
-  row(os, "collateral share (correct trips)", pct(b.collateral), pctN(p.collateral));
+  row(os, "collateral share (correct trips)", pctN(b.collateral), pctN(p.collateral));
   row(os, "false trips", falseTrips(b), falseTrips(p));
   row(os, "TTD (mean, detected faults)", dur(b.meanTtd), ttdMean(p));
   row(os, "TTD (worst)", "n/a", ttdWorst(p));
@@ -649,8 +650,8 @@ std::string compareTable(const RunReport& b, const RunReport& p) {
   row(os, "client availability (in faults)", "baseline (off)", "protected (on)");
   for (std::size_t i = 0; i < p.clients.size() && i < b.clients.size(); ++i)
     row(os, p.clients[i].name + (p.clients[i].criticality == Criticality::Core ? " [core]" : ""),
-        pct(b.clients[i].availability) + " (" + pct(b.clients[i].availabilityInFault) + ")",
-        pct(p.clients[i].availability) + " (" + pct(p.clients[i].availabilityInFault) + ")");
+        pctN(b.clients[i].availability) + " (" + pct(b.clients[i].availabilityInFault) + ")",
+        pctN(p.clients[i].availability) + " (" + pct(p.clients[i].availabilityInFault) + ")");
   os << "\n(The seed figures are the published, de-identified numbers of the seed document;\n"
         " the simulated figures come from this scenario and seed.)\n";
   return os.str();

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -23,7 +24,29 @@ struct SeedKpi {
   bool higherIsBetter;
   std::optional<double> (*get)(const RunReport&);
   std::optional<double> seed000;  // the seed document's figure, protected
+  // What one run's figure is over (requests, blocks, faults), summed over the seeds for the
+  // table's n (kpis.md: every rate with its sample size); null: a count or a ratio of totals.
+  std::uint64_t (*over)(const RunReport&) = nullptr;
 };
+
+std::uint64_t realFaults(const RunReport& r, bool (*counts)(const FaultReport&)) {
+  std::uint64_t n = 0;
+  for (const FaultReport& f : r.faults) n += !f.benign && counts(f);
+  return n;
+}
+
+// ∞ when a real fault was never detected (kpis.md), the slowest detection otherwise.
+std::optional<double> worstTtd(const RunReport& r) {
+  std::optional<double> w;
+  if (!r.protection) return w;  // the baseline's breakers only watch: nothing to detect
+  for (const FaultReport& f : r.faults) {
+    if (f.benign) continue;
+    const double t =
+        f.detected ? static_cast<double>(f.ttd) / 1e6 : std::numeric_limits<double>::infinity();
+    w = std::max(w.value_or(t), t);
+  }
+  return w;
+}
 
 std::optional<double> secondsOf(const std::optional<Micros>& d) {
   if (!d) return std::nullopt;
@@ -32,28 +55,49 @@ std::optional<double> secondsOf(const std::optional<Micros>& d) {
 
 const SeedKpi kKpis[] = {
     {"availability (within SLO)", "availability", "share", true,
-     [](const RunReport& r) { return r.availability.value(); }, std::nullopt},
+     [](const RunReport& r) { return r.availability.value(); }, std::nullopt,
+     [](const RunReport& r) { return r.availability.den; }},
     {"core availability during faults", "core_availability_during_faults", "share", true,
-     [](const RunReport& r) { return r.coreAvailabilityInFault.value(); }, 0.92},
+     [](const RunReport& r) { return r.coreAvailabilityInFault.value(); }, 0.92,
+     [](const RunReport& r) { return r.coreAvailabilityInFault.den; }},
     {"degrade success rate", "degrade_success_rate", "share", true,
-     [](const RunReport& r) { return r.degradeSuccess.value(); }, 0.97},
+     [](const RunReport& r) { return r.degradeSuccess.value(); }, 0.97,
+     [](const RunReport& r) { return r.degradeSuccess.den; }},
     {"fault interception rate (paired)", "fault_interception_rate", "share", true,
-     [](const RunReport& r) { return r.pairedInterception.value(); }, 0.95},
+     [](const RunReport& r) { return r.pairedInterception.value(); }, 0.95,
+     [](const RunReport& r) { return r.pairedInterception.den; }},
     {"false-positive rate (误伤)", "false_positive_rate", "share", false,
-     [](const RunReport& r) { return r.falsePositive.value(); }, 0.03},
+     [](const RunReport& r) { return r.falsePositive.value(); }, 0.03,
+     [](const RunReport& r) { return r.falsePositive.den; }},
     {"collateral share", "collateral_share", "share", false,
-     [](const RunReport& r) { return r.collateral.value(); }, std::nullopt},
+     [](const RunReport& r) { return r.collateral.value(); }, std::nullopt,
+     [](const RunReport& r) { return r.collateral.den; }},
     {"false trips per hour", "false_trips_per_hour", "/h", false,
      [](const RunReport& r) { return r.falseTripsPerHour; }, std::nullopt},
-    {"TTD (mean)", "ttd_s", "s", false, [](const RunReport& r) { return secondsOf(r.meanTtd); },
-     std::nullopt},
+    {"TTD (mean, detected faults)", "ttd_s", "s", false,
+     [](const RunReport& r) { return secondsOf(r.meanTtd); }, std::nullopt,
+     [](const RunReport& r) {
+       return realFaults(r, [](const FaultReport& f) { return f.detected; });
+     }},
+    {"TTD (worst; inf: one missed)", "ttd_worst_s", "s", false, worstTtd, std::nullopt,
+     [](const RunReport& r) { return realFaults(r, [](const FaultReport&) { return true; }); }},
     {"self-healing time", "self_healing_s", "s", false,
-     [](const RunReport& r) { return secondsOf(r.meanSelfHealing); }, 90.0},
+     [](const RunReport& r) { return secondsOf(r.meanSelfHealing); }, 90.0,
+     [](const RunReport& r) { return r.selfHealed; }},
     {"service restoration (worst)", "service_restoration_worst_s", "s", false,
-     [](const RunReport& r) { return secondsOf(r.worstServiceRestoration); }, 90.0},
+     [](const RunReport& r) { return secondsOf(r.worstServiceRestoration); }, 90.0,
+     [](const RunReport& r) { return r.serviceRestored; }},
     {"retry amplification", "retry_amplification", "x", false,
      [](const RunReport& r) { return r.retryAmplification.value(); }, std::nullopt},
 };
+
+// "98.1 % [97.8 %, 98.3 %] n=290412": the events the seeds' figures are over, summed.
+std::string withCount(std::string text, const std::vector<RunReport>& runs, const SeedKpi& k) {
+  if (!k.over || text == "n/a") return text;
+  std::uint64_t n = 0;
+  for (const RunReport& r : runs) n += k.over(r);
+  return text + " n=" + std::to_string(n);
+}
 
 std::optional<SeedInterval> over(const std::vector<RunReport>& runs, const SeedKpi& k) {
   return intervalOver(runs, k.get, std::string_view(k.unit) == "share");
@@ -173,7 +217,7 @@ std::string seedsTable(const SeedRuns& runs, const Scenario& sc) {
   os << "Scenario " << sc.name << ", seeds " << sc.seed << " … " << sc.seed + n - 1 << " (" << n
      << "): mean [95 % interval]\n\n";
   char buf[400];
-  std::snprintf(buf, sizeof buf, "  %-34s %-30s %-30s %-8s %s\n", "KPI", "baseline (off)",
+  std::snprintf(buf, sizeof buf, "  %-34s %-40s %-40s %-8s %s\n", "KPI", "baseline (off)",
                 "protected (on)", "seed", "seed vs interval");
   os << buf;
   for (const SeedKpi& k : kKpis) {
@@ -186,16 +230,18 @@ std::string seedsTable(const SeedRuns& runs, const Scenario& sc) {
     // The KPI names hold one CJK pair (two columns, six bytes): pad by what the eye sees.
     const std::string name = k.name;
     const int extra = name.find("误伤") != std::string::npos ? 2 : 0;
-    std::snprintf(buf, sizeof buf, "  %-*s %-30s %-30s %-8s %s", 34 + extra, k.name,
-                  formatInterval(b, k.unit).c_str(), formatInterval(p, k.unit).c_str(),
-                  seed.c_str(), where.c_str());
+    std::snprintf(buf, sizeof buf, "  %-*s %-40s %-40s %-8s %s", 34 + extra, k.name,
+                  withCount(formatInterval(b, k.unit), runs.baseline, k).c_str(),
+                  withCount(formatInterval(p, k.unit), runs.protectedRuns, k).c_str(), seed.c_str(),
+                  where.c_str());
     std::string line = buf;
     while (!line.empty() && line.back() == ' ') line.pop_back();  // noise in a diff
     os << line << '\n';
   }
   os << "\n(interval: Student's t over the seeds where the KPI is defined; a rate over nothing is "
-        "n/a\n and is left out. \"better\"/\"worse\": the whole interval is on that side of the "
-        "seed's figure.)\n";
+        "n/a\n and is left out; n: the requests, blocks or faults it is over, all seeds "
+        "together.\n \"better\"/\"worse\": the whole interval is on that side of the seed's "
+        "figure.)\n";
   return os.str();
 }
 

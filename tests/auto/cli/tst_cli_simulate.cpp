@@ -234,8 +234,10 @@ void TstCliSimulate::compareOutDirectory() {
   const QJsonObject cmp = parseObject(readFile(d + "/compare.json"), &err);
   QVERIFY2(err.isEmpty(), qPrintable(err));
   QCOMPARE(cmp["baseline"].toObject()["protection"].toBool(), false);
-  // The table on stdout puts both runs side by side.
+  // The table on stdout puts both runs side by side, every rate with its sample size.
   QVERIFY(r.out.contains("baseline (off)") && r.out.contains("protected (on)"));
+  for (const QString& l : QString::fromUtf8(r.out).split('\n'))
+    if (l.trimmed().startsWith("availability (within SLO)")) QCOMPARE(l.count("(n="), 2);
 }
 
 void TstCliSimulate::seedOption() {
@@ -340,6 +342,7 @@ void TstCliSimulate::kneeTable() {
   QVERIFY2(r.code == 0, qPrintable(diag(r)));
   const QString out = QString::fromUtf8(r.out);
   QVERIFY2(out.contains("offered/s") && out.contains("p99"), qPrintable(out));
+  QVERIFY2(out.contains(" % (n="), qPrintable(out));  // each step's error rate with its n
   // Three steps (100, 200, 300 %); the third, 48 req/s, is over the ~40 req/s capacity.
   static const QRegularExpression row(QStringLiteral(R"(^\s+(\d+)\s+(\d+\.\d)\s.*$)"),
                                       QRegularExpression::MultilineOption);
