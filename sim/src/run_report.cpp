@@ -226,10 +226,16 @@ RunReport Simulator::Impl::report() const {
     const bool ended = iv.end != kForever && iv.end <= now;
     return FaultInterval{inst[iv.instance].eid, iv.start, ended ? iv.end : kForever - 1, ""};
   };
+  // A fault shorter than the block classes' shortest real fault (10 s) is scored as they
+  // class its blocks: benign, a blip — not a fault to detect (kpis.md).
+  auto benign = [&](const Interval& iv) {
+    return sc.faults[iv.fault].benign ||
+           (iv.end != kForever && iv.end - iv.start < blocks.rules().minFault);
+  };
   std::vector<FaultInterval> real;
   std::vector<std::size_t> realAt;
   for (std::size_t k = 0; k < intervals.size(); ++k)
-    if (!sc.faults[intervals[k].fault].benign && intervals[k].start <= now) {
+    if (!benign(intervals[k]) && intervals[k].start <= now) {
       real.push_back(scored(intervals[k]));
       realAt.push_back(k);
     }
@@ -244,9 +250,9 @@ RunReport Simulator::Impl::report() const {
     fr.target = fs.target;
     fr.instance = instanceNames[iv.instance];
     fr.start = iv.start;
-    fr.benign = fs.benign;
+    fr.benign = benign(iv);
     fr.selfEnding = !iv.byHand && iv.end != kForever;
-    if (!fs.benign) fr.serviceRestoration = serviceRestoration(iv, &fr.serviceLeft);
+    if (!fr.benign) fr.serviceRestoration = serviceRestoration(iv, &fr.serviceLeft);
     fr.ended = iv.end != kForever && iv.end <= now;
     fr.end = iv.end == kForever ? now : std::min(iv.end, now);
     if (iv.start > now) continue;  // not reached yet
@@ -262,7 +268,7 @@ RunReport Simulator::Impl::report() const {
     if (iv.spread) {
       fr.spreadTo = instanceNames[iv.spreadTo];
       fr.spreadAt = iv.spreadAt;
-    } else if (!fs.benign) {
+    } else if (!fr.benign) {
       if (const auto at = serviceSpreadAt(iv)) {
         fr.intercepted = false;
         fr.spreadTo = "service (core availability)";

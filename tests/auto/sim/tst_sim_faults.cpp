@@ -649,6 +649,17 @@ faults:
   QCOMPARE(real.collateral.num, std::uint64_t{0});  // every call failed during the fault
   QVERIFY(real.fpRecoveryLag.num > 0);
   QCOMPARE(real.falsePositive.num, real.fpRecoveryLag.num);
+  // Not marked benign, but shorter than the classes' shortest real fault (10 s): its blocks
+  // are false trips, and so it is not a fault to detect either (it had a TTD row of its own,
+  // and "never detected" when the breaker let it pass).
+  const RunReport shortBlip = run("duration: 5s, rate: 1");
+  QVERIFY(shortBlip.blocks.falseTripEpisodes > 0);
+  QCOMPARE(shortBlip.faults.size(), std::size_t{1});
+  QVERIFY(shortBlip.faults[0].benign);
+  QVERIFY(!shortBlip.meanTtd);
+  QCOMPARE(shortBlip.interception.den, std::uint64_t{0});
+  QCOMPARE(real.faults.size(), std::size_t{1});
+  QVERIFY(!real.faults[0].benign);
 }
 
 // One instance, no protection, an outage from 60 s to 120 s: its caller's availability is back
