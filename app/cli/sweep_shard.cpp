@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "spillway/input_error.hpp"
+#include "spillway/special_file.hpp"
 
 namespace spillway::cli {
 namespace {
@@ -313,10 +314,7 @@ std::string shardRowsText(const SweepIdentity& id, Shard shard,
 
 void writeShardRows(const std::string& path, const SweepIdentity& id, Shard shard,
                     const std::vector<std::size_t>& indices, const SweepResult& rows) {
-  // A device or pipe is written as it is: a rename over /dev/null replaces it for everyone.
-  std::error_code ec;
-  if (const auto st = std::filesystem::status(path, ec);
-      !ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st)) {
+  if (isSpecialFile(path)) {  // /dev/null, a FIFO: written as it is
     std::ofstream out(path, std::ios::binary);
     out << shardRowsText(id, shard, indices, rows);
     out.close();
@@ -331,6 +329,7 @@ void writeShardRows(const std::string& path, const SweepIdentity& id, Shard shar
     out.flush();
     if (!out) throw InputError(path, 0, "", "cannot write (disk full?)");
   }
+  std::error_code ec;
   std::filesystem::rename(part, path, ec);
   if (ec) throw InputError(path, 0, "", "cannot rename " + part + ": " + ec.message());
 }

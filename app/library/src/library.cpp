@@ -21,6 +21,7 @@
 #include "spillway/formats/canonical.hpp"
 #include "spillway/library/block_codec.hpp"
 #include "spillway/library/string_table.hpp"
+#include "spillway/special_file.hpp"
 
 namespace spillway::library {
 
@@ -760,11 +761,7 @@ std::uint64_t Library::exportJsonl(std::string_view name, std::FILE* out) {
 std::uint64_t Library::exportJsonlFile(std::string_view name, const std::string& file) {
   namespace fs = std::filesystem;
   requireIncident(name);
-  // A device or pipe (/dev/null, a FIFO) is written as it is: renaming a temporary over it
-  // replaced /dev/null with a regular file for the whole machine.
-  std::error_code ec;
-  if (const fs::file_status st = fs::status(file, ec);
-      !ec && fs::exists(st) && !fs::is_regular_file(st)) {
+  if (isSpecialFile(file)) {  // /dev/null, a FIFO: written as it is
     std::FILE* f = std::fopen(file.c_str(), "wb");
     if (!f) throw InputError(file, 0, "", std::string("cannot write: ") + std::strerror(errno));
     std::uint64_t n = 0;
