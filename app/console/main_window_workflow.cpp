@@ -236,9 +236,8 @@ QString MainWindow::contextText() const {
 QStringList MainWindow::unmatchedNames() const {
   QStringList out;
   if (!current_ || current_->mode != view::Mode::Simulation) return out;
-  sim::Scenario sc = scenarioData_;
-  sc.policy = editor_->policy();
-  for (const std::string& w : sim::unmatchedPolicyNames(sc)) out << QString::fromStdString(w);
+  for (const std::string& w : sim::unmatchedPolicyNames(scenarioData_, editor_->policy()))
+    out << QString::fromStdString(w);
   return out;
 }
 

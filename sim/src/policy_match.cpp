@@ -6,13 +6,12 @@
 
 namespace spillway::sim {
 
-std::vector<std::string> unmatchedPolicyNames(const Scenario& sc) {
+std::vector<std::string> unmatchedPolicyNames(const Scenario& sc, const Policy& p) {
   std::set<std::string> models, instances;
   for (const ModelSpec& m : sc.models) {
     models.insert(m.name);
     for (const InstanceSpec& i : m.instances) instances.insert(i.name);
   }
-  const Policy& p = sc.policy;
   std::vector<std::string> out;
   auto model = [&](const std::string& name, const std::string& where, const char* lost) {
     if (!models.count(name))

@@ -12,6 +12,10 @@ namespace spillway::sim {
 
 // One line per name the scenario has no model or instance of: "degrade.chains.chat-72b: the
 // scenario has no model 'chat-33b' (a backup it cannot route to)".
-std::vector<std::string> unmatchedPolicyNames(const Scenario& scenario);
+std::vector<std::string> unmatchedPolicyNames(const Scenario& scenario, const Policy& policy);
+// The scenario's own policy.
+inline std::vector<std::string> unmatchedPolicyNames(const Scenario& scenario) {
+  return unmatchedPolicyNames(scenario, scenario.policy);
+}
 
 }  // namespace spillway::sim
