@@ -316,10 +316,12 @@ std::vector<RequirementResult> checkRequirements(const std::vector<Requirement>&
     const bool upper = q.op == Op::Le || q.op == Op::Lt;
     double worst = upper ? -1.0 : 1e300;
     std::string where;
-    auto consider = [&](double v, const std::string& at) {
+    bool worstIsNa = false;  // 误伤 over no block: n/a (kpis.md), never printed as 0
+    auto consider = [&](double v, const std::string& at, bool na = false) {
       if (!any || (upper ? v > worst : v < worst)) {
         worst = v;
         where = at;
+        worstIsNa = na;
       }
       any = true;
     };
@@ -328,10 +330,11 @@ std::vector<RequirementResult> checkRequirements(const std::vector<Requirement>&
       const std::string inc = i < names.size() ? names[i] : "incident " + std::to_string(i + 1);
       switch (q.metric) {
         case Metric::Fp:
+          // Nothing blocked harmed nothing: it meets any fp bound, and reads n/a.
           if (k.fpRate())
             consider(*k.fpRate(), inc);
           else
-            consider(0, inc + " (nothing blocked)");
+            consider(0, inc + " (nothing blocked)", true);
           break;
         case Metric::Collateral:
           consider(k.blocks.collateralShare().value_or(0), inc);
@@ -369,7 +372,8 @@ std::vector<RequirementResult> checkRequirements(const std::vector<Requirement>&
     }
     res.actual = worst;
     res.passed = satisfies(worst, q.op, q.value);
-    res.detail = formatMetric(q.metric, worst) + " (" + where + ")";
+    res.detail =
+        (worstIsNa ? std::string("n/a") : formatMetric(q.metric, worst)) + " (" + where + ")";
     out.push_back(res);
   }
   return out;

@@ -459,6 +459,10 @@ class TstExport : public QObject {
     const auto none = checkRequirements(parseRequirements("ttd<=30s"), {"x"}, {ReplayKpis{}});
     QVERIFY(!none[0].passed);
     QVERIFY(none[0].detail.find("not measurable") != std::string::npos);
+    // 误伤 over no block is n/a (kpis.md), not 0 %; blocking nothing harmed nothing: it passes.
+    const auto idle = checkRequirements(parseRequirements("fp<=0.03"), {"x"}, {ReplayKpis{}});
+    QVERIFY(idle[0].passed);
+    QCOMPARE(idle[0].detail, std::string("n/a (x (nothing blocked))"));
   }
 
   // issue 19: a server the target takes out only after the fault ended is not "never taken
