@@ -91,12 +91,17 @@ const SeedKpi kKpis[] = {
      [](const RunReport& r) { return r.retryAmplification.value(); }, std::nullopt},
 };
 
+std::uint64_t eventsOver(const std::vector<RunReport>& runs, const SeedKpi& k) {
+  std::uint64_t n = 0;
+  if (k.over)
+    for (const RunReport& r : runs) n += k.over(r);
+  return n;
+}
+
 // "98.1 % [97.8 %, 98.3 %] n=290412": the events the seeds' figures are over, summed.
 std::string withCount(std::string text, const std::vector<RunReport>& runs, const SeedKpi& k) {
   if (!k.over || text == "n/a") return text;
-  std::uint64_t n = 0;
-  for (const RunReport& r : runs) n += k.over(r);
-  return text + " n=" + std::to_string(n);
+  return text + " n=" + std::to_string(eventsOver(runs, k));
 }
 
 std::optional<SeedInterval> over(const std::vector<RunReport>& runs, const SeedKpi& k) {
@@ -104,11 +109,18 @@ std::optional<SeedInterval> over(const std::vector<RunReport>& runs, const SeedK
 }
 
 // Where the seed's figure lies against the protected interval.
-std::string verdict(const std::optional<SeedInterval>& i, const SeedKpi& k, double seed) {
+// `events`: what the figure is over, all seeds together. A verdict on a handful of faults (three
+// seeds with one fault each give a zero-width interval) is said with its n.
+std::string verdict(const std::optional<SeedInterval>& i, const SeedKpi& k, double seed,
+                    std::uint64_t events) {
   if (!i) return "n/a";
-  if (seed >= i->lo && seed <= i->hi) return "inside";
-  const bool above = i->lo > seed;  // the whole interval is above the seed's figure
-  return above == k.higherIsBetter ? "better" : "worse";
+  std::string v = "inside";
+  if (seed < i->lo || seed > i->hi) {
+    const bool above = i->lo > seed;  // the whole interval is above the seed's figure
+    v = above == k.higherIsBetter ? "better" : "worse";
+  }
+  if (k.over && events < 10) v += " (only n=" + std::to_string(events) + ")";
+  return v;
 }
 
 bool isSeed000(const Scenario& sc) {
@@ -225,7 +237,7 @@ std::string seedsTable(const SeedRuns& runs, const Scenario& sc) {
     std::string seed, where;
     if (isSeed000(sc) && k.seed000) {
       seed = formatKpi(*k.seed000, k.unit);
-      where = verdict(p, k, *k.seed000);
+      where = verdict(p, k, *k.seed000, eventsOver(runs.protectedRuns, k));
     }
     // The KPI names hold one CJK pair (two columns, six bytes): pad by what the eye sees.
     const std::string name = k.name;

@@ -17,7 +17,31 @@ class TstSimSeeds : public QObject {
   void intervalOfKnownValues();
   void sameBytesWhateverTheThreads();
   void intervalCoversTheKnownAvailability();
+  void aVerdictOnFewEventsSaysSo();
 };
+
+// Three seeds with one spread fault each: a zero-width interval at 100 %, "better" than the
+// seed's 95 % — on three faults. The verdict says so; on thousands of requests it does not.
+void TstSimSeeds::aVerdictOnFewEventsSaysSo() {
+  SeedRuns runs;
+  for (int i = 0; i < 3; ++i) {
+    RunReport r;
+    r.pairedInterception = {1, 1};
+    r.coreAvailabilityInFault = {990, 1000};
+    runs.protectedRuns.push_back(r);
+    runs.baseline.push_back(RunReport{});
+  }
+  Scenario sc;
+  sc.name = "seed-000-gpu-leak";
+  const QString table = QString::fromStdString(seedsTable(runs, sc));
+  QString interception, core;
+  for (const QString& l : table.split('\n')) {
+    if (l.contains("fault interception rate")) interception = l;
+    if (l.contains("core availability during faults")) core = l;
+  }
+  QVERIFY2(interception.endsWith("better (only n=3)"), qPrintable(interception));
+  QVERIFY2(core.endsWith("better"), qPrintable(core));
+}
 
 // 1 … 5: mean 3, s = √2.5, t(0.975; 4) = 2.7764451 → half-width 2.7764451 · √2.5 / √5.
 void TstSimSeeds::intervalOfKnownValues() {
