@@ -81,31 +81,22 @@ std::string verdictWord(view::HeadlineTile::Verdict v) {
   }
 }
 
-// A row with its own bound (an SLA class's target) says whether it meets it.
-QString targetMark(const view::KpiRow& r) {
+// A row with its own bound (an SLA class's target) says whether it meets it: the mark after
+// its value, and the value's colour.
+struct TargetCell {
+  QString mark;
+  QColor colour;
+};
+TargetCell targetCell(const view::KpiRow& r) {
   if (!r.target) return {};
   const QString bound = kpiValue(r.target, r.unit);
   switch (view::judgeTarget(r.current, r.currentInterval, r.target, r.higherIsBetter)) {
     case view::HeadlineTile::Verdict::Pass:
-      return QObject::tr("  ✓ meets %1").arg(bound);
+      return {QObject::tr("  ✓ meets %1").arg(bound), QColor(30, 130, 60)};
     case view::HeadlineTile::Verdict::Fail:
-      return QObject::tr("  ✗ misses %1").arg(bound);
+      return {QObject::tr("  ✗ misses %1").arg(bound), QColor(190, 40, 40)};
     case view::HeadlineTile::Verdict::Unsure:
-      return QObject::tr("  ? seeds straddle %1").arg(bound);
-    default:
-      return {};
-  }
-}
-
-QColor targetColor(const view::KpiRow& r) {
-  if (!r.target) return {};
-  switch (view::judgeTarget(r.current, r.currentInterval, r.target, r.higherIsBetter)) {
-    case view::HeadlineTile::Verdict::Pass:
-      return QColor(30, 130, 60);
-    case view::HeadlineTile::Verdict::Fail:
-      return QColor(190, 40, 40);
-    case view::HeadlineTile::Verdict::Unsure:
-      return QColor(200, 100, 0);
+      return {QObject::tr("  ? seeds straddle %1").arg(bound), QColor(200, 100, 0)};
     default:
       return {};
   }
@@ -326,8 +317,9 @@ void MainWindow::fillKpiTable(const std::vector<view::KpiRow>& rows) {
     const view::KpiRow& r = *order[i];
     cell(row, 0, QString::fromStdString(r.name));
     cell(row, 1, kpiWithInterval(r.baseline, r.baselineInterval, r.unit));
-    cell(row, 2, kpiWithInterval(r.current, r.currentInterval, r.unit) + targetMark(r),
-         targetColor(r));
+    const TargetCell target = targetCell(r);
+    cell(row, 2, kpiWithInterval(r.current, r.currentInterval, r.unit) + target.mark,
+         target.colour);
     const auto d = r.deltaBaseline();
     cell(row, 3, d ? kpiDelta(*d, r.unit) : "n/a",
          d ? deltaColor(*d, r.unit, r.higherIsBetter) : QColor());
