@@ -230,7 +230,9 @@ ordered_json runJson(const RunReport& r) {
     bc[std::string(blockClassName(static_cast<BlockClass>(c)))] = {
         {"blocks", r.blocks.blocks[c]}, {"would_succeed", r.blocks.wouldSucceed[c]}};
   k["blocks_by_class"] = bc;
-  k["fault_interception_rate"] = ratioJson(r.interception);
+  // Paired with a baseline run (kpis.md) or n/a: the run's own share of faults that did not
+  // spread is 1 − cascade_rate, not interception.
+  k["fault_interception_rate"] = ratioJson(r.pairedInterception);
   k["cascade_rate"] = ratioJson(r.cascade);
   k["sla_attainment_in_quota"] = ratioJson(r.slaInQuota);
   k["quota_refusals"] = r.quotaRefused;
@@ -659,9 +661,11 @@ std::string compareTable(const RunReport& b, const RunReport& p) {
 
 std::string compareJson(const RunReport& b, const RunReport& p, int indent) {
   ordered_json j;
+  RunReport paired = p;
+  paired.pairedInterception = pairedInterception(b, p);
   j["baseline"] = runJson(b);
-  j["protected"] = runJson(p);
-  j["fault_interception_rate"] = ratioJson(pairedInterception(b, p));
+  j["protected"] = runJson(paired);
+  j["fault_interception_rate"] = ratioJson(paired.pairedInterception);
   const SeedFigures s = seedFigures(p.scenario);
   ordered_json sf;
   if (*s.availability) sf["availability"] = s.availability;

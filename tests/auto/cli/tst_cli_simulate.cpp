@@ -131,12 +131,17 @@ void TstCliSimulate::jsonReport() {
   QCOMPARE(ended + rep["in_flight_at_end"].toDouble(), rep["originals"].toDouble());
   const QJsonObject k = rep["kpis"].toObject();
   for (const char* key : {"availability", "core_availability", "availability_during_faults",
-                          "false_positive_rate", "fault_interception_rate"}) {
+                          "false_positive_rate", "cascade_rate"}) {
     const QJsonObject ratio = k[key].toObject();
     QVERIFY2(ratio.contains("num") && ratio.contains("den") && ratio.contains("value"), key);
     QVERIFY2(ratio["den"].toDouble() > 0, key);
     QCOMPARE(ratio["value"].toDouble(), ratio["num"].toDouble() / ratio["den"].toDouble());
   }
+  // Interception is paired with a baseline run (kpis.md): one run alone has none to pair with,
+  // so it is n/a — not the run's own share of faults that did not spread (1 − cascade_rate).
+  const QJsonObject interception = k["fault_interception_rate"].toObject();
+  QCOMPARE(interception["den"].toDouble(), 0.0);
+  QVERIFY(interception["value"].isNull());
   QCOMPARE(rep["clients"].toArray().size(), 13);
   QCOMPARE(rep["instances"].toArray().size(), 6);  // 4 x chat-72b and the 2 x chat-32b backup
   const QJsonArray faults = rep["faults"].toArray();
@@ -167,10 +172,20 @@ void TstCliSimulate::compareJson() {
   // The baseline never blocks: its FP rate is n/a (null), not 0.
   QVERIFY(base["kpis"].toObject()["false_positive_rate"].toObject()["value"].isNull());
   QVERIFY(cmp["seed_figures"].toObject().contains("core_availability"));
-  // The protected half is the same run as a plain protected simulate.
+  // The protected half is the same run as a plain protected simulate, except that it has a
+  // baseline to pair interception with (the plain run's is n/a).
   const Run single = cli({"simulate", "--json"});
   QVERIFY2(single.code == 0, qPrintable(diag(single)));
-  QCOMPARE(QJsonDocument(prot).toJson(), QJsonDocument::fromJson(single.out).toJson());
+  auto withoutInterception = [](QJsonObject run) {
+    QJsonObject k = run["kpis"].toObject();
+    k.remove("fault_interception_rate");
+    run["kpis"] = k;
+    return QJsonDocument(run).toJson();
+  };
+  QCOMPARE(withoutInterception(prot),
+           withoutInterception(QJsonDocument::fromJson(single.out).object()));
+  QCOMPARE(prot["kpis"].toObject()["fault_interception_rate"], cmp["fault_interception_rate"]);
+  QVERIFY(cmp["fault_interception_rate"].toObject()["den"].toDouble() > 0);
 }
 
 void TstCliSimulate::outDirectory() {

@@ -366,26 +366,88 @@ class TstSimLayers : public QObject {
     }
   }
 
-  // A mean that meets the bound while the seeds' interval crosses it: still a pass (a drill
-  // judges the mean, docs/drills.md), said as such in the table and the JSON.
-  void runbookPassTheSeedsStraddle() {
+  // Over several seeds the interval decides (kpis.md): a check passes when all of the seeds'
+  // 95 % interval meets its bounds, fails when none of it does, and is UNSURE — which breaks
+  // the drill — when it straddles one, whatever the mean.
+  void runbookJudgesTheInterval_data() {
+    QTest::addColumn<double>("lo");
+    QTest::addColumn<double>("hi");
+    QTest::addColumn<int>("verdict");  // CheckVerdict
+    QTest::newRow("all within the bounds") << 0.991 << 0.994 << int(CheckVerdict::Pass);
+    QTest::newRow("mean meets, interval straddles") << 0.988 << 0.994 << int(CheckVerdict::Unsure);
+    QTest::newRow("mean breaks, interval straddles") << 0.975 << 0.991 << int(CheckVerdict::Unsure);
+    QTest::newRow("all below the floor") << 0.95 << 0.98 << int(CheckVerdict::Fail);
+    QTest::newRow("all above the ceiling") << 0.996 << 0.999 << int(CheckVerdict::Fail);
+    QTest::newRow("straddles the ceiling") << 0.992 << 0.998 << int(CheckVerdict::Unsure);
+  }
+  void runbookJudgesTheInterval() {
+    QFETCH(double, lo);
+    QFETCH(double, hi);
+    QFETCH(int, verdict);
     Runbook rb;
     rb.name = "t";
     rb.source = "rb.yaml";
     rb.seeds = 5;
-    rb.expectations = {{"availability", 0.99, std::nullopt, 7}, {"ttd_s", std::nullopt, 30, 8}};
-    const std::map<std::string, SeedInterval> intervals = {
-        {"availability", {0.992, 0.985, 0.999, 5}}, {"ttd_s", {20, 18, 22, 5}}};
-    const DrillResult d = judgeDrill(rb, {{"availability", 0.992}, {"ttd_s", 20.0}}, intervals);
-    QVERIFY(d.passed);
-    QVERIFY(d.checks[0].passed && d.checks[0].straddles);
-    QVERIFY(d.checks[1].passed && !d.checks[1].straddles);
+    rb.expectations = {{"availability", 0.99, 0.995, 7}, {"ttd_s", std::nullopt, 30, 8}};
+    const double mean = (lo + hi) / 2;
+    const std::map<std::string, SeedInterval> intervals = {{"availability", {mean, lo, hi, 5}},
+                                                           {"ttd_s", {20, 18, 22, 5}}};
+    const DrillResult d = judgeDrill(rb, {{"availability", mean}, {"ttd_s", 20.0}}, intervals);
+    QCOMPARE(int(d.checks[0].verdict), verdict);
+    QCOMPARE(d.checks[1].verdict, CheckVerdict::Pass);
+    QCOMPARE(d.passed, verdict == int(CheckVerdict::Pass));
     const QString table = QString::fromStdString(drillTable(rb, d));
-    QVERIFY2(table.contains("pass (seeds straddle the bound: [0.985, 0.999])"), qPrintable(table));
     const auto j = nlohmann::json::parse(drillJson(rb, d));
-    QCOMPARE(j["checks"][0]["straddles"].get<bool>(), true);
-    QCOMPARE(j["checks"][0]["interval"]["lo"].get<double>(), 0.985);
-    QCOMPARE(j["checks"][1]["straddles"].get<bool>(), false);
+    QCOMPARE(j["checks"][0]["straddles"].get<bool>(), verdict == int(CheckVerdict::Unsure));
+    QCOMPARE(j["checks"][0]["interval"]["lo"].get<double>(), lo);
+    if (verdict == int(CheckVerdict::Unsure)) {
+      QCOMPARE(j["checks"][0]["verdict"].get<std::string>(), std::string("unsure"));
+      QVERIFY2(table.contains(QString("[%1, %2]").arg(lo).arg(hi)) &&
+                   table.contains("UNSURE (the interval crosses the bound)") &&
+                   table.contains("more seeds (the\nrunbook's `seeds:`, now 5) narrow it"),
+               qPrintable(table));
+    }
+    // One seed is judged on its value: no interval to straddle.
+    rb.seeds = 1;
+    const DrillResult one = judgeDrill(rb, {{"availability", mean}, {"ttd_s", 20.0}},
+                                       {{"availability", {mean, mean, mean, 1}}});
+    QCOMPARE(one.checks[0].verdict,
+             mean >= 0.99 && mean <= 0.995 ? CheckVerdict::Pass : CheckVerdict::Fail);
+  }
+
+  // A drill on fault_interception_rate runs each seed's baseline beside it (kpis.md: among the
+  // faults that spread without protection, the share that did not with it). m-1 drifts to 50×
+  // slow: with a shared gateway budget its calls starve m-2 (spread), without one they do not.
+  // Without spread the rate is n/a — the run's own "did not spread" share would read 100 %.
+  void runbookInterceptionIsPaired_data() {
+    QTest::addColumn<QString>("budget");
+    QTest::addColumn<int>("verdict");
+    QTest::newRow("spreads without protection") << ", max_requests: 16" << int(CheckVerdict::Pass);
+    QTest::newRow("spreads nowhere: n/a") << "" << int(CheckVerdict::NotMeasured);
+  }
+  void runbookInterceptionIsPaired() {
+    QFETCH(QString, budget);
+    QFETCH(int, verdict);
+    const std::string yaml =
+        "version: 1\nname: cascade\nduration: 180s\nseed: 46\nrouting: round_robin\n"
+        "policy: {breaker: {slow: {absolute: 500ms}, min_calls: 5}}\n"
+        "models: [{name: m, instances: 2, slots: 4, queue: 64" +
+        budget.toStdString() +
+        ", service: {base: 100ms, sigma: 0.1}}]\n"
+        "clients: [{name: c, model: m, rate: 20, timeout: 5s}]\nfaults:\n"
+        "  - {type: latency_drift, target: m-1, at: 30s, duration: 100s, ramp: 60s, "
+        "multiplier: 50}\n";
+    Runbook rb;
+    rb.name = "t";
+    rb.source = "rb.yaml";
+    rb.scenario = parseScenario(yaml, "c.yaml");
+    rb.mode = sim::parseModes("all").front();
+    rb.seeds = 1;
+    rb.expectations = {{"fault_interception_rate", 0.9, std::nullopt, 7}};
+    QVERIFY(rb.needsBaseline());
+    const DrillResult d = runDrill(rb, 1);
+    QCOMPARE(int(d.checks[0].verdict), verdict);
+    if (verdict == int(CheckVerdict::Pass)) QCOMPARE(*d.checks[0].measured, 1.0);
   }
 
   void runbookErrorsNameTheLine_data() {

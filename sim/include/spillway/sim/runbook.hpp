@@ -31,6 +31,9 @@ struct Runbook {
   Mode mode;                   // the layers of defence under drill (default: all)
   std::uint32_t seeds = 3;
   std::vector<Expectation> expectations;
+  // Whether an expectation reads a paired KPI (fault interception: the same seeds without
+  // protection run beside the drill).
+  bool needsBaseline() const;
 };
 
 // How a runbook finds its scenario (a built-in name or a path relative to the runbook) and a
@@ -47,14 +50,18 @@ Runbook parseRunbook(std::string_view yamlText, const std::string& source,
 // The KPI keys an expectation may name.
 const std::vector<std::string>& drillKpis();
 
+// Over several seeds the 95 % interval decides (kpis.md: "the seed comparison uses the
+// interval"): Pass when all of it meets the bounds, Fail when none of it does, Unsure when it
+// straddles one — not a pass: more seeds narrow it. One seed: its value decides.
+enum class CheckVerdict { Pass, Fail, Unsure, NotMeasured };
+
 struct CheckResult {
   Expectation expectation;
   std::optional<double> measured;  // mean over the seeds where it is defined; none: n/a
-  bool passed = false;             // n/a never passes: an unmeasured expectation is broken
-  // Over several seeds: their 95 % interval, and whether it crosses a bound the mean meets
-  // (docs/kpis.md: one seed is an anecdote — a pass the seeds straddle is reported as such).
   std::optional<SeedInterval> interval;
-  bool straddles = false;
+  CheckVerdict verdict = CheckVerdict::NotMeasured;
+  bool passed = false;     // verdict == Pass
+  bool straddles = false;  // verdict == Unsure
 };
 
 struct DrillResult {
@@ -67,8 +74,8 @@ struct DrillResult {
 DrillResult runDrill(const Runbook& runbook, unsigned threads = 0);
 
 // The runbook's expectations judged on measured KPIs (a key missing or n/a: not measured,
-// broken); `kpis` is kept in the result. With the seeds' intervals by key, a pass whose
-// interval crosses the bound is marked `straddles` (still a pass: a drill judges the mean).
+// broken); `kpis` is kept in the result. With the seeds' intervals by key, each check is
+// judged on its interval (CheckVerdict).
 DrillResult judgeDrill(const Runbook& runbook,
                        std::vector<std::pair<std::string, std::optional<double>>> kpis,
                        const std::map<std::string, SeedInterval>& intervals = {});
