@@ -484,7 +484,7 @@ void SweepDialog::showResult() {
       tr("mean onset → full traffic over the restored faults"),
       tr("availability"),
       tr("real faults never detected"),
-      tr("★: on the Pareto front (FP ↓, TTD ↓, availability ↑)")};
+      tr("★: on the Pareto front (FP ↓, TTD ↓, availability ↑, missed ↓)")};
   for (int k = 0; k < tips.size(); ++k)
     table_->horizontalHeaderItem(static_cast<int>(nParams) + k)->setToolTip(tips[k]);
   table_->setSortingEnabled(true);
@@ -492,10 +492,11 @@ void SweepDialog::showResult() {
   showWholeTable();
   std::size_t front = 0;
   for (bool b : r.pareto) front += b;
-  message_->setText(tr("%1 candidates, %2 on the Pareto front (FP ↓, TTD ↓, availability ↑). "
-                       "Click a row or a point to load its policy.")
-                        .arg(r.candidates.size())
-                        .arg(front));
+  message_->setText(
+      tr("%1 candidates, %2 on the Pareto front (FP ↓, TTD ↓, availability ↑, missed ↓). "
+         "Click a row or a point to load its policy.")
+          .arg(r.candidates.size())
+          .arg(front));
   drawPareto();
 }
 

@@ -393,20 +393,27 @@ double SweepScore::availability() const {
 }
 
 std::vector<bool> paretoFront(const std::vector<SweepScore>& scores) {
-  // Lower is better on all three: FP, TTD, 1 − availability.
+  // Lower is better on all four: FP, TTD, 1 − availability and real faults missed. A miss
+  // counts only its fault's length in the mean TTD, so without its own axis a candidate that
+  // misses a fault but catches the others sooner would push one that catches them all off
+  // the front.
   struct P {
     double fp, ttd, unavail;
+    std::uint64_t missed;
   };
   std::vector<P> pts;
   for (const SweepScore& s : scores)
-    pts.push_back({s.fpRate(), s.meanTtdSeconds().value_or(0), 1 - s.availability()});
+    pts.push_back(
+        {s.fpRate(), s.meanTtdSeconds().value_or(0), 1 - s.availability(), s.faults - s.detected});
   std::vector<bool> front(pts.size(), true);
   for (std::size_t i = 0; i < pts.size(); ++i)
     for (std::size_t j = 0; j < pts.size() && front[i]; ++j) {
       if (i == j) continue;
       const P &a = pts[i], &b = pts[j];
-      const bool noWorse = b.fp <= a.fp && b.ttd <= a.ttd && b.unavail <= a.unavail;
-      const bool better = b.fp < a.fp || b.ttd < a.ttd || b.unavail < a.unavail;
+      const bool noWorse =
+          b.fp <= a.fp && b.ttd <= a.ttd && b.unavail <= a.unavail && b.missed <= a.missed;
+      const bool better =
+          b.fp < a.fp || b.ttd < a.ttd || b.unavail < a.unavail || b.missed < a.missed;
       if (noWorse && better) front[i] = false;
     }
   return front;

@@ -212,6 +212,7 @@ class TstSweep : public QObject {
   void unitInterval_data();
   void unitInterval();
   void paretoHandBuilt();
+  void paretoCountsMissedFaults();
   void sweepEqualsSingleReplays();
   void scheduleEqualsFeed();
   void sharedPrefixEqualsAlone();
@@ -360,6 +361,25 @@ void TstSweep::paretoHandBuilt() {
                                      point(0.06, 25, 0.94), point(0.01, 60, 0.97)};
   const std::vector<bool> front = paretoFront(s);
   QCOMPARE(front, (std::vector<bool>{true, true, false, true}));
+}
+
+// A missed fault counts its length in the mean TTD. Candidate 1 misses one of two faults
+// (60 s long) but catches the other at once: its mean TTD (30 s) beats candidate 0's (40 s),
+// which catches both. Missing a fault is worse, not better: both stay on the front (they
+// trade detection for speed); a third that misses as well and is slower drops off.
+void TstSweep::paretoCountsMissedFaults() {
+  SweepScore all = point(0.01, 80, 0.97);
+  all.faults = 2;
+  all.detected = 2;
+  SweepScore missing = point(0.01, 60, 0.97);
+  missing.faults = 2;
+  missing.detected = 1;
+  SweepScore slowerMissing = point(0.01, 70, 0.97);
+  slowerMissing.faults = 2;
+  slowerMissing.detected = 1;
+  QCOMPARE(*all.meanTtdSeconds(), 40.0);
+  QCOMPARE(*missing.meanTtdSeconds(), 30.0);
+  QCOMPARE(paretoFront({all, missing, slowerMissing}), (std::vector<bool>{true, true, false}));
 }
 
 void TstSweep::sweepEqualsSingleReplays() {
