@@ -1,7 +1,8 @@
 #pragma once
 // The drill board (seed 003's "度量"): per runbook stored in the library, one small plot per
-// expectation — what each run measured, oldest to newest, against the bound (dashed), failed
-// runs in red. The numbers come from view::drillTrends; this only draws them.
+// expectation — what each run measured, oldest to newest, with its seeds' 95 % interval, against
+// the bound (dashed); failed runs in red, runs whose interval crossed the bound in amber. The
+// numbers come from view::drillTrends; this only draws them.
 #include <QDialog>
 
 #include <vector>

@@ -14,6 +14,22 @@ std::optional<double> number(const nlohmann::json& j, const char* key) {
   return it->get<double>();
 }
 
+// One check of a stored result (spillway-cli drill --json).
+DrillPoint pointOf(const DrillRunRow& r, const nlohmann::json& c) {
+  DrillPoint pt{r.id, r.revision, number(c, "measured"), false, std::nullopt, std::nullopt, false};
+  const auto passed = c.find("passed");
+  pt.passed = passed != c.end() && passed->is_boolean() && passed->get<bool>();
+  const auto verdict = c.find("verdict");
+  pt.unsure = verdict != c.end() && verdict->is_string() && verdict->get<std::string>() == "unsure";
+  const auto interval = c.find("interval");
+  if (interval != c.end() && interval->is_object() && number(*interval, "n").value_or(0) > 1) {
+    pt.lo = number(*interval, "lo");
+    pt.hi = number(*interval, "hi");
+    if (!pt.lo || !pt.hi) pt.lo = pt.hi = std::nullopt;
+  }
+  return pt;
+}
+
 DrillKpiTrend& trendFor(DrillTrend& t, const std::string& kpi) {
   for (DrillKpiTrend& k : t.kpis)
     if (k.kpi == kpi) return k;
@@ -39,9 +55,7 @@ std::vector<DrillTrend> drillTrends(std::vector<DrillRunRow> runs) {
       DrillKpiTrend& k = trendFor(t, c["kpi"].get<std::string>());
       k.min = number(c, "min");  // the newest run's bound wins: runs are in order
       k.max = number(c, "max");
-      const auto passed = c.find("passed");
-      k.points.push_back({r.id, r.revision, number(c, "measured"),
-                          passed != c.end() && passed->is_boolean() && passed->get<bool>()});
+      k.points.push_back(pointOf(r, c));
     }
   }
   std::vector<DrillTrend> out;

@@ -21,6 +21,16 @@ std::string result(double availability, bool passed, const char* extraCheck = ""
          (passed ? "true" : "false") + "}" + extraCheck + "]}";
 }
 
+// A check over several seeds, as drill --json writes it: its interval and verdict.
+std::string seededResult(double mean, double lo, double hi, const char* verdict) {
+  const bool passed = std::string(verdict) == "pass";
+  return std::string(R"({"runbook":"hang","checks":[{"kpi":"availability","min":0.9,"max":null,)") +
+         R"("measured":)" + std::to_string(mean) + R"(,"passed":)" + (passed ? "true" : "false") +
+         R"(,"verdict":")" + verdict + R"(","interval":{"lo":)" + std::to_string(lo) + R"(,"hi":)" +
+         std::to_string(hi) + R"(,"n":10},"straddles":)" +
+         (std::string(verdict) == "unsure" ? "true" : "false") + "}]}";
+}
+
 }  // namespace
 
 class TstDrillBoard : public QObject {
@@ -81,6 +91,40 @@ class TstDrillBoard : public QObject {
     QCOMPARE(p->graph(1)->data()->size(), 1);  // the run that broke it, in red
     QCOMPARE(p->graph(1)->data()->at(0)->value, 0.80);
     QCOMPARE(p->itemCount(), 1);  // the bound
+  }
+
+  // Runs over several seeds carry their interval: a bar per run that has one, and a run whose
+  // interval crossed the bound (UNSURE) in amber, apart from the runs that broke it.
+  void boardDrawsIntervalsAndUnsureRuns() {
+    std::vector<view::DrillRunRow> rows = {
+        {1, "hang", 2, "1.0", "", seededResult(0.95, 0.93, 0.97, "pass"), true},
+        {2, "hang", 2, "1.0", "", seededResult(0.91, 0.87, 0.95, "unsure"), false},
+        {3, "hang", 2, "1.0", "", seededResult(0.80, 0.75, 0.85, "fail"), false},
+        {4, "hang", 1, "1.0", "", result(0.96, true), true},
+    };
+    const std::vector<view::DrillTrend> t = view::drillTrends(rows);
+    QCOMPARE(t.size(), std::size_t(1));
+    const std::vector<view::DrillPoint>& pts = t[0].kpis[0].points;
+    QCOMPARE(*pts[1].lo, 0.87);
+    QCOMPARE(*pts[1].hi, 0.95);
+    QVERIFY(pts[1].unsure && !pts[1].passed);
+    QVERIFY(!pts[2].unsure && !pts[2].passed);
+    QVERIFY(!pts[3].lo && !pts[3].unsure);  // one seed: no interval
+    console::DrillBoard board(t);
+    QCustomPlot* p = board.plot(0);
+    QCOMPARE(p->graph(0)->data()->size(), 4);
+    QCOMPARE(p->graph(1)->data()->size(), 1);  // broke it: red
+    QCOMPARE(p->graph(1)->data()->at(0)->value, 0.80);
+    QCOMPARE(p->graph(2)->data()->size(), 1);  // its seeds could not tell: amber
+    QCOMPARE(p->graph(2)->data()->at(0)->value, 0.91);
+    QCOMPARE(p->graph(3)->data()->size(), 3);  // the runs with an interval carry a bar
+    QCPErrorBars* bars = nullptr;
+    for (int i = 0; i < p->plottableCount(); ++i)
+      if (auto* b = qobject_cast<QCPErrorBars*>(p->plottable(i))) bars = b;
+    QVERIFY(bars);
+    QCOMPARE(bars->data()->size(), 3);
+    QCOMPARE(bars->data()->at(1).errorMinus, 0.91 - 0.87);
+    QVERIFY(p->yAxis->range().lower < 0.75);  // the widest bar is in view
   }
 
   void emptyLibrarySaysHow() {

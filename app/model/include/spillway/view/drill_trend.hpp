@@ -22,8 +22,12 @@ struct DrillRunRow {
 struct DrillPoint {
   std::int64_t run = 0;
   std::uint32_t revision = 0;
-  std::optional<double> measured;  // n/a: not measured in that run
+  std::optional<double> measured;  // n/a: not measured in that run (the mean over its seeds)
   bool passed = false;             // this expectation, in that run
+  // Over several seeds: their 95 % interval, and whether it crossed the bound (the seeds could
+  // not tell: not a pass, not a clear failure either).
+  std::optional<double> lo, hi;
+  bool unsure = false;
 };
 
 struct DrillKpiTrend {
