@@ -190,10 +190,12 @@ NginxConfig parseNginxConfig(std::string_view text, const std::string& source,
             fail(t[j].line, "server." + k, "expected a whole number >= 0, got '" + v + "'");
           }
         } else if (k == "fail_timeout") {
-          // nginx reads fail_timeout in seconds (bare = seconds).
+          // nginx reads fail_timeout in whole seconds (bare = seconds) and refuses "ms"
+          // (ngx_parse_time with is_sec): nginx -t fails with 'invalid parameter'.
           const auto d = NativeReader::parseNativeDuration(v, BareUnit::Seconds);
-          if (!d || *d < 0)
-            fail(t[j].line, "server." + k, "expected a time (e.g. 10s, 1m), got '" + v + "'");
+          if (!d || *d < 0 || v.find("ms") != std::string::npos)
+            fail(t[j].line, "server." + k,
+                 "expected a time in seconds (e.g. 10s, 1m; nginx refuses ms), got '" + v + "'");
           s.failTimeout = *d;
         } else if (k == "backup") {
           backup = true;

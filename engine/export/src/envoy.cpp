@@ -1,6 +1,7 @@
 // Policy → Envoy clusters (config.cluster.v3.Cluster): outlier_detection with the
 // failure-percentage detector standing in for the error-rate rule, circuit_breakers from the
 // retry budget and concurrency limits, slow start from the ramp.
+#include <algorithm>
 #include <cmath>
 
 #include "mapping.hpp"
@@ -9,12 +10,39 @@ namespace spillway::exporter::detail {
 
 namespace {
 
+// Envoy ejects when the failure percentage >= the threshold, a whole percent: 0 would eject
+// every host (100 − success rate >= 0 always holds), so the least is 1.
+int failurePercentage(const BreakerConfig& c) {
+  return std::max(1, static_cast<int>(std::lround(c.trip.errorRate * 100)));
+}
+
+// Modes a target cannot hold never get here (exportPolicy refuses them); Envoy holds the
+// shadow and the disabled breaker as enforcing 0.
+void noteMode(Notes& n, const BreakerConfig& cfg) {
+  const std::string target = "Envoy";
+  switch (cfg.mode) {
+    case BreakerMode::Normal:
+    case BreakerMode::ForcedOpen:
+      return;
+    case BreakerMode::MetricsOnly:
+      n.exact(Topic::Mode, "mode metrics_only → " + target +
+                               " enforcing_failure_percentage 0: hosts are judged and the "
+                               "ejections logged (enforced: false), none ejected");
+      return;
+    case BreakerMode::Disabled:
+      n.approx(Topic::Mode, "mode disabled → " + target +
+                                " enforcing_failure_percentage 0: nothing is ejected, but Envoy "
+                                "still judges and logs (Spillway records nothing)");
+      return;
+  }
+}
+
 void envoyNotes(Notes& n, const BreakerConfig& c, const ExportContext& ctx) {
   n.approx(Topic::Threshold,
            "error_rate " + num(c.trip.errorRate) + " over min_calls " + std::to_string(c.minCalls) +
-               " → failure_percentage_threshold " +
-               std::to_string(static_cast<int>(std::lround(c.trip.errorRate * 100))) +
-               " (whole percent, >= instead of strictly above) with "
+               " → failure_percentage_threshold " + std::to_string(failurePercentage(c)) +
+               " (whole percent, at least 1: 0 ejects every host; >= instead of strictly "
+               "above) with "
                "failure_percentage_request_volume " +
                std::to_string(c.minCalls) +
                " and failure_percentage_minimum_hosts 1 (Spillway judges each instance alone); "
@@ -55,7 +83,7 @@ void envoyNotes(Notes& n, const BreakerConfig& c, const ExportContext& ctx) {
            "max_ejection_percent 100 (Envoy's default 10 % would keep most sick instances in) "
            "and healthy_panic_threshold 0 (no panic routing to ejected hosts): Spillway opens "
            "any number of instances");
-  noteMode(n, "Envoy", c);
+  noteMode(n, c);
   noteClassify(n, "Envoy (retry_on / HttpProtocolOptions.outlier_detection)", c);
 }
 
@@ -105,9 +133,10 @@ ExportResult exportEnvoy(const Policy& policy, const ExportContext& ctx) {
     t += "    interval: " + protoDur(c.window.length) + "\n";
     t += "    consecutive_5xx: 5\n    enforcing_consecutive_5xx: 0\n";
     t += "    enforcing_consecutive_gateway_failure: 0\n    enforcing_success_rate: 0\n";
-    t += "    failure_percentage_threshold: " +
-         std::to_string(static_cast<int>(std::lround(c.trip.errorRate * 100))) + "\n";
-    t += "    enforcing_failure_percentage: 100\n";
+    t += "    failure_percentage_threshold: " + std::to_string(failurePercentage(c)) + "\n";
+    // A shadow or disabled breaker judges without ejecting (noteMode).
+    t += std::string("    enforcing_failure_percentage: ") +
+         (c.mode == BreakerMode::Normal ? "100" : "0") + "\n";
     t += "    failure_percentage_minimum_hosts: 1\n";
     t += "    failure_percentage_request_volume: " + std::to_string(c.minCalls) + "\n";
     t += "    base_ejection_time: " + protoDur(c.open.duration) + "\n";

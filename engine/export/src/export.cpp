@@ -156,10 +156,53 @@ void checkNames(const Policy& policy, DialectKind target, const ExportContext& c
   for (const auto& [instance, address] : ctx.addresses) checkName(address, "address", target, ctx);
 }
 
+const char* modeKey(BreakerMode m) {
+  switch (m) {
+    case BreakerMode::Normal:
+      return "normal";
+    case BreakerMode::MetricsOnly:
+      return "metrics_only";
+    case BreakerMode::Disabled:
+      return "disabled";
+    case BreakerMode::ForcedOpen:
+      break;
+  }
+  return "forced_open";
+}
+
+// Whether the target can hold a breaker that does not enforce: Resilience4j's initialState has
+// every mode; Envoy's enforcing_* = 0 detects and logs without ejecting (a shadow, or off).
+bool expressible(BreakerMode m, DialectKind target) {
+  if (m == BreakerMode::Normal || target == DialectKind::Resilience4j) return true;
+  return target == DialectKind::Envoy && m != BreakerMode::ForcedOpen;
+}
+
+// A trial (shadow), disabled or forced-open breaker written as an enforcing one would start
+// ejecting in production: refused, not noted.
+void checkMode(std::optional<BreakerMode> m, const std::string& field, DialectKind target,
+               const ExportContext& ctx) {
+  if (!m || expressible(*m, target)) return;
+  throw InputError(ctx.policySource, 0, field,
+                   std::string(modeKey(*m)) + ": " + std::string(dialectName(target)) +
+                       " has no such mode, and exporting it as an enforcing breaker would eject "
+                       "in production; export with mode: normal, or use a target that has it "
+                       "(resilience4j: initialState" +
+                       (*m == BreakerMode::ForcedOpen ? "" : "; envoy: enforcing 0") + ")");
+}
+
+void checkModes(const Policy& policy, DialectKind target, const ExportContext& ctx) {
+  checkMode(policy.breaker.mode, "breaker.mode", target, ctx);
+  for (const auto& [name, o] : policy.modelOverrides)
+    checkMode(o.mode, "overrides.models." + name + ".mode", target, ctx);
+  for (const auto& [name, o] : policy.instanceOverrides)
+    checkMode(o.mode, "overrides.instances." + name + ".mode", target, ctx);
+}
+
 }  // namespace
 
 ExportResult exportPolicy(const Policy& policy, DialectKind target, const ExportContext& ctx) {
   checkNames(policy, target, ctx);
+  checkModes(policy, target, ctx);
   ExportResult r = dispatch(policy, target, ctx);
   noteAdaptive(policy, r.notes);
   noteUnusedAddresses(ctx, target, r.notes);

@@ -78,7 +78,6 @@ void haproxyNotes(Notes& n, const BreakerConfig& c, const std::string& scope) {
            "HAProxy logs the request once, when its retries (1 s apart) are over, so a replay "
            "of its log sees those errors up to `retries` seconds late (docs/dialects.md)",
            scope);
-  noteMode(n, "HAProxy", c);
   noteClassify(n, "HAProxy (observe layer7 judges 100–499, 501, 505 as valid)", c);
 }
 

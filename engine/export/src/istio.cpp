@@ -53,7 +53,6 @@ void istioNotes(Notes& n, const BreakerConfig& c, const std::string& scope) {
            "maxEjectionPercent 100 and minHealthPercent 0 (no panic routing): "
            "Spillway opens any number of instances",
            scope);
-  noteMode(n, "Istio", c);
   noteClassify(n, "Istio (outlierDetectionHttpErrorCodes / retryOn)", c);
 }
 

@@ -83,7 +83,6 @@ ExportResult exportLitellm(const Policy& policy, const ExportContext& ctx) {
             num(c.halfOpen.probeShare) + ", success_streak " +
             std::to_string(c.halfOpen.successStreak) + " not expressible)");
   noteRamp(n, "LiteLLM", c);
-  noteMode(n, "LiteLLM", c);
   n.gap(Topic::Scope,
         "LiteLLM never cools the only deployment of a model group (v2), and "
         "connection errors never cool a deployment");

@@ -234,24 +234,6 @@ void noteClassify(Notes& n, const std::string& target, const BreakerConfig& cfg)
               "timeouts and resets");
 }
 
-void noteMode(Notes& n, const std::string& target, const BreakerConfig& cfg) {
-  switch (cfg.mode) {
-    case BreakerMode::Normal:
-      return;
-    case BreakerMode::MetricsOnly:
-      n.gap(Topic::Mode, target + " has no metrics-only (shadow) mode: exported as enforcing");
-      return;
-    case BreakerMode::Disabled:
-      n.gap(Topic::Mode, target +
-                             " cannot be exported disabled: exported as enforcing; remove "
-                             "the section to disable it");
-      return;
-    case BreakerMode::ForcedOpen:
-      n.gap(Topic::Mode, target + " has no forced-open state: exported as enforcing");
-      return;
-  }
-}
-
 void noteJitterDecay(Notes& n, const std::string& target, const BreakerConfig& cfg) {
   if (cfg.open.jitter > 0)
     n.gap(Topic::Backoff, target + " has no open-duration jitter (open.jitter " +

@@ -91,7 +91,6 @@ class Notes {
 void noteSustain(Notes& n, const std::string& target, const BreakerConfig& cfg);
 void noteRamp(Notes& n, const std::string& target, const BreakerConfig& cfg);
 void noteClassify(Notes& n, const std::string& target, const BreakerConfig& cfg);
-void noteMode(Notes& n, const std::string& target, const BreakerConfig& cfg);
 void noteJitterDecay(Notes& n, const std::string& target, const BreakerConfig& cfg);
 
 // One exporter per target (engine/src/export/<target>.cpp).

@@ -9,9 +9,14 @@ namespace spillway::exporter::detail {
 
 namespace {
 
+// nginx reads fail_timeout in whole seconds and refuses "ms": the nearest, at least 1 s.
+Micros failTimeout(const BreakerConfig& c) {
+  const Micros s = (c.open.duration + kMicrosPerSecond / 2) / kMicrosPerSecond;
+  return seconds(std::max<Micros>(1, s));
+}
+
 std::string params(const BreakerConfig& c) {
-  const Micros ft = std::max<Micros>(seconds(1), c.open.duration);
-  return "max_fails=" + std::to_string(failuresToTrip(c)) + " fail_timeout=" + dur(ft);
+  return "max_fails=" + std::to_string(failuresToTrip(c)) + " fail_timeout=" + dur(failTimeout(c));
 }
 
 void nginxNotes(Notes& n, const BreakerConfig& c, const std::string& scope) {
@@ -21,11 +26,13 @@ void nginxNotes(Notes& n, const BreakerConfig& c, const std::string& scope) {
                " → max_fails=" + std::to_string(failuresToTrip(c)) +
                " (successes do not lower the count until the peer has been out once)",
            scope);
+  const Micros ft = failTimeout(c);
   n.approx(Topic::Open,
-           "fail_timeout=" + dur(std::max<Micros>(seconds(1), c.open.duration)) +
-               " is both the open period (open.duration) and the counting period "
-               "(window.length " +
-               formatDuration(c.window.length) + " dropped)",
+           "fail_timeout=" + dur(ft) + " is both the open period (open.duration " +
+               formatDuration(c.open.duration) +
+               (ft != c.open.duration ? ", in nginx's whole seconds" : "") +
+               ") and the counting period (window.length " + formatDuration(c.window.length) +
+               " dropped)",
            scope);
   n.gap(Topic::Slow,
         "nginx has no slow-call rule: only timeouts (proxy_read_timeout) count, so "
@@ -50,7 +57,6 @@ void nginxNotes(Notes& n, const BreakerConfig& c, const std::string& scope) {
           "slow_start is NGINX Plus only: ramp " + formatDuration(c.ramp.duration) +
               " dropped (open source restores the weight stepwise on its own)",
           scope);
-  noteMode(n, "nginx", c);
 }
 
 }  // namespace

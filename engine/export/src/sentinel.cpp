@@ -91,7 +91,6 @@ ExportResult exportSentinel(const Policy& policy, const ExportContext& ctx) {
               num(c.halfOpen.probeShare) + " → one request",
           scope);
     noteRamp(n, "Sentinel", c);
-    noteMode(n, "Sentinel", c);
     noteClassify(n, "Sentinel (Tracer.trace / the integration's exception mapping)", c);
   }
   if (plan.models.empty())

@@ -266,6 +266,21 @@ spec:
     QCOMPARE(int(r.call(0, kT0 + seconds(5), 200)), admission);
   }
 
+  // nginx reads fail_timeout in whole seconds and `nginx -t` refuses "ms" (invalid parameter):
+  // the emulation refuses what nginx refuses, so a validation never runs on a file nginx
+  // would not load.
+  void nginxFailTimeoutRefusesMillis() {
+    try {
+      Rig r(DialectKind::Nginx, "upstream api { server h0 max_fails=3 fail_timeout=1400ms; }", 1);
+      QFAIL("accepted");
+    } catch (const InputError& e) {
+      QVERIFY2(QString(e.what()).contains("server.fail_timeout") &&
+                   QString(e.what()).contains("nginx refuses ms"),
+               e.what());
+    }
+    Rig ok(DialectKind::Nginx, "upstream api { server h0 max_fails=3 fail_timeout=2m; }", 1);
+  }
+
   // Down while now - checked <= fail_timeout (whole seconds); then one trial at a time.
   void nginxFailTimeoutAndTrial() {
     Rig r(DialectKind::Nginx, "upstream api { server h0 max_fails=2 fail_timeout=10s; server h1; }",

@@ -275,6 +275,96 @@ class TstExport : public QObject {
     QVERIFY(bare.text.find("slowCallDurationThreshold: 1m") != std::string::npos);
   }
 
+  // A shadow, disabled or forced-open breaker written as an enforcing one would eject in
+  // production. Resilience4j holds every mode (initialState); Envoy holds the shadow and the
+  // disabled breaker as enforcing 0; every other target refuses, naming the field.
+  void modesAreKeptOrRefused_data() {
+    QTest::addColumn<QString>("mode");
+    QTest::addColumn<bool>("override");  // the mode on a model override, not the breaker
+    for (const char* m : {"metrics_only", "disabled", "forced_open"})
+      for (const bool o : {false, true})
+        QTest::newRow((std::string(m) + (o ? " override" : "")).c_str()) << QString(m) << o;
+  }
+  void modesAreKeptOrRefused() {
+    QFETCH(QString, mode);
+    QFETCH(bool, override);
+    const std::string m = mode.toStdString();
+    const std::string yaml =
+        override
+            ? "version: 1\nname: m\noverrides:\n  models:\n    chat-8b:\n      mode: " + m + "\n"
+            : "version: 1\nname: m\nbreaker:\n  mode: " + m + "\n";
+    const Policy p = parsePolicy(yaml, "m.yaml");
+    const std::string field = override ? "overrides.models.chat-8b.mode" : "breaker.mode";
+    ExportContext ctx = context();
+    ctx.policySource = "m.yaml";  // as export names the policy file
+    for (DialectKind k : kTargets) {
+      const bool kept =
+          k == DialectKind::Resilience4j || (k == DialectKind::Envoy && m != "forced_open");
+      try {
+        const ExportResult x = exportPolicy(p, k, ctx);
+        QVERIFY2(kept, dialectName(k).data());
+        if (k == DialectKind::Envoy)
+          QVERIFY2(x.text.find("enforcing_failure_percentage: 0") != std::string::npos,
+                   x.text.c_str());
+      } catch (const InputError& e) {
+        QVERIFY2(!kept, e.what());
+        QCOMPARE(e.file(), std::string("m.yaml"));
+        QCOMPARE(e.field(), field);
+        QVERIFY2(std::string(e.what()).find("would eject in production") != std::string::npos,
+                 e.what());
+      }
+    }
+  }
+
+  // Envoy ejects at failure percentage >= threshold: 0 (an error rate under 0.5 % rounded)
+  // would eject every host, so the threshold is at least 1.
+  void envoyThresholdIsNeverZero_data() {
+    QTest::addColumn<double>("errorRate");
+    QTest::addColumn<int>("threshold");
+    QTest::newRow("0.004") << 0.004 << 1;
+    QTest::newRow("0.006") << 0.006 << 1;
+    QTest::newRow("0.333") << 0.333 << 33;
+    QTest::newRow("0.5") << 0.5 << 50;
+  }
+  void envoyThresholdIsNeverZero() {
+    QFETCH(double, errorRate);
+    QFETCH(int, threshold);
+    const Policy p = parsePolicy(
+        "version: 1\nname: e\nbreaker:\n  trip: {error_rate: " + std::to_string(errorRate) + "}\n",
+        "e.yaml");
+    const ExportResult x = exportPolicy(p, DialectKind::Envoy);
+    QVERIFY2(x.text.find("failure_percentage_threshold: " + std::to_string(threshold) + "\n") !=
+                 std::string::npos,
+             x.text.c_str());
+  }
+
+  // nginx reads fail_timeout in whole seconds and refuses "ms": the open period is rounded to
+  // the nearest second (at least 1), and the note says so.
+  void nginxFailTimeoutInWholeSeconds_data() {
+    QTest::addColumn<QString>("open");
+    QTest::addColumn<QString>("written");
+    QTest::newRow("500ms") << "500ms"
+                           << "fail_timeout=1s";
+    QTest::newRow("1400ms") << "1400ms"
+                            << "fail_timeout=1s";
+    QTest::newRow("1500ms") << "1500ms"
+                            << "fail_timeout=2s";
+    QTest::newRow("90s") << "90s"
+                         << "fail_timeout=90s";
+  }
+  void nginxFailTimeoutInWholeSeconds() {
+    QFETCH(QString, open);
+    QFETCH(QString, written);
+    const Policy p =
+        parsePolicy("version: 1\nname: n\nbreaker:\n  open: {duration: " + open.toStdString() +
+                        ", max_duration: 2m}\n",
+                    "n.yaml");
+    const ExportResult x = exportPolicy(p, DialectKind::Nginx, context());
+    QVERIFY2(x.text.find(written.toStdString() + ";") != std::string::npos, x.text.c_str());
+    QVERIFY2(x.text.find("ms;") == std::string::npos, x.text.c_str());
+    QCOMPARE(hasNote(x, Topic::Open, false, "in nginx's whole seconds"), open != "90s");
+  }
+
   // Instances recorded without a model (a plain nginx access-log import) each become a server,
   // never one lone placeholder that nginx would never mark down; a name that is an address
   // (HOST:PORT, as nginx logs $upstream_addr) is the server's address, and then no placeholder

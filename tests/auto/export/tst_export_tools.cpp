@@ -32,6 +32,17 @@ overrides:
       half_open: {success_streak: 10}
 )";
 
+// Sub-second open periods: nginx reads fail_timeout in whole seconds and refuses "ms".
+const char* kSubSecond = R"(version: 1
+name: sub-second
+breaker:
+  open: {duration: 1400ms}
+overrides:
+  models:
+    chat-8b:
+      open: {duration: 500ms}
+)";
+
 std::string readFile(const std::string& p) {
   std::ifstream f(p);
   std::stringstream s;
@@ -41,7 +52,8 @@ std::string readFile(const std::string& p) {
 
 std::vector<std::pair<QString, Policy>> policies() {
   return {{"default", parsePolicy(readFile(SPILLWAY_DEFAULT_POLICY), "default.yaml")},
-          {"overrides", parsePolicy(kPolicy, "tools.yaml")}};
+          {"overrides", parsePolicy(kPolicy, "tools.yaml")},
+          {"sub-second", parsePolicy(kSubSecond, "sub.yaml")}};
 }
 
 ExportContext context() {
