@@ -43,7 +43,6 @@ using app::kSampleTrace;
 using app::loadPolicy;
 using app::loadScenario;
 using app::readWhole;
-using app::usePolicy;
 
 // The top-level catch of every command (main.cpp): call inside `catch (...)`. Prints what
 // escaped as `FILE:LINE: KEY: what` when it is an InputError, or names the exception

@@ -159,7 +159,7 @@ sim::Scenario loadSimulateScenario(const QCommandLineParser& p) {
     sc.seed = p.value("seed").toULongLong(&ok);
     if (!ok) throw InputError("--seed", 0, "", "expected a whole number");
   }
-  if (p.isSet("policy")) usePolicy(sc, loadPolicyFile(p.value("policy").toStdString()));
+  if (p.isSet("policy")) sim::usePolicy(sc, loadPolicyFile(p.value("policy").toStdString()));
   warnUnmatchedNames("simulate", sc);
   if (p.isSet("duration")) {
     const auto d = parseDuration(p.value("duration").toStdString());

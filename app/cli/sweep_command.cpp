@@ -21,6 +21,7 @@
 #include "spillway/next_grid.hpp"
 #include "spillway/policy_params.hpp"
 #include "spillway/policy_yaml.hpp"
+#include "spillway/sim/scenario_yaml.hpp"
 #include "spillway/sim/sweep_scenario.hpp"
 #include "spillway/sweep.hpp"
 #include "sweep_render.hpp"
@@ -157,7 +158,7 @@ Bench loadBench(const QCommandLineParser& p) {
   if (p.isSet("trace") || p.isSet("incident"))
     throw InputError("--scenario", 0, "", "give --scenario or --trace/--incident, not both");
   b.scenario = loadScenario(p.value("scenario").toStdString());
-  if (p.isSet("policy")) usePolicy(*b.scenario, loadPolicy(p.value("policy").toStdString()));
+  if (p.isSet("policy")) sim::usePolicy(*b.scenario, loadPolicy(p.value("policy").toStdString()));
   warnUnmatchedNames("sweep", *b.scenario);
   bool ok = false;
   b.simSeeds = p.value("sim-seeds").toUInt(&ok);

@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <thread>
 
+#include "spillway/parallel.hpp"
 #include "spillway/sim/seeds.hpp"
 
 namespace spillway::sim {
@@ -126,20 +127,10 @@ ModeRuns runModes(const Scenario& scenario, std::vector<Mode> modes, std::uint32
   ModeRuns out;
   out.modes = std::move(modes);
   out.runs.assign(out.modes.size(), std::vector<RunReport>(seeds));
-  const std::size_t jobs = out.modes.size() * seeds;
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t job; (job = next.fetch_add(1)) < jobs;) {
-      const std::size_t m = job / seeds, s = job % seeds;
-      out.runs[m][s] = simulate(scs[s], out.modes[m].options);
-    }
-  };
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = static_cast<unsigned>(std::min<std::size_t>(threads, jobs));
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
+  forEachJob(out.modes.size() * seeds, threads, [&](std::size_t job) {
+    const std::size_t m = job / seeds, s = job % seeds;
+    out.runs[m][s] = simulate(scs[s], out.modes[m].options);
+  });
   return out;
 }
 

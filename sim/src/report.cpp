@@ -174,10 +174,14 @@ std::string recoveryLag(const RunReport& r) {
   return n ? withN(sum / static_cast<Micros>(n), n) : "n/a";
 }
 
-// "5m40s, 16m58s (n=3)": mean and worst onset → availability back, over the faults.
+// "5m40s, 16m58s (n=3)": mean and worst onset → availability back, over the faults; a service
+// never back makes the worst "never" (its mean is over the faults it came back from).
 std::string restoration(const RunReport& r) {
-  if (!r.serviceRestored) return "n/a";
-  return dur(r.meanServiceRestoration) + ", " + dur(r.worstServiceRestoration) +
+  const std::string never =
+      "never (" + std::to_string(r.serviceNotRestored) + " not back by the end)";
+  if (!r.serviceRestored) return r.serviceNotRestored ? never : "n/a";
+  return dur(r.meanServiceRestoration) + ", " +
+         (r.serviceNotRestored ? never : dur(r.worstServiceRestoration)) +
          " (n=" + std::to_string(r.serviceRestored) + ")";
 }
 
@@ -264,7 +268,13 @@ ordered_json runJson(const RunReport& r) {
   k["self_healing_n"] = r.selfHealed;
   k["service_restoration_s"] = durationJson(r.meanServiceRestoration);
   k["service_restoration_n"] = r.serviceRestored;
-  k["service_restoration_worst_s"] = durationJson(r.worstServiceRestoration);
+  // JSON has no ∞: a service never back makes the worst null, with the count beside it.
+  k["service_restoration_worst_s"] =
+      r.serviceNotRestored ? ordered_json(nullptr) : durationJson(r.worstServiceRestoration);
+  k["service_not_restored"] = r.serviceNotRestored;
+  const auto worstTtd = worstTtdSeconds(r);
+  k["ttd_worst_s"] =
+      worstTtd && std::isfinite(*worstTtd) ? ordered_json(*worstTtd) : ordered_json(nullptr);
   const bool anyAnswer = r.ends[static_cast<int>(End::Success)] > 0;
   k["p50_ms"] = anyAnswer ? ordered_json(r.p50Ms) : ordered_json(nullptr);
   k["p99_ms"] = anyAnswer ? ordered_json(r.p99Ms) : ordered_json(nullptr);
@@ -471,7 +481,7 @@ std::string reportTable(const RunReport& r) {
   row(os, "false trips", falseTrips(r));
   row(os, "TTD (mean, detected faults)", ttdMean(r));
   row(os, "TTD (worst)", ttdWorst(r));
-  row(os, "MTTR (mean, from onset)", dur(r.meanMttr));
+  row(os, "onset -> full traffic (mean)", dur(r.meanMttr));
   row(os, "trip -> full (mean, all restored)", fromTrip(r));
   row(os, "self-healing time (trip -> full)", withN(r.meanSelfHealing, r.selfHealed));
   row(os, "recovery lag (fault end -> full)", recoveryLag(r));
@@ -614,7 +624,7 @@ std::string compareTable(const RunReport& b, const RunReport& p) {
   row(os, "false trips", falseTrips(b), falseTrips(p));
   row(os, "TTD (mean, detected faults)", dur(b.meanTtd), ttdMean(p));
   row(os, "TTD (worst)", "n/a", ttdWorst(p));
-  row(os, "MTTR (mean, from onset)", dur(b.meanMttr), dur(p.meanMttr));
+  row(os, "onset -> full traffic (mean)", dur(b.meanMttr), dur(p.meanMttr));
   row(os, "trip -> full (mean, all restored)", dur(b.meanFromTrip), fromTrip(p));
   row(os, "self-healing time (trip -> full)", "n/a", withN(p.meanSelfHealing, p.selfHealed),
       seed.selfHealing);
@@ -678,6 +688,24 @@ std::string compareJson(const RunReport& b, const RunReport& p, int indent) {
   if (*s.cost) sf["cost_per_1k_requests"] = s.cost;
   j["seed_figures"] = sf;
   return j.dump(indent);
+}
+
+std::optional<double> worstTtdSeconds(const RunReport& r) {
+  std::optional<double> w;
+  if (!r.protection) return w;
+  for (const FaultReport& f : r.faults) {
+    if (f.benign) continue;
+    const double t =
+        f.detected ? static_cast<double>(f.ttd) / 1e6 : std::numeric_limits<double>::infinity();
+    w = std::max(w.value_or(t), t);
+  }
+  return w;
+}
+
+std::optional<double> worstRestorationSeconds(const RunReport& r) {
+  if (r.serviceNotRestored) return std::numeric_limits<double>::infinity();
+  if (!r.worstServiceRestoration) return std::nullopt;
+  return static_cast<double>(*r.worstServiceRestoration) / 1e6;
 }
 
 }  // namespace spillway::sim

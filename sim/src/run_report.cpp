@@ -292,6 +292,7 @@ RunReport Simulator::Impl::report() const {
         ++rep.selfHealed;
       }
     }
+    if (!fr.benign && fr.serviceLeft && !fr.serviceRestoration) ++rep.serviceNotRestored;
     if (fr.serviceRestoration) {
       restoreSum += *fr.serviceRestoration;
       recoverySum += std::max<Micros>(0, fr.start + *fr.serviceRestoration - fr.end);

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <map>
@@ -53,6 +54,16 @@ class RunbookReader : public YamlReader {
   }
 };
 
+// The worst TTD and the worst service restoration are ∞ for a fault never detected or a service
+// never back (kpis.md), which JSON cannot hold: they are read from the run itself.
+std::optional<double> kpiOf(const nlohmann::json& kpis, const std::string& key);
+std::optional<double> drillValue(const RunReport& run, const nlohmann::json& kpis,
+                                 const std::string& key) {
+  if (key == "ttd_worst_s") return worstTtdSeconds(run);
+  if (key == "service_restoration_worst_s") return worstRestorationSeconds(run);
+  return kpiOf(kpis, key);
+}
+
 // A KPI's value in one run's JSON report: a rate's value, a number, or nothing (n/a).
 std::optional<double> kpiOf(const nlohmann::json& kpis, const std::string& key) {
   const auto it = kpis.find(key);
@@ -67,6 +78,7 @@ std::optional<double> kpiOf(const nlohmann::json& kpis, const std::string& key) 
 
 std::string show(const std::optional<double>& v) {
   if (!v) return "n/a";
+  if (std::isinf(*v)) return *v > 0 ? "never" : "-never";  // a fault never detected, never back
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", *v);
   return buf;
@@ -104,6 +116,7 @@ const std::vector<std::string>& drillKpis() {
       "limiter_mis_kill_rate",
       "cost_per_1k_requests",
       "ttd_s",
+      "ttd_worst_s",
       "self_healing_s",
       "service_restoration_s",
       "service_restoration_worst_s",
@@ -140,7 +153,8 @@ Runbook parseRunbook(std::string_view text, const std::string& source, const std
     std::filesystem::path p = r.scalar(v, "policy");
     if (p.is_relative() && !baseDir.empty()) p = std::filesystem::path(baseDir) / p;
     const std::string name = rb.scenario.policy.name;
-    rb.scenario.policy = referenced(r, v, "policy", [&] { return loaders.policy(p.string()); });
+    // As simulate --policy: a breaker-only file keeps the scenario's other sections.
+    usePolicy(rb.scenario, referenced(r, v, "policy", [&] { return loaders.policy(p.string()); }));
     if (rb.scenario.policy.name.empty()) rb.scenario.policy.name = name;
   }
   if (auto v = root["mode"]) {
@@ -204,13 +218,14 @@ void pairWithBaseline(const Runbook& rb, std::vector<RunReport>& runs, unsigned 
 DrillResult runDrill(const Runbook& rb, unsigned threads) {
   ModeRuns runs = runModes(rb.scenario, {rb.mode}, rb.seeds, threads);
   if (rb.needsBaseline()) pairWithBaseline(rb, runs.runs.front(), threads);
+  const std::vector<RunReport>& reps = runs.runs.front();
   std::vector<nlohmann::json> reports;
-  for (const RunReport& run : runs.runs.front())
+  for (const RunReport& run : reps)
     reports.push_back(nlohmann::json::parse(reportJson(run, -1))["kpis"]);
   auto interval = [&](const std::string& key) {
     std::vector<double> v;
-    for (const nlohmann::json& k : reports)
-      if (const auto x = kpiOf(k, key)) v.push_back(*x);
+    for (std::size_t s = 0; s < reps.size(); ++s)
+      if (const auto x = drillValue(reps[s], reports[s], key)) v.push_back(*x);
     auto i = seedInterval(v);
     if (i) i->lo = std::max(0.0, i->lo);  // shares, times and rates are never negative
     if (i && isShare(key)) i->hi = std::min(1.0, i->hi);
@@ -232,6 +247,9 @@ CheckVerdict judgeCheck(const Expectation& e, const std::optional<double>& measu
                         const std::optional<SeedInterval>& interval) {
   if (!measured) return CheckVerdict::NotMeasured;
   auto meets = [&](double v) { return (!e.min || v >= *e.min) && (!e.max || v <= *e.max); };
+  // A worst that is ∞ in some seed (a fault never detected, a service never back) is that
+  // seed's verdict, not an interval to be unsure about.
+  if (std::isinf(*measured)) return meets(*measured) ? CheckVerdict::Pass : CheckVerdict::Fail;
   if (!interval || interval->n <= 1)
     return meets(*measured) ? CheckVerdict::Pass : CheckVerdict::Fail;
   if (meets(interval->lo) && meets(interval->hi)) return CheckVerdict::Pass;
@@ -281,11 +299,14 @@ std::string resultText(const CheckResult& c) {
   return "UNSURE (the interval crosses the bound)";
 }
 
-// The mean, and over several seeds their 95 % interval: "0.9241 [0.8913, 0.957]".
-std::string measuredText(const CheckResult& c) {
+// The mean, and over several seeds their 95 % interval: "0.9241 [0.8913, 0.957]"; when the KPI
+// was defined in fewer seeds than ran (a TTD where nothing was detected), how many: "n=1/10".
+std::string measuredText(const CheckResult& c, std::uint32_t seeds) {
   std::string m = show(c.measured);
   if (c.measured && c.interval && c.interval->n > 1)
     m += " [" + show(c.interval->lo) + ", " + show(c.interval->hi) + "]";
+  if (c.measured && c.interval && c.interval->n < seeds)
+    m += " n=" + std::to_string(c.interval->n) + "/" + std::to_string(seeds);
   return m;
 }
 
@@ -325,7 +346,7 @@ std::string drillTable(const Runbook& rb, const DrillResult& d) {
     if (e.min && e.max) bound += ", ";
     if (e.max) bound += "<= " + show(e.max);
     std::snprintf(buf, sizeof buf, "  %-34s %-16s %-28s %s\n", e.kpi.c_str(), bound.c_str(),
-                  measuredText(c).c_str(), resultText(c).c_str());
+                  measuredText(c, d.target.empty() ? rb.seeds : 1).c_str(), resultText(c).c_str());
     os << buf;
   }
   os << "\n"

@@ -620,4 +620,15 @@ void checkScenarioBudget(const Scenario& s) {
   }
 }
 
+void usePolicy(Scenario& sc, Policy pol) {
+  if (pol.models.empty() && !pol.degrade.enabled && !pol.limits.any() && !pol.limits.adaptive &&
+      pol.slaClasses.empty()) {
+    pol.models = sc.policy.models;
+    pol.degrade = sc.policy.degrade;
+    pol.limits = sc.policy.limits;
+    pol.slaClasses = sc.policy.slaClasses;
+  }
+  sc.policy = std::move(pol);
+}
+
 }  // namespace spillway::sim

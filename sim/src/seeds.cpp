@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "spillway/parallel.hpp"
 #include "spillway/sim/simulator.hpp"
 
 namespace spillway::sim {
@@ -33,19 +34,6 @@ std::uint64_t realFaults(const RunReport& r, bool (*counts)(const FaultReport&))
   std::uint64_t n = 0;
   for (const FaultReport& f : r.faults) n += !f.benign && counts(f);
   return n;
-}
-
-// ∞ when a real fault was never detected (kpis.md), the slowest detection otherwise.
-std::optional<double> worstTtd(const RunReport& r) {
-  std::optional<double> w;
-  if (!r.protection) return w;  // the baseline's breakers only watch: nothing to detect
-  for (const FaultReport& f : r.faults) {
-    if (f.benign) continue;
-    const double t =
-        f.detected ? static_cast<double>(f.ttd) / 1e6 : std::numeric_limits<double>::infinity();
-    w = std::max(w.value_or(t), t);
-  }
-  return w;
 }
 
 std::optional<double> secondsOf(const std::optional<Micros>& d) {
@@ -79,14 +67,14 @@ const SeedKpi kKpis[] = {
      [](const RunReport& r) {
        return realFaults(r, [](const FaultReport& f) { return f.detected; });
      }},
-    {"TTD (worst; inf: one missed)", "ttd_worst_s", "s", false, worstTtd, std::nullopt,
+    {"TTD (worst; inf: one missed)", "ttd_worst_s", "s", false, worstTtdSeconds, std::nullopt,
      [](const RunReport& r) { return realFaults(r, [](const FaultReport&) { return true; }); }},
     {"self-healing time", "self_healing_s", "s", false,
      [](const RunReport& r) { return secondsOf(r.meanSelfHealing); }, 90.0,
      [](const RunReport& r) { return r.selfHealed; }},
-    {"service restoration (worst)", "service_restoration_worst_s", "s", false,
-     [](const RunReport& r) { return secondsOf(r.worstServiceRestoration); }, 90.0,
-     [](const RunReport& r) { return r.serviceRestored; }},
+    {"service restoration (worst; inf: one never back)", "service_restoration_worst_s", "s", false,
+     worstRestorationSeconds, 90.0,
+     [](const RunReport& r) { return r.serviceRestored + r.serviceNotRestored; }},
     {"retry amplification", "retry_amplification", "x", false,
      [](const RunReport& r) { return r.retryAmplification.value(); }, std::nullopt},
 };
@@ -135,21 +123,12 @@ SeedRuns runSeeds(const Scenario& scenario, std::uint32_t n, unsigned threads) {
   SeedRuns out;
   out.baseline.resize(n);
   out.protectedRuns.resize(n);
-  std::atomic<std::uint32_t> next{0};
-  auto work = [&] {
-    for (std::uint32_t job; (job = next.fetch_add(1)) < 2 * n;) {
-      const std::uint32_t i = job / 2;
-      SimOptions opt;
-      opt.protection = job % 2 == 1;
-      (opt.protection ? out.protectedRuns : out.baseline)[i] = simulate(scs[i], opt);
-    }
-  };
-  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
-  threads = std::min<unsigned>(threads, 2 * n);
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
+  forEachJob(2 * std::size_t{n}, threads, [&](std::size_t job) {
+    const std::size_t i = job / 2;
+    SimOptions opt;
+    opt.protection = job % 2 == 1;
+    (opt.protection ? out.protectedRuns : out.baseline)[i] = simulate(scs[i], opt);
+  });
   for (std::uint32_t i = 0; i < n; ++i) {
     out.protectedRuns[i].pairedInterception =
         pairedInterception(out.baseline[i], out.protectedRuns[i]);

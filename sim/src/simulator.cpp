@@ -1,5 +1,6 @@
 // The simulator: setup from a scenario, the event loop, and the public API.
 #include "simulator_impl.hpp"
+#include "spillway/input_error.hpp"
 
 namespace spillway::sim {
 
@@ -92,9 +93,11 @@ void Simulator::Impl::resolveSlaClass(ClientState& cl) {
   if (it == sc.policy.slaClasses.end()) {
     std::string known;
     for (const auto& [name, k] : sc.policy.slaClasses) known += (known.empty() ? "" : ", ") + name;
-    throw std::invalid_argument("line " + std::to_string(cs.line) + ": client '" + cs.name +
-                                "': sla_class: the policy has no class '" + cs.slaClass + "' (" +
-                                (known.empty() ? "it defines none" : "it has " + known) + ")");
+    const auto index = static_cast<std::size_t>(&cl - clients.data());
+    throw InputError(sc.source, cs.line, "clients[" + std::to_string(index) + "].sla_class",
+                     "client '" + cs.name + "': the policy '" + sc.policy.name +
+                         "' has no class '" + cs.slaClass + "' (" +
+                         (known.empty() ? "it defines none" : "it has " + known) + ")");
   }
   cl.classBudget = it->second.latency;
   cl.rep.slaClass = cs.slaClass;

@@ -36,13 +36,4 @@ sim::Scenario loadScenario(const std::string& nameOrPath) {
   return sim::loadScenarioFile(nameOrPath);
 }
 
-void usePolicy(sim::Scenario& sc, Policy pol) {
-  if (pol.models.empty() && !pol.degrade.enabled && !pol.limits.any() && !pol.limits.adaptive) {
-    pol.models = sc.policy.models;
-    pol.degrade = sc.policy.degrade;
-    pol.limits = sc.policy.limits;
-  }
-  sc.policy = std::move(pol);
-}
-
 }  // namespace spillway::app

@@ -609,10 +609,12 @@ void simulationSummary(const sim::RunReport& r, const sim::RunReport* baseline,
   out.push_back(summaryLine(
       end, "summary: TTD " + optDuration(r.meanTtd) + " (mean, " + std::to_string(detected) +
                " of " + std::to_string(real) + " faults detected); self-healing " +
-               optDuration(r.meanSelfHealing) + " (n=" + std::to_string(r.selfHealed) + "); MTTR " +
-               optDuration(r.meanMttr) + " from onset; service restoration " +
+               optDuration(r.meanSelfHealing) + " (n=" + std::to_string(r.selfHealed) +
+               "); onset → full traffic " + optDuration(r.meanMttr) + "; service restoration " +
                optDuration(r.meanServiceRestoration) + " mean, " +
-               optDuration(r.worstServiceRestoration) +
+               (r.serviceNotRestored ? std::string("never back for ") +
+                                           std::to_string(r.serviceNotRestored) + " fault(s) at"
+                                     : optDuration(r.worstServiceRestoration)) +
                " worst (n=" + std::to_string(r.serviceRestored) + ")"));
   std::string opensText = "summary: " + std::to_string(r.opens) + " breaker opens (" +
                           std::to_string(r.blocks.episodes) +

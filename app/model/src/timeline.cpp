@@ -221,13 +221,14 @@ const KpiDef kKpis[] = {
     {"false trips per hour", "/h", false,
      [](const sim::RunReport& r) { return r.falseTripsPerHour; }},
     {"TTD (mean)", "s", false, [](const sim::RunReport& r) { return seconds(r.meanTtd); }},
-    {"MTTR (mean)", "s", false, [](const sim::RunReport& r) { return seconds(r.meanMttr); }},
+    {"onset → full traffic (mean)", "s", false,
+     [](const sim::RunReport& r) { return seconds(r.meanMttr); }},
     {"recovery after the fault", "s", false,
      [](const sim::RunReport& r) { return seconds(r.meanRecovery); }},
     {"self-healing (trip → full traffic)", "s", false,
      [](const sim::RunReport& r) { return seconds(r.meanSelfHealing); }},
     {"service restoration (worst)", "s", false,
-     [](const sim::RunReport& r) { return seconds(r.worstServiceRestoration); }},
+     [](const sim::RunReport& r) { return sim::worstRestorationSeconds(r); }},
     {"retry amplification", "x", false,
      [](const sim::RunReport& r) { return r.retryAmplification.value(); }},
     {"breaker opens", "count", false,
@@ -313,7 +314,7 @@ void insertFaultRows(std::vector<KpiRow>& rows, const sim::RunReport& current,
     }
   }
   auto at = std::find_if(rows.begin(), rows.end(),
-                         [](const KpiRow& r) { return r.name == "MTTR (mean)"; });
+                         [](const KpiRow& r) { return r.name == "onset → full traffic (mean)"; });
   rows.insert(at == rows.end() ? at : at + 1, perFault.begin(), perFault.end());
   // The mean TTD is over the faults detected: the misses beside it.
   auto missed = [](const sim::RunReport* r) -> std::optional<double> {

@@ -85,6 +85,8 @@ void envoyNotes(Notes& n, const BreakerConfig& c, const ExportContext& ctx) {
            "any number of instances");
   noteMode(n, c);
   noteClassify(n, "Envoy (retry_on / HttpProtocolOptions.outlier_detection)", c);
+  // Outlier detection's failure percentage counts 5xx (and local-origin failures) only.
+  noteUncountedStatuses(n, "Envoy's outlier detection", c, [](int s) { return s >= 500; });
 }
 
 }  // namespace

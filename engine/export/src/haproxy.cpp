@@ -79,6 +79,17 @@ void haproxyNotes(Notes& n, const BreakerConfig& c, const std::string& scope) {
            "of its log sees those errors up to `retries` seconds late (docs/dialects.md)",
            scope);
   noteClassify(n, "HAProxy (observe layer7 judges 100–499, 501, 505 as valid)", c);
+  noteUncountedStatuses(
+      n, "HAProxy's observe layer7", c, [](int s) { return s >= 500 && s != 501 && s != 505; },
+      scope);
+  n.gap(Topic::HalfOpen,
+        "a passing health check resets the server's error count (HAProxy's check.c, with "
+        "on-error): with `inter 2s` and error-limit " +
+            std::to_string(health(c).errorLimit) +
+            ", a backend whose health endpoint answers while its calls fail must fail that many "
+            "calls between two checks to be marked down. --validate assumes the checks follow "
+            "the calls; `replay --dialect haproxy --health FILE` replays real check results",
+        scope);
 }
 
 }  // namespace

@@ -321,8 +321,7 @@ BreakerConfig fromSentinel(const std::vector<dialects::SentinelRule>& rules, Not
       }
       const double was = b.trip.errorRate;
       const double now =
-          rule.grade == 1 ? rule.count
-                          : std::min(1.0, rule.count / std::max<double>(1, rule.minRequestAmount));
+          rule.grade == 1 ? rule.count : rule.count / std::max<double>(1, rule.minRequestAmount);
       b.trip.errorRate = std::min(was, now);
       own.approx(Topic::Threshold,
                  "two error rules of " + rule.resource + " (error_rate " + num(was) + " and " +
@@ -344,14 +343,30 @@ BreakerConfig fromSentinel(const std::vector<dialects::SentinelRule>& rules, Not
       case 1:
         b.trip.errorRate = rule.count;
         break;
-      case 2:
-        b.trip.errorRate = std::min(1.0, rule.count / std::max<double>(1, rule.minRequestAmount));
-        n.approx(Topic::Threshold,
-                 "exception-count rule: more than " + num(rule.count) + " errors → error_rate " +
-                     num(b.trip.errorRate) + " of minRequestAmount " +
-                     std::to_string(rule.minRequestAmount),
-                 scope);
+      case 2: {
+        // More than `count` errors per interval, read as a share of the fewest calls judged.
+        // At or above all of them no rate can trip (Spillway trips strictly above): keep the
+        // error rule as it was and say so, rather than import a breaker that never opens.
+        const double rate = rule.count / std::max<double>(1, rule.minRequestAmount);
+        if (rate >= 1) {
+          own.gap(Topic::Threshold,
+                  "exception-count rule of " + rule.resource + " (more than " + num(rule.count) +
+                      " errors per " + std::to_string(rule.statIntervalMs) +
+                      " ms) has no error-rate equivalent: " + num(rule.count) +
+                      " of minRequestAmount " + std::to_string(rule.minRequestAmount) +
+                      " is a rate of " + num(rate) + ", which never trips; error_rate stays " +
+                      num(b.trip.errorRate) + " — set it by hand",
+                  scope);
+          break;
+        }
+        b.trip.errorRate = rate;
+        own.approx(Topic::Threshold,
+                   "exception-count rule of " + rule.resource + ": more than " + num(rule.count) +
+                       " errors → error_rate " + num(rate) + " of minRequestAmount " +
+                       std::to_string(rule.minRequestAmount),
+                   scope);
         break;
+      }
       default:
         break;
     }

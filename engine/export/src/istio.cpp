@@ -54,6 +54,8 @@ void istioNotes(Notes& n, const BreakerConfig& c, const std::string& scope) {
            "Spillway opens any number of instances",
            scope);
   noteClassify(n, "Istio (outlierDetectionHttpErrorCodes / retryOn)", c);
+  noteUncountedStatuses(
+      n, "Istio's consecutive5xxErrors", c, [](int s) { return s >= 500; }, scope);
 }
 
 }  // namespace

@@ -234,6 +234,27 @@ void noteClassify(Notes& n, const std::string& target, const BreakerConfig& cfg)
               "timeouts and resets");
 }
 
+void noteUncountedStatuses(Notes& n, const std::string& target, const BreakerConfig& cfg,
+                           bool (*targetCounts)(int status), const std::string& scope) {
+  std::string list;
+  for (int s = 100; s < 600; ++s) {
+    if (!cfg.classify.failureStatus[static_cast<std::size_t>(s)] || targetCounts(s)) continue;
+    int e = s;  // a run of statuses as one range: 400–499
+    while (e + 1 < 600 && cfg.classify.failureStatus[static_cast<std::size_t>(e + 1)] &&
+           !targetCounts(e + 1))
+      ++e;
+    list += (list.empty() ? "" : ", ") + std::to_string(s) +
+            (e > s ? "–" + std::to_string(e) : std::string());
+    s = e;
+  }
+  if (!list.empty())
+    n.gap(Topic::Classify,
+          target + " never counts " + list +
+              " as a failure, which the policy does: instances answering so are never taken out "
+              "(LLM upstreams often fail with 429)",
+          scope);
+}
+
 void noteJitterDecay(Notes& n, const std::string& target, const BreakerConfig& cfg) {
   if (cfg.open.jitter > 0)
     n.gap(Topic::Backoff, target + " has no open-duration jitter (open.jitter " +

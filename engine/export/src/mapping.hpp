@@ -92,6 +92,10 @@ void noteSustain(Notes& n, const std::string& target, const BreakerConfig& cfg);
 void noteRamp(Notes& n, const std::string& target, const BreakerConfig& cfg);
 void noteClassify(Notes& n, const std::string& target, const BreakerConfig& cfg);
 void noteJitterDecay(Notes& n, const std::string& target, const BreakerConfig& cfg);
+// The statuses the policy counts as failures and the target never does (Envoy and Istio count
+// 5xx only; HAProxy's observe layer7 takes 100–499, 501 and 505 as valid): one gap note.
+void noteUncountedStatuses(Notes& n, const std::string& target, const BreakerConfig& cfg,
+                           bool (*targetCounts)(int status), const std::string& scope = {});
 
 // One exporter per target (engine/src/export/<target>.cpp).
 ExportResult exportResilience4j(const Policy& p, const ExportContext& ctx);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
+#include <limits>
 #include <random>
 #include <set>
 #include <sstream>
@@ -14,6 +15,7 @@
 #include "spillway/input_limits.hpp"
 #include "spillway/kpi_terms.hpp"
 #include "spillway/next_grid.hpp"
+#include "spillway/parallel.hpp"
 #include "spillway/policy_params.hpp"
 #include "spillway/rng.hpp"
 #include "spillway/sweep_prefix.hpp"
@@ -403,8 +405,10 @@ std::vector<bool> paretoFront(const std::vector<SweepScore>& scores) {
   };
   std::vector<P> pts;
   for (const SweepScore& s : scores)
-    pts.push_back(
-        {s.fpRate(), s.meanTtdSeconds().value_or(0), 1 - s.availability(), s.faults - s.detected});
+    // 误伤 n/a (nothing blocked) is not the best 误伤: a breaker that never trips would top
+    // that axis while it misses every fault. It is no better than any measured rate.
+    pts.push_back({s.fpRateOrNa().value_or(std::numeric_limits<double>::infinity()),
+                   s.meanTtdSeconds().value_or(0), 1 - s.availability(), s.faults - s.detected});
   std::vector<bool> front(pts.size(), true);
   for (std::size_t i = 0; i < pts.size(); ++i)
     for (std::size_t j = 0; j < pts.size() && front[i]; ++j) {
@@ -453,27 +457,16 @@ SweepResult runSweep(std::vector<SweepCandidate> candidates, const CandidateScor
   r.candidates = std::move(candidates);
   r.scores.assign(r.candidates.size(), SweepScore{});
   const std::size_t total = r.candidates.size();
-  unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
-  threads = std::max(
-      1u, std::min<unsigned>(threads, static_cast<unsigned>(std::max<std::size_t>(total, 1))));
-  std::atomic<std::size_t> next{0}, done{0};
-  auto work = [&] {
-    for (;;) {
-      if (options.cancel && options.cancel->load(std::memory_order_relaxed)) return;
-      const std::size_t i = next.fetch_add(1);
-      if (i >= total) return;
-      // Each candidate's score is independent of scheduling: deterministic.
-      r.scores[i] = score(r.candidates[i].policy);
-      // Cancelled during the candidate: its score is partial, not done.
-      if (options.cancel && options.cancel->load(std::memory_order_relaxed)) return;
-      const std::size_t d = done.fetch_add(1) + 1;
-      if (options.progress) options.progress(d, total);
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work);
-  work();
-  for (std::thread& t : pool) t.join();
+  std::atomic<std::size_t> done{0};
+  forEachJob(total, options.threads, [&](std::size_t i) {
+    if (options.cancel && options.cancel->load(std::memory_order_relaxed)) return;
+    // Each candidate's score is independent of scheduling: deterministic.
+    r.scores[i] = score(r.candidates[i].policy);
+    // Cancelled during the candidate: its score is partial, not done.
+    if (options.cancel && options.cancel->load(std::memory_order_relaxed)) return;
+    const std::size_t d = done.fetch_add(1) + 1;
+    if (options.progress) options.progress(d, total);
+  });
   r.cancelled = done.load() < total;
   r.pareto = paretoFront(r.scores);
   return r;

@@ -380,6 +380,15 @@ void TstSweep::paretoCountsMissedFaults() {
   QCOMPARE(*all.meanTtdSeconds(), 40.0);
   QCOMPARE(*missing.meanTtdSeconds(), 30.0);
   QCOMPARE(paretoFront({all, missing, slowerMissing}), (std::vector<bool>{true, true, false}));
+  // A breaker that never trips blocks nothing: its 误伤 is n/a, not the best 误伤. It misses
+  // both faults and is slower and less available: off the front, where 0 % put it.
+  SweepScore never = point(0.0, 120, 0.90);
+  never.blocks = {};
+  never.blockedWouldSucceed = 0;
+  never.faults = 2;
+  never.detected = 0;
+  QVERIFY(!never.fpRateOrNa());
+  QCOMPARE(paretoFront({all, never}), (std::vector<bool>{true, false}));
 }
 
 void TstSweep::sweepEqualsSingleReplays() {

@@ -316,6 +316,36 @@ class TstExport : public QObject {
     }
   }
 
+  // The default policy counts 429 (and 5xx) as failures. Envoy's and Istio's outlier detection
+  // count 5xx only, HAProxy's observe layer7 takes 4xx, 501 and 505 as valid: each says which
+  // of the policy's failure statuses it never counts; HAProxy also that a passing health check
+  // clears its error count.
+  void targetsNameTheStatusesTheyDoNotCount_data() {
+    QTest::addColumn<int>("target");
+    QTest::addColumn<QString>("uncounted");  // empty: no such note
+    QTest::newRow("envoy") << int(DialectKind::Envoy) << "never counts 429 as a failure";
+    QTest::newRow("istio") << int(DialectKind::Istio) << "never counts 429 as a failure";
+    QTest::newRow("haproxy") << int(DialectKind::Haproxy) << "never counts 429, 501, 505 as";
+    QTest::newRow("nginx") << int(DialectKind::Nginx) << "";
+    QTest::newRow("resilience4j") << int(DialectKind::Resilience4j) << "";
+  }
+  void targetsNameTheStatusesTheyDoNotCount() {
+    QFETCH(int, target);
+    QFETCH(QString, uncounted);
+    const Policy p = parsePolicy("version: 1\nname: d\n", "d.yaml");
+    QVERIFY(p.breaker.classify.failureStatus[429]);
+    const ExportResult x = exportPolicy(p, static_cast<DialectKind>(target), context());
+    const bool noted = std::any_of(x.notes.begin(), x.notes.end(), [](const MappingNote& n) {
+      return n.topic == Topic::Classify && n.gap &&
+             n.text.find("never counts") != std::string::npos;
+    });
+    QCOMPARE(noted, !uncounted.isEmpty());
+    if (!uncounted.isEmpty())
+      QVERIFY2(hasNote(x, Topic::Classify, true, uncounted.toStdString()), x.text.c_str());
+    QCOMPARE(hasNote(x, Topic::HalfOpen, true, "a passing health check resets"),
+             target == int(DialectKind::Haproxy));
+  }
+
   // Envoy ejects at failure percentage >= threshold: 0 (an error rate under 0.5 % rounded)
   // would eject every host, so the threshold is at least 1.
   void envoyThresholdIsNeverZero_data() {
@@ -479,6 +509,30 @@ class TstExport : public QObject {
     QVERIFY(noted("", "two error rules of chat (error_rate 0.5 and 0.2)", false));
     QVERIFY(noted("", "a second slow-ratio rule of chat (count 900 ms", true));
     QVERIFY(noted("embed", "two error rules of embed (error_rate 0.4 and 0.3)", false));
+    // More errors than the fewest calls judged: as a rate that is ≥ 1, which never trips
+    // (Spillway trips strictly above). The rule is not imported as a rate that looks armed; a
+    // gap note — for an override's resource too — says to set one by hand.
+    const ImportResult count =
+        importConfig(DialectKind::Sentinel,
+                     "[{\"resource\": \"chat\", \"grade\": 2, \"count\": 50, "
+                     "\"minRequestAmount\": 5, \"timeWindow\": 30},"
+                     "{\"resource\": \"pay\", \"grade\": 2, \"count\": 9, "
+                     "\"minRequestAmount\": 5, \"timeWindow\": 30}]",
+                     "count.json");
+    // As a resource without an error rule (1: errors alone never trip), and the gap says so.
+    QCOMPARE(count.policy.breaker.trip.errorRate, 1.0);
+    QVERIFY(!count.policy.modelOverrides.count("pay") ||
+            !count.policy.modelOverrides.at("pay").trip.errorRate ||
+            *count.policy.modelOverrides.at("pay").trip.errorRate < 1);
+    for (const char* res : {"chat", "pay"})
+      QVERIFY2(std::any_of(count.notes.begin(), count.notes.end(),
+                           [&](const MappingNote& n) {
+                             return n.gap &&
+                                    n.text.find(std::string("exception-count rule of ") + res) !=
+                                        std::string::npos &&
+                                    n.text.find("never trips") != std::string::npos;
+                           }),
+               res);
     // A window longer than 3600 one-second buckets gets coarser ones, not a policy that
     // fails to read back (an Envoy interval of 2h was "imported policy:7: window.bucket").
     const ImportResult hours =

@@ -423,11 +423,13 @@ void TstSimDegrade::slaClassUnknown() {
   try {
     const Run run = simulateYaml(slaRig("gold", true));
     QFAIL("a client of an undefined SLA class ran");
-  } catch (const std::invalid_argument& e) {
+  } catch (const InputError& e) {
+    // An input error like any other: the scenario's file, the client's line, the key.
     const QString what = QString::fromUtf8(e.what());
-    QVERIFY2(what.contains("sla_class") && what.contains("'gold'") && what.contains("line 24") &&
-                 what.contains("full"),
-             e.what());
+    QCOMPARE(e.file(), std::string("rig.yaml"));
+    QCOMPARE(e.line(), 24L);
+    QCOMPARE(e.field(), std::string("clients[0].sla_class"));
+    QVERIFY2(what.contains("'gold'") && what.contains("full"), e.what());
   }
 }
 

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -413,6 +414,76 @@ class TstSimLayers : public QObject {
                                        {{"availability", {mean, mean, mean, 1}}});
     QCOMPARE(one.checks[0].verdict,
              mean >= 0.99 && mean <= 0.995 ? CheckVerdict::Pass : CheckVerdict::Fail);
+  }
+
+  // A runbook's breaker-only policy replaces the breaker alone, as simulate --policy does: the
+  // scenario's degrade chain and limits stay (they were dropped, so degrade KPIs read n/a).
+  void runbookBreakerOnlyPolicyKeepsTheScenarios() {
+    RunbookLoaders loaders;
+    loaders.scenario = [](const std::string&, const std::string&) {
+      return parseScenario(quotaScenario(2, 8, "100ms", 1000), "q.yaml");
+    };
+    loaders.policy = [](const std::string&) {
+      return parsePolicy("version: 1\nname: b\nbreaker:\n  trip: {error_rate: 0.2}\n", "b.yaml");
+    };
+    const Scenario alone = loaders.scenario("", "");
+    QVERIFY(alone.policy.limits.any());
+    const Runbook rb = parseRunbook(
+        "version: 1\nname: t\nscenario: q\npolicy: b.yaml\nexpect:\n"
+        "  - {kpi: availability, min: 0.5}\n",
+        "rb.yaml", "", loaders);
+    QCOMPARE(rb.scenario.policy.breaker.trip.errorRate, 0.2);
+    QVERIFY(rb.scenario.policy.limits.any());
+    QCOMPARE(rb.scenario.policy.limits.tenants.size(), alone.policy.limits.tenants.size());
+  }
+
+  // The worst is ∞ when a fault is never detected or its service never back (kpis.md), not the
+  // worst of the rest: the whole group goes down at 40 s for good, and a breaker that needs
+  // 100,000 calls never opens. The table says "never", the JSON has null and the count, and a
+  // drill's ceiling on either worst fails — as does the mean TTD, measured over nothing.
+  void worstIsNeverWhenAFaultIsMissed() {
+    const std::string yaml =
+        "version: 1\nname: down\nduration: 3m\nseed: 3\n"
+        "policy: {breaker: {min_calls: 100000}}\n"
+        "models:\n  - {name: m, instances: 2, service: {base: 100ms, sigma: 0.1}}\n"
+        "clients:\n  - {name: c, model: m, rate: 20, timeout: 2s, criticality: core}\n"
+        "faults:\n  - {type: outage, target: m, at: 40s}\n";
+    Runbook rb;
+    rb.name = "t";
+    rb.source = "rb.yaml";
+    rb.scenario = parseScenario(yaml, "down.yaml");
+    rb.mode = sim::parseModes("all").front();
+    rb.seeds = 2;
+    rb.expectations = {{"ttd_worst_s", std::nullopt, 60, 7},
+                       {"service_restoration_worst_s", std::nullopt, 600, 8},
+                       {"ttd_s", std::nullopt, 60, 9}};
+    const RunReport r = simulate(rb.scenario, SimOptions{});
+    QVERIFY(r.serviceNotRestored > 0);
+    QVERIFY(std::isinf(*worstTtdSeconds(r)) && std::isinf(*worstRestorationSeconds(r)));
+    const auto k = nlohmann::json::parse(reportJson(r))["kpis"];
+    QVERIFY(k["service_restoration_worst_s"].is_null() && k["ttd_worst_s"].is_null());
+    QCOMPARE(k["service_not_restored"].get<std::uint64_t>(), r.serviceNotRestored);
+    QVERIFY2(QString::fromStdString(reportTable(r)).contains("not back by the end"),
+             reportTable(r).c_str());
+    const DrillResult d = runDrill(rb, 1);
+    QCOMPARE(d.checks[0].verdict, CheckVerdict::Fail);
+    QCOMPARE(d.checks[1].verdict, CheckVerdict::Fail);
+    QCOMPARE(d.checks[2].verdict, CheckVerdict::NotMeasured);
+    const QString table = QString::fromStdString(drillTable(rb, d));
+    QVERIFY2(table.contains("never"), qPrintable(table));
+  }
+
+  // A KPI defined in fewer seeds than ran says how many it rests on: "n=1/3".
+  void drillSaysOnHowManySeeds() {
+    Runbook rb;
+    rb.name = "t";
+    rb.source = "rb.yaml";
+    rb.seeds = 3;
+    rb.expectations = {{"ttd_s", std::nullopt, 60, 7}};
+    const DrillResult d =
+        judgeDrill(rb, {{"ttd_s", 48.7}}, {{"ttd_s", SeedInterval{48.7, 48.7, 48.7, 1}}});
+    QVERIFY2(QString::fromStdString(drillTable(rb, d)).contains("48.7 n=1/3"),
+             drillTable(rb, d).c_str());
   }
 
   // A drill on fault_interception_rate runs each seed's baseline beside it (kpis.md: among the

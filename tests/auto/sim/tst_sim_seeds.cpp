@@ -18,7 +18,61 @@ class TstSimSeeds : public QObject {
   void sameBytesWhateverTheThreads();
   void intervalCoversTheKnownAvailability();
   void aVerdictOnFewEventsSaysSo();
+  void aBadRunInAWorkerIsAnInputError();
+  void aBreakerOnlyPolicyKeepsTheScenariosSections();
 };
+
+namespace {
+
+// A core client of SLA class `core`, defined by the scenario's own policy with a degrade chain.
+const char* kClassed =
+    "version: 1\nname: classed\nduration: 20s\nseed: 5\n"
+    "policy:\n  degrade: {max_quality_drop: 0.3}\n"
+    "  sla_classes:\n    core: {availability: 0.999, latency: 1s}\n"
+    "models:\n  - {name: m, instances: 2, service: {base: 50ms, sigma: 0.1}}\n"
+    "clients:\n  - {name: app, model: m, rate: 5, timeout: 2s, sla_class: core}\n";
+
+}  // namespace
+
+// Every multi-run command (--seeds, --modes, drills, sweeps over a scenario) runs its jobs on
+// worker threads. A run that finds its input inconsistent — here a client naming an SLA class
+// the policy lacks — throws there; that must come back as the input error it is (file:line:
+// key, exit 2), not end the process (std::terminate, exit 134).
+void TstSimSeeds::aBadRunInAWorkerIsAnInputError() {
+  Scenario sc = parseScenario(kClassed, "classed.yaml");
+  sc.policy.slaClasses.clear();
+  for (const unsigned threads : {1u, 2u}) {
+    try {
+      runSeeds(sc, 3, threads);
+      QFAIL("accepted");
+    } catch (const InputError& e) {
+      QCOMPARE(e.file(), std::string("classed.yaml"));
+      QCOMPARE(e.line(), 12L);  // the client's line
+      QCOMPARE(e.field(), std::string("clients[0].sla_class"));
+      QVERIFY2(std::string(e.what()).find("has no class 'core'") != std::string::npos, e.what());
+    }
+  }
+}
+
+// A breaker-only policy (simulate --policy, sweep --policy, a runbook's policy) replaces the
+// breaker alone: the scenario's models, degrade chain, limits and SLA classes stay in force.
+// A policy with any of those sections replaces the scenario's whole.
+void TstSimSeeds::aBreakerOnlyPolicyKeepsTheScenariosSections() {
+  Scenario sc = parseScenario(kClassed, "classed.yaml");
+  Policy breakerOnly;
+  breakerOnly.name = "b";
+  breakerOnly.breaker.trip.errorRate = 0.1;
+  usePolicy(sc, breakerOnly);
+  QCOMPARE(sc.policy.name, std::string("b"));
+  QCOMPARE(sc.policy.breaker.trip.errorRate, 0.1);
+  QVERIFY(sc.policy.degrade.enabled);
+  QCOMPARE(sc.policy.slaClasses.count("core"), std::size_t{1});
+  QCOMPARE(runSeeds(sc, 2, 2).protectedRuns.size(), std::size_t{2});  // runs: the class exists
+  Policy whole = breakerOnly;
+  whole.degrade.enabled = true;
+  usePolicy(sc, whole);
+  QVERIFY(sc.policy.slaClasses.empty());
+}
 
 // Three seeds with one spread fault each: a zero-width interval at 100 %, "better" than the
 // seed's 95 % — on three faults. The verdict says so; on thousands of requests it does not.

@@ -147,6 +147,9 @@ struct RunReport {
   // restoration: over faults whose callers' availability came back. With their n.
   std::optional<Micros> meanSelfHealing, meanServiceRestoration, worstServiceRestoration;
   std::uint64_t selfHealed = 0, serviceRestored = 0;
+  // Real faults whose callers' availability left its band and was not back by the end of the
+  // run: their restoration is ∞, so the worst is "never" (kpis.md), not the worst of the rest.
+  std::uint64_t serviceNotRestored = 0;
   LimitCounts limitedBy{};
   std::array<std::uint64_t, 3> degradeRejects{};  // fast_fail, static, no_backup
   std::array<std::uint64_t, 3> answeredBy{};      // primary, backup, cache
@@ -178,6 +181,12 @@ struct RunReport {
   std::vector<InstanceReport> instances;
   std::vector<FaultReport> faults;
 };
+
+// The worst of the real faults, in seconds, as kpis.md reads a fault never detected or a service
+// never back: +∞ then. nullopt when there is nothing to take the worst of (no real fault; for the
+// TTD, a run without protection: its breakers only watch).
+std::optional<double> worstTtdSeconds(const RunReport& r);
+std::optional<double> worstRestorationSeconds(const RunReport& r);
 
 // JSON (docs/scenario.md "Report") and a human table.
 std::string reportJson(const RunReport& r, int indent = 2);

@@ -15,6 +15,11 @@ Scenario parseScenario(std::string_view yamlText, const std::string& source,
                        const std::string& baseDir = {});
 Scenario loadScenarioFile(const std::string& path);
 
+// Puts `policy` into the scenario (simulate --policy, sweep --policy, a runbook's policy). A
+// breaker-only policy — no models, degrade, limits or SLA classes — replaces the breaker
+// alone: the scenario's models, degrade chain, limits and SLA classes stay in force.
+void usePolicy(Scenario& scenario, Policy policy);
+
 // The list under `key` of a YAML document (a drill runbook's `faults`) in the scenario file's
 // fault syntax, checked against `scenario`'s instances and duration. Errors name
 // `source`:line: key[i].field. An absent key gives no faults.

@@ -23,8 +23,5 @@ std::string readWhole(const std::string& path, std::size_t limit, std::string_vi
 Policy loadPolicy(const std::string& path);
 // A built-in scenario by name (seed-000 … seed-003) or a scenario file.
 sim::Scenario loadScenario(const std::string& nameOrPath);
-// Puts `policy` into the scenario; a breaker-only policy keeps the scenario's models, degrade
-// chain and limits.
-void usePolicy(sim::Scenario& sc, Policy policy);
 
 }  // namespace spillway::app
