@@ -48,6 +48,10 @@ void envoyNotes(Notes& n, const BreakerConfig& c, const ExportContext& ctx) {
                " and failure_percentage_minimum_hosts 1 (Spillway judges each instance alone); "
                "consecutive_5xx, gateway and success-rate detectors are disabled (enforcing 0): "
                "the policy has no such rules");
+  if (c.window.type == WindowType::Count)
+    n.gap(Topic::Window, "Envoy has no count-based window: " + windowText(c) +
+                             " → the calls of each interval " + protoDur(c.window.length) +
+                             " (window.length, unused by the policy)");
   n.approx(Topic::Window, "the failure percentage is judged per interval " +
                               protoDur(c.window.length) +
                               " at Envoy's sweeps (a tumbling window read every interval), not "
@@ -102,8 +106,19 @@ ExportResult exportEnvoy(const Policy& policy, const ExportContext& ctx) {
   n.exact(Topic::Threshold, "min_calls " + std::to_string(plan.base.minCalls) +
                                 " → failure_percentage_request_volume " +
                                 std::to_string(plan.base.minCalls));
-  n.exact(Topic::Open, "open.duration " + formatDuration(plan.base.open.duration) +
-                           " → base_ejection_time " + protoDur(plan.base.open.duration));
+  // Envoy un-ejects a host only at its sweeps, every interval (= window.length): the host is
+  // out for base_ejection_time rounded up to whole intervals.
+  const Micros interval = std::max<Micros>(1, plan.base.window.length);
+  const Micros out = (plan.base.open.duration + interval - 1) / interval * interval;
+  const std::string openText = "open.duration " + formatDuration(plan.base.open.duration) +
+                               " → base_ejection_time " + protoDur(plan.base.open.duration);
+  if (out == plan.base.open.duration)
+    n.exact(Topic::Open, openText);
+  else
+    n.approx(Topic::Open, openText +
+                              ", but Envoy returns an ejected host only at its sweeps every "
+                              "interval " +
+                              protoDur(interval) + ": out about " + formatDuration(out));
   if (plan.base.open.maxDuration >= plan.base.open.duration)
     n.exact(Topic::Backoff, "open.max_duration " + formatDuration(plan.base.open.maxDuration) +
                                 " → max_ejection_time " + protoDur(plan.base.open.maxDuration));
@@ -130,6 +145,14 @@ ExportResult exportEnvoy(const Policy& policy, const ExportContext& ctx) {
     }
     t += "      retry_budget:\n        budget_percent:\n          value: " +
          pct(policy.degrade.retryBudget) + "\n        min_retry_concurrency: 3\n";
+    // Without a degrade section the budget is the policy's default, not a choice: said.
+    if (!policy.degrade.enabled)
+      n.approx(Topic::Degrade,
+               "retry_budget " + pct(policy.degrade.retryBudget) +
+                   " % is degrade.retry_budget's default: the policy has no degrade section, "
+                   "and Envoy will refuse retries beyond it (remove it to keep Envoy's "
+                   "max_retries 3)",
+               e.name);
     t += "      track_remaining: true\n";
     t += "  outlier_detection:\n";
     t += "    interval: " + protoDur(c.window.length) + "\n";

@@ -198,12 +198,34 @@ void checkModes(const Policy& policy, DialectKind target, const ExportContext& c
     checkMode(o.mode, "overrides.instances." + name + ".mode", target, ctx);
 }
 
+// Per-entry targets write one entry per model they know. Known only from overrides (no
+// incidents), the file has those models alone: the default breaker the notes describe reaches
+// no entry, and other models get no protection from it.
+void noteDefaultUnwritten(const Policy& policy, DialectKind target, const ExportContext& ctx,
+                          std::vector<MappingNote>& notes) {
+  const bool perEntry = target == DialectKind::Envoy || target == DialectKind::Istio ||
+                        target == DialectKind::Sentinel || target == DialectKind::Haproxy ||
+                        target == DialectKind::Nginx;
+  if (!perEntry || !ctx.instances.empty() || policy.modelOverrides.empty()) return;
+  std::string names;
+  for (const auto& [model, o] : policy.modelOverrides) names += (names.empty() ? "" : ", ") + model;
+  MappingNote n;
+  n.topic = Topic::Scope;
+  n.gap = true;
+  n.text = "only the overridden models (" + names +
+           ") are written: with no incident (--validate) no other model is known, so the default "
+           "breaker described here is in no entry — other models are unprotected; name them in "
+           "overrides.models or validate on incidents that hold them";
+  notes.push_back(std::move(n));
+}
+
 }  // namespace
 
 ExportResult exportPolicy(const Policy& policy, DialectKind target, const ExportContext& ctx) {
   checkNames(policy, target, ctx);
   checkModes(policy, target, ctx);
   ExportResult r = dispatch(policy, target, ctx);
+  noteDefaultUnwritten(policy, target, ctx, r.notes);
   noteAdaptive(policy, r.notes);
   noteUnusedAddresses(ctx, target, r.notes);
   return r;

@@ -271,6 +271,12 @@ ImportResult importEnvoy(std::string_view text, const std::string& source) {
     addOverride(r.policy, names[i], b, n);
   }
   if (!names.empty()) n.approx(Topic::Scope, "cluster " + names[0] + " → the default breaker");
+  if (!names.empty() && names[0] != "default")
+    n.gap(Topic::Scope, "the name " + names[0] +
+                            " is not kept: the default breaker has none, and an export without "
+                            "incidents names its cluster \"default\" — rename it back, or "
+                            "validate on incidents that hold " +
+                            names[0]);
   r.notes = n.take();
   return r;
 }
@@ -401,6 +407,11 @@ ImportResult importSentinel(std::string_view text, const std::string& source) {
   };
   r.policy.breaker = fromSentinel(rulesOf(resources[0]), n, "", n);
   n.approx(Topic::Scope, "resource " + resources[0] + " → the default breaker");
+  if (resources[0] != "default")
+    n.gap(Topic::Scope, "the name " + resources[0] +
+                            " is not kept: the default breaker has none, and an export without "
+                            "incidents writes resource \"default\" — rules for a resource that "
+                            "does not exist guard nothing: rename it back");
   for (std::size_t i = 1; i < resources.size(); ++i) {
     Notes scratch;
     addOverride(r.policy, resources[i],

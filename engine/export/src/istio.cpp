@@ -21,7 +21,10 @@ void istioNotes(Notes& n, const BreakerConfig& c, const std::string& scope) {
            scope);
   n.approx(Topic::Window,
            "interval " + protoDur(c.window.length) +
-               " (the sweep that returns ejected hosts and decays the backoff)",
+               " (the sweep that returns ejected hosts and decays the backoff)" +
+               (c.window.type == WindowType::Count
+                    ? "; " + windowText(c) + " dropped: consecutive errors need no window"
+                    : ""),
            scope);
   n.gap(Topic::Slow,
         "Istio has no slow-call ejection: latency counts only through timeouts, so "

@@ -62,8 +62,8 @@ ExportResult exportLitellm(const Policy& policy, const ExportContext& ctx) {
           "failures with >= 5 requests in the current minute, multi-deployment groups only)");
   n.approx(Topic::Window,
            "no sliding window: the v1 counter expires cooldown_time after the last "
-           "failure (window.length " +
-               formatDuration(c.window.length) + " dropped)");
+           "failure (" +
+               windowText(c) + " dropped)");
   n.gap(Topic::Slow,
         "LiteLLM has no slow-call cooldown (timeouts, 408, count as failures), so "
         "slow_rate " +

@@ -234,6 +234,11 @@ void noteClassify(Notes& n, const std::string& target, const BreakerConfig& cfg)
               "timeouts and resets");
 }
 
+std::string windowText(const BreakerConfig& c) {
+  return c.window.type == WindowType::Count ? "window.calls " + std::to_string(c.window.calls)
+                                            : "window.length " + formatDuration(c.window.length);
+}
+
 void noteUncountedStatuses(Notes& n, const std::string& target, const BreakerConfig& cfg,
                            bool (*targetCounts)(int status), const std::string& scope) {
   std::string list;

@@ -50,9 +50,12 @@ std::uint32_t failuresToTrip(const BreakerConfig& cfg);
 std::uint32_t effectiveMinCalls(const BreakerConfig& cfg);
 
 // Spellings.
-std::string dur(Micros d);                 // Spring / HAProxy / nginx: 10s, 2400ms, 5m
-std::string protoDur(Micros d);            // protobuf Duration (Envoy, Istio): 10s, 2.4s
-std::string num(double v);                 // shortest decimal that reads back equal (%.15g trimmed)
+std::string dur(Micros d);       // Spring / HAProxy / nginx: 10s, 2400ms, 5m
+std::string protoDur(Micros d);  // protobuf Duration (Envoy, Istio): 10s, 2.4s
+std::string num(double v);
+// The policy's window as it is written: "window.length 10s" or, count-based, "window.calls 40".
+std::string windowText(
+    const BreakerConfig& c);               // shortest decimal that reads back equal (%.15g trimmed)
 std::string pct(double share);             // 0.5 → "50"
 std::string quoted(const std::string& s);  // a YAML/JSON double-quoted string
 std::string placeholderAddress(std::size_t i);  // 127.0.0.1:8001, :8002, ...

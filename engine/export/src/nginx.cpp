@@ -31,8 +31,7 @@ void nginxNotes(Notes& n, const BreakerConfig& c, const std::string& scope) {
            "fail_timeout=" + dur(ft) + " is both the open period (open.duration " +
                formatDuration(c.open.duration) +
                (ft != c.open.duration ? ", in nginx's whole seconds" : "") +
-               ") and the counting period (window.length " + formatDuration(c.window.length) +
-               " dropped)",
+               ") and the counting period (" + windowText(c) + " dropped)",
            scope);
   n.gap(Topic::Slow,
         "nginx has no slow-call rule: only timeouts (proxy_read_timeout) count, so "

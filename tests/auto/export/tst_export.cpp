@@ -269,6 +269,13 @@ class TstExport : public QObject {
                     "instance override chat-72b-3"));
     QVERIFY(hasNote(exportPolicy(p, DialectKind::Litellm, ctx), Topic::Scope, true,
                     "model override chat-8b"));
+    // Known only from its overrides, a per-entry target writes those models alone: the default
+    // breaker reaches no entry, and the notes say so (they describe it).
+    for (const DialectKind k : {DialectKind::Envoy, DialectKind::Sentinel, DialectKind::Nginx}) {
+      QVERIFY(
+          hasNote(exportPolicy(p, k), Topic::Scope, true, "only the overridden models (chat-8b)"));
+      QVERIFY(!hasNote(exportPolicy(p, k, ctx), Topic::Scope, true, "only the overridden models"));
+    }
     // Without a baseline the slow rule is left off, not set to the 200 ms floor.
     const ExportResult bare = exportPolicy(p, DialectKind::Resilience4j);
     QVERIFY(hasNote(bare, Topic::Slow, false, "no baseline is known"));
@@ -344,6 +351,32 @@ class TstExport : public QObject {
       QVERIFY2(hasNote(x, Topic::Classify, true, uncounted.toStdString()), x.text.c_str());
     QCOMPARE(hasNote(x, Topic::HalfOpen, true, "a passing health check resets"),
              target == int(DialectKind::Haproxy));
+  }
+
+  // Envoy: a retry budget the policy did not choose (no degrade section) is said; a count-based
+  // window and an open period shorter than the sweep interval are said, not written as exact.
+  void envoyWritesOnlyWhatThePolicyHas() {
+    const ExportResult plain =
+        exportPolicy(parsePolicy("version: 1\nname: p\n", "p.yaml"), DialectKind::Envoy);
+    QVERIFY(hasNote(plain, Topic::Degrade, false, "the policy has no degrade section"));
+    const ExportResult degraded =
+        exportPolicy(parsePolicy("version: 1\nname: p\ndegrade: {retry_budget: 0.1}\n", "p.yaml"),
+                     DialectKind::Envoy);
+    QVERIFY2(degraded.text.find("value: 10\n") != std::string::npos, degraded.text.c_str());
+    QVERIFY(!hasNote(degraded, Topic::Degrade, false, "the policy has no degrade section"));
+    const ExportResult count = exportPolicy(
+        parsePolicy("version: 1\nname: p\nbreaker:\n  window: {type: count, calls: 40}\n",
+                    "p.yaml"),
+        DialectKind::Envoy);
+    QVERIFY(
+        hasNote(count, Topic::Window, true, "Envoy has no count-based window: window.calls 40"));
+    const ExportResult slowSweep = exportPolicy(
+        parsePolicy("version: 1\nname: p\nbreaker:\n  window: {length: 60s}\n  open: {duration: "
+                    "5s}\n",
+                    "p.yaml"),
+        DialectKind::Envoy);
+    QVERIFY(hasNote(slowSweep, Topic::Open, false, "out about 1m"));
+    QVERIFY(!hasNote(slowSweep, Topic::Open, false, "→ base_ejection_time 5s (exact)"));
   }
 
   // Envoy ejects at failure percentage >= threshold: 0 (an error rate under 0.5 % rounded)
@@ -533,6 +566,14 @@ class TstExport : public QObject {
                                     n.text.find("never trips") != std::string::npos;
                            }),
                res);
+    // The first cluster becomes the default breaker, which has no name: the import says the
+    // name is lost (a re-export without incidents calls it "default").
+    const ImportResult named = importConfig(
+        DialectKind::Envoy, "clusters:\n- name: chat-fast\n  outlier_detection: {interval: 5s}\n",
+        "e.yaml");
+    QVERIFY(std::any_of(named.notes.begin(), named.notes.end(), [](const MappingNote& m) {
+      return m.gap && m.text.find("the name chat-fast is not kept") != std::string::npos;
+    }));
     // A window longer than 3600 one-second buckets gets coarser ones, not a policy that
     // fails to read back (an Envoy interval of 2h was "imported policy:7: window.bucket").
     const ImportResult hours =
