@@ -11,6 +11,10 @@ SweepScore scoreRun(const RunReport& r) {
   s.records = r.availability.den;
   s.succeeded = r.availability.num;  // already net of what the breakers turned away
   s.blocks = r.blocks;
+  // The breakers' blocks, as a replay counts them (availability() does not take them off again:
+  // `succeeded` is net of them here).
+  s.rejected = r.blocks.total();
+  for (const std::uint64_t w : r.blocks.wouldSucceed) s.blockedWouldSucceed += w;
   s.traffic = r.simulated;
   s.simulated = true;
   s.limitRefusals = r.limiterMisKill.den;

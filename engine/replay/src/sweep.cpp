@@ -390,7 +390,10 @@ std::optional<double> SweepScore::meanMttrSeconds() const {
 
 double SweepScore::availability() const {
   if (!records) return 0;
-  const double served = static_cast<double>(succeeded) - static_cast<double>(blockedWouldSucceed);
+  // A replay cannot rescue a recorded success the policy blocked; a simulated run's successes
+  // are already what the policy let through.
+  const double served =
+      static_cast<double>(succeeded) - (simulated ? 0.0 : static_cast<double>(blockedWouldSucceed));
   return std::max(0.0, served) / static_cast<double>(records);
 }
 

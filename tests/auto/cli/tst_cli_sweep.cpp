@@ -187,6 +187,17 @@ void TstCliSweep::scenarioSweepHasAFront() {
   QVERIFY(touchy["fp_rate"].toDouble() > calm["fp_rate"].toDouble());
   QVERIFY(touchy["ttd_mean_s"].toDouble() < calm["ttd_mean_s"].toDouble());
   for (const QJsonValue& v : rows) QCOMPARE(v.toObject()["missed"].toInt(), 0);
+  // Blocks are counted as in a replay: every block, and those that would have succeeded (any
+  // class) — they were 0 for simulated candidates.
+  int blocks = 0, would = 0;
+  for (const QJsonValue& c : touchy["blocks_by_class"].toObject()) {
+    blocks += c.toObject()["blocks"].toInt();
+    would += c.toObject()["would_succeed"].toInt();
+  }
+  QVERIFY(blocks > 0);
+  QCOMPARE(touchy["rejected"].toInt(), blocks);
+  QCOMPARE(touchy["blocked_would_succeed"].toInt(), would);
+  QVERIFY(touchy["availability"].toDouble() > 0.9);  // not taken off twice
   QVERIFY(touchy["pareto"].toBool());
   QVERIFY(calm["pareto"].toBool());
 }
