@@ -79,9 +79,11 @@ int history(library::Library& lib, const std::string& runbook, bool json) {
       for (const auto& c : j["checks"]) {
         char buf[96];
         const auto& m = c["measured"];
+        // Four significant digits, rounded as the drill's own table shows them (not cut).
+        char value[32] = "n/a";
+        if (m.is_number()) std::snprintf(value, sizeof value, "%.4g", m.get<double>());
         std::snprintf(buf, sizeof buf, "%s%s %s", measured.empty() ? "" : ", ",
-                      c.value("kpi", "?").c_str(),
-                      m.is_number() ? std::to_string(m.get<double>()).substr(0, 6).c_str() : "n/a");
+                      c.value("kpi", "?").c_str(), value);
         measured += buf;
       }
     std::printf("%-6lld %-20s %-22s %-4u %-10s %-6s %s\n", static_cast<long long>(r.id),

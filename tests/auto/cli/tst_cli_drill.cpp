@@ -116,6 +116,17 @@ class TstCliDrill : public QObject {
     QCOMPARE(runs[0].toObject()["revision"].toInt(), 3);
     QVERIFY(!runs[0].toObject()["spillway_version"].toString().isEmpty());
     QCOMPARE(runs[1].toObject()["result"].toObject()["checks"].toArray().size(), 1);
+    // The table shows each measured value as the drill printed it: rounded to four
+    // significant digits, not cut (0.99686 read 0.9968).
+    const double measured = runs[0]
+                                .toObject()["result"]
+                                .toObject()["checks"]
+                                .toArray()[0]
+                                .toObject()["measured"]
+                                .toDouble();
+    const Run table = run(SPILLWAY_CLI, {"drill", "--history", "hang", "--library", lib});
+    QVERIFY2(table.out.contains(QString::asprintf("%.4g", measured).toUtf8()),
+             table.out.constData());
     const Run none = run(SPILLWAY_CLI, {"drill", "--history", "other", "--library", lib});
     QVERIFY(none.out.contains("no drill runs"));
   }
