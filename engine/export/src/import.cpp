@@ -42,9 +42,11 @@ Micros bucketFor(Micros length) {
   return seconds((length + seconds(3600) - 1) / seconds(3600));  // whole seconds, rounded up
 }
 
-void commonImportNotes(Notes& n, const std::string& from, const std::string& scope) {
+// `ramp`: whether the source has no ramp at all (Envoy's slow start is read apart).
+void commonImportNotes(Notes& n, const std::string& from, const std::string& scope,
+                       bool ramp = true) {
   n.approx(Topic::Sustain, from + " trips at once: trip.sustain 0s", scope);
-  n.approx(Topic::Ramp, from + " has no ramp: ramp off (full traffic on close)", scope);
+  if (ramp) n.approx(Topic::Ramp, from + " has no ramp: ramp off (full traffic on close)", scope);
 }
 
 // ---- Resilience4j ----------------------------------------------------------------------------
@@ -160,6 +162,39 @@ ImportResult importResilience4j(std::string_view text, const std::string& source
 
 namespace {
 
+// What an Envoy cluster enforces that one Spillway breaker does not hold: said, not dropped.
+void envoyDroppedNotes(const dialects::EnvoyOutlierConfig& c, Notes& n, const std::string& scope) {
+  const bool percentage = c.enforcingFailurePercentage > 0;
+  if (percentage && c.enforcingConsecutive5xx > 0)
+    n.gap(Topic::Threshold,
+          "consecutive_5xx " + std::to_string(c.consecutive5xx) + " (enforcing " +
+              std::to_string(c.enforcingConsecutive5xx) +
+              ") is not imported: one error rule per breaker, the failure percentage is",
+          scope);
+  if ((percentage || c.enforcingConsecutive5xx > 0) && c.enforcingConsecutiveGatewayFailure > 0)
+    n.gap(Topic::Threshold,
+          "consecutive_gateway_failure " + std::to_string(c.consecutiveGatewayFailure) +
+              " (enforcing " + std::to_string(c.enforcingConsecutiveGatewayFailure) +
+              ") is not imported: one error rule per breaker",
+          scope);
+  if (percentage && c.failurePercentageMinimumHosts > 1)
+    n.gap(Topic::Scope,
+          "failure_percentage_minimum_hosts " + std::to_string(c.failurePercentageMinimumHosts) +
+              ": Envoy judges no host while fewer are healthy; Spillway judges each instance "
+              "alone",
+          scope);
+  if (c.maxEjectionPercent < 100)
+    n.gap(Topic::Scope,
+          "max_ejection_percent " + std::to_string(c.maxEjectionPercent) +
+              ": Envoy keeps at most that share of hosts out; Spillway opens any number",
+          scope);
+  if (c.healthyPanicThreshold > 0)
+    n.gap(Topic::Scope,
+          "healthy_panic_threshold " + num(c.healthyPanicThreshold) +
+              " %: below it Envoy routes to ejected hosts too (panic); Spillway never does",
+          scope);
+}
+
 BreakerConfig fromEnvoy(const dialects::EnvoyOutlierConfig& c, Notes& n, const std::string& scope) {
   BreakerConfig b;
   b.window.type = WindowType::Time;
@@ -193,6 +228,7 @@ BreakerConfig fromEnvoy(const dialects::EnvoyOutlierConfig& c, Notes& n, const s
           "success-rate ejection (peers' mean − stdev) has no Spillway "
           "equivalent: not imported",
           scope);
+  envoyDroppedNotes(c, n, scope);
   b.trip.sustain = 0;
   b.trip.slowRate = 1.0;  // strictly above 1: never
   n.approx(Topic::Slow,
@@ -214,7 +250,7 @@ BreakerConfig fromEnvoy(const dialects::EnvoyOutlierConfig& c, Notes& n, const s
   n.approx(Topic::HalfOpen, "Envoy returns a host fully: half_open probe_share 1, success_streak 1",
            scope);
   b.ramp.duration = 0;
-  commonImportNotes(n, "Envoy", scope);
+  commonImportNotes(n, "Envoy", scope, false);
   for (const std::string& k : c.ignoredKeys) n.gap(Topic::Classify, k + " is not imported", scope);
   return b;
 }
@@ -244,6 +280,8 @@ ImportResult importEnvoy(std::string_view text, const std::string& source) {
       notes.approx(Topic::Ramp,
                    "slow_start_window → ramp.duration (Envoy applies it to joining "
                    "hosts only)");
+    } else {
+      notes.approx(Topic::Ramp, "Envoy has no slow start here: ramp off (full traffic on close)");
     }
   };
   r.policy.breaker = fromEnvoy(dialects::parseEnvoyConfig(text, source), n, "");

@@ -83,9 +83,14 @@ ExportResult exportLitellm(const Policy& policy, const ExportContext& ctx) {
             num(c.halfOpen.probeShare) + ", success_streak " +
             std::to_string(c.halfOpen.successStreak) + " not expressible)");
   noteRamp(n, "LiteLLM", c);
+  // Which rule the file selects decides whether a group's only deployment can cool down.
   n.gap(Topic::Scope,
-        "LiteLLM never cools the only deployment of a model group (v2), and "
-        "connection errors never cool a deployment");
+        std::string(allowed == 3 ? "LiteLLM's v2 rule never cools the only deployment of a model "
+                                   "group"
+                                 : "the v1 counter (allowed_fails " + std::to_string(allowed) +
+                                       ") cools even a group's only deployment, leaving the "
+                                       "group without one") +
+            "; connection errors never cool a deployment");
   for (const Entry& e : plan.models)
     if (std::find_if(policy.modelOverrides.begin(), policy.modelOverrides.end(),
                      [&](const auto& o) { return o.first == e.name; }) !=

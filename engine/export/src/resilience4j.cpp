@@ -49,6 +49,12 @@ Props props(const BreakerConfig& c, const std::string& model, const ExportContex
     p.emplace_back("slowCallDurationThreshold", dur(seconds(60)));
   }
   n.approx(Topic::Slow, slowNote("slowCallDurationThreshold", s, c), scope);
+  if (s.threshold == 0)
+    n.gap(Topic::Slow,
+          "Resilience4j cannot switch the slow rule off: slowCallRateThreshold 100 with "
+          "slowCallDurationThreshold 1m (its defaults) still opens when every call in the "
+          "window takes a minute or more (>=), which long reasoning calls can",
+          scope);
   p.emplace_back("waitDurationInOpenState", dur(c.open.duration));
   if (c.open.backoffMultiplier > 1) {
     p.emplace_back("enableExponentialBackoff", "true");
@@ -101,6 +107,10 @@ void commonNotes(Notes& n, const BreakerConfig& c) {
                std::to_string(std::max<std::uint32_t>(1, c.halfOpen.successStreak)) + " permits");
   noteRamp(n, "Resilience4j", c);
   noteClassify(n, "Resilience4j (recordExceptions / recordResultPredicate in code)", c);
+  n.gap(Topic::Classify,
+        "Resilience4j records every exception as a failure unless told otherwise: WebClient and "
+        "RestTemplate throw on 4xx too, while the policy counts only what its classify lists — "
+        "set recordExceptions / ignoreExceptions in application.yml or code to match it");
 }
 
 // What Resilience4j holds as it is (the default entry's values).

@@ -279,6 +279,13 @@ class TstExport : public QObject {
     // Without a baseline the slow rule is left off, not set to the 200 ms floor.
     const ExportResult bare = exportPolicy(p, DialectKind::Resilience4j);
     QVERIFY(hasNote(bare, Topic::Slow, false, "no baseline is known"));
+    QVERIFY(hasNote(bare, Topic::Slow, true, "cannot switch the slow rule off"));
+    QVERIFY(hasNote(bare, Topic::Classify, true, "records every exception as a failure"));
+    QVERIFY(!hasNote(exportPolicy(p, DialectKind::Resilience4j, ctx), Topic::Slow, true,
+                     "cannot switch the slow rule off"));
+    // LiteLLM's note follows the rule the file selects (v1 counter here: error_rate 0.5 of 20).
+    QVERIFY(hasNote(exportPolicy(p, DialectKind::Litellm, ctx), Topic::Scope, true,
+                    "cools even a group's only deployment"));
     QVERIFY(bare.text.find("slowCallDurationThreshold: 1m") != std::string::npos);
   }
 
@@ -574,6 +581,31 @@ class TstExport : public QObject {
     QVERIFY(std::any_of(named.notes.begin(), named.notes.end(), [](const MappingNote& m) {
       return m.gap && m.text.find("the name chat-fast is not kept") != std::string::npos;
     }));
+    // What one breaker cannot hold is said, not dropped: Envoy's default consecutive_5xx (still
+    // enforcing beside the failure percentage), a gateway-failure rule, an ejection cap and its
+    // default panic threshold; and a slow start is a ramp, never "ramp off" beside it.
+    const ImportResult gw = importConfig(DialectKind::Envoy,
+                                         "clusters:\n- name: default\n"
+                                         "  round_robin_lb_config:\n    slow_start_config:\n"
+                                         "      slow_start_window: 30s\n"
+                                         "  outlier_detection:\n"
+                                         "    consecutive_gateway_failure: 3\n"
+                                         "    enforcing_consecutive_gateway_failure: 100\n"
+                                         "    failure_percentage_threshold: 40\n"
+                                         "    enforcing_failure_percentage: 100\n"
+                                         "    max_ejection_percent: 20\n",
+                                         "gw.yaml");
+    auto gwNote = [&](const std::string& text) {
+      return std::any_of(gw.notes.begin(), gw.notes.end(), [&](const MappingNote& m) {
+        return m.text.find(text) != std::string::npos;
+      });
+    };
+    for (const char* t : {"consecutive_5xx 5 (enforcing 100) is not imported",
+                          "consecutive_gateway_failure 3 (enforcing 100) is not imported",
+                          "max_ejection_percent 20", "healthy_panic_threshold 50"})
+      QVERIFY2(gwNote(t), t);
+    QCOMPARE(gw.policy.breaker.ramp.duration, seconds(30));
+    QVERIFY(!gwNote("ramp off"));
     // A window longer than 3600 one-second buckets gets coarser ones, not a policy that
     // fails to read back (an Envoy interval of 2h was "imported policy:7: window.bucket").
     const ImportResult hours =
