@@ -45,6 +45,19 @@ std::string quotaScenario(int instances, int slotCount, const char* service, int
          " retries: {max: 0}}\n";
 }
 
+// A runbook over a scenario given as YAML: every layer on, the given seeds and expectations.
+Runbook scenarioRunbook(const std::string& yaml, std::uint32_t seeds,
+                        std::vector<Expectation> expectations) {
+  Runbook rb;
+  rb.name = "t";
+  rb.source = "rb.yaml";
+  rb.scenario = parseScenario(yaml, "s.yaml");
+  rb.mode = parseModes("all").front();
+  rb.seeds = seeds;
+  rb.expectations = std::move(expectations);
+  return rb;
+}
+
 // Two models that both can chat: a dear primary and a cheap light one.
 std::string costScenario(bool preferCheaper) {
   return std::string(
@@ -448,15 +461,10 @@ class TstSimLayers : public QObject {
         "models:\n  - {name: m, instances: 2, service: {base: 100ms, sigma: 0.1}}\n"
         "clients:\n  - {name: c, model: m, rate: 20, timeout: 2s, criticality: core}\n"
         "faults:\n  - {type: outage, target: m, at: 40s}\n";
-    Runbook rb;
-    rb.name = "t";
-    rb.source = "rb.yaml";
-    rb.scenario = parseScenario(yaml, "down.yaml");
-    rb.mode = sim::parseModes("all").front();
-    rb.seeds = 2;
-    rb.expectations = {{"ttd_worst_s", std::nullopt, 60, 7},
-                       {"service_restoration_worst_s", std::nullopt, 600, 8},
-                       {"ttd_s", std::nullopt, 60, 9}};
+    const Runbook rb = scenarioRunbook(yaml, 2,
+                                       {{"ttd_worst_s", std::nullopt, 60, 7},
+                                        {"service_restoration_worst_s", std::nullopt, 600, 8},
+                                        {"ttd_s", std::nullopt, 60, 9}});
     const RunReport r = simulate(rb.scenario, SimOptions{});
     QVERIFY(r.serviceNotRestored > 0);
     QVERIFY(std::isinf(*worstTtdSeconds(r)) && std::isinf(*worstRestorationSeconds(r)));
@@ -508,13 +516,8 @@ class TstSimLayers : public QObject {
         "clients: [{name: c, model: m, rate: 20, timeout: 5s}]\nfaults:\n"
         "  - {type: latency_drift, target: m-1, at: 30s, duration: 100s, ramp: 60s, "
         "multiplier: 50}\n";
-    Runbook rb;
-    rb.name = "t";
-    rb.source = "rb.yaml";
-    rb.scenario = parseScenario(yaml, "c.yaml");
-    rb.mode = sim::parseModes("all").front();
-    rb.seeds = 1;
-    rb.expectations = {{"fault_interception_rate", 0.9, std::nullopt, 7}};
+    const Runbook rb =
+        scenarioRunbook(yaml, 1, {{"fault_interception_rate", 0.9, std::nullopt, 7}});
     QVERIFY(rb.needsBaseline());
     const DrillResult d = runDrill(rb, 1);
     QCOMPARE(int(d.checks[0].verdict), verdict);
