@@ -54,6 +54,20 @@ LiveDrillRequest liveRequest(const QCommandLineParser& p) {
   return rq;
 }
 
+// "pass", "FAIL", or "UNSURE" for a run that broke nothing but had a check its seeds could
+// not tell.
+const char* runResult(bool passed, const nlohmann::json& result) {
+  if (passed) return "pass";
+  bool unsure = false;
+  if (result.is_object() && result.contains("checks") && result["checks"].is_array())
+    for (const auto& c : result["checks"]) {
+      const std::string v = c.is_object() ? c.value("verdict", "") : "";
+      if (v == "fail" || v == "not_measured") return "FAIL";
+      unsure = unsure || v == "unsure";
+    }
+  return unsure ? "UNSURE" : "FAIL";
+}
+
 // The trend of each drill's expectations across its stored runs, oldest first.
 int history(library::Library& lib, const std::string& runbook, bool json) {
   const std::vector<library::DrillRunInfo> runs = lib.drillRuns(runbook);
@@ -82,13 +96,14 @@ int history(library::Library& lib, const std::string& runbook, bool json) {
         // Four significant digits, rounded as the drill's own table shows them (not cut).
         char value[32] = "n/a";
         if (m.is_number()) std::snprintf(value, sizeof value, "%.4g", m.get<double>());
+        if (m.is_string()) std::snprintf(value, sizeof value, "%s", m.get<std::string>().c_str());
         std::snprintf(buf, sizeof buf, "%s%s %s", measured.empty() ? "" : ", ",
                       c.value("kpi", "?").c_str(), value);
         measured += buf;
       }
     std::printf("%-6lld %-20s %-22s %-4u %-10s %-6s %s\n", static_cast<long long>(r.id),
                 r.runbook.c_str(), r.created.c_str(), r.revision, r.spillwayVersion.c_str(),
-                r.passed ? "pass" : "FAIL", measured.c_str());
+                runResult(r.passed, j), measured.c_str());
   }
   if (runs.empty()) std::printf("(no drill runs%s)\n", runbook.empty() ? "" : " of this runbook");
   return kOk;

@@ -23,7 +23,7 @@ void printTable(const SweepResult& r, std::size_t top) {
   });
   std::size_t front = 0;
   for (bool f : r.pareto) front += f;
-  std::printf("%zu candidates, %zu on the Pareto front (误伤, TTD, availability)\n\n",
+  std::printf("%zu candidates, %zu on the Pareto front (误伤, TTD, availability, missed)\n\n",
               r.candidates.size(), front);
   std::printf("%-5s %-6s", "#", "front");
   if (!r.candidates.empty())

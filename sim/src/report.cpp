@@ -275,6 +275,10 @@ ordered_json runJson(const RunReport& r) {
   const auto worstTtd = worstTtdSeconds(r);
   k["ttd_worst_s"] =
       worstTtd && std::isfinite(*worstTtd) ? ordered_json(*worstTtd) : ordered_json(nullptr);
+  std::uint64_t missed = 0;  // null above: no real fault, or this many never detected
+  if (r.protection)
+    for (const FaultReport& f : r.faults) missed += !f.benign && !f.detected;
+  k["faults_missed"] = missed;
   const bool anyAnswer = r.ends[static_cast<int>(End::Success)] > 0;
   k["p50_ms"] = anyAnswer ? ordered_json(r.p50Ms) : ordered_json(nullptr);
   k["p99_ms"] = anyAnswer ? ordered_json(r.p99Ms) : ordered_json(nullptr);
@@ -398,7 +402,7 @@ ordered_json runJson(const RunReport& r) {
     fj["mttr_s"] = durationJson(f.mttr);
     fj["mttr_from_trip_s"] = durationJson(f.fromTrip);
     fj["recovery_lag_s"] = durationJson(f.recoveryLag);
-    fj["intercepted"] = f.intercepted;
+    fj["spread"] = !f.intercepted;  // in this run; interception is paired (fault_interception_rate)
     if (!f.intercepted) {
       fj["spread_to"] = f.spreadTo;
       fj["spread_at_s"] = f.spreadAt / 1e6;
@@ -555,13 +559,15 @@ std::string reportTable(const RunReport& r) {
   }
   if (!r.faults.empty()) {
     os << "\n";
-    row(os, "fault (instance, kind, start)", "TTD / MTTR", "intercepted", "spread to");
+    // Whether the fault spread in this run. Interception is a paired figure (kpis.md: of the
+    // faults that spread without protection): one run's row cannot say it.
+    row(os, "fault (instance, kind, start)", "TTD / MTTR", "spread here", "spread to");
     for (const FaultReport& f : r.faults)
       row(os, f.instance + " " + std::string(faultKindName(f.kind)) + " @" + dur(f.start),
           f.benign ? std::string("- / -") : dur(f.ttd) + " / " + dur(f.mttr),
           f.benign        ? "benign"
-          : f.intercepted ? "yes"
-                          : "no",
+          : f.intercepted ? "no"
+                          : "yes",
           f.benign || f.intercepted ? "" : f.spreadTo + " @" + dur(f.spreadAt));
   }
   if (r.inFlightAtEnd)

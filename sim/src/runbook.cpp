@@ -244,12 +244,16 @@ DrillResult runDrill(const Runbook& rb, unsigned threads) {
 namespace {
 
 CheckVerdict judgeCheck(const Expectation& e, const std::optional<double>& measured,
-                        const std::optional<SeedInterval>& interval) {
+                        const std::optional<SeedInterval>& interval, std::uint32_t seeds) {
   if (!measured) return CheckVerdict::NotMeasured;
   auto meets = [&](double v) { return (!e.min || v >= *e.min) && (!e.max || v <= *e.max); };
   // A worst that is ∞ in some seed (a fault never detected, a service never back) is that
   // seed's verdict, not an interval to be unsure about.
   if (std::isinf(*measured)) return meets(*measured) ? CheckVerdict::Pass : CheckVerdict::Fail;
+  // Defined in one seed of several (a TTD where only one seed detected anything): one seed is
+  // an anecdote — it can break the bound, not establish it.
+  if (interval && interval->n == 1 && seeds > 1)
+    return meets(*measured) ? CheckVerdict::Unsure : CheckVerdict::Fail;
   if (!interval || interval->n <= 1)
     return meets(*measured) ? CheckVerdict::Pass : CheckVerdict::Fail;
   if (meets(interval->lo) && meets(interval->hi)) return CheckVerdict::Pass;
@@ -273,7 +277,7 @@ DrillResult judgeDrill(const Runbook& rb,
     for (const auto& [key, v] : out.kpis)
       if (key == e.kpi) c.measured = v;
     if (const auto it = intervals.find(e.kpi); it != intervals.end()) c.interval = it->second;
-    c.verdict = judgeCheck(e, c.measured, c.interval);
+    c.verdict = judgeCheck(e, c.measured, c.interval, intervals.empty() ? 1 : rb.seeds);
     c.passed = c.verdict == CheckVerdict::Pass;
     c.straddles = c.verdict == CheckVerdict::Unsure;
     out.passed = out.passed && c.passed;
@@ -308,6 +312,14 @@ std::string measuredText(const CheckResult& c, std::uint32_t seeds) {
   if (c.measured && c.interval && c.interval->n < seeds)
     m += " n=" + std::to_string(c.interval->n) + "/" + std::to_string(seeds);
   return m;
+}
+
+// A value as drill --json writes it: a number, null (not measured) or "never" (a worst that is
+// ∞: a fault never detected, a service never back), which JSON numbers cannot hold.
+nlohmann::ordered_json measuredJson(const std::optional<double>& v) {
+  if (!v) return nullptr;
+  if (std::isinf(*v)) return "never";
+  return *v;
 }
 
 const char* verdictKey(CheckVerdict v) {
@@ -379,7 +391,7 @@ std::string drillJson(const Runbook& rb, const DrillResult& d, int indent) {
     cj["kpi"] = c.expectation.kpi;
     cj["min"] = c.expectation.min ? nlohmann::ordered_json(*c.expectation.min) : nullptr;
     cj["max"] = c.expectation.max ? nlohmann::ordered_json(*c.expectation.max) : nullptr;
-    cj["measured"] = c.measured ? nlohmann::ordered_json(*c.measured) : nullptr;
+    cj["measured"] = measuredJson(c.measured);
     cj["passed"] = c.passed;
     cj["verdict"] = verdictKey(c.verdict);
     cj["interval"] = c.interval ? nlohmann::ordered_json{{"lo", c.interval->lo},
@@ -392,7 +404,7 @@ std::string drillJson(const Runbook& rb, const DrillResult& d, int indent) {
   }
   j["checks"] = checks;
   nlohmann::ordered_json k;
-  for (const auto& [key, v] : d.kpis) k[key] = v ? nlohmann::ordered_json(*v) : nullptr;
+  for (const auto& [key, v] : d.kpis) k[key] = measuredJson(v);
   j["kpis"] = k;
   return j.dump(indent);
 }

@@ -171,17 +171,18 @@ const char* modeKey(BreakerMode m) {
 }
 
 // Whether the target can hold a breaker that does not enforce: Resilience4j's initialState has
-// every mode; Envoy's enforcing_* = 0 detects and logs without ejecting (a shadow, or off).
-bool expressible(BreakerMode m, DialectKind target) {
+// every mode, per instance too; Envoy's enforcing_* = 0 detects and logs without ejecting (a
+// shadow, or off), but only per cluster — it has no per-host settings.
+bool expressible(BreakerMode m, DialectKind target, bool perInstance) {
   if (m == BreakerMode::Normal || target == DialectKind::Resilience4j) return true;
-  return target == DialectKind::Envoy && m != BreakerMode::ForcedOpen;
+  return target == DialectKind::Envoy && m != BreakerMode::ForcedOpen && !perInstance;
 }
 
 // A trial (shadow), disabled or forced-open breaker written as an enforcing one would start
 // ejecting in production: refused, not noted.
 void checkMode(std::optional<BreakerMode> m, const std::string& field, DialectKind target,
-               const ExportContext& ctx) {
-  if (!m || expressible(*m, target)) return;
+               const ExportContext& ctx, bool perInstance = false) {
+  if (!m || expressible(*m, target, perInstance)) return;
   throw InputError(ctx.policySource, 0, field,
                    std::string(modeKey(*m)) + ": " + std::string(dialectName(target)) +
                        " has no such mode, and exporting it as an enforcing breaker would eject "
@@ -195,7 +196,7 @@ void checkModes(const Policy& policy, DialectKind target, const ExportContext& c
   for (const auto& [name, o] : policy.modelOverrides)
     checkMode(o.mode, "overrides.models." + name + ".mode", target, ctx);
   for (const auto& [name, o] : policy.instanceOverrides)
-    checkMode(o.mode, "overrides.instances." + name + ".mode", target, ctx);
+    checkMode(o.mode, "overrides.instances." + name + ".mode", target, ctx, true);
 }
 
 // Per-entry targets write one entry per model they know. Known only from overrides (no

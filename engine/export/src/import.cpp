@@ -200,7 +200,27 @@ BreakerConfig fromEnvoy(const dialects::EnvoyOutlierConfig& c, Notes& n, const s
   b.window.type = WindowType::Time;
   b.window.length = c.interval;
   b.window.bucket = bucketFor(b.window.length);
-  if (c.enforcingFailurePercentage > 0) {
+  // Every detector at enforcing 0: Envoy judges and logs, ejects nothing — a shadow breaker,
+  // judged on the failure percentage (what Spillway's own shadow export writes).
+  const bool shadow = c.enforcingFailurePercentage == 0 && c.enforcingConsecutive5xx == 0 &&
+                      c.enforcingConsecutiveGatewayFailure == 0 && c.enforcingSuccessRate == 0;
+  if (shadow) {
+    b.mode = BreakerMode::MetricsOnly;
+    n.exact(Topic::Mode,
+            "every detector at enforcing 0 → mode metrics_only (judged, never ejected)", scope);
+  }
+  if (c.enforcingFailurePercentage > 0 && c.enforcingFailurePercentage < 100)
+    n.gap(Topic::Mode,
+          "enforcing_failure_percentage " + std::to_string(c.enforcingFailurePercentage) +
+              ": Envoy ejects that share of the hosts it finds failing; Spillway opens every one",
+          scope);
+  // Envoy's failure percentage counts 5xx and local-origin failures (no answer), never 429.
+  b.classify.failureStatus[429] = false;
+  n.approx(Topic::Classify,
+           "Envoy counts 5xx and local-origin failures, not 429: classify.failure_statuses "
+           "without 429",
+           scope);
+  if (c.enforcingFailurePercentage > 0 || shadow) {
     b.trip.errorRate = c.failurePercentageThreshold / 100.0;
     b.minCalls = std::max<std::uint32_t>(1, c.failurePercentageRequestVolume);
     n.approx(Topic::Threshold,

@@ -146,8 +146,12 @@ void TstCliSimulate::jsonReport() {
   QCOMPARE(rep["instances"].toArray().size(), 6);  // 4 x chat-72b and the 2 x chat-32b backup
   const QJsonArray faults = rep["faults"].toArray();
   QCOMPARE(faults.size(), 6);  // 3 faults and 3 benign events, flagged
-  for (qsizetype f = 0; f < faults.size(); ++f)
+  for (qsizetype f = 0; f < faults.size(); ++f) {
     QCOMPARE(faults[f].toObject()["benign"].toBool(), f >= 3);
+    // Whether it spread here; a per-row "intercepted" read as interception, which is paired.
+    QVERIFY(faults[f].toObject()["spread"].isBool());
+    QVERIFY(!faults[f].toObject().contains("intercepted"));
+  }
   // 误伤 with its parts and the collateral share beside it (docs/kpis.md).
   const double fp = k["false_positive_rate"].toObject()["num"].toDouble();
   const QJsonObject parts = k["false_positive_parts"].toObject();

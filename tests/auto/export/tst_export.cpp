@@ -294,26 +294,31 @@ class TstExport : public QObject {
   // disabled breaker as enforcing 0; every other target refuses, naming the field.
   void modesAreKeptOrRefused_data() {
     QTest::addColumn<QString>("mode");
-    QTest::addColumn<bool>("override");  // the mode on a model override, not the breaker
+    QTest::addColumn<QString>("where");  // breaker, model (override) or instance (override)
     for (const char* m : {"metrics_only", "disabled", "forced_open"})
-      for (const bool o : {false, true})
-        QTest::newRow((std::string(m) + (o ? " override" : "")).c_str()) << QString(m) << o;
+      for (const char* w : {"breaker", "model", "instance"})
+        QTest::newRow((std::string(m) + " " + w).c_str()) << QString(m) << QString(w);
   }
   void modesAreKeptOrRefused() {
     QFETCH(QString, mode);
-    QFETCH(bool, override);
+    QFETCH(QString, where);
     const std::string m = mode.toStdString();
     const std::string yaml =
-        override
-            ? "version: 1\nname: m\noverrides:\n  models:\n    chat-8b:\n      mode: " + m + "\n"
-            : "version: 1\nname: m\nbreaker:\n  mode: " + m + "\n";
+        where == "breaker" ? "version: 1\nname: m\nbreaker:\n  mode: " + m + "\n"
+                           : "version: 1\nname: m\noverrides:\n  " +
+                                 std::string(where == "model" ? "models:\n    chat-8b"
+                                                              : "instances:\n    chat-72b-3") +
+                                 ":\n      mode: " + m + "\n";
     const Policy p = parsePolicy(yaml, "m.yaml");
-    const std::string field = override ? "overrides.models.chat-8b.mode" : "breaker.mode";
+    const std::string field = where == "breaker" ? "breaker.mode"
+                              : where == "model" ? "overrides.models.chat-8b.mode"
+                                                 : "overrides.instances.chat-72b-3.mode";
     ExportContext ctx = context();
     ctx.policySource = "m.yaml";  // as export names the policy file
     for (DialectKind k : kTargets) {
-      const bool kept =
-          k == DialectKind::Resilience4j || (k == DialectKind::Envoy && m != "forced_open");
+      // Envoy's enforcing 0 is per cluster: it has no per-host settings for an instance.
+      const bool kept = k == DialectKind::Resilience4j ||
+                        (k == DialectKind::Envoy && m != "forced_open" && where != "instance");
       try {
         const ExportResult x = exportPolicy(p, k, ctx);
         QVERIFY2(kept, dialectName(k).data());
@@ -328,6 +333,21 @@ class TstExport : public QObject {
                  e.what());
       }
     }
+  }
+
+  // Envoy with every detector at enforcing 0 is a shadow: the import reads it back as
+  // metrics_only, so export → import → export keeps it judged-not-ejected (it came back
+  // enforcing at 100 %). Envoy never counts 429: the imported classify does not either.
+  void envoyShadowRoundTrips() {
+    const Policy shadow =
+        parsePolicy("version: 1\nname: s\nbreaker:\n  mode: metrics_only\n", "s.yaml");
+    const ExportResult once = exportPolicy(shadow, DialectKind::Envoy);
+    const ImportResult back = importConfig(DialectKind::Envoy, once.text, "once.yaml");
+    QCOMPARE(back.policy.breaker.mode, BreakerMode::MetricsOnly);
+    QCOMPARE(back.policy.breaker.trip.errorRate, shadow.breaker.trip.errorRate);
+    QVERIFY(!back.policy.breaker.classify.failureStatus[429]);
+    QVERIFY(back.policy.breaker.classify.failureStatus[503]);
+    QCOMPARE(exportPolicy(back.policy, DialectKind::Envoy).text, once.text);
   }
 
   // The default policy counts 429 (and 5xx) as failures. Envoy's and Istio's outlier detection

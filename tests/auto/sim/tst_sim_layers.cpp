@@ -479,9 +479,17 @@ class TstSimLayers : public QObject {
     QCOMPARE(d.checks[2].verdict, CheckVerdict::NotMeasured);
     const QString table = QString::fromStdString(drillTable(rb, d));
     QVERIFY2(table.contains("never"), qPrintable(table));
+    // JSON numbers cannot hold ∞: the drill's JSON says "never", not null (not measured).
+    const auto j = nlohmann::json::parse(drillJson(rb, d));
+    QCOMPARE(j["checks"][0]["measured"].get<std::string>(), std::string("never"));
+    QCOMPARE(j["kpis"]["ttd_worst_s"].get<std::string>(), std::string("never"));
+    QVERIFY(j["checks"][2]["measured"].is_null());
+    QCOMPARE(k["faults_missed"].get<std::uint64_t>(), std::uint64_t{2});  // a row per instance
   }
 
-  // A KPI defined in fewer seeds than ran says how many it rests on: "n=1/3".
+  // A KPI defined in fewer seeds than ran says how many it rests on: "n=1/3". Resting on one
+  // seed of several it cannot pass (one seed is an anecdote): UNSURE when it meets the bound,
+  // FAIL when it breaks it.
   void drillSaysOnHowManySeeds() {
     Runbook rb;
     rb.name = "t";
@@ -492,6 +500,10 @@ class TstSimLayers : public QObject {
         judgeDrill(rb, {{"ttd_s", 48.7}}, {{"ttd_s", SeedInterval{48.7, 48.7, 48.7, 1}}});
     QVERIFY2(QString::fromStdString(drillTable(rb, d)).contains("48.7 n=1/3"),
              drillTable(rb, d).c_str());
+    QCOMPARE(d.checks[0].verdict, CheckVerdict::Unsure);
+    const DrillResult broke =
+        judgeDrill(rb, {{"ttd_s", 70.0}}, {{"ttd_s", SeedInterval{70, 70, 70, 1}}});
+    QCOMPARE(broke.checks[0].verdict, CheckVerdict::Fail);
   }
 
   // A drill on fault_interception_rate runs each seed's baseline beside it (kpis.md: among the
