@@ -812,7 +812,7 @@ void MainWindow::showWhatIf(std::shared_ptr<const Comparison> c) {
   playback_.extend(current_->protectedRun.timeline.start(), current_->protectedRun.timeline.end());
   syncCursor();
   lastRoundTripMs_ = roundTrip_.elapsed();
-  statusBar()->showMessage(tr("Re-run and redrawn in %1 ms").arg(lastRoundTripMs_));
+  statusBar()->showMessage(tr("Re-run and redrawn in %1 ms").arg(lastRoundTripMs_) + unusedNote());
   emit runShown();
   if (opening_) QTimer::singleShot(0, this, &MainWindow::continueSession);
 }
@@ -879,7 +879,8 @@ void MainWindow::onFinished(std::shared_ptr<const Comparison> c) {
   else
     statusBar()->showMessage(tr("%1: %2 requests simulated twice")
                                  .arg(current_->scenarioName)
-                                 .arg(current_->protectedRun.report.originals));
+                                 .arg(current_->protectedRun.report.originals) +
+                             unusedNote());
   emit runShown();
   if (opening_) QTimer::singleShot(0, this, &MainWindow::continueSession);
 }

@@ -96,6 +96,7 @@ class MainWindow : public QMainWindow {
   bool stale() const;
   QString contextText() const;         // the context bar: source · policy · changes · reference
   QStringList unmatchedNames() const;  // policy names the shown scenario lacks
+  QString unusedNote() const;          // the status bar's word on them after a run
   HeadlineStrip* headline() const { return headline_; }
   NarrativePanel* narrative() const { return narrative_; }
   SensitivityPanel* sensitivity() const { return sensitivity_; }

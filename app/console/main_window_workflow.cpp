@@ -232,6 +232,15 @@ QStringList MainWindow::unmatchedNames() const {
   return out;
 }
 
+// For the status bar after a run: the first name the scenario lacks, in full.
+QString MainWindow::unusedNote() const {
+  const QStringList names = unmatchedNames();
+  if (names.isEmpty()) return {};
+  return tr("  ·  ⚠ unused by this scenario: %1").arg(names.front()) +
+         (names.size() > 1 ? tr(" (+%1 more: hover the context bar)").arg(names.size() - 1)
+                           : QString());
+}
+
 void MainWindow::updateContext() {
   context_->setText(contextText());
   const QStringList unmatched = unmatchedNames();

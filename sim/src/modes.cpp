@@ -50,6 +50,12 @@ const ModeKpi kKpis[] = {
      [](const RunReport& r) { return r.degradeSwitch.value(); }},
     {"cost per 1k requests", "cost_per_1k_requests", "cost",
      [](const RunReport& r) { return r.costPer1k; }},
+    // The MTTR row is a mean over the faults the service came back from: those it never did are
+    // counted here, or a mode that loses the service for good would read fast.
+    {"service never back (faults)", "service_not_restored", "count",
+     [](const RunReport& r) {
+       return std::optional<double>(static_cast<double>(r.serviceNotRestored));
+     }},
 };
 
 // Seed 001's published table (its chapter 1: MTTR, SLA attainment, resource waste by mode) and

@@ -106,19 +106,7 @@ ExportResult exportEnvoy(const Policy& policy, const ExportContext& ctx) {
   n.exact(Topic::Threshold, "min_calls " + std::to_string(plan.base.minCalls) +
                                 " → failure_percentage_request_volume " +
                                 std::to_string(plan.base.minCalls));
-  // Envoy un-ejects a host only at its sweeps, every interval (= window.length): the host is
-  // out for base_ejection_time rounded up to whole intervals.
-  const Micros interval = std::max<Micros>(1, plan.base.window.length);
-  const Micros out = (plan.base.open.duration + interval - 1) / interval * interval;
-  const std::string openText = "open.duration " + formatDuration(plan.base.open.duration) +
-                               " → base_ejection_time " + protoDur(plan.base.open.duration);
-  if (out == plan.base.open.duration)
-    n.exact(Topic::Open, openText);
-  else
-    n.approx(Topic::Open, openText +
-                              ", but Envoy returns an ejected host only at its sweeps every "
-                              "interval " +
-                              protoDur(interval) + ": out about " + formatDuration(out));
+  noteOpenAtSweeps(n, "Envoy", "base_ejection_time", plan.base);
   if (plan.base.open.maxDuration >= plan.base.open.duration)
     n.exact(Topic::Backoff, "open.max_duration " + formatDuration(plan.base.open.maxDuration) +
                                 " → max_ejection_time " + protoDur(plan.base.open.maxDuration));

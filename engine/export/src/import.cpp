@@ -411,14 +411,17 @@ BreakerConfig fromSentinel(const std::vector<dialects::SentinelRule>& rules, Not
         // More than `count` errors per interval, read as a share of the fewest calls judged.
         // At or above all of them no rate can trip (Spillway trips strictly above): keep the
         // error rule as it was and say so, rather than import a breaker that never opens.
-        const double rate = rule.count / std::max<double>(1, rule.minRequestAmount);
+        // count 0 is "more than no error": any error trips (the least rate Spillway holds).
+        const double rate = std::max(1e-6, rule.count / std::max<double>(1, rule.minRequestAmount));
         if (rate >= 1) {
           own.gap(Topic::Threshold,
                   "exception-count rule of " + rule.resource + " (more than " + num(rule.count) +
                       " errors per " + std::to_string(rule.statIntervalMs) +
                       " ms) has no error-rate equivalent: " + num(rule.count) +
                       " of minRequestAmount " + std::to_string(rule.minRequestAmount) +
-                      " is a rate of " + num(rate) + ", which never trips; error_rate stays " +
+                      " is a rate of " + num(rate) +
+                      ": imported so, the breaker would never trip on errors (Sentinel's rule "
+                      "does); error_rate stays " +
                       num(b.trip.errorRate) + " — set it by hand",
                   scope);
           break;

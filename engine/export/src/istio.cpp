@@ -69,8 +69,7 @@ ExportResult exportIstio(const Policy& policy, const ExportContext& ctx) {
   r.fileName = "destination-rules.yaml";
   Notes n;
   const Plan plan = makePlan(policy, ctx);
-  n.exact(Topic::Open, "open.duration " + formatDuration(plan.base.open.duration) +
-                           " → baseEjectionTime " + protoDur(plan.base.open.duration));
+  noteOpenAtSweeps(n, "Istio", "baseEjectionTime", plan.base);
   std::string t =
       "# Istio DestinationRules with outlier detection, exported by Spillway.\n"
       "# Mapping notes and gaps: spillway-cli export --target istio (docs/export.md).\n";

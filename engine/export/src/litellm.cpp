@@ -83,6 +83,10 @@ ExportResult exportLitellm(const Policy& policy, const ExportContext& ctx) {
             num(c.halfOpen.probeShare) + ", success_streak " +
             std::to_string(c.halfOpen.successStreak) + " not expressible)");
   noteRamp(n, "LiteLLM", c);
+  // LiteLLM decides what may cool a deployment itself (_is_cooldown_required), not from config.
+  n.gap(Topic::Classify,
+        "LiteLLM counts 429, 401, 404, 408 and every 5xx (and other non-4xx) toward a cooldown "
+        "whatever the policy's classify says; other 4xx never");
   // Which rule the file selects decides whether a group's only deployment can cool down.
   n.gap(Topic::Scope,
         std::string(allowed == 3 ? "LiteLLM's v2 rule never cools the only deployment of a model "

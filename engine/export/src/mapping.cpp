@@ -230,8 +230,8 @@ void noteClassify(Notes& n, const std::string& target, const BreakerConfig& cfg)
           target +
               ": the policy's classify section is not the default; what counts as a "
               "failure must be set where the target decides it (exception handlers, "
-              "retry_on / proxy_next_upstream) — the export assumes 5xx, no response, 429, "
-              "timeouts and resets");
+              "retry_on / proxy_next_upstream) — the export assumes 5xx, no response, "
+              "timeouts and resets, and 429 where the target counts it");
 }
 
 std::string windowText(const BreakerConfig& c) {
@@ -255,9 +255,25 @@ void noteUncountedStatuses(Notes& n, const std::string& target, const BreakerCon
   if (!list.empty())
     n.gap(Topic::Classify,
           target + " never counts " + list +
-              " as a failure, which the policy does: instances answering so are never taken out "
-              "(LLM upstreams often fail with 429)",
+              " as a failure, which the policy does: instances answering so are never taken out" +
+              (cfg.classify.failureStatus[429] && !targetCounts(429)
+                   ? std::string(" (LLM upstreams often fail with 429)")
+                   : std::string()),
           scope);
+}
+
+void noteOpenAtSweeps(Notes& n, const std::string& target, const std::string& key,
+                      const BreakerConfig& cfg) {
+  const Micros interval = std::max<Micros>(1, cfg.window.length);
+  const Micros out = (cfg.open.duration + interval - 1) / interval * interval;
+  const std::string text = "open.duration " + formatDuration(cfg.open.duration) + " → " + key +
+                           " " + protoDur(cfg.open.duration);
+  if (out == cfg.open.duration)
+    n.exact(Topic::Open, text);
+  else
+    n.approx(Topic::Open, text + ", but " + target +
+                              " returns an ejected host only at its sweeps every interval " +
+                              protoDur(interval) + ": out about " + formatDuration(out));
 }
 
 void noteJitterDecay(Notes& n, const std::string& target, const BreakerConfig& cfg) {

@@ -95,6 +95,10 @@ void noteSustain(Notes& n, const std::string& target, const BreakerConfig& cfg);
 void noteRamp(Notes& n, const std::string& target, const BreakerConfig& cfg);
 void noteClassify(Notes& n, const std::string& target, const BreakerConfig& cfg);
 void noteJitterDecay(Notes& n, const std::string& target, const BreakerConfig& cfg);
+// Envoy and Istio return an ejected host only at their sweeps, every interval (written as
+// window.length): open.duration → `key` is exact only when it is a whole number of intervals.
+void noteOpenAtSweeps(Notes& n, const std::string& target, const std::string& key,
+                      const BreakerConfig& cfg);
 // The statuses the policy counts as failures and the target never does (Envoy and Istio count
 // 5xx only; HAProxy's observe layer7 takes 100–499, 501 and 505 as valid): one gap note.
 void noteUncountedStatuses(Notes& n, const std::string& target, const BreakerConfig& cfg,

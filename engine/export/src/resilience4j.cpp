@@ -153,7 +153,12 @@ ExportResult exportResilience4j(const Policy& policy, const ExportContext& ctx) 
   // instances.<name>: baseConfig default plus the keys that differ (all of them listed once).
   std::string inst;
   auto instance = [&](const std::string& name, const BreakerConfig& cfg, const std::string& model) {
-    const Props p = props(cfg, model, ctx, n, name);
+    Props p = props(cfg, model, ctx, n, name);
+    // An enforcing instance under a default that is not: initialState has CLOSED to say so.
+    if (cfg.mode == BreakerMode::Normal &&
+        std::any_of(base.begin(), base.end(),
+                    [](const auto& kv) { return kv.first == "initialState"; }))
+      p.emplace_back("initialState", "CLOSED");
     inst += "      " + yamlName(name) + ":\n        baseConfig: default\n";
     for (const auto& kv : p)
       if (std::find(base.begin(), base.end(), kv) == base.end())

@@ -14,6 +14,7 @@
 #include <QSettings>
 #include <QSignalSpy>
 #include <QSlider>
+#include <QStatusBar>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QTest>
@@ -599,6 +600,10 @@ void TstConsoleWorkflow::policyNamesTheScenarioLacks() {
                        "override is unused)"});
   QVERIFY2(w_->contextText().contains("⚠ 1 policy name(s) the scenario lacks"),
            qPrintable(w_->contextText()));
+  // The status bar names it after the run, without hovering.
+  QVERIFY2(w_->statusBar()->currentMessage().contains(
+               "unused by this scenario: overrides.models.chat-99b"),
+           qPrintable(w_->statusBar()->currentMessage()));
   editor()->applyPolicy(own, "back");
   QVERIFY(waitRun());
   QVERIFY(w_->unmatchedNames().isEmpty());

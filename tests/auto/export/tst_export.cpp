@@ -335,6 +335,21 @@ class TstExport : public QObject {
     }
   }
 
+  // Resilience4j: an enforcing model under a shadow default says initialState CLOSED (Spring
+  // would otherwise inherit METRICS_ONLY from configs.default).
+  void resilience4jEnforcingUnderAShadow() {
+    const Policy p = parsePolicy(
+        "version: 1\nname: r\nbreaker:\n  mode: metrics_only\noverrides:\n  models:\n"
+        "    chat-72b:\n      mode: normal\n",
+        "r.yaml");
+    const ExportResult x = exportPolicy(p, DialectKind::Resilience4j, context());
+    const auto at = x.text.find("      chat-72b:\n");
+    QVERIFY2(at != std::string::npos, x.text.c_str());
+    const std::string entry = x.text.substr(at, x.text.find("      chat-", at + 1) - at);
+    QVERIFY2(entry.find("initialState: CLOSED") != std::string::npos, x.text.c_str());
+    QVERIFY(!hasNote(x, Topic::Mode, true, "instances.chat-72b inherits initialState"));
+  }
+
   // Envoy with every detector at enforcing 0 is a shadow: the import reads it back as
   // metrics_only, so export → import → export keeps it judged-not-ejected (it came back
   // enforcing at 100 %). Envoy never counts 429: the imported classify does not either.
@@ -403,6 +418,11 @@ class TstExport : public QObject {
                     "p.yaml"),
         DialectKind::Envoy);
     QVERIFY(hasNote(slowSweep, Topic::Open, false, "out about 1m"));
+    QVERIFY(hasNote(exportPolicy(parsePolicy("version: 1\nname: p\nbreaker:\n  window: {length: "
+                                             "60s}\n  open: {duration: 5s}\n",
+                                             "p.yaml"),
+                                 DialectKind::Istio),
+                    Topic::Open, false, "Istio returns an ejected host only at its sweeps"));
     QVERIFY(!hasNote(slowSweep, Topic::Open, false, "→ base_ejection_time 5s (exact)"));
   }
 
@@ -590,7 +610,7 @@ class TstExport : public QObject {
                              return n.gap &&
                                     n.text.find(std::string("exception-count rule of ") + res) !=
                                         std::string::npos &&
-                                    n.text.find("never trips") != std::string::npos;
+                                    n.text.find("would never trip on errors") != std::string::npos;
                            }),
                res);
     // The first cluster becomes the default breaker, which has no name: the import says the

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <string>
@@ -485,6 +486,15 @@ class TstSimLayers : public QObject {
     QCOMPARE(j["kpis"]["ttd_worst_s"].get<std::string>(), std::string("never"));
     QVERIFY(j["checks"][2]["measured"].is_null());
     QCOMPARE(k["faults_missed"].get<std::uint64_t>(), std::uint64_t{2});  // a row per instance
+    // --modes: the MTTR row is a mean over the faults the service came back from; the faults
+    // it never came back from are counted in a row of their own.
+    const std::vector<ModesRow> rows =
+        modesRows(runModes(rb.scenario, sim::parseModes("all"), 1, 1), rb.scenario);
+    const auto never = std::find_if(rows.begin(), rows.end(), [](const ModesRow& row) {
+      return row.kpi == "service never back (faults)";
+    });
+    QVERIFY(never != rows.end());
+    QCOMPARE(never->cells[0], std::to_string(r.serviceNotRestored));
   }
 
   // A KPI defined in fewer seeds than ran says how many it rests on: "n=1/3". Resting on one
