@@ -558,8 +558,8 @@ void TimelinePlot::drawMarkers(const Comparison& c, const view::InstanceTimeline
   }
 }
 
-// "fault: latency drift starts", "detected (TTD 1m 12s)", "full traffic back (MTTR 2m 05s)":
-// the times measured from the fault's onset, as the KPIs measure them.
+// "fault: latency drift starts", "detected (TTD 1m 12s)", "full traffic back (2m 05s after the
+// onset)": the times measured from the fault's onset, as the KPIs measure them.
 QString TimelinePlot::markerText(const view::InstanceTimeline& p, const view::Marker& m) const {
   const QString label = QString::fromStdString(m.label);
   // Its own fault's onset: with two faults on the instance, the latest onset is not always it.
@@ -577,7 +577,8 @@ QString TimelinePlot::markerText(const view::InstanceTimeline& p, const view::Ma
     case view::Marker::Kind::Detected:
       return onset < 0 ? label : QString("%1 (TTD %2)").arg(label, duration(m.at - onset));
     case view::Marker::Kind::Restored:
-      return onset < 0 ? label : QString("%1 (MTTR %2)").arg(label, duration(m.at - onset));
+      return onset < 0 ? label
+                       : QString("%1 (%2 after the onset)").arg(label, duration(m.at - onset));
     case view::Marker::Kind::WouldOpen:
       break;
   }

@@ -304,7 +304,8 @@ void insertFaultRows(std::vector<KpiRow>& rows, const sim::RunReport& current,
                              " at " + formatOffset(f.start);
     for (bool ttd : {true, false}) {
       KpiRow row;
-      row.name = std::string(ttd ? "  TTD · " : "  MTTR · ") + what;
+      // Onset → full traffic; kpis.md's MTTR is the self-healing time (trip → full traffic).
+      row.name = std::string(ttd ? "  TTD · " : "  onset → full · ") + what;
       row.unit = "s";
       row.higherIsBetter = false;
       row.current = seconds(&f, ttd);

@@ -493,7 +493,7 @@ void TstTimeline::perFaultRows() {
   std::vector<const KpiRow*> ttd, mttr;
   for (const KpiRow& r : rows) {
     if (r.name.rfind("  TTD · ", 0) == 0) ttd.push_back(&r);
-    if (r.name.rfind("  MTTR · ", 0) == 0) mttr.push_back(&r);
+    if (r.name.rfind("  onset → full · ", 0) == 0) mttr.push_back(&r);
   }
   QCOMPARE(ttd.size(), std::size_t(2));  // the benign one has no row
   QCOMPARE(mttr.size(), std::size_t(2));
