@@ -226,10 +226,7 @@ DrillResult runDrill(const Runbook& rb, unsigned threads) {
     std::vector<double> v;
     for (std::size_t s = 0; s < reps.size(); ++s)
       if (const auto x = drillValue(reps[s], reports[s], key)) v.push_back(*x);
-    auto i = seedInterval(v);
-    if (i) i->lo = std::max(0.0, i->lo);  // shares, times and rates are never negative
-    if (i && isShare(key)) i->hi = std::min(1.0, i->hi);
-    return i;
+    return intervalInRange(v, isShare(key));
   };
   std::vector<std::pair<std::string, std::optional<double>>> kpis;
   std::map<std::string, SeedInterval> intervals;

@@ -172,8 +172,12 @@ std::optional<SeedInterval> intervalOver(const std::vector<RunReport>& runs,
   std::vector<double> v;
   for (const RunReport& r : runs)
     if (const auto x = get(r)) v.push_back(*x);
-  auto i = seedInterval(v);
-  if (i) i->lo = std::max(0.0, i->lo);  // shares, times and rates are never negative
+  return intervalInRange(v, share);
+}
+
+std::optional<SeedInterval> intervalInRange(const std::vector<double>& values, bool share) {
+  auto i = seedInterval(values);
+  if (i) i->lo = std::max(0.0, i->lo);
   if (i && share) i->hi = std::min(1.0, i->hi);
   return i;
 }

@@ -28,6 +28,9 @@ struct SeedInterval {
 // nullopt when no value; one value: an interval of zero width around it.
 std::optional<SeedInterval> seedInterval(const std::vector<double>& values);
 // A KPI's interval over the runs where it is defined: never below 0, a share within [0, 1].
+// An interval of KPI values over seeds, cut where the KPI cannot go: never below 0 (shares,
+// times and rates), a share never above 1.
+std::optional<SeedInterval> intervalInRange(const std::vector<double>& values, bool share);
 std::optional<SeedInterval> intervalOver(const std::vector<RunReport>& runs,
                                          std::optional<double> (*get)(const RunReport&),
                                          bool share);
